@@ -1,0 +1,66 @@
+# The two commands of the README, and the rest of the daily loop.
+#
+#   make demo      install missing Debian packages, build, run the main study
+#   make test      install, build, run the test suite (all but tests labelled slow)
+#   make build     install and build only
+#   make bench     build and run the benchmarks (experiments/bench)
+#   make test-all  the test suite including slow tests
+#   make fuzz      build the libFuzzer targets with clang and run each for 60 s
+#   make format    clang-format every C++ file of ours
+#   make clean     remove the build folders
+
+BUILD     ?= build
+FUZZ_BUILD ?= build-fuzz
+JOBS      ?= $(shell nproc)
+CLI       := $(BUILD)/cli/clustertwin
+OUT       ?= out
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps configure build test test-all bench demo fuzz format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@mkdir -p $(BUILD) && cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release > $(BUILD)/configure.log 2>&1 || \
+	  { cat $(BUILD)/configure.log; exit 1; }
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) -LE slow -j $(JOBS) --output-on-failure
+
+test-all: build
+	ctest --test-dir $(BUILD) -j $(JOBS) --output-on-failure
+
+bench: build
+	@for b in $(BUILD)/experiments/bench/*_bench; do echo "== $$b"; "$$b" || exit 1; done
+
+# Until the first twin lands, the demo shows the command and a trace: the
+# hand-written Kineto example imported into our format, validated and summarised.
+demo: build
+	@mkdir -p $(OUT)
+	$(CLI) --help
+	$(CLI) trace import-kineto traces/data/examples/kineto_two_rank_rank0.json \
+	  traces/data/examples/kineto_two_rank_rank1.json $(OUT)/example_trace.json
+	$(CLI) trace validate $(OUT)/example_trace.json
+	$(CLI) trace summary $(OUT)/example_trace.json --json-out $(OUT)/example_summary.json
+	@echo "Open $(OUT)/example_trace.json in https://ui.perfetto.dev to see the timeline."
+
+fuzz: deps
+	@mkdir -p $(FUZZ_BUILD) && CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCT_FUZZ=ON > $(FUZZ_BUILD)/configure.log 2>&1 || \
+	  { cat $(FUZZ_BUILD)/configure.log; exit 1; }
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@rm -rf $(FUZZ_BUILD)/corpus && mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts
+	@cp tests/data/traces/*.json tests/data/traces/malformed/*.json $(FUZZ_BUILD)/corpus/
+	$(FUZZ_BUILD)/tests/fuzz/ct_trace_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
+	  -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1 $(FUZZ_BUILD)/corpus
+
+format:
+	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD)

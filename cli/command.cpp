@@ -1,0 +1,17 @@
+#include "cli/command.h"
+
+#include <cstdio>
+
+#include "models/common/file_io.h"
+
+namespace clustertwin::cli {
+
+Status write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return std::fflush(stdout) == 0 ? Status::ok() : Status::io_error("<stdout>: write failed");
+  }
+  return write_file_atomically(path, text);
+}
+
+}  // namespace clustertwin::cli

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "models/common/status.h"
+
+namespace CLI {
+class App;
+}
+
+namespace clustertwin::cli {
+
+/// What a subcommand does once its arguments are parsed. Subcommands only
+/// parse arguments and call the libraries; errors come back as a Status and
+/// `main` turns them into one line on stderr and the exit code (0 ok, 2 bad
+/// input, 1 internal failure).
+using Action = std::function<Status()>;
+
+/// Registers `clustertwin trace ...` on `app`; the chosen action is stored in `*action`.
+void add_trace_command(CLI::App& app, Action* action);
+
+/// Writes `text` to `path` atomically, or to stdout when `path` is "-".
+Status write_output(const std::string& path, const std::string& text);
+
+}  // namespace clustertwin::cli

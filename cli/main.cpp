@@ -1,0 +1,60 @@
+// clustertwin: one binary with git-style subcommands (see ../shared/DESIGN.md
+// and README.md). Exit codes: 0 success, 2 bad input, 1 internal failure.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "cli/command.h"
+#include "models/common/version.h"
+#include "real/core/backend_info.h"
+
+namespace {
+
+constexpr char kDescription[] =
+    "clustertwin: a simulator and reference executors for cluster-scale ML training systems.\n"
+    "Each system (NestPipe, FlexMARL, FlowTrain) has a real executor (libtorch, Gloo or NCCL) and a\n"
+    "SimGrid twin driven by traces recorded from real runs; IGSP and SIS run as real kernels.\n"
+    "Traces are Chrome trace-event JSON (traces/FORMAT.md) and open in https://ui.perfetto.dev.\n";
+
+std::string version_text() {
+  return "clustertwin " + std::string(clustertwin::version()) + " (" +
+         clustertwin::real::describe(clustertwin::real::backend_info()) + ")";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(kDescription, "clustertwin");
+  app.set_version_flag(
+      "--version", [] { return version_text(); }, "Print the version and the libtorch backends, then exit");
+  app.require_subcommand(1, 1);
+  app.footer("Run 'clustertwin COMMAND --help' for a command's options.");
+
+  clustertwin::cli::Action action;
+  clustertwin::cli::add_trace_command(app, &action);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line naming the flag and the value; bad input is exit code 2.
+    std::fprintf(stderr, "clustertwin: %s (see 'clustertwin --help')\n", e.what());
+    return 2;
+  }
+
+  try {
+    const clustertwin::Status status = action ? action() : clustertwin::Status::internal("no action for the command");
+    if (!status.is_ok()) std::fprintf(stderr, "clustertwin: %s\n", status.message().c_str());
+    return status.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "clustertwin: internal error: %s\n", e.what());
+    return 1;
+  }
+}

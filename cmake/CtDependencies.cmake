@@ -1,0 +1,40 @@
+# Third-party packages. scripts/install-deps.sh installs every one of them
+# from Debian; nothing here downloads anything.
+
+find_package(ZLIB REQUIRED)
+
+if(CT_FUZZ)
+  return()
+endif()
+
+find_package(Torch REQUIRED)
+# libtorch's CMake config sets TORCH_CXX_FLAGS (the C++ ABI) and, on GPU
+# builds, CAFFE2_USE_CUDA.
+if(CT_CUDA AND NOT CAFFE2_USE_CUDA)
+  message(STATUS "clustertwin: CT_CUDA turned off: the libtorch found (${Torch_DIR}) was built without CUDA; "
+                 "point Torch_DIR at a CUDA-enabled libtorch to build the GPU paths")
+  set(CT_CUDA OFF CACHE BOOL "GPU paths (needs a CUDA-enabled libtorch)" FORCE)
+endif()
+
+find_package(CLI11 REQUIRED)
+
+if(CT_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+  include(GoogleTest)
+endif()
+if(CT_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()
+
+# One precompiled header for every target that includes torch: the libtorch
+# headers cost ~25 s per translation unit otherwise. Targets reuse it with
+# ct_use_torch(TARGET).
+add_library(ct_torch_pch STATIC "${PROJECT_SOURCE_DIR}/cmake/torch_pch.cpp")
+target_link_libraries(ct_torch_pch PUBLIC ${TORCH_LIBRARIES})
+ct_target_defaults(ct_torch_pch)  # the same flags as its users, or gcc ignores the PCH
+target_precompile_headers(ct_torch_pch PRIVATE <torch/torch.h>)
+
+function(ct_use_torch target)
+  target_link_libraries(${target} PUBLIC ${TORCH_LIBRARIES})
+  target_precompile_headers(${target} REUSE_FROM ct_torch_pch)
+endfunction()

@@ -1,0 +1,2 @@
+// Anchor translation unit for the shared libtorch precompiled header (see
+// cmake/CtDependencies.cmake); it defines nothing.

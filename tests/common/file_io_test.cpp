@@ -1,0 +1,84 @@
+#include "models/common/file_io.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace clustertwin {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "ct_file_io_" + name;
+}
+
+TEST(AtomicOutputFileTest, NothingAppearsBeforeCommit) {
+  const std::string path = temp_path("pending.txt");
+  std::filesystem::remove(path);
+  auto out = AtomicOutputFile::create(path);
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  (*out)->write("hello");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_TRUE(std::filesystem::exists((*out)->temp_path()));
+  ASSERT_TRUE((*out)->commit().is_ok());
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists((*out)->temp_path()));
+  EXPECT_EQ(*read_file(path), "hello");
+}
+
+TEST(AtomicOutputFileTest, AbandonedWriteLeavesTheOldFileAndNoTemporary) {
+  const std::string path = temp_path("keep.txt");
+  ASSERT_TRUE(write_file_atomically(path, "old").is_ok());
+  std::string temp;
+  {
+    auto out = AtomicOutputFile::create(path);
+    ASSERT_TRUE(out.is_ok());
+    (*out)->write("new but never committed");
+    temp = (*out)->temp_path();
+  }
+  EXPECT_EQ(*read_file(path), "old");
+  EXPECT_FALSE(std::filesystem::exists(temp));
+}
+
+TEST(AtomicOutputFileTest, GzSuffixCompressesAndReadingDecompresses) {
+  const std::string path = temp_path("data.txt.gz");
+  std::string big(3 << 20, 'a');  // larger than the 1 MiB write buffer
+  big[12345] = 'b';
+  ASSERT_TRUE(write_file_atomically(path, big).is_ok());
+  EXPECT_LT(std::filesystem::file_size(path), big.size() / 10);  // runs of 'a' compress well
+  EXPECT_EQ(*read_file(path), big);
+}
+
+TEST(AtomicOutputFileTest, MissingDirectoryIsNamed) {
+  auto out = AtomicOutputFile::create(temp_path("no_such_dir/x.json"));
+  ASSERT_FALSE(out.is_ok());
+  EXPECT_EQ(out.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(out.status().message().find("output directory"), std::string::npos) << out.status().message();
+}
+
+TEST(InputFileTest, MissingFileIsNotFound) {
+  auto in = InputFile::open(temp_path("does_not_exist.json"));
+  ASSERT_FALSE(in.is_ok());
+  EXPECT_EQ(in.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(in.status().message().find("does_not_exist.json: no such file"), std::string::npos);
+}
+
+TEST(InputFileTest, TruncatedGzipIsReported) {
+  const std::string whole = temp_path("whole.gz");
+  std::string text;
+  for (int i = 0; i < 100000; ++i)
+    text += std::to_string(i * 7919 % 10007) + ",";
+  ASSERT_TRUE(write_file_atomically(whole, text).is_ok());
+  std::ifstream in(whole, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = temp_path("cut.gz");
+  std::ofstream(cut, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size() / 2));
+  auto contents = read_file(cut);
+  ASSERT_FALSE(contents.is_ok());
+  EXPECT_EQ(contents.status().exit_code(), 2);
+  EXPECT_NE(contents.status().message().find("cut.gz: "), std::string::npos) << contents.status().message();
+}
+
+}  // namespace
+}  // namespace clustertwin

@@ -1,0 +1,258 @@
+// Kineto import in two streaming passes over the inputs, so that memory stays
+// constant however large the files are (a Kineto file may hold its
+// distributedInfo and baseTimeNanoseconds after traceEvents):
+//
+//   pass 1 (scan)   each file: header, (pid, tid) streams, thread names,
+//                   earliest imported time      -> ranks, streams, time origin
+//   pass 2 (write)  each file in rank order: convert and write its events
+//                   in the file's own order     -> TraceWriter (atomic)
+//
+// Choices (see also kineto_names.h for the category mapping):
+// - Only GPU kernels become `comm`. The CPU launch of a collective
+//   (`record_param_comms`) stays `host` but keeps collective, bytes and group
+//   size, so launches can be matched to kernels; `stats.collectives` counts
+//   the `comm` events only, so each collective is counted once per rank.
+// - Time 0 is the earliest *imported* event of all inputs: flows, instants and
+//   dropped runtime calls do not move the origin. An event's absolute time is
+//   baseTimeNanoseconds (0 when absent, as in older Kineto) plus its ts.
+// - `stats.dropped` counts every event that is neither written nor a "ph": "M"
+//   name: flows, instants, counters, runtime calls (unless kept), events whose
+//   pid or tid names no device or thread.
+// - Thread names come from "thread_name" metadata events; "process_name" is
+//   not used, as a rank is the process.
+
+#include "traces/kineto_import.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "models/common/version.h"
+#include "traces/json_text.h"
+#include "traces/kineto_names.h"
+#include "traces/kineto_reader.h"
+#include "traces/trace_writer.h"
+
+namespace clustertwin::traces {
+namespace {
+
+using kineto::EventFn;
+using kineto::FileHeader;
+using kineto::KinetoEvent;
+using kineto::Micros;
+
+// A (pid, tid) of one rank. GPU streams sort before CPU threads.
+struct StreamKey {
+  int kind = 0;     // 0: GPU (pid = device, tid = CUDA stream); 1: CPU (pid = process, tid = thread)
+  int64_t pid = 0;  // device or process
+  int64_t tid = 0;  // stream or thread
+  auto operator<=>(const StreamKey&) const = default;
+};
+
+// The category of a complete event we import, or nothing for the rest.
+std::optional<Category> imported_category(const KinetoEvent& e, const KinetoImportOptions& options) {
+  if (e.ph != "X" || !e.pid || !e.tid) return std::nullopt;
+  return kineto::category_for(e.cat, e.name, e.has_collective, options.keep_runtime_calls);
+}
+
+StreamKey stream_key(const KinetoEvent& e) {
+  return {kineto::is_gpu_category(e.cat) ? 0 : 1, *e.pid, *e.tid};
+}
+
+// What the first pass learns of one input.
+struct Input {
+  std::string path;
+  size_t position = 0;  // in the caller's list
+  FileHeader header;
+  int64_t rank = 0;
+  std::optional<Micros> first_ts;  // earliest imported event, without the base
+  std::set<StreamKey> streams;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;  // "ph": "M" thread_name
+  std::map<StreamKey, int64_t> stream_ids;                          // our tid
+};
+
+// Pass 1: header, streams, thread names and the earliest time of one file.
+Status scan(Input* in, const KinetoImportOptions& options, KinetoImportStats* stats) {
+  return kineto::read_kineto_file(in->path, &in->header, [&](const KinetoEvent& e) {
+    ++stats->events_read;
+    if (e.ph == "M") {
+      if (e.name == "thread_name" && e.pid && e.tid && !kineto::trim(e.name_arg).empty()) {
+        in->thread_names[{*e.pid, *e.tid}] = std::string(kineto::trim(e.name_arg));
+      }
+      return Status::ok();
+    }
+    if (!imported_category(e, options)) {
+      ++stats->dropped;  // flows, instants, counters, runtime calls, profiler spans
+      return Status::ok();
+    }
+    in->streams.insert(stream_key(e));
+    if (!in->first_ts || e.ts < *in->first_ts) in->first_ts = e.ts;
+    return Status::ok();
+  });
+}
+
+// Ranks from --rank, distributedInfo.rank or the position; no two alike.
+Status assign_ranks(std::vector<Input>* inputs, const KinetoImportOptions& options, int* world_size) {
+  std::map<int64_t, const Input*> owner;
+  int64_t size = 1;
+  for (Input& in : *inputs) {
+    in.rank = options.rank ? *options.rank : in.header.rank ? *in.header.rank : static_cast<int64_t>(in.position);
+    if (in.rank >= (1 << 24)) {
+      return Status::invalid_argument(in.path + ": rank " + std::to_string(in.rank) +
+                                      " is out of range (0 to 16777215)");
+    }
+    auto [it, inserted] = owner.emplace(in.rank, &in);
+    if (!inserted) {
+      return Status::invalid_argument(in.path + ": rank " + std::to_string(in.rank) + " is also claimed by " +
+                                      it->second->path +
+                                      " (a rank comes from --rank, else distributedInfo.rank, else the input's "
+                                      "position); give one file per rank");
+    }
+    if (in.header.world_size.value_or(1) > (1 << 24)) {
+      return Status::invalid_argument(in.path + ": top level: field 'distributedInfo.world_size': " +
+                                      std::to_string(*in.header.world_size) + " is out of range (1 to 16777216)");
+    }
+    size = std::max({size, in.rank + 1, in.header.world_size.value_or(1)});
+  }
+  *world_size = static_cast<int>(size);
+  return Status::ok();
+}
+
+// Our streams: one per (pid, tid) of a rank, named after it. Ranks share a
+// stream when their names agree ("stream 7" on every GPU), so the list is the
+// union of names in the order GPU (device, stream), then CPU (pid, tid).
+std::vector<std::string> assign_streams(std::vector<Input>* inputs) {
+  std::vector<std::tuple<StreamKey, size_t, std::string>> all;  // key, index in *inputs, name
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    Input& in = (*inputs)[i];
+    std::set<std::string> used;  // two threads of one rank never share a stream
+    for (const StreamKey& key : in.streams) {
+      const std::string generated =
+          key.kind == 0 ? kineto::gpu_stream_name(key.pid, key.tid) : kineto::cpu_thread_name(key.tid);
+      auto named = in.thread_names.find({key.pid, key.tid});
+      std::string name = named != in.thread_names.end() ? named->second : generated;
+      if (used.count(name) > 0) name = generated;
+      for (int n = 2; used.count(name) > 0; ++n) {
+        name = generated + " #" + std::to_string(n);
+      }
+      used.insert(name);
+      all.emplace_back(key, i, name);
+    }
+  }
+  std::sort(all.begin(), all.end());
+  std::vector<std::string> names;
+  std::map<std::string, int64_t> ids;
+  for (const auto& [key, i, name] : all) {
+    auto [it, inserted] = ids.emplace(name, static_cast<int64_t>(names.size()));
+    if (inserted) names.push_back(name);
+    (*inputs)[i].stream_ids[key] = it->second;
+  }
+  return names;
+}
+
+std::string config_json(const std::vector<std::string>& paths, const KinetoImportOptions& options) {
+  std::string out = "{\"inputs\":[";
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (i > 0) out += ",";
+    append_json_string(&out, paths[i]);
+  }
+  out += "],\"keep_runtime_calls\":";
+  out += options.keep_runtime_calls ? "true" : "false";
+  if (options.rank) {
+    out += ",\"rank\":";
+    append_json_int(&out, *options.rank);
+  }
+  return out + "}";
+}
+
+Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t stream, const Micros& origin) {
+  Event out;
+  out.name = e.name;
+  out.category = category;
+  out.rank = in.rank;
+  out.stream = stream;
+  out.ts_us = micros_between(origin, with_base(e.ts, in.header.base_ns));
+  out.dur_us = e.dur;
+  out.cost_key = kineto::cost_key_for(e.name);
+  if (e.has_collective) {
+    out.collective = kineto::normalise_collective(e.collective);
+  } else if (category == Category::kComm) {
+    out.collective = kineto::collective_from_kernel(e.name);
+  }
+  const std::optional<int64_t> element_bytes = kineto::dtype_bytes(e.dtype);
+  if (e.in_nelems && element_bytes) {
+    out.bytes = *e.in_nelems * *element_bytes;
+  } else if (category == Category::kCopy) {
+    out.bytes = e.bytes;
+  }
+  out.group_size = e.group_size;
+  return out;
+}
+
+}  // namespace
+
+Status import_kineto(const std::vector<std::string>& inputs, const std::string& output,
+                     const KinetoImportOptions& options, KinetoImportStats* stats) {
+  KinetoImportStats local;
+  KinetoImportStats& st = stats != nullptr ? *stats : local;
+  st = KinetoImportStats();
+  if (inputs.empty()) return Status::invalid_argument("import-kineto: no input files");
+  if (options.rank && inputs.size() != 1) {
+    return Status::invalid_argument("option 'rank': " + std::to_string(*options.rank) +
+                                    " names the rank of a single input, but " + std::to_string(inputs.size()) +
+                                    " inputs were given (" + inputs[0] + ", " + inputs[1] +
+                                    (inputs.size() > 2 ? ", ..." : "") + "); their ranks come from distributedInfo");
+  }
+  if (options.rank && *options.rank < 0) {
+    return Status::invalid_argument("option 'rank': " + std::to_string(*options.rank) + " is negative");
+  }
+
+  std::vector<Input> files(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    files[i].path = inputs[i];
+    files[i].position = i;
+    CT_RETURN_IF_ERROR(scan(&files[i], options, &st));
+  }
+  Metadata metadata;
+  CT_RETURN_IF_ERROR(assign_ranks(&files, options, &metadata.world_size));
+  // Output order: by rank, then each file's own order.
+  std::sort(files.begin(), files.end(), [](const Input& a, const Input& b) { return a.rank < b.rank; });
+  std::optional<Micros> origin;
+  for (const Input& in : files) {
+    if (!in.first_ts) continue;
+    const Micros first = with_base(*in.first_ts, in.header.base_ns);
+    if (!origin || first < *origin) origin = first;
+  }
+  metadata.source = Source::kImported;
+  metadata.system = "imported";
+  for (const Input& in : files) {
+    if (metadata.hardware.empty()) metadata.hardware = in.header.device_name;
+  }
+  metadata.config_json = config_json(inputs, options);
+  metadata.clustertwin_version = std::string(version());
+  metadata.streams = assign_streams(&files);
+  st.world_size = metadata.world_size;
+
+  auto writer = TraceWriter::create(output, metadata);
+  if (!writer.is_ok()) return writer.status();
+  for (const Input& in : files) {
+    FileHeader header;  // read again, and ignored: pass 1 has it
+    CT_RETURN_IF_ERROR(kineto::read_kineto_file(in.path, &header, [&](const KinetoEvent& e) {
+      const std::optional<Category> category = imported_category(e, options);
+      if (!category) return Status::ok();
+      const auto stream = in.stream_ids.find(stream_key(e));
+      if (stream == in.stream_ids.end() || !origin) {
+        return Status::internal(in.path + ": event changed between the two passes over the file");
+      }
+      const Event event = convert(e, *category, in, stream->second, *origin);
+      if (event.category == Category::kComm && !event.collective.empty()) ++st.collectives;
+      (*writer)->write(event);
+      return Status::ok();
+    }));
+  }
+  st.events_written = (*writer)->events_written();
+  return (*writer)->close();
+}
+
+}  // namespace clustertwin::traces

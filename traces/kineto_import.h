@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/common/status.h"
+
+namespace clustertwin::traces {
+
+/// How to import PyTorch profiler (Kineto) traces.
+struct KinetoImportOptions {
+  /// Overrides the rank taken from `distributedInfo.rank`; only with one input file.
+  std::optional<int64_t> rank;
+  /// Keeps CUDA runtime and driver API calls (`cuda_runtime`, `cuda_driver`) as host events; dropped by default.
+  bool keep_runtime_calls = false;
+};
+
+/// What an import did, for the command's report.
+struct KinetoImportStats {
+  int64_t events_read = 0;     // trace events seen in the inputs
+  int64_t events_written = 0;  // complete events in the output
+  int64_t collectives = 0;     // events mapped to category `comm` with collective args
+  int64_t dropped = 0;         // events of kinds we do not map (flows, instants, counters, ...)
+  int world_size = 0;
+};
+
+/// Converts Kineto traces (one file per rank, plain or .json.gz) into one
+/// trace in our format (traces/FORMAT.md) at `output`, written atomically.
+///
+/// Mapping: GPU kernels -> `compute`, NCCL kernels and any event carrying
+/// "Collective name" -> `comm` (with collective, bytes from "In msg nelems" x
+/// dtype size, group size); memcpy/memset -> `copy`; CPU ops and user
+/// annotations -> `host`. pid becomes the rank; each (device or process,
+/// stream or thread) of a rank becomes one stream of ours, named after it.
+/// Times are rebased so the earliest event of all inputs starts at 0.
+/// Errors name the input file, the event index and the field.
+Status import_kineto(const std::vector<std::string>& inputs, const std::string& output,
+                     const KinetoImportOptions& options, KinetoImportStats* stats);
+
+}  // namespace clustertwin::traces

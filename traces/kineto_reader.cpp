@@ -1,0 +1,330 @@
+#include "traces/kineto_reader.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "models/common/file_io.h"
+#include "traces/json_cursor.h"
+
+namespace clustertwin::traces::kineto {
+namespace {
+
+using Token = JsonCursor::Token;
+
+// Larger times (about 3,000 years) are a broken file, not a trace.
+constexpr double kMaxMicros = 1e17;
+
+// The last kNumber as Micros, keeping every digit of "1700000000123.456".
+std::optional<Micros> micros_from(const JsonCursor& cursor) {
+  if (cursor.is_integer()) {
+    if (std::fabs(static_cast<double>(cursor.integer())) >= kMaxMicros) return std::nullopt;
+    return Micros{cursor.integer(), 0};
+  }
+  const std::string_view text = cursor.number_text();
+  const size_t dot = text.find('.');
+  Micros m;
+  if (text[0] != '-' && dot != std::string_view::npos && dot <= 16 &&
+      text.find_first_of("eE") == std::string_view::npos) {
+    std::from_chars(text.data(), text.data() + dot, m.whole);
+    const std::string fraction = "0" + std::string(text.substr(dot));
+    std::from_chars(fraction.data(), fraction.data() + fraction.size(), m.frac);
+  } else {
+    const double x = cursor.number();
+    if (!(std::fabs(x) < kMaxMicros)) return std::nullopt;
+    const double whole = std::floor(x);
+    m = Micros{static_cast<int64_t>(whole), x - whole};
+  }
+  m.normalise();
+  return m;
+}
+
+std::string quoted(std::string_view text) {
+  constexpr size_t kMaxShown = 60;
+  std::string out = "'";
+  out.append(text.substr(0, kMaxShown));
+  if (text.size() > kMaxShown) out += "...";
+  return out + "'";
+}
+
+// "a string ('abc')", "a number (1.5)", "an object", ...
+std::string describe_value(const JsonCursor& cursor, Token token) {
+  std::string what = JsonCursor::describe(token);
+  if (token == Token::kString) what += " (" + quoted(cursor.text()) + ")";
+  if (token == Token::kNumber) what += " (" + std::string(cursor.number_text()) + ")";
+  return what;
+}
+
+Status syntax_error(const JsonCursor& cursor, const std::string& path) {
+  if (!cursor.status().is_ok()) return cursor.status();
+  return Status::internal(path + ": JSON cursor stopped without an error");
+}
+
+// A pid or tid written as a string. Older Kineto versions write GPU streams
+// as "stream 7"; Kineto's own spans use "Spans" and "PyTorch Profiler", which
+// name no device or thread: those events are not imported.
+std::optional<int64_t> id_from_string(std::string_view text) {
+  if (text.substr(0, 7) == "stream ") text.remove_prefix(7);
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// Reads one Kineto file front to back; see read_kineto_file.
+class KinetoFileReader {
+ public:
+  KinetoFileReader(InputFile* file, std::string path) : path_(std::move(path)), cursor_(file, path_) {}
+
+  // Reads the whole file, calling `on_event` for every trace event in order.
+  Status read(FileHeader* header, const EventFn& on_event);
+
+ private:
+  Status bad(const std::string& where, const std::string& problem) const {
+    return Status::invalid_argument(path_ + ": " + where + ": " + problem);
+  }
+  std::string event_where() const { return "event " + std::to_string(index_); }
+  Status read_events(const EventFn& on_event);
+  Status read_event(KinetoEvent* e);
+  Status read_args(KinetoEvent* e);
+  Status check_complete(const KinetoEvent& e) const;
+  Status read_header_member(const std::string& key, Token value, FileHeader* header);
+  Status read_int(const std::string& field, Token value, int64_t min, std::optional<int64_t>* out);
+
+  std::string path_;
+  JsonCursor cursor_;
+  int64_t index_ = 0;
+  // The first bad value in the current event. Only the events we import must
+  // be well formed: a bad counter or flow is dropped whatever it holds.
+  Status problem_;
+};
+
+Status KinetoFileReader::read(FileHeader* header, const EventFn& on_event) {
+  Token t = cursor_.next();
+  if (t == Token::kError) return syntax_error(cursor_, path_);
+  if (t != Token::kBeginObject) {
+    return bad("top level", "expected an object with 'traceEvents', got " + describe_value(cursor_, t));
+  }
+  bool seen_events = false;
+  for (t = cursor_.next(); t != Token::kEndObject; t = cursor_.next()) {
+    if (t == Token::kError) return syntax_error(cursor_, path_);
+    const std::string key(cursor_.text());
+    const Token value = cursor_.next();
+    if (value == Token::kError) return syntax_error(cursor_, path_);
+    if (key == "traceEvents") {
+      if (value != Token::kBeginArray) {
+        return bad("top level", "field 'traceEvents': expected an array, got " + describe_value(cursor_, value));
+      }
+      seen_events = true;
+      CT_RETURN_IF_ERROR(read_events(on_event));
+    } else {
+      CT_RETURN_IF_ERROR(read_header_member(key, value, header));
+    }
+  }
+  if (cursor_.next() != Token::kEnd) return syntax_error(cursor_, path_);
+  if (!seen_events) return bad("top level", "missing field 'traceEvents'");
+  return Status::ok();
+}
+
+Status KinetoFileReader::read_int(const std::string& field, Token value, int64_t min, std::optional<int64_t>* out) {
+  if (value != Token::kNumber || !cursor_.is_integer()) {
+    return bad("top level", "field '" + field + "': expected an integer, got " + describe_value(cursor_, value));
+  }
+  if (cursor_.integer() < min) {
+    return bad("top level", "field '" + field + "': " + std::string(cursor_.number_text()) +
+                                " is out of range (must be >= " + std::to_string(min) + ")");
+  }
+  *out = cursor_.integer();
+  return Status::ok();
+}
+
+Status KinetoFileReader::read_header_member(const std::string& key, Token value, FileHeader* header) {
+  if (key == "baseTimeNanoseconds") {
+    std::optional<int64_t> base;
+    CT_RETURN_IF_ERROR(read_int(key, value, 0, &base));
+    header->base_ns = *base;
+    return Status::ok();
+  }
+  if (key == "distributedInfo" && value == Token::kBeginObject) {
+    for (Token t = cursor_.next(); t != Token::kEndObject; t = cursor_.next()) {
+      if (t == Token::kError) return syntax_error(cursor_, path_);
+      const std::string member(cursor_.text());
+      const Token v = cursor_.next();
+      if (v == Token::kError) return syntax_error(cursor_, path_);
+      if (member == "rank") {
+        CT_RETURN_IF_ERROR(read_int("distributedInfo.rank", v, 0, &header->rank));
+      } else if (member == "world_size") {
+        CT_RETURN_IF_ERROR(read_int("distributedInfo.world_size", v, 1, &header->world_size));
+      } else if (!cursor_.skip_rest_of_value(v)) {
+        return syntax_error(cursor_, path_);
+      }
+    }
+    return Status::ok();
+  }
+  if (key == "deviceProperties" && value == Token::kBeginArray) {
+    // The first device's "name" names the hardware; the rest is skipped.
+    for (Token t = cursor_.next(); t != Token::kEndArray; t = cursor_.next()) {
+      if (t != Token::kBeginObject || !header->device_name.empty()) {
+        if (!cursor_.skip_rest_of_value(t)) return syntax_error(cursor_, path_);
+        continue;
+      }
+      for (Token m = cursor_.next(); m != Token::kEndObject; m = cursor_.next()) {
+        if (m == Token::kError) return syntax_error(cursor_, path_);
+        const bool is_name = cursor_.text() == "name";
+        const Token v = cursor_.next();
+        if (is_name && v == Token::kString) header->device_name.assign(cursor_.text());
+        if (!cursor_.skip_rest_of_value(v)) return syntax_error(cursor_, path_);
+      }
+    }
+    return Status::ok();
+  }
+  if (!cursor_.skip_rest_of_value(value)) return syntax_error(cursor_, path_);
+  return Status::ok();
+}
+
+Status KinetoFileReader::read_events(const EventFn& on_event) {
+  KinetoEvent e;
+  for (index_ = 0;; ++index_) {
+    const Token t = cursor_.next();
+    if (t == Token::kEndArray) return Status::ok();
+    if (t == Token::kError) return syntax_error(cursor_, path_);
+    if (t != Token::kBeginObject) return bad(event_where(), "expected an object, got " + describe_value(cursor_, t));
+    Status s = read_event(&e);
+    if (!s.is_ok() && s.message().find(": truncated: ") != std::string::npos) {
+      s = Status::invalid_argument(s.message() + " (in event " + std::to_string(index_) + " of 'traceEvents')");
+    }
+    CT_RETURN_IF_ERROR(s);
+    if (e.ph == "X") CT_RETURN_IF_ERROR(check_complete(e));
+    CT_RETURN_IF_ERROR(on_event(e));
+  }
+}
+
+Status KinetoFileReader::read_event(KinetoEvent* e) {
+  *e = KinetoEvent();
+  problem_ = Status::ok();
+  bool has_ph = false;
+  auto note = [&](const char* field, const std::string& problem) {
+    if (problem_.is_ok()) problem_ = bad(event_where(), std::string("field '") + field + "': " + problem);
+  };
+  for (Token t = cursor_.next(); t != Token::kEndObject; t = cursor_.next()) {
+    if (t == Token::kError) return syntax_error(cursor_, path_);
+    const std::string key(cursor_.text());
+    const Token v = cursor_.next();
+    if (v == Token::kError) return syntax_error(cursor_, path_);
+    const bool is_string = v == Token::kString;
+    if (key == "ph") {
+      if (!is_string) return bad(event_where(), "field 'ph': expected a string, got " + describe_value(cursor_, v));
+      e->ph.assign(cursor_.text());
+      has_ph = true;
+    } else if (key == "name" || key == "cat") {
+      if (!is_string) note(key.c_str(), "expected a string, got " + describe_value(cursor_, v));
+      if (is_string) (key == "name" ? e->name : e->cat).assign(cursor_.text());
+      if (key == "name") e->has_name = is_string;
+    } else if (key == "pid" || key == "tid") {
+      const bool is_pid = key == "pid";
+      std::optional<int64_t>& id = is_pid ? e->pid : e->tid;
+      if (v == Token::kNumber && cursor_.is_integer()) {
+        id = cursor_.integer();
+      } else if (is_string) {
+        id = id_from_string(cursor_.text());
+      } else {
+        note(key.c_str(), "expected an integer or a string, got " + describe_value(cursor_, v));
+      }
+      (is_pid ? e->has_pid : e->has_tid) = true;
+    } else if (key == "ts") {
+      std::optional<Micros> ts;
+      if (v != Token::kNumber) {
+        note("ts", "expected a number, got " + describe_value(cursor_, v));
+      } else if (!(ts = micros_from(cursor_))) {
+        note("ts", std::string(cursor_.number_text()) + " is out of range (|ts| must be below 1e17 us)");
+      } else {
+        e->ts = *ts;
+        e->has_ts = true;
+      }
+    } else if (key == "dur") {
+      if (v != Token::kNumber) {
+        note("dur", "expected a number, got " + describe_value(cursor_, v));
+      } else {
+        e->dur = cursor_.number();
+        e->dur_text.assign(cursor_.number_text());
+        e->has_dur = true;
+      }
+    } else if (key == "args") {
+      if (v == Token::kBeginObject) {
+        CT_RETURN_IF_ERROR(read_args(e));
+        continue;
+      }
+      note("args", "expected an object, got " + describe_value(cursor_, v));
+    }
+    if (!cursor_.skip_rest_of_value(v)) return syntax_error(cursor_, path_);
+  }
+  if (!has_ph) return bad(event_where(), "missing field 'ph'");
+  return Status::ok();
+}
+
+Status KinetoFileReader::read_args(KinetoEvent* e) {
+  for (Token t = cursor_.next(); t != Token::kEndObject; t = cursor_.next()) {
+    if (t == Token::kError) return syntax_error(cursor_, path_);
+    const std::string key(cursor_.text());
+    const Token v = cursor_.next();
+    if (v == Token::kError) return syntax_error(cursor_, path_);
+    auto note = [&](const std::string& problem) {
+      if (problem_.is_ok()) problem_ = bad(event_where(), "field 'args." + key + "': " + problem);
+    };
+    auto want_int = [&](int64_t min, int64_t max, std::optional<int64_t>* out) {
+      if (v != Token::kNumber || !cursor_.is_integer()) {
+        note("expected an integer, got " + describe_value(cursor_, v));
+      } else if (cursor_.integer() < min || cursor_.integer() > max) {
+        note(std::string(cursor_.number_text()) + " is out of range (" + std::to_string(min) + " to " +
+             std::to_string(max) + ")");
+      } else {
+        *out = cursor_.integer();
+      }
+    };
+    auto want_string = [&](std::string* out) {
+      if (v != Token::kString) return note("expected a string, got " + describe_value(cursor_, v));
+      out->assign(cursor_.text());
+    };
+    if (key == "Collective name") {
+      want_string(&e->collective);
+      e->has_collective = v == Token::kString;
+    } else if (key == "In msg nelems") {
+      // Bounded so that nelems x the widest dtype (16 B) fits in int64.
+      want_int(0, std::numeric_limits<int64_t>::max() / 16, &e->in_nelems);
+    } else if (key == "Group size") {
+      want_int(1, 1 << 24, &e->group_size);
+    } else if (key == "dtype") {
+      want_string(&e->dtype);
+    } else if (key == "name" && v == Token::kString) {
+      e->name_arg.assign(cursor_.text());  // the name given by a "ph": "M" event
+    } else if (key == "bytes" && v == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= 0) {
+      e->bytes = cursor_.integer();  // memcpy and memset sizes; other uses of the name are not ours to check
+    }
+    if (!cursor_.skip_rest_of_value(v)) return syntax_error(cursor_, path_);
+  }
+  return Status::ok();
+}
+
+Status KinetoFileReader::check_complete(const KinetoEvent& e) const {
+  if (!problem_.is_ok()) return problem_;
+  const std::pair<bool, const char*> required[] = {
+      {e.has_name, "name"}, {e.has_pid, "pid"}, {e.has_tid, "tid"}, {e.has_ts, "ts"}, {e.has_dur, "dur"}};
+  for (const auto& [present, field] : required) {
+    if (!present) return bad(event_where(), std::string("missing field '") + field + "'");
+  }
+  if (e.dur < 0) return bad(event_where(), "field 'dur': " + e.dur_text + " is negative (must be >= 0)");
+  if (e.name.empty()) return bad(event_where(), "field 'name': must not be empty");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status read_kineto_file(const std::string& path, FileHeader* header, const EventFn& on_event) {
+  auto file = InputFile::open(path);
+  if (!file.is_ok()) return file.status();
+  KinetoFileReader reader(file->get(), path);
+  return reader.read(header, on_event);
+}
+
+}  // namespace clustertwin::traces::kineto

@@ -1,0 +1,452 @@
+#include "traces/trace_reader.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "models/common/file_io.h"
+#include "traces/json_text.h"
+
+namespace clustertwin::traces {
+namespace {
+
+using Token = JsonCursor::Token;
+
+// A value as shown in a one-line message: quoted, cut short, control
+// characters escaped so that the message stays on one line.
+std::string quoted(std::string_view text) {
+  constexpr size_t kMaxShown = 60;
+  std::string out = "'";
+  for (char c : text.substr(0, kMaxShown)) {
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F) {
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(c));
+      out += hex;
+    }
+  }
+  if (text.size() > kMaxShown) out += "...";
+  out += "'";
+  return out;
+}
+
+// "a string ('abc')", "a number (1.5)", "an object", ...
+std::string describe_value(const JsonCursor& cursor, Token token) {
+  std::string what = JsonCursor::describe(token);
+  if (token == Token::kString) what += " (" + quoted(cursor.text()) + ")";
+  if (token == Token::kNumber) what += " (" + std::string(cursor.number_text()) + ")";
+  return what;
+}
+
+// Bit per required field of a complete event.
+enum FieldBit : unsigned {
+  kPh = 1u << 0,
+  kName = 1u << 1,
+  kCat = 1u << 2,
+  kPid = 1u << 3,
+  kTid = 1u << 4,
+  kTs = 1u << 5,
+  kDur = 1u << 6,
+};
+constexpr unsigned kRequiredComplete = kPh | kName | kCat | kPid | kTid | kTs | kDur;
+constexpr struct {
+  unsigned bit;
+  const char* name;
+} kFieldNames[] = {{kPh, "ph"},   {kName, "name"}, {kCat, "cat"}, {kPid, "pid"},
+                   {kTid, "tid"}, {kTs, "ts"},     {kDur, "dur"}};
+
+}  // namespace
+
+TraceReader::TraceReader(std::unique_ptr<InputFile> file, std::string name)
+    : file_(std::move(file)), name_(std::move(name)), cursor_(std::make_unique<JsonCursor>(file_.get(), name_)) {}
+
+TraceReader::TraceReader(std::string_view text, std::string name)
+    : name_(std::move(name)), cursor_(std::make_unique<JsonCursor>(text, name_)) {}
+
+TraceReader::~TraceReader() = default;
+
+StatusOr<std::unique_ptr<TraceReader>> TraceReader::open(const std::string& path) {
+  auto file = InputFile::open(path);
+  if (!file.is_ok()) return file.status();
+  return std::unique_ptr<TraceReader>(new TraceReader(std::move(file).value(), path));
+}
+
+std::unique_ptr<TraceReader> TraceReader::from_text(std::string_view text, std::string name) {
+  return std::unique_ptr<TraceReader>(new TraceReader(text, std::move(name)));
+}
+
+bool TraceReader::fail(Status status) {
+  if (status_.is_ok()) status_ = std::move(status);
+  state_ = State::kDone;
+  return false;
+}
+
+bool TraceReader::fail_syntax() {
+  Status s = cursor_->status();
+  if (s.is_ok()) s = Status::internal(name_ + ": JSON cursor stopped without an error");
+  if (state_ == State::kInEvents && s.message().find("truncated") != std::string::npos) {
+    s = Status::invalid_argument(s.message() + " (in event " + std::to_string(index_) + " of 'traceEvents')");
+  }
+  return fail(s);
+}
+
+bool TraceReader::next(Event* event) {
+  for (;;) {
+    if (state_ == State::kDone) return false;
+    if (state_ == State::kStart) {
+      if (!seek_events()) return false;
+      continue;
+    }
+    const Token t = cursor_->next();
+    if (t == Token::kEndArray) {
+      return finish_document();
+    }
+    if (t != Token::kBeginObject) {
+      if (t == Token::kError) return fail_syntax();
+      return fail(Status::invalid_argument(name_ + ": event " + std::to_string(index_) + ": expected an object, got " +
+                                           describe_value(*cursor_, t)));
+    }
+    bool is_complete = false;
+    if (!read_event(event, &is_complete)) return false;
+    ++index_;
+    if (is_complete) return true;
+  }
+}
+
+bool TraceReader::seek_events() {
+  Token t = cursor_->next();
+  if (t == Token::kError) return fail_syntax();
+  if (t != Token::kBeginObject) {
+    return fail(Status::invalid_argument(name_ + ": top level: expected an object with 'traceEvents', got " +
+                                         describe_value(*cursor_, t)));
+  }
+  for (t = cursor_->next();; t = cursor_->next()) {
+    if (t == Token::kError) return fail_syntax();
+    if (t == Token::kEndObject) {
+      return fail(Status::invalid_argument(name_ + ": top level: missing field 'traceEvents'"));
+    }
+    if (t != Token::kKey) return fail(Status::internal(name_ + ": expected a member name at top level"));
+    const std::string key(cursor_->text());
+    const Token value = cursor_->next();
+    if (value == Token::kError) return fail_syntax();
+    if (key == "traceEvents") {
+      if (seen_events_) return fail(Status::invalid_argument(name_ + ": top level: 'traceEvents' appears twice"));
+      if (value != Token::kBeginArray) {
+        return fail(Status::invalid_argument(name_ + ": top level: field 'traceEvents': expected an array, got " +
+                                             describe_value(*cursor_, value)));
+      }
+      seen_events_ = true;
+      state_ = State::kInEvents;
+      return true;
+    }
+    if (key == "metadata") {
+      if (value != Token::kBeginObject) {
+        return fail(Status::invalid_argument(name_ + ": top level: field 'metadata': expected an object, got " +
+                                             describe_value(*cursor_, value)));
+      }
+      if (!read_metadata()) return false;
+      continue;
+    }
+    if (!cursor_->skip_rest_of_value(value)) return fail_syntax();
+  }
+}
+
+bool TraceReader::finish_document() {
+  for (;;) {
+    const Token t = cursor_->next();
+    if (t == Token::kError) return fail_syntax();
+    if (t == Token::kEndObject) break;
+    const std::string key(cursor_->text());
+    const Token value = cursor_->next();
+    if (value == Token::kError) return fail_syntax();
+    if (key == "traceEvents") return fail(Status::invalid_argument(name_ + ": top level: 'traceEvents' appears twice"));
+    if (key == "metadata") {
+      if (value != Token::kBeginObject) {
+        return fail(Status::invalid_argument(name_ + ": top level: field 'metadata': expected an object, got " +
+                                             describe_value(*cursor_, value)));
+      }
+      if (!read_metadata()) return false;
+      continue;
+    }
+    if (!cursor_->skip_rest_of_value(value)) return fail_syntax();
+  }
+  const Token end = cursor_->next();
+  if (end != Token::kEnd) return fail_syntax();
+  state_ = State::kDone;
+  return false;
+}
+
+bool TraceReader::read_metadata() {
+  if (has_metadata_) return fail(Status::invalid_argument(name_ + ": top level: 'metadata' appears twice"));
+  Metadata m;
+  bool seen_version = false, seen_source = false, seen_world = false, seen_ctversion = false, seen_system = false;
+  auto bad = [&](const std::string& field, const std::string& problem) {
+    return fail(Status::invalid_argument(name_ + ": metadata: field '" + field + "': " + problem));
+  };
+  for (;;) {
+    Token t = cursor_->next();
+    if (t == Token::kError) return fail_syntax();
+    if (t == Token::kEndObject) break;
+    const std::string key(cursor_->text());
+    const Token v = cursor_->next();
+    if (v == Token::kError) return fail_syntax();
+    auto want_string = [&](std::string* out) {
+      if (v != Token::kString) return bad(key, "expected a string, got " + describe_value(*cursor_, v));
+      *out = std::string(cursor_->text());
+      return true;
+    };
+    if (key == "format_version") {
+      if (v != Token::kNumber || !cursor_->is_integer()) {
+        return bad(key, "expected an integer, got " + describe_value(*cursor_, v));
+      }
+      if (cursor_->integer() != kFormatVersion) {
+        return bad(key, "version " + std::string(cursor_->number_text()) + " is not supported (this build reads " +
+                            std::to_string(kFormatVersion) + ")");
+      }
+      m.format_version = kFormatVersion;
+      seen_version = true;
+    } else if (key == "source") {
+      std::string s;
+      if (!want_string(&s)) return false;
+      auto source = source_from_name(s);
+      if (!source) return bad(key, "unknown source " + quoted(s) + " (allowed: real, sim, imported)");
+      m.source = *source;
+      seen_source = true;
+    } else if (key == "system") {
+      if (!want_string(&m.system)) return false;
+      seen_system = true;
+    } else if (key == "variant") {
+      if (!want_string(&m.variant)) return false;
+    } else if (key == "hardware") {
+      if (!want_string(&m.hardware)) return false;
+    } else if (key == "model") {
+      if (!want_string(&m.model)) return false;
+    } else if (key == "clustertwin_version") {
+      if (!want_string(&m.clustertwin_version)) return false;
+      seen_ctversion = true;
+    } else if (key == "world_size") {
+      if (v != Token::kNumber || !cursor_->is_integer()) {
+        return bad(key, "expected an integer, got " + describe_value(*cursor_, v));
+      }
+      if (cursor_->integer() < 1 || cursor_->integer() > (1 << 24)) {
+        return bad(key, std::string(cursor_->number_text()) + " is out of range (1 to 16777216)");
+      }
+      m.world_size = static_cast<int>(cursor_->integer());
+      seen_world = true;
+    } else if (key == "seed") {
+      if (v != Token::kNumber || !cursor_->is_integer() || cursor_->integer() < 0) {
+        return bad(key, "expected a non-negative integer, got " + describe_value(*cursor_, v));
+      }
+      m.seed = static_cast<uint64_t>(cursor_->integer());
+    } else if (key == "config") {
+      if (v != Token::kBeginObject) return bad(key, "expected an object, got " + describe_value(*cursor_, v));
+      m.config_json.clear();
+      if (!copy_json_value(*cursor_, v, &m.config_json)) return fail_syntax();
+    } else if (key == "streams") {
+      if (v != Token::kBeginArray) return bad(key, "expected an array of strings, got " + describe_value(*cursor_, v));
+      for (;;) {
+        const Token s = cursor_->next();
+        if (s == Token::kEndArray) break;
+        if (s == Token::kError) return fail_syntax();
+        if (s != Token::kString) {
+          return bad(key + "[" + std::to_string(m.streams.size()) + "]",
+                     "expected a string, got " + describe_value(*cursor_, s));
+        }
+        m.streams.emplace_back(cursor_->text());
+      }
+    } else {
+      if (!cursor_->skip_rest_of_value(v)) return fail_syntax();  // "format" and fields of later versions
+    }
+  }
+  const char* missing = !seen_version     ? "format_version"
+                        : !seen_source    ? "source"
+                        : !seen_system    ? "system"
+                        : !seen_world     ? "world_size"
+                        : !seen_ctversion ? "clustertwin_version"
+                                          : nullptr;
+  if (missing != nullptr) {
+    return fail(Status::invalid_argument(name_ + ": metadata: missing field '" + missing + "'"));
+  }
+  metadata_ = std::move(m);
+  has_metadata_ = true;
+  return true;
+}
+
+bool TraceReader::read_event(Event* event, bool* is_complete) {
+  const std::string prefix = name_ + ": event " + std::to_string(index_) + ": ";
+  auto bad = [&](const char* field, const std::string& problem) {
+    return fail(Status::invalid_argument(prefix + "field '" + field + "': " + problem));
+  };
+  unsigned seen = 0;
+  bool is_metadata_event = false;
+  *event = Event();
+  for (;;) {
+    const Token t = cursor_->next();
+    if (t == Token::kError) return fail_syntax();
+    if (t == Token::kEndObject) break;
+    // Keys are compared before the value is read: the view dies with the next token.
+    const std::string_view key = cursor_->text();
+    unsigned bit = 0;
+    int which = -1;
+    if (key == "ph")
+      bit = kPh;
+    else if (key == "name")
+      bit = kName;
+    else if (key == "cat")
+      bit = kCat;
+    else if (key == "pid")
+      bit = kPid;
+    else if (key == "tid")
+      bit = kTid;
+    else if (key == "ts")
+      bit = kTs;
+    else if (key == "dur")
+      bit = kDur;
+    else if (key == "args")
+      which = 0;
+    const Token v = cursor_->next();
+    if (v == Token::kError) return fail_syntax();
+    if (bit == 0) {
+      if (which == 0) {
+        if (v != Token::kBeginObject) return bad("args", "expected an object, got " + describe_value(*cursor_, v));
+        if (!read_args(event)) return false;
+      } else if (!cursor_->skip_rest_of_value(v)) {
+        return fail_syntax();
+      }
+      continue;
+    }
+    const char* field = "";
+    for (const auto& f : kFieldNames) {
+      if (f.bit == bit) field = f.name;
+    }
+    if (seen & bit) return bad(field, "appears twice");
+    seen |= bit;
+    switch (bit) {
+      case kPh:
+        if (v != Token::kString) return bad(field, "expected a string, got " + describe_value(*cursor_, v));
+        if (cursor_->text() == "M") {
+          is_metadata_event = true;
+        } else if (cursor_->text() != "X") {
+          return bad(field,
+                     "unsupported phase " + quoted(cursor_->text()) + " (allowed: X for complete events, M for names)");
+        }
+        break;
+      case kName:
+        if (v != Token::kString) return bad(field, "expected a string, got " + describe_value(*cursor_, v));
+        event->name.assign(cursor_->text());
+        break;
+      case kCat: {
+        if (v != Token::kString) return bad(field, "expected a string, got " + describe_value(*cursor_, v));
+        auto category = category_from_name(cursor_->text());
+        if (!category) {
+          return bad(field, "unknown category " + quoted(cursor_->text()) + " (allowed: " + category_list() + ")");
+        }
+        event->category = *category;
+        break;
+      }
+      case kPid:
+      case kTid: {
+        if (v != Token::kNumber || !cursor_->is_integer()) {
+          return bad(field, "expected an integer, got " + describe_value(*cursor_, v));
+        }
+        if (cursor_->integer() < 0) return bad(field, std::string(cursor_->number_text()) + " is negative");
+        (bit == kPid ? event->rank : event->stream) = cursor_->integer();
+        break;
+      }
+      case kTs:
+      case kDur: {
+        if (v != Token::kNumber) return bad(field, "expected a number, got " + describe_value(*cursor_, v));
+        const double x = cursor_->number();
+        if (x < 0) return bad(field, std::string(cursor_->number_text()) + " is negative (must be >= 0)");
+        (bit == kTs ? event->ts_us : event->dur_us) = x;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (!(seen & kPh)) return fail(Status::invalid_argument(prefix + "missing field 'ph'"));
+  if (is_metadata_event) {
+    if (!(seen & kName)) return fail(Status::invalid_argument(prefix + "missing field 'name'"));
+    *is_complete = false;
+    return true;
+  }
+  for (const auto& f : kFieldNames) {
+    if (!(seen & f.bit)) return fail(Status::invalid_argument(prefix + "missing field '" + f.name + "'"));
+  }
+  static_assert(kRequiredComplete == 0x7F);
+  *is_complete = true;
+  return true;
+}
+
+bool TraceReader::read_args(Event* event) {
+  const std::string prefix = name_ + ": event " + std::to_string(index_) + ": field 'args.";
+  for (;;) {
+    const Token t = cursor_->next();
+    if (t == Token::kError) return fail_syntax();
+    if (t == Token::kEndObject) return true;
+    const std::string key(cursor_->text());
+    const Token v = cursor_->next();
+    if (v == Token::kError) return fail_syntax();
+    auto bad = [&](const std::string& problem) {
+      return fail(Status::invalid_argument(prefix + key + "': " + problem));
+    };
+    auto want_int = [&](std::optional<int64_t>* out, int64_t min) {
+      if (v != Token::kNumber || !cursor_->is_integer()) {
+        return bad("expected an integer, got " + describe_value(*cursor_, v));
+      }
+      if (cursor_->integer() < min) {
+        return bad(std::string(cursor_->number_text()) + " is out of range (must be >= " + std::to_string(min) + ")");
+      }
+      *out = cursor_->integer();
+      return true;
+    };
+    auto want_string = [&](std::string* out) {
+      if (v != Token::kString) return bad("expected a string, got " + describe_value(*cursor_, v));
+      out->assign(cursor_->text());
+      return true;
+    };
+    bool ok = true;
+    if (key == "task_id")
+      ok = want_int(&event->task_id, 0);
+    else if (key == "cost_key")
+      ok = want_string(&event->cost_key);
+    else if (key == "step")
+      ok = want_int(&event->step, 0);
+    else if (key == "micro_batch")
+      ok = want_int(&event->micro_batch, 0);
+    else if (key == "bytes")
+      ok = want_int(&event->bytes, 0);
+    else if (key == "group_size")
+      ok = want_int(&event->group_size, 1);
+    else if (key == "peer")
+      ok = want_int(&event->peer, 0);
+    else if (key == "collective")
+      ok = want_string(&event->collective);
+    else if (key == "flops") {
+      if (v != Token::kNumber) return bad("expected a number, got " + describe_value(*cursor_, v));
+      if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
+      event->flops = cursor_->number();
+    } else if (!cursor_->skip_rest_of_value(v)) {
+      return fail_syntax();
+    }
+    if (!ok) return false;
+  }
+}
+
+StatusOr<Trace> read_trace(const std::string& path) {
+  auto reader = TraceReader::open(path);
+  if (!reader.is_ok()) return reader.status();
+  Trace trace;
+  Event event;
+  while ((*reader)->next(&event))
+    trace.events.push_back(event);
+  if (!(*reader)->status().is_ok()) return (*reader)->status();
+  if (!(*reader)->has_metadata()) return Status::invalid_argument(path + ": top level: missing field 'metadata'");
+  trace.metadata = (*reader)->metadata();
+  return trace;
+}
+
+}  // namespace clustertwin::traces
