@@ -20,6 +20,9 @@ using Action = std::function<Status()>;
 /// Registers `clustertwin trace ...` on `app`; the chosen action is stored in `*action`.
 void add_trace_command(CLI::App& app, Action* action);
 
+/// Registers `clustertwin sim ...` on `app`.
+void add_sim_command(CLI::App& app, Action* action);
+
 /// Writes `text` to `path` atomically, or to stdout when `path` is "-".
 Status write_output(const std::string& path, const std::string& text);
 

@@ -7,6 +7,12 @@ if(CT_FUZZ)
   return()
 endif()
 
+find_package(Boost 1.74 REQUIRED)          # Boost.Graph is header-only
+find_package(nlohmann_json 3 REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
+
 find_package(Torch REQUIRED)
 # libtorch's CMake config sets TORCH_CXX_FLAGS (the C++ ABI) and, on GPU
 # builds, CAFFE2_USE_CUDA.

@@ -1,0 +1,247 @@
+// clustertwin sim collective|plan: the twin from the command line.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "models/plan/plan_json.h"
+#include "sim/core/collective_bench.h"
+#include "sim/core/simulator.h"
+#include "traces/json_text.h"
+
+namespace clustertwin::cli {
+namespace {
+
+struct SimArgs {
+  // sim collective
+  std::string op = "allreduce";
+  std::string algorithm = "auto";
+  std::string bytes = "1K:1G";
+  // sim plan
+  std::string plan_file;
+  int steps = 6;
+  int warmup = 2;
+  std::string trace_out;
+  // both
+  std::string workers = "8";
+  std::string platform = "h100-1024";
+  std::string fidelity = "auto";
+  bool json = false;
+  std::string csv;
+};
+
+std::string number(double value) {
+  std::string out;
+  traces::append_json_number(&out, value);
+  return out;
+}
+
+StatusOr<std::vector<int>> parse_workers(const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value < 1 || value > (1 << 20)) {
+      return Status::invalid_argument("--workers '" + text + "': '" + item +
+                                      "' is not a worker count (a positive integer; several as 128,256,512)");
+    }
+    out.push_back(static_cast<int>(value));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Status parse_fidelity(const std::string& text, sim::Fidelity* fidelity, bool* automatic) {
+  *automatic = text == "auto";
+  if (text == "auto" || text == "flow") {
+    *fidelity = sim::Fidelity::kFlow;
+  } else if (text == "step") {
+    *fidelity = sim::Fidelity::kStep;
+  } else {
+    return Status::invalid_argument("--fidelity '" + text + "': unknown fidelity (allowed: auto, step, flow)");
+  }
+  return Status::ok();
+}
+
+Status run_collective(const SimArgs& a) {
+  sim::CollectiveBenchOptions o;
+  auto op = models::collective_op_from_name(a.op);
+  if (!op || *op == models::CollectiveOp::kRecv) {
+    return Status::invalid_argument("--op '" + a.op +
+                                    "': unknown collective (allowed: allreduce, alltoall, allgather, reducescatter, "
+                                    "broadcast, send)");
+  }
+  o.op = *op;
+  auto algorithm = models::algorithm_from_name(a.algorithm);
+  if (!algorithm) {
+    return Status::invalid_argument("--algo '" + a.algorithm +
+                                    "': unknown algorithm (allowed: auto, ring, tree, halving_doubling, hierarchical, "
+                                    "direct)");
+  }
+  o.algorithm = *algorithm;
+  auto sizes = sim::parse_sizes(a.bytes);
+  if (!sizes.is_ok()) return sizes.status();
+  o.sizes = *sizes;
+  auto workers = parse_workers(a.workers);
+  if (!workers.is_ok()) return workers.status();
+  if (workers->size() != 1) return Status::invalid_argument("--workers '" + a.workers + "': give one worker count");
+  o.workers = workers->front();
+  bool automatic = false;
+  CT_RETURN_IF_ERROR(parse_fidelity(a.fidelity, &o.fidelity, &automatic));
+  if (automatic) o.fidelity = o.workers <= sim::kStepFidelityMaxWorkers ? sim::Fidelity::kStep : sim::Fidelity::kFlow;
+  auto profile = sim::load_cluster_profile(a.platform);
+  if (!profile.is_ok()) return profile.status();
+  auto rows = sim::bench_collective(o, *profile);
+  if (!rows.is_ok()) return rows.status();
+
+  const std::string algo(models::algorithm_name(sim::resolve_algorithm(o.op, o.algorithm)));
+  if (!a.csv.empty()) {
+    std::string csv = "op,algorithm,workers,platform,fidelity,bytes,time_us,algbw_gbps,busbw_gbps\n";
+    for (const auto& r : *rows) {
+      csv += a.op + "," + algo + "," + std::to_string(o.workers) + "," + profile->name + "," +
+             std::string(sim::fidelity_name(o.fidelity)) + "," + std::to_string(r.bytes) + "," +
+             number(r.time_s * 1e6) + "," + number(r.algbw_gbps) + "," + number(r.busbw_gbps) + "\n";
+    }
+    CT_RETURN_IF_ERROR(write_output(a.csv, csv));
+  }
+  if (a.json) {
+    std::string out = "{\"op\":\"" + a.op + "\",\"algorithm\":\"" + algo +
+                      "\",\"workers\":" + std::to_string(o.workers) + ",\"platform\":";
+    traces::append_json_string(&out, profile->name);
+    out += ",\"fidelity\":\"" + std::string(sim::fidelity_name(o.fidelity)) + "\",\"rows\":[";
+    for (size_t i = 0; i < rows->size(); ++i) {
+      const auto& r = (*rows)[i];
+      out += i > 0 ? ",{\"bytes\":" : "{\"bytes\":";
+      traces::append_json_int(&out, r.bytes);
+      out += ",\"time_us\":";
+      traces::append_json_number(&out, r.time_s * 1e6);
+      out += ",\"algbw_gbps\":";
+      traces::append_json_number(&out, r.algbw_gbps);
+      out += ",\"busbw_gbps\":";
+      traces::append_json_number(&out, r.busbw_gbps);
+      out += "}";
+    }
+    return write_output("-", out + "]}\n");
+  }
+  std::printf("# clustertwin sim collective: %s (%s), %d workers on %s, fidelity %s\n", a.op.c_str(), algo.c_str(),
+              o.workers, profile->name.c_str(), std::string(sim::fidelity_name(o.fidelity)).c_str());
+  std::printf("# %14s %14s %12s %12s\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)");
+  for (const auto& r : *rows) {
+    std::printf("  %14lld %14.2f %12.2f %12.2f\n", static_cast<long long>(r.bytes), r.time_s * 1e6, r.algbw_gbps,
+                r.busbw_gbps);
+  }
+  return Status::ok();
+}
+
+Status run_plan(const SimArgs& a) {
+  auto plan = models::read_plan(a.plan_file);
+  if (!plan.is_ok()) return plan.status();
+  auto workers = parse_workers(a.workers);
+  if (!workers.is_ok()) return workers.status();
+  auto profile = sim::load_cluster_profile(a.platform);
+  if (!profile.is_ok()) return profile.status();
+  sim::SimOptions o;
+  o.steps = a.steps;
+  o.warmup_steps = a.warmup;
+  CT_RETURN_IF_ERROR(parse_fidelity(a.fidelity, &o.fidelity, &o.auto_fidelity));
+  if (!a.trace_out.empty() && workers->size() > 1) {
+    return Status::invalid_argument("--trace-out: give one worker count to write a trace");
+  }
+  o.trace_out = a.trace_out;
+  std::vector<sim::SimResult> results;
+  for (int w : *workers) {
+    o.workers = w;
+    auto r = sim::simulate_plan(*plan, *profile, o);
+    if (!r.is_ok()) return r.status().with_context(a.plan_file);
+    results.push_back(std::move(r).value());
+  }
+  if (!a.csv.empty()) {
+    std::string csv =
+        "system,variant,platform,workers,fidelity,step_time_s,compute_s,comm_s,exposed_comm_s,mfu,wall_s\n";
+    for (const auto& r : results) {
+      csv += r.system + "," + r.variant + "," + r.platform + "," + std::to_string(r.workers) + "," +
+             std::string(sim::fidelity_name(r.fidelity)) + "," + number(r.step_time_s) + "," + number(r.compute_s) +
+             "," + number(r.comm_s) + "," + number(r.exposed_comm_s) + "," + number(r.mfu) + "," + number(r.wall_s) +
+             "\n";
+    }
+    CT_RETURN_IF_ERROR(write_output(a.csv, csv));
+  }
+  if (a.json) {
+    std::string out = "{\"rows\":[";
+    for (size_t i = 0; i < results.size(); ++i)
+      out += (i > 0 ? "," : "") + sim::sim_result_to_json(results[i]);
+    return write_output("-", out + "]}\n");
+  }
+  std::printf("# clustertwin sim plan: %s/%s on %s\n", plan->system.c_str(), plan->variant.c_str(),
+              profile->name.c_str());
+  std::printf("# %8s %9s %14s %12s %12s %16s %8s %10s\n", "workers", "fidelity", "step (ms)", "compute (ms)",
+              "comm (ms)", "exposed comm (ms)", "MFU", "wall (s)");
+  for (const auto& r : results) {
+    std::printf("  %8d %9s %14.3f %12.3f %12.3f %16.3f %7.1f%% %10.2f\n", r.workers,
+                std::string(sim::fidelity_name(r.fidelity)).c_str(), r.step_time_s * 1e3, r.compute_s * 1e3,
+                r.comm_s * 1e3, r.exposed_comm_s * 1e3, r.mfu * 100, r.wall_s);
+  }
+  if (results.size() == 1) {
+    std::printf("# per stream: ");
+    for (const auto& s : results[0].streams)
+      std::printf("%s %.1f%% busy  ", s.stream.c_str(), s.utilization * 100);
+    std::printf("\n");
+  }
+  if (!a.trace_out.empty()) std::printf("# trace: %s (open in https://ui.perfetto.dev)\n", a.trace_out.c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_sim_command(CLI::App& app, Action* action) {
+  auto a = std::make_shared<SimArgs>();
+  CLI::App* sim = app.add_subcommand("sim", "Run the twin (SimGrid): collectives, hand-written plans, systems");
+  sim->require_subcommand(1, 1);
+
+  CLI::App* coll = sim->add_subcommand(
+      "collective",
+      "Simulate one collective at a range of sizes and print nccl-tests columns (size, time, algbw, busbw; "
+      "GB = 1e9 bytes; busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for allgather, reducescatter and alltoall, "
+      "1 for broadcast and send)");
+  coll->add_option("--op", a->op, "allreduce, alltoall, allgather, reducescatter, broadcast or send")
+      ->capture_default_str();
+  coll->add_option("--algo", a->algorithm, "auto, ring, tree, halving_doubling, hierarchical or direct")
+      ->capture_default_str();
+  coll->add_option("--bytes", a->bytes,
+                   "Sizes: a doubling range LO:HI or a list, with K/M/G (powers of 1024); per-rank buffer for "
+                   "allreduce/broadcast/send, total per rank for alltoall, total size for allgather/reducescatter")
+      ->capture_default_str();
+  coll->add_option("--workers", a->workers, "Number of workers")->capture_default_str();
+  coll->add_option("--platform", a->platform,
+                   "Shipped profile (npu-1536, gpu-128, h100-1024, localhost-cpu) or a YAML file")
+      ->capture_default_str();
+  coll->add_option(
+          "--fidelity", a->fidelity,
+          "step (every message), flow (aggregate flows per phase and node pair), or auto (step up to 64 workers)")
+      ->capture_default_str();
+  coll->add_flag("--json", a->json, "Print JSON instead of the table");
+  coll->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
+  coll->callback([a, action] { *action = [a] { return run_collective(*a); }; });
+
+  CLI::App* plan = sim->add_subcommand(
+      "plan",
+      "Run a hand-written step plan (JSON, see models/plan/README.md) on a platform and report step time, "
+      "compute, communication, exposed communication, MFU and per-stream utilisation");
+  plan->add_option("PLAN", a->plan_file, "Plan file (.json)")->required();
+  plan->add_option("--workers", a->workers, "Worker count, or a list: 128,256,512")->capture_default_str();
+  plan->add_option("--platform", a->platform, "Shipped profile or a YAML file")->capture_default_str();
+  plan->add_option("--steps", a->steps, "Steps to simulate")->capture_default_str();
+  plan->add_option("--warmup", a->warmup, "Steps before the measured window")->capture_default_str();
+  plan->add_option("--fidelity", a->fidelity, "auto, step or flow")->capture_default_str();
+  plan->add_option("--trace-out", a->trace_out, "Write the simulated trace (Perfetto shows the pipeline)");
+  plan->add_flag("--json", a->json, "Print JSON (one row per worker count)");
+  plan->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
+  plan->callback([a, action] { *action = [a] { return run_plan(*a); }; });
+}
+
+}  // namespace clustertwin::cli

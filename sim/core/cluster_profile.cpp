@@ -1,0 +1,325 @@
+// Reading a cluster profile from YAML. Each value's form and range is checked
+// here, where the text the user wrote is at hand for the message; what relates
+// fields to each other is checked by validate_cluster_profile
+// (cluster_profile_checks.cpp). The schema is sim/platforms/README.md.
+#include "sim/core/cluster_profile.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "models/common/file_io.h"
+#include "sim/core/field_reader.h"
+#include "sim/core/units.h"
+
+namespace clustertwin::sim {
+namespace {
+
+constexpr std::array<std::string_view, 6> kDataTypes{{"fp32", "tf32", "bf16", "fp16", "fp8", "int8"}};
+constexpr std::string_view kDataTypeList = "fp32, tf32, bf16, fp16, fp8, int8";
+
+constexpr auto kRequired = FieldReader::kRequired;
+constexpr auto kOptional = FieldReader::kOptional;
+constexpr int kMaxDepth = 32;
+
+bool is_data_type(std::string_view name) {
+  for (std::string_view type : kDataTypes) {
+    if (type == name) return true;
+  }
+  return false;
+}
+
+// The YAML tree as a plain ConfigNode; keys must be plain and unique.
+Status convert(const YAML::Node& yaml, const std::string& source, const std::string& path, int depth, ConfigNode* out) {
+  const std::string where = source + (path.empty() ? ": " : ": field '" + path + "': ");
+  if (depth > kMaxDepth) return Status::invalid_argument(where + "nested too deeply");
+  switch (yaml.Type()) {
+    case YAML::NodeType::Scalar:
+      out->kind = ConfigNode::Kind::kScalar;
+      out->text = yaml.Scalar();
+      return Status::ok();
+    case YAML::NodeType::Sequence:
+      out->kind = ConfigNode::Kind::kList;
+      for (const YAML::Node& item : yaml) {
+        out->items.emplace_back();
+        const std::string item_path = path + "[" + std::to_string(out->items.size() - 1) + "]";
+        CT_RETURN_IF_ERROR(convert(item, source, item_path, depth + 1, &out->items.back()));
+      }
+      return Status::ok();
+    case YAML::NodeType::Map:
+      out->kind = ConfigNode::Kind::kMap;
+      for (const auto& entry : yaml) {
+        const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+        if (key.empty()) return Status::invalid_argument(where + "a field name must be a plain word");
+        const std::string key_path = path.empty() ? key : path + "." + key;
+        for (const auto& [seen, value] : out->fields) {
+          if (seen == key) return Status::invalid_argument(source + ": field '" + key_path + "' is given twice");
+        }
+        out->fields.emplace_back(key, ConfigNode());
+        CT_RETURN_IF_ERROR(convert(entry.second, source, key_path, depth + 1, &out->fields.back().second));
+      }
+      return Status::ok();
+    default:
+      out->kind = ConfigNode::Kind::kNull;
+      return Status::ok();
+  }
+}
+
+// Declares `var` from a StatusOr, or returns its error.
+#define CT_ASSIGN_OR_RETURN(var, expr)             \
+  auto var##_or = (expr);                          \
+  if (!var##_or.is_ok()) return var##_or.status(); \
+  auto var = std::move(var##_or).value()
+
+Status read_device_type(const std::string& source, const std::string& path, const ConfigNode& node, DeviceType* out) {
+  CT_ASSIGN_OR_RETURN(section, FieldReader::open(source, path, node));
+  CT_RETURN_IF_ERROR(section.text("name", &out->name, kRequired));
+  CT_ASSIGN_OR_RETURN(peaks, section.section("peak_flops", kRequired));
+  if (peaks->keys().empty()) return section.error("peak_flops", "empty: give at least the rate of default_dtype");
+  for (const std::string& type : peaks->keys()) {
+    if (!is_data_type(type)) {
+      return peaks->error(type, "unknown data type '" + type + "' (allowed: " + std::string(kDataTypeList) + ")");
+    }
+    CT_RETURN_IF_ERROR(
+        peaks->quantity(type, Quantity::kFlopRate, FieldReader::kPositive, &out->peak_flops[type], kRequired));
+  }
+  CT_RETURN_IF_ERROR(
+      section.quantity("memory", Quantity::kSize, FieldReader::kPositive, &out->memory_bytes, kRequired));
+  CT_RETURN_IF_ERROR(section.quantity("memory_bandwidth", Quantity::kBandwidth, FieldReader::kPositive,
+                                      &out->memory_bandwidth, kRequired));
+  CT_RETURN_IF_ERROR(
+      section.number("compute_efficiency", FieldReader::kUnitInterval, &out->compute_efficiency, kOptional));
+  CT_RETURN_IF_ERROR(
+      section.number("memory_efficiency", FieldReader::kUnitInterval, &out->memory_efficiency, kOptional));
+  return section.finish();
+}
+
+// bandwidth and latency of a link, as fields of `section`.
+Status read_link(FieldReader& section, LinkSpec* link, FieldReader::Bound bandwidth_bound,
+                 FieldReader::Need bandwidth_need) {
+  CT_RETURN_IF_ERROR(
+      section.quantity("bandwidth", Quantity::kBandwidth, bandwidth_bound, &link->bandwidth, bandwidth_need));
+  return section.quantity("latency", Quantity::kTime, FieldReader::kNonNegative, &link->latency, kOptional);
+}
+
+// A mapping {bandwidth, latency}. A bandwidth that may be 0 may also be left out.
+Status read_link_section(FieldReader& parent, std::string_view key, LinkSpec* link, FieldReader::Bound bound,
+                         FieldReader::Need need) {
+  CT_ASSIGN_OR_RETURN(section, parent.section(key, need));
+  if (!section) return Status::ok();
+  CT_RETURN_IF_ERROR(read_link(*section, link, bound, bound == FieldReader::kPositive ? kRequired : kOptional));
+  return section->finish();
+}
+
+// "17" or "64-127" (both ends included), within [0, limit).
+Status read_index_key(const FieldReader& section, const std::string& key, int limit, std::string_view what,
+                      std::pair<int, int>* range) {
+  const size_t dash = key.find('-', 1);
+  const std::optional<long long> first = whole_number(key.substr(0, dash));
+  const std::optional<long long> last = dash == std::string::npos ? first : whole_number(key.substr(dash + 1));
+  if (!first || !last)
+    return section.error(key, "'" + key + "' is not a " + std::string(what) + " index or a range like 8-15");
+  if (*last < *first) return section.error(key, "the range " + key + " is empty");
+  for (long long index : {*first, *last}) {
+    if (index < 0 || index >= limit) {
+      return section.error(key, std::string(what) + " " + std::to_string(index) + " is out of range (the profile has " +
+                                    std::to_string(limit) + " " + std::string(what) + "s: 0.." +
+                                    std::to_string(limit - 1) + ")");
+    }
+  }
+  *range = {static_cast<int>(*first), static_cast<int>(*last)};
+  return Status::ok();
+}
+
+// One number for every level above the leaves, or a list with one per level.
+Status read_oversubscription(FieldReader& section, Topology* topology) {
+  const ConfigNode* node = section.child("oversubscription");
+  if (node == nullptr) return Status::ok();
+  const size_t above = static_cast<size_t>(topology->levels - 1);
+  if (above == 0) return section.error("oversubscription", "there is no level above the leaves when levels is 1");
+  const bool listed = node->kind == ConfigNode::Kind::kList;
+  const std::vector<ConfigNode> values = listed ? node->items : std::vector<ConfigNode>(above, *node);
+  if (values.size() != above) {
+    return section.error("oversubscription", std::to_string(values.size()) + " values for " + std::to_string(above) +
+                                                 (above == 1 ? " level" : " levels") +
+                                                 " above the leaves; give one number for all, or one per level");
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string where = listed ? "oversubscription[" + std::to_string(i) + "]" : "oversubscription";
+    const bool scalar = values[i].kind == ConfigNode::Kind::kScalar;
+    const std::optional<double> factor = scalar ? plain_number(values[i].text) : std::nullopt;
+    if (!factor) return section.error(where, "expected a number, got " + values[i].describe());
+    if (*factor < 1) return section.error(where, values[i].text + " must be >= 1");
+    topology->oversubscription.push_back(*factor);
+  }
+  return Status::ok();
+}
+
+Status read_topology(FieldReader& top, ClusterProfile* profile) {
+  CT_ASSIGN_OR_RETURN(section, top.section("topology", kRequired));
+  Topology& topology = profile->topology;
+  std::string kind;
+  CT_RETURN_IF_ERROR(section->text("kind", &kind, kRequired));
+  if (kind == "single_switch") {
+    topology.kind = Topology::Kind::kSingleSwitch;
+  } else if (kind == "fat_tree" || kind == "rail_leaf_spine") {
+    topology.kind = kind == "fat_tree" ? Topology::Kind::kFatTree : Topology::Kind::kRailLeafSpine;
+    CT_RETURN_IF_ERROR(section->integer("levels", 1, &topology.levels, kOptional));
+    CT_RETURN_IF_ERROR(section->integer("nodes_per_leaf", 1, &topology.nodes_per_leaf, kRequired));
+    const bool above = topology.levels > 1;
+    CT_RETURN_IF_ERROR(section->integer("radix", above ? 2 : 1, &topology.radix, above ? kRequired : kOptional,
+                                        above ? " when levels > 1" : ""));
+    CT_RETURN_IF_ERROR(read_oversubscription(*section, &topology));
+    CT_RETURN_IF_ERROR(
+        read_link_section(*section, "switch_link", &topology.switch_link, FieldReader::kNonNegative, kOptional));
+  } else if (kind == "dragonfly") {
+    topology.kind = Topology::Kind::kDragonfly;
+    CT_RETURN_IF_ERROR(section->integer("nodes_per_leaf", 1, &topology.nodes_per_leaf, kRequired));
+    CT_RETURN_IF_ERROR(section->integer("routers_per_group", 1, &topology.routers_per_group, kRequired));
+    CT_RETURN_IF_ERROR(section->integer("global_links_per_router", 1, &topology.global_links_per_router, kRequired));
+    CT_RETURN_IF_ERROR(
+        read_link_section(*section, "switch_link", &topology.switch_link, FieldReader::kNonNegative, kOptional));
+  } else {
+    return section->error(
+        "kind", "unknown topology '" + kind + "' (allowed: single_switch, fat_tree, rail_leaf_spine, dragonfly)");
+  }
+  return section->finish();
+}
+
+Status read_network(FieldReader& top, ClusterProfile* profile) {
+  CT_RETURN_IF_ERROR(read_link_section(top, "host_link", &profile->host_link, FieldReader::kPositive, kRequired));
+  CT_RETURN_IF_ERROR(top.quantity("host_memory_bandwidth", Quantity::kBandwidth, FieldReader::kPositive,
+                                  &profile->host_memory_bandwidth, kRequired));
+  // One device per node has no intra-node link to describe.
+  CT_ASSIGN_OR_RETURN(intra, top.section("intra_node", profile->devices_per_node > 1 ? kRequired : kOptional));
+  if (intra) {
+    std::string kind = "switch";
+    CT_RETURN_IF_ERROR(intra->text("kind", &kind, kOptional));
+    if (kind != "switch" && kind != "full_mesh") {
+      return intra->error("kind", "unknown intra-node kind '" + kind + "' (allowed: switch, full_mesh)");
+    }
+    profile->intra_node.kind = kind == "switch" ? IntraNode::Kind::kSwitch : IntraNode::Kind::kFullMesh;
+    CT_RETURN_IF_ERROR(read_link(*intra, &profile->intra_node.link, FieldReader::kPositive, kRequired));
+    CT_RETURN_IF_ERROR(intra->finish());
+  }
+  CT_ASSIGN_OR_RETURN(nics, top.section("nics", kRequired));
+  CT_RETURN_IF_ERROR(nics->integer("per_node", 1, &profile->nics.per_node, kOptional));
+  CT_RETURN_IF_ERROR(read_link(*nics, &profile->nics.link, FieldReader::kPositive, kRequired));
+  CT_RETURN_IF_ERROR(nics->boolean("rail_optimized", &profile->nics.rail_optimized, kOptional));
+  CT_RETURN_IF_ERROR(nics->finish());
+  return read_topology(top, profile);
+}
+
+// device_types, node_device_type, slowdown and costs: what varies across the cluster.
+Status read_variations(FieldReader& top, ClusterProfile* profile) {
+  if (const ConfigNode* types = top.child("device_types")) {
+    if (types->kind != ConfigNode::Kind::kList) {
+      return top.error("device_types", "expected a list of device types, got " + types->describe());
+    }
+    for (size_t i = 0; i < types->items.size(); ++i) {
+      profile->extra_device_types.emplace_back();
+      CT_RETURN_IF_ERROR(read_device_type(top.source(), "device_types[" + std::to_string(i) + "]", types->items[i],
+                                          &profile->extra_device_types.back()));
+    }
+  }
+  CT_ASSIGN_OR_RETURN(node_types, top.section("node_device_type", kOptional));
+  std::set<int> named_nodes;
+  for (const std::string& key : node_types ? node_types->keys() : std::vector<std::string>()) {
+    std::pair<int, int> range;
+    std::string type;
+    CT_RETURN_IF_ERROR(read_index_key(*node_types, key, profile->nodes, "node", &range));
+    CT_RETURN_IF_ERROR(node_types->text(key, &type, kRequired));
+    for (int node = range.first; node <= range.second; ++node) {
+      if (!named_nodes.insert(node).second)
+        return node_types->error(key, "node " + std::to_string(node) + " is given twice");
+      if (type != profile->device.name) profile->node_device_type[node] = type;  // the default needs no entry
+    }
+  }
+  CT_ASSIGN_OR_RETURN(slowdown, top.section("slowdown", kOptional));
+  for (const std::string& key : slowdown ? slowdown->keys() : std::vector<std::string>()) {
+    std::pair<int, int> range;
+    double factor = 1;
+    CT_RETURN_IF_ERROR(read_index_key(*slowdown, key, profile->devices(), "device", &range));
+    CT_RETURN_IF_ERROR(slowdown->number(key, FieldReader::kAtLeastOne, &factor, kRequired));
+    for (int rank = range.first; rank <= range.second; ++rank) {
+      if (!profile->slowdown.emplace(rank, factor).second) {
+        return slowdown->error(key, "device " + std::to_string(rank) + " is given twice");
+      }
+    }
+  }
+  CT_ASSIGN_OR_RETURN(costs, top.section("costs", kOptional));
+  for (const std::string& key : costs ? costs->keys() : std::vector<std::string>()) {
+    CT_ASSIGN_OR_RETURN(cost, costs->section(key, kRequired));
+    CostModel& model = profile->costs[key];
+    CT_RETURN_IF_ERROR(
+        cost->quantity("latency", Quantity::kTime, FieldReader::kNonNegative, &model.latency, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("flop_rate", Quantity::kFlopRate, FieldReader::kNonNegative, &model.flop_rate, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("byte_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.byte_rate, kOptional));
+    if (cost->keys().empty()) return costs->error(key, "give at least one of latency, flop_rate, byte_rate");
+    CT_RETURN_IF_ERROR(cost->finish());
+  }
+  return Status::ok();
+}
+
+Status read_profile(const ConfigNode& root, const std::string& source, ClusterProfile* profile) {
+  CT_ASSIGN_OR_RETURN(top, FieldReader::open(source, "", root));
+  profile->name = std::filesystem::path(source).stem().string();
+  CT_RETURN_IF_ERROR(top.text("name", &profile->name, kOptional));
+  CT_RETURN_IF_ERROR(top.text("description", &profile->description, kOptional));
+  CT_RETURN_IF_ERROR(top.integer("nodes", 1, &profile->nodes, kRequired));
+  CT_RETURN_IF_ERROR(top.integer("devices_per_node", 1, &profile->devices_per_node, kRequired));
+  if (static_cast<long long>(profile->nodes) * profile->devices_per_node > std::numeric_limits<int>::max()) {
+    return top.error("nodes", "nodes * devices_per_node is more devices than the twin can number");
+  }
+  CT_RETURN_IF_ERROR(top.text("default_dtype", &profile->default_dtype, kOptional));
+  if (!is_data_type(profile->default_dtype)) {
+    return top.error("default_dtype", "unknown data type '" + profile->default_dtype +
+                                          "' (allowed: " + std::string(kDataTypeList) + ")");
+  }
+  const ConfigNode* device = top.child("device");
+  if (device == nullptr) return top.error("device", "required but missing");
+  CT_RETURN_IF_ERROR(read_device_type(source, "device", *device, &profile->device));
+  CT_RETURN_IF_ERROR(read_network(top, profile));
+  CT_RETURN_IF_ERROR(read_variations(top, profile));
+  return top.finish();
+}
+
+#undef CT_ASSIGN_OR_RETURN
+
+}  // namespace
+
+StatusOr<ClusterProfile> parse_cluster_profile(const std::string& yaml_text, const std::string& name) {
+  ConfigNode root;
+  try {
+    CT_RETURN_IF_ERROR(convert(YAML::Load(yaml_text), name, "", 0, &root));
+  } catch (const YAML::Exception& e) {
+    const std::string where = e.mark.is_null() ? std::string()
+                                               : "line " + std::to_string(e.mark.line + 1) + ", column " +
+                                                     std::to_string(e.mark.column + 1) + ": ";
+    return Status::invalid_argument(name + ": not valid YAML: " + where + e.msg);
+  }
+  if (root.kind != ConfigNode::Kind::kMap) {
+    return Status::invalid_argument(name +
+                                    ": a cluster profile is a mapping of fields (name, nodes, devices_per_node, " +
+                                    "device, ...), got " + root.describe());
+  }
+  ClusterProfile profile;
+  CT_RETURN_IF_ERROR(read_profile(root, name, &profile));
+  CT_RETURN_IF_ERROR(validate_cluster_profile(profile, name));
+  return profile;
+}
+
+StatusOr<ClusterProfile> read_cluster_profile(const std::string& path) {
+  StatusOr<std::string> text = read_file(path);
+  if (!text.is_ok()) return text.status();
+  return parse_cluster_profile(*text, path);
+}
+
+}  // namespace clustertwin::sim

@@ -1,0 +1,136 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/common/status.h"
+
+namespace clustertwin::sim {
+
+/// One kind of accelerator (or CPU socket share, for localhost-cpu).
+struct DeviceType {
+  std::string name;                          // "H100-SXM5-80GB"
+  std::map<std::string, double> peak_flops;  // FLOP/s per data type: "fp32", "tf32", "bf16", "fp16", "fp8", "int8"
+  double memory_bytes = 0;                   // device memory capacity
+  double memory_bandwidth = 0;               // bytes/s
+  double compute_efficiency = 1.0;           // (0, 1]: the share of peak the roofline assumes
+  double memory_efficiency = 1.0;            // (0, 1]: the share of memory bandwidth the roofline assumes
+};
+
+/// A link: bandwidth in bytes/s (per direction), latency in seconds.
+struct LinkSpec {
+  double bandwidth = 0;
+  double latency = 0;
+};
+
+/// Devices of a node talk through a switch (NVSwitch, HCCS switch: one link
+/// per device to the switch) or a full mesh (a direct link per device pair).
+struct IntraNode {
+  enum class Kind { kSwitch, kFullMesh };
+  Kind kind = Kind::kSwitch;
+  LinkSpec link;  // per device (switch) or per device pair (full mesh)
+};
+
+struct Nics {
+  int per_node = 1;
+  LinkSpec link;                // one NIC
+  bool rail_optimized = false;  // device d of every node uses NIC d (and rail d of the fabric)
+};
+
+/// The network between nodes.
+///
+///   single_switch    every node on one switch
+///   fat_tree         `levels` levels of switches; `nodes_per_leaf` nodes per leaf switch,
+///                    `radix` children per switch above; `oversubscription` per level (1 = non-blocking)
+///   rail_leaf_spine  rail-optimised: leaf d of a group of `nodes_per_leaf` nodes connects NIC d of each; spines above
+///   dragonfly        groups of `routers_per_group` routers with `nodes_per_leaf` nodes each, all-to-all local
+///                    links inside a group and `global_links_per_router` global links per router
+struct Topology {
+  enum class Kind { kSingleSwitch, kFatTree, kRailLeafSpine, kDragonfly };
+  Kind kind = Kind::kSingleSwitch;
+  int levels = 1;
+  int nodes_per_leaf = 0;
+  int radix = 0;
+  std::vector<double> oversubscription;  // per level above the leaves; empty means 1 everywhere
+  int routers_per_group = 0;
+  int global_links_per_router = 0;
+  LinkSpec switch_link;  // switch-to-switch links; bandwidth 0 means "as fast as what they carry"
+};
+
+/// The cost of a task with a cost key: seconds = latency + flops / flop_rate + bytes / byte_rate.
+/// A rate of 0 means the term is absent.
+struct CostModel {
+  double latency = 0;    // seconds
+  double flop_rate = 0;  // FLOP/s
+  double byte_rate = 0;  // bytes/s
+  double seconds(double flops, double bytes) const;
+};
+
+/// A cluster as the twin sees it; the YAML schema is sim/platforms/README.md.
+struct ClusterProfile {
+  std::string name;
+  std::string description;
+  int nodes = 1;
+  int devices_per_node = 1;
+  DeviceType device;  // the default device type
+  std::vector<DeviceType> extra_device_types;
+  std::map<int, std::string> node_device_type;  // node index -> a name in extra_device_types (mixed clusters)
+  std::string default_dtype = "bf16";
+  LinkSpec host_link;                // host memory <-> one device
+  double host_memory_bandwidth = 0;  // bytes/s per node (embedding lookups from host DRAM)
+  IntraNode intra_node;
+  Nics nics;
+  Topology topology;
+  std::map<int, double> slowdown;          // device (global rank) -> factor >= 1 (stragglers)
+  std::map<std::string, CostModel> costs;  // cost key -> cost
+  /// A SimGrid XML platform that replaces the network built from this
+  /// profile ("" for none): its hosts, in file order, are the workers, each
+  /// its own node. Set by load_cluster_profile for a path ending in .xml.
+  std::string simgrid_platform;
+
+  int devices() const { return nodes * devices_per_node; }
+  /// The device type of global device `rank`.
+  const DeviceType& device_type_of(int rank) const;
+  /// The slowdown factor of device `rank` (1 when absent).
+  double slowdown_of(int rank) const;
+};
+
+/// Parses a profile from YAML text; `name` (the file) prefixes errors, which
+/// name the field and the value: "h100.yaml: field 'nics.bandwidth': -5 must be > 0".
+StatusOr<ClusterProfile> parse_cluster_profile(const std::string& yaml_text, const std::string& name);
+
+/// Reads a profile file.
+StatusOr<ClusterProfile> read_cluster_profile(const std::string& path);
+
+/// A shipped profile by name ("npu-1536", "gpu-128", "h100-1024", "localhost-cpu"), or a path to a YAML file.
+StatusOr<ClusterProfile> load_cluster_profile(const std::string& name_or_path);
+
+/// The names of the shipped profiles.
+std::vector<std::string> shipped_profile_names();
+
+/// Checks that `workers` fits the profile: at least 1, a multiple of
+/// devices_per_node (or fewer than one node's devices), at most devices().
+Status check_worker_count(const ClusterProfile& profile, int workers);
+
+/// Checks what relates fields to each other, for a profile parsed or built in
+/// code: node and device indices in range, device type names known and
+/// unique, default_dtype rated on every device type, NICs one per device when
+/// rail-optimised, topology parameters consistent and large enough for
+/// `nodes`. `name` prefixes errors. parse_cluster_profile calls it; the form
+/// and range of each single value is checked while parsing.
+Status validate_cluster_profile(const ClusterProfile& profile, const std::string& name);
+
+/// The most nodes `topology` can hold: nodes_per_leaf * radix^(levels-1) for
+/// fat_tree and rail_leaf_spine, (routers_per_group * global_links_per_router + 1)
+/// groups of routers_per_group * nodes_per_leaf nodes for dragonfly, unlimited
+/// (INT64_MAX) for single_switch. Saturates at INT64_MAX.
+int64_t topology_capacity(const Topology& topology);
+
+/// "single_switch", "fat_tree", "rail_leaf_spine", "dragonfly": the YAML spelling.
+std::string_view topology_kind_name(Topology::Kind kind);
+
+}  // namespace clustertwin::sim

@@ -1,0 +1,144 @@
+#include "sim/core/collective_bench.h"
+
+#include <charconv>
+
+#include "sim/core/simulator.h"
+
+namespace clustertwin::sim {
+namespace {
+
+StatusOr<int64_t> parse_size(const std::string& text, const std::string& whole) {
+  int64_t value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || value < 0) {
+    return Status::invalid_argument("--bytes '" + whole + "': '" + text +
+                                    "' is not a size (examples: 4096, 64K, 1M, 1G)");
+  }
+  const std::string suffix(ptr, end);
+  int64_t scale = 1;
+  if (suffix == "K" || suffix == "KiB") {
+    scale = int64_t{1} << 10;
+  } else if (suffix == "M" || suffix == "MiB") {
+    scale = int64_t{1} << 20;
+  } else if (suffix == "G" || suffix == "GiB") {
+    scale = int64_t{1} << 30;
+  } else if (!suffix.empty() && suffix != "B") {
+    return Status::invalid_argument("--bytes '" + whole + "': unknown unit '" + suffix +
+                                    "' (allowed: K, M, G, powers of 1024)");
+  }
+  return value * scale;
+}
+
+}  // namespace
+
+double bus_factor(models::CollectiveOp op, int n) {
+  const double nd = n;
+  switch (op) {
+    case models::CollectiveOp::kAllReduce:
+      return 2.0 * (nd - 1) / nd;
+    case models::CollectiveOp::kReduceScatter:
+    case models::CollectiveOp::kAllGather:
+    case models::CollectiveOp::kAllToAll:
+      return (nd - 1) / nd;
+    case models::CollectiveOp::kBroadcast:
+    case models::CollectiveOp::kSend:
+    case models::CollectiveOp::kRecv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+StatusOr<std::vector<int64_t>> parse_sizes(const std::string& text) {
+  std::vector<int64_t> sizes;
+  const size_t colon = text.find(':');
+  if (colon != std::string::npos) {
+    auto lo = parse_size(text.substr(0, colon), text);
+    if (!lo.is_ok()) return lo.status();
+    auto hi = parse_size(text.substr(colon + 1), text);
+    if (!hi.is_ok()) return hi.status();
+    if (*lo < 1 || *hi < *lo) {
+      return Status::invalid_argument("--bytes '" + text + "': the range must go from at least 1 byte up");
+    }
+    for (int64_t s = *lo; s <= *hi; s *= 2)
+      sizes.push_back(s);
+    return sizes;
+  }
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto s = parse_size(item, text);
+    if (!s.is_ok()) return s.status();
+    sizes.push_back(*s);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return sizes;
+}
+
+models::Plan collective_bench_plan(const CollectiveBenchOptions& options) {
+  models::Plan plan;
+  plan.system = "collectives";
+  plan.variant = std::string(models::collective_op_name(options.op));
+  plan.streams = {"comm"};
+  const bool p2p = options.op == models::CollectiveOp::kSend || options.op == models::CollectiveOp::kRecv;
+  for (size_t i = 0; i < options.sizes.size(); ++i) {
+    const int64_t bytes = options.sizes[i];
+    auto add = [&](models::CollectiveOp op, int peer_offset, std::vector<models::RankRange> ranks) {
+      models::Task t;
+      t.id = static_cast<int>(plan.tasks.size());
+      t.name = std::string(models::collective_op_name(op)) + " " + std::to_string(bytes) + " B";
+      t.kind = models::TaskKind::kCollective;
+      t.stream = 0;
+      t.bytes = bytes;
+      t.cost_key = "collective";
+      models::Collective c;
+      c.op = op;
+      c.algorithm = options.algorithm;
+      c.peer_offset = peer_offset;
+      c.tag = static_cast<int>(i);
+      t.collective = c;
+      t.ranks = std::move(ranks);
+      plan.tasks.push_back(std::move(t));
+    };
+    if (p2p) {
+      // Rank 0 sends to rank 1, as nccl-tests' sendrecv between two ranks.
+      add(models::CollectiveOp::kSend, 1, {{0, 1}});
+      add(models::CollectiveOp::kRecv, -1, {{1, 2}});
+    } else {
+      add(options.op, 0, {});
+    }
+  }
+  return plan;
+}
+
+StatusOr<std::vector<CollectiveBenchRow>> bench_collective(const CollectiveBenchOptions& options,
+                                                           const ClusterProfile& profile) {
+  if (options.sizes.empty()) return Status::invalid_argument("--bytes: no sizes given");
+  const models::Plan plan = collective_bench_plan(options);
+  SimOptions sim;
+  sim.workers = options.workers;
+  sim.steps = 1;
+  sim.warmup_steps = 0;
+  sim.auto_fidelity = false;
+  sim.fidelity = options.fidelity;
+  auto result = simulate_plan(plan, profile, sim);
+  if (!result.is_ok()) return result.status();
+  std::vector<CollectiveBenchRow> rows;
+  const bool p2p = options.op == models::CollectiveOp::kSend || options.op == models::CollectiveOp::kRecv;
+  const size_t per_size = p2p ? 2 : 1;
+  for (size_t i = 0; i < options.sizes.size(); ++i) {
+    CollectiveBenchRow row;
+    row.bytes = options.sizes[i];
+    // The recv of a pair ends with the transfer: its duration is the time.
+    row.time_s = result->tasks[i * per_size + (per_size - 1)].max_s;
+    row.algbw_gbps = row.time_s > 0 ? static_cast<double>(row.bytes) / row.time_s / 1e9 : 0;
+    row.busbw_gbps = row.algbw_gbps * bus_factor(options.op, p2p ? 2 : options.workers);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace clustertwin::sim

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/common/status.h"
+#include "models/plan/plan.h"
+#include "sim/core/cluster_profile.h"
+#include "sim/core/collective_runner.h"
+
+namespace clustertwin::sim {
+
+/// What `clustertwin sim collective` measures, as nccl-tests reports it.
+struct CollectiveBenchOptions {
+  models::CollectiveOp op = models::CollectiveOp::kAllReduce;
+  models::Algorithm algorithm = models::Algorithm::kAuto;
+  std::vector<int64_t> sizes;  // bytes, nccl-tests convention (see models/plan/plan.h)
+  int workers = 2;
+  Fidelity fidelity = Fidelity::kFlow;
+};
+
+struct CollectiveBenchRow {
+  int64_t bytes = 0;
+  double time_s = 0;      // from the last rank's arrival to the collective's end
+  double algbw_gbps = 0;  // bytes / time, GB = 1e9 bytes
+  double busbw_gbps = 0;  // algbw x the operation's bus factor
+};
+
+/// nccl-tests' bus-bandwidth factor: all-reduce 2(n-1)/n; reduce-scatter,
+/// all-gather and all-to-all (n-1)/n; broadcast and send/recv 1.
+double bus_factor(models::CollectiveOp op, int n);
+
+/// "1K:1G" (doubling) or "4096,1M" into byte counts; K/M/G are powers of 1024.
+StatusOr<std::vector<int64_t>> parse_sizes(const std::string& text);
+
+/// Simulates the collective at each size, one after the other on every
+/// worker (one simulation, one task per size).
+StatusOr<std::vector<CollectiveBenchRow>> bench_collective(const CollectiveBenchOptions& options,
+                                                           const ClusterProfile& profile);
+
+/// The plan that bench_collective runs: one stream, one task per size.
+models::Plan collective_bench_plan(const CollectiveBenchOptions& options);
+
+}  // namespace clustertwin::sim

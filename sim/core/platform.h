@@ -1,0 +1,98 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/common/status.h"
+#include "sim/core/cluster_profile.h"
+
+namespace simgrid::s4u {
+class Host;
+class Mailbox;
+}  // namespace simgrid::s4u
+
+namespace clustertwin::sim {
+
+/// The SimGrid platform of a cluster profile for a given number of workers.
+/// Every SimGrid platform call of the twin lives in platform.cpp, so that
+/// SimGrid 4's renamed zone API touches one file.
+///
+/// The model, per node (a SimGrid full zone):
+///
+///            (to the fabric: node uplink = NICs x NIC bandwidth)
+///                           |
+///     cpu0   cpu1      node endpoint (the zone's gateway; flow-fidelity node-to-node traffic)
+///      |pcie  |pcie      /    |
+///     dev0 --------- dev1       nic0, nic1 (one NIC per device when rail-optimised)
+///        | (switch or mesh) |
+///          node switch host (flow-fidelity traffic of a device to its whole node)
+///
+/// and between nodes a tree of aggregate links (a fluid fat tree: each level's
+/// uplink carries the sum of what it aggregates divided by the level's
+/// oversubscription), with one explicit route per node pair. A flow's
+/// bandwidth is the max-min share of every link on its route (SimGrid's CM02
+/// model without TCP window or cross-traffic effects, so that closed forms
+/// hold exactly until the calibrators add factors).
+class Platform {
+ public:
+  /// Builds the platform of the first `workers` devices of `profile` in the
+  /// current SimGrid engine, or loads profile.simgrid_platform when set (its
+  /// hosts in file order are the workers, each its own node, with no node
+  /// aggregates). InvalidArgument when the worker count does not fit.
+  static StatusOr<std::unique_ptr<Platform>> build(const ClusterProfile& profile, int workers);
+  ~Platform();
+
+  int workers() const { return workers_; }
+  int devices_per_node() const { return devices_per_node_; }
+  int nodes() const { return static_cast<int>(node_endpoints_.size()); }
+  int node_of(int rank) const { return rank / devices_per_node_; }
+  const ClusterProfile& profile() const { return profile_; }
+
+  /// The device of `rank`: compute runs here; its speed is 1e9 work units per
+  /// second divided by the device's slowdown.
+  simgrid::s4u::Host* device(int rank) const { return devices_[rank]; }
+  /// The host side of `rank`: lookups and host work run here; copies cross the host link.
+  simgrid::s4u::Host* cpu(int rank) const { return cpus_[rank]; }
+  /// The aggregate endpoint of `node`, for flow-fidelity traffic between whole nodes.
+  simgrid::s4u::Host* node_endpoint(int node) const { return node_endpoints_[node]; }
+  /// Where a device's flow-fidelity traffic to the rest of its node goes (through its fabric link).
+  simgrid::s4u::Host* node_switch(int node) const { return node_switches_[node]; }
+
+  /// Whether node endpoints and switches exist (not on a SimGrid platform file).
+  bool has_node_aggregates() const { return !node_endpoints_.empty(); }
+  /// The exec amount that keeps `rank`'s device busy for `seconds` at slowdown 1.
+  double work_units(int rank, double seconds) const;
+
+  /// One-way route latency between two hosts, seconds (cached).
+  double latency(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
+
+  /// A mailbox no pending flow uses; hand it back with give_mailbox when its flow is done.
+  simgrid::s4u::Mailbox* take_mailbox();
+  void give_mailbox(simgrid::s4u::Mailbox* mailbox) { free_mailboxes_.push_back(mailbox); }
+
+ private:
+  Platform(const ClusterProfile& profile, int workers);
+  static StatusOr<std::unique_ptr<Platform>> load_xml(const ClusterProfile& profile, int workers);
+
+  ClusterProfile profile_;
+  int workers_;
+  int devices_per_node_;
+  std::vector<simgrid::s4u::Host*> devices_;
+  std::vector<simgrid::s4u::Host*> cpus_;
+  std::vector<simgrid::s4u::Host*> node_endpoints_;
+  std::vector<simgrid::s4u::Host*> node_switches_;
+  std::map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, double> latency_cache_;
+  std::vector<simgrid::s4u::Mailbox*> free_mailboxes_;
+  int mailboxes_created_ = 0;
+};
+
+/// Work units per second of a device at slowdown 1: a task of d seconds is d * 1e9 units.
+inline constexpr double kWorkUnitsPerSecond = 1e9;
+
+/// Sets the SimGrid network model the twin uses (call before building a platform).
+void configure_engine_for_twin();
+
+}  // namespace clustertwin::sim

@@ -1,0 +1,368 @@
+#include "sim/core/simulator.h"
+
+#include <xbt/log.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <simgrid/s4u.hpp>
+#include <tuple>
+
+#include "models/common/check.h"
+#include "models/common/version.h"
+#include "models/plan/plan_validator.h"
+#include "sim/core/collective_runner.h"
+#include "sim/core/isolated.h"
+#include "sim/core/metrics.h"
+#include "sim/core/platform.h"
+#include "sim/core/task_cost.h"
+#include "traces/trace_writer.h"
+
+namespace clustertwin::sim {
+namespace {
+
+namespace sg = simgrid::s4u;
+using models::Task;
+using models::TaskKind;
+
+traces::Category category_of(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kCompute:
+      return traces::Category::kCompute;
+    case TaskKind::kCollective:
+      return traces::Category::kComm;
+    case TaskKind::kCopy:
+      return traces::Category::kCopy;
+    case TaskKind::kLookup:
+      return traces::Category::kLookup;
+    case TaskKind::kHost:
+      return traces::Category::kHost;
+  }
+  return traces::Category::kHost;
+}
+
+// A collective in flight: who has arrived, and when it is over.
+struct Instance {
+  int expected = 0;
+  int arrived = 0;
+  bool done = false;
+  sg::MutexPtr mutex = sg::Mutex::create();
+  sg::ConditionVariablePtr cv = sg::ConditionVariable::create();
+};
+
+// Per-rank completion flags of (step, task), and a condition to wait on them.
+struct RankState {
+  std::vector<std::vector<char>> done;  // [step][task]
+  sg::MutexPtr mutex = sg::Mutex::create();
+  sg::ConditionVariablePtr cv = sg::ConditionVariable::create();
+};
+
+/// One simulation inside the child process: the plan's streams as actors.
+class Run {
+ public:
+  Run(const models::Plan& plan, Platform& platform, const SimOptions& options, Fidelity fidelity,
+      std::vector<std::vector<double>> seconds)
+      : plan_(plan), platform_(platform), options_(options), fidelity_(fidelity), seconds_(std::move(seconds)) {
+    ranks_.resize(options.workers);
+    for (RankState& r : ranks_)
+      r.done.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
+    step_end_.assign(options.steps, 0.0);
+  }
+
+  Status start() {
+    const int world = options_.workers;
+    for (int rank = 0; rank < world; ++rank) {
+      for (int stream = 0; stream < static_cast<int>(plan_.streams.size()); ++stream) {
+        std::vector<int> tasks;
+        for (const Task& t : plan_.tasks) {
+          if (t.stream == stream && models::runs_on(t, rank, world)) tasks.push_back(t.id);
+        }
+        if (tasks.empty()) continue;
+        sg::Actor::create("r" + std::to_string(rank) + "." + plan_.streams[stream], platform_.device(rank),
+                          [this, rank, stream, tasks] { stream_loop(rank, stream, tasks); });
+      }
+    }
+    return Status::ok();
+  }
+
+  Status check_complete() const {
+    int64_t missing = 0;
+    for (int rank = 0; rank < options_.workers; ++rank) {
+      for (int step = 0; step < options_.steps; ++step) {
+        for (const Task& t : plan_.tasks) {
+          if (models::runs_on(t, rank, options_.workers) && !ranks_[rank].done[step][t.id]) ++missing;
+        }
+      }
+    }
+    if (missing > 0) {
+      return Status::internal("the simulation stopped with " + std::to_string(missing) +
+                              " task runs not done (a deadlock in the plan)");
+    }
+    return Status::ok();
+  }
+
+  std::vector<traces::Event>& events() { return events_; }
+  const std::vector<double>& step_end() const { return step_end_; }
+
+ private:
+  bool deps_done(int rank, int step, const Task& t) const {
+    const RankState& r = ranks_[rank];
+    for (int d : t.deps) {
+      if (models::runs_on(plan_.tasks[d], rank, options_.workers) && !r.done[step][d]) return false;
+    }
+    if (step > 0) {
+      for (int d : t.prev_step_deps) {
+        if (models::runs_on(plan_.tasks[d], rank, options_.workers) && !r.done[step - 1][d]) return false;
+      }
+    }
+    return true;
+  }
+
+  void stream_loop(int rank, int stream, const std::vector<int>& tasks) {
+    RankState& r = ranks_[rank];
+    for (int step = 0; step < options_.steps; ++step) {
+      for (int id : tasks) {
+        const Task& t = plan_.tasks[id];
+        {
+          std::unique_lock<sg::Mutex> lock(*r.mutex);
+          while (!deps_done(rank, step, t))
+            r.cv->wait(lock);
+        }
+        const double start = sg::Engine::get_clock();
+        execute(rank, step, t);
+        const double end = sg::Engine::get_clock();
+        record(rank, stream, step, t, start, end);
+        {
+          std::unique_lock<sg::Mutex> lock(*r.mutex);
+          r.done[step][id] = 1;
+        }
+        r.cv->notify_all();
+      }
+    }
+  }
+
+  void execute(int rank, int step, const Task& t) {
+    switch (t.kind) {
+      case TaskKind::kCompute:
+      case TaskKind::kLookup:
+      case TaskKind::kHost: {
+        const double amount = platform_.work_units(rank, seconds_[t.id][rank]);
+        if (amount <= 0) return;
+        sg::Host* host = t.kind == TaskKind::kCompute ? platform_.device(rank) : platform_.cpu(rank);
+        sg::this_actor::exec_init(amount)->set_host(host)->wait();
+        return;
+      }
+      case TaskKind::kCopy:
+        if (platform_.cpu(rank) == platform_.device(rank)) {
+          // A platform file has no host side: the profile's host link prices the copy.
+          const LinkSpec& link = platform_.profile().host_link;
+          sg::this_actor::sleep_for(link.latency +
+                                    (link.bandwidth > 0 ? static_cast<double>(t.bytes) / link.bandwidth : 0));
+        } else {
+          sg::Comm::sendto(platform_.cpu(rank), platform_.device(rank), static_cast<uint64_t>(t.bytes));
+        }
+        return;
+      case TaskKind::kCollective:
+        collective(rank, step, t);
+        return;
+    }
+  }
+
+  void collective(int rank, int step, const Task& t) {
+    const models::Collective& c = *t.collective;
+    const int world = options_.workers;
+    std::vector<int> members;
+    std::tuple<int, int, int, int> key;
+    const Task* sender = &t;
+    if (c.op == models::CollectiveOp::kSend || c.op == models::CollectiveOp::kRecv) {
+      const int peer = ((rank + c.peer_offset) % world + world) % world;
+      const int from = c.op == models::CollectiveOp::kSend ? rank : peer;
+      const int to = c.op == models::CollectiveOp::kSend ? peer : rank;
+      members = {from, to};
+      key = {-1 - c.tag, step, from, to};
+      if (c.op == models::CollectiveOp::kRecv) sender = nullptr;  // the send's size is used
+    } else {
+      members = models::group_members(c.group, rank, world, platform_.devices_per_node());
+      key = {t.id, step, members.front(), 0};
+    }
+    Instance& inst = instances_[key];
+    if (inst.expected == 0) inst.expected = static_cast<int>(members.size());
+    if (sender != nullptr) send_bytes_[key] = t.bytes;
+    if (++inst.arrived < inst.expected) {
+      std::unique_lock<sg::Mutex> lock(*inst.mutex);
+      while (!inst.done)
+        inst.cv->wait(lock);
+      return;
+    }
+    // The last member to arrive runs the collective for everyone.
+    auto schedule = build_schedule(
+        c, send_bytes_[key], members, [this](int r) { return platform_.node_of(r); }, t.name);
+    CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run
+    run_collective(platform_, *schedule, fidelity_);
+    {
+      std::unique_lock<sg::Mutex> lock(*inst.mutex);
+      inst.done = true;
+    }
+    inst.cv->notify_all();
+  }
+
+  void record(int rank, int stream, int step, const Task& t, double start, double end) {
+    traces::Event e;
+    e.name = t.name;
+    e.category = category_of(t.kind);
+    e.rank = rank;
+    e.stream = stream;
+    e.ts_us = start * 1e6;
+    e.dur_us = (end - start) * 1e6;
+    e.task_id = t.id;
+    e.cost_key = t.cost_key;
+    e.step = step;
+    if (t.micro_batch >= 0) e.micro_batch = t.micro_batch;
+    if (t.bytes > 0) e.bytes = t.bytes;
+    if (t.flops > 0) e.flops = t.flops;
+    if (t.collective) {
+      e.collective = models::collective_op_name(t.collective->op);
+      if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv) {
+        e.peer = ((rank + t.collective->peer_offset) % options_.workers + options_.workers) % options_.workers;
+        e.group_size = 2;
+      } else {
+        e.group_size = static_cast<int64_t>(
+            models::group_members(t.collective->group, rank, options_.workers, platform_.devices_per_node()).size());
+      }
+    }
+    events_.push_back(std::move(e));
+    step_end_[step] = std::max(step_end_[step], end);
+  }
+
+  const models::Plan& plan_;
+  Platform& platform_;
+  const SimOptions& options_;
+  Fidelity fidelity_;
+  std::vector<std::vector<double>> seconds_;  // [task][rank] nominal seconds of compute-like tasks
+  std::vector<RankState> ranks_;
+  std::map<std::tuple<int, int, int, int>, Instance> instances_;
+  std::map<std::tuple<int, int, int, int>, int64_t> send_bytes_;
+  std::vector<traces::Event> events_;
+  std::vector<double> step_end_;
+};
+
+// Checks everything that can be checked before the child starts, and prices
+// the compute-like tasks per rank.
+StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, const ClusterProfile& profile,
+                                                   const SimOptions& options) {
+  if (options.steps < 1)
+    return Status::invalid_argument("--steps " + std::to_string(options.steps) + ": must be at least 1");
+  if (options.warmup_steps < 0 || options.warmup_steps >= options.steps) {
+    return Status::invalid_argument("--warmup " + std::to_string(options.warmup_steps) + ": must be in [0, steps " +
+                                    std::to_string(options.steps) + ")");
+  }
+  CT_RETURN_IF_ERROR(check_worker_count(profile, options.workers));
+  const std::string name = plan.system + "/" + plan.variant;
+  CT_RETURN_IF_ERROR(models::validate_plan(plan, name));
+  CT_RETURN_IF_ERROR(models::validate_plan_for_world(plan, name, options.workers, profile.devices_per_node));
+  std::vector<std::vector<double>> seconds(plan.tasks.size(), std::vector<double>(options.workers, 0.0));
+  auto node_of = [&](int r) {
+    return profile.simgrid_platform.empty() ? r / std::min(options.workers, profile.devices_per_node) : r;
+  };
+  for (const Task& t : plan.tasks) {
+    if (t.kind == TaskKind::kCollective) {
+      // Reject algorithms that do not fit the group now, not inside the run.
+      if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv) continue;
+      auto members = models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);
+      auto schedule = build_schedule(*t.collective, t.bytes, members, node_of, t.name);
+      if (!schedule.is_ok()) return schedule.status().with_context(name);
+      continue;
+    }
+    if (t.kind == TaskKind::kCopy) continue;
+    for (int rank = 0; rank < options.workers; ++rank) {
+      auto s = task_seconds(t, profile.device_type_of(rank), profile);
+      if (!s.is_ok()) return s.status().with_context(name);
+      seconds[t.id][rank] = *s;
+    }
+  }
+  return seconds;
+}
+
+StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options,
+                                   std::vector<std::vector<double>> seconds) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  int argc = 3;
+  char arg0[] = "clustertwin";
+  char arg1[] = "--log=root.thresh:critical";
+  char arg2[] = "--cfg=contexts/stack-size:256";
+  char* argv[] = {arg0, arg1, arg2, nullptr};
+  sg::Engine engine(&argc, argv);
+  configure_engine_for_twin();
+  auto platform = Platform::build(profile, options.workers);
+  if (!platform.is_ok()) return platform.status();
+  const Fidelity fidelity = options.auto_fidelity
+                                ? (options.workers <= kStepFidelityMaxWorkers ? Fidelity::kStep : Fidelity::kFlow)
+                                : options.fidelity;
+  Run run(plan, **platform, options, fidelity, std::move(seconds));
+  CT_RETURN_IF_ERROR(run.start());
+  engine.run();
+  CT_RETURN_IF_ERROR(run.check_complete());
+
+  SimResult result;
+  result.system = plan.system;
+  result.variant = plan.variant;
+  result.platform = profile.name;
+  result.workers = options.workers;
+  result.steps = options.steps;
+  result.warmup_steps = options.warmup_steps;
+  result.fidelity = fidelity;
+  result.step_end_s = run.step_end();
+  result.events = static_cast<int64_t>(run.events().size());
+  auto peak = [&](const traces::Event& e) {
+    const DeviceType& device = profile.device_type_of(static_cast<int>(e.rank));
+    const std::string& dtype =
+        plan.tasks[*e.task_id].dtype.empty() ? profile.default_dtype : plan.tasks[*e.task_id].dtype;
+    auto it = device.peak_flops.find(dtype);
+    return it == device.peak_flops.end() ? 0.0 : it->second;
+  };
+  compute_metrics(plan, run.events(), peak, &result);
+
+  if (!options.trace_out.empty()) {
+    // Events in a fixed order (rank, stream, start) so that traces are byte-identical across runs.
+    std::vector<traces::Event>& events = run.events();
+    std::stable_sort(events.begin(), events.end(), [](const traces::Event& a, const traces::Event& b) {
+      return std::tie(a.rank, a.stream, a.ts_us) < std::tie(b.rank, b.stream, b.ts_us);
+    });
+    traces::Metadata m;
+    m.source = traces::Source::kSim;
+    m.system = plan.system;
+    m.variant = plan.variant;
+    m.world_size = options.workers;
+    m.hardware = profile.name;
+    m.config_json = "{\"steps\":" + std::to_string(options.steps) +
+                    ",\"warmup_steps\":" + std::to_string(options.warmup_steps) + ",\"fidelity\":\"" +
+                    std::string(fidelity_name(fidelity)) + "\"}";
+    m.seed = options.seed;
+    m.clustertwin_version = std::string(version());
+    m.streams = plan.streams;
+    auto writer = traces::TraceWriter::create(options.trace_out, m);
+    if (!writer.is_ok()) return writer.status();
+    for (const traces::Event& e : events)
+      (*writer)->write(e);
+    CT_RETURN_IF_ERROR((*writer)->close());
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return std::to_string(result.wall_s) + "\n" + sim_result_to_json(result);
+}
+
+}  // namespace
+
+StatusOr<SimResult> simulate_plan(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options) {
+  auto seconds = prepare(plan, profile, options);
+  if (!seconds.is_ok()) return seconds.status();
+  auto payload = run_isolated(
+      [&]() -> StatusOr<std::string> { return run_in_child(plan, profile, options, std::move(*seconds)); });
+  if (!payload.is_ok()) return payload.status();
+  const size_t newline = payload->find('\n');
+  auto result = sim_result_from_json(payload->substr(newline + 1));
+  if (!result.is_ok()) return result.status();
+  result->wall_s = std::atof(payload->substr(0, newline).c_str());
+  return result;
+}
+
+}  // namespace clustertwin::sim

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/common/status.h"
+#include "models/plan/plan.h"
+#include "sim/core/cluster_profile.h"
+#include "sim/core/collective_runner.h"
+
+namespace clustertwin::sim {
+
+/// How to run a plan in the twin.
+struct SimOptions {
+  int workers = 1;
+  int steps = 6;         // steps simulated
+  int warmup_steps = 2;  // steps before the measured window (pipelines fill up)
+  /// Collective fidelity; `auto_fidelity` picks step up to kStepFidelityMaxWorkers workers, flow above.
+  Fidelity fidelity = Fidelity::kFlow;
+  bool auto_fidelity = true;
+  uint64_t seed = 0;      // recorded in the trace; the twin itself draws no random numbers yet
+  std::string trace_out;  // write the simulated trace here ("" for none)
+};
+
+inline constexpr int kStepFidelityMaxWorkers = 64;
+
+/// Busy time of one stream, averaged over ranks, per measured step.
+struct StreamMetrics {
+  std::string stream;
+  double busy_s = 0;
+  double utilization = 0;  // busy / step time
+};
+
+/// Duration of one plan task, averaged over the ranks that run it and the measured steps.
+struct TaskMetrics {
+  std::string name;
+  double mean_s = 0;
+  double max_s = 0;
+};
+
+/// What a twin run predicts. Per-step figures are means over the measured
+/// steps (after the warm-up) and over ranks.
+struct SimResult {
+  std::string system;
+  std::string variant;
+  std::string platform;
+  int workers = 0;
+  int steps = 0;
+  int warmup_steps = 0;
+  Fidelity fidelity = Fidelity::kFlow;
+  double step_time_s = 0;          // steady state: (end of last step - end of warm-up) / measured steps
+  std::vector<double> step_end_s;  // end of each step (last task of the step on any rank)
+  double compute_s = 0;            // busy time of compute tasks
+  double comm_s = 0;               // time some collective of the rank runs
+  double exposed_comm_s = 0;       // ... while no compute task of the rank runs
+  double mfu = 0;                  // model FLOPs utilisation of compute tasks against the device peak
+  std::vector<StreamMetrics> streams;
+  std::vector<TaskMetrics> tasks;  // in plan order
+  int64_t events = 0;              // tasks executed, all ranks and steps
+  double wall_s = 0;               // host seconds the simulation took
+};
+
+/// Runs `plan` on `profile` with `options.workers` workers in SimGrid.
+///
+/// Each simulation runs in a child process (SimGrid allows one engine per
+/// process), so callers can run many, in parallel if they like; the result
+/// comes back through a pipe. InvalidArgument for a plan that does not fit
+/// the world (see models/plan/plan_validator.h) or a task the profile cannot
+/// price; Internal when the simulation fails.
+StatusOr<SimResult> simulate_plan(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options);
+
+/// The result as one JSON object (deterministic: same inputs, same bytes).
+std::string sim_result_to_json(const SimResult& result);
+StatusOr<SimResult> sim_result_from_json(const std::string& text);
+
+}  // namespace clustertwin::sim

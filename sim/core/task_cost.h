@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+
+#include "models/common/status.h"
+#include "models/plan/plan.h"
+#include "sim/core/cluster_profile.h"
+
+namespace clustertwin::sim {
+
+/// The nominal duration of a compute, lookup or host task on a device of
+/// type `device` (before the device's slowdown), seconds:
+///
+///   with a cost key in the profile:  latency + flops / flop_rate + bytes / byte_rate
+///   compute, otherwise (roofline):   max(flops / (peak[dtype] x compute_efficiency),
+///                                        bytes / (memory_bandwidth x memory_efficiency))
+///   lookup, otherwise:               bytes / (host_memory_bandwidth / devices_per_node)
+///   host, otherwise:                 an error: host work has no roofline, give it a cost key
+///
+/// InvalidArgument names the task and what is missing (an unknown dtype, no
+/// host memory bandwidth in the profile, ...).
+StatusOr<double> task_seconds(const models::Task& task, const DeviceType& device, const ClusterProfile& profile);
+
+}  // namespace clustertwin::sim

@@ -1,0 +1,113 @@
+// The flow fidelity (aggregate flows per phase and node pair) against the
+// step fidelity (every message) for every collective and algorithm, at 8, 16
+// and 64 workers on each shipped profile that holds that many devices.
+
+#include <gtest/gtest.h>
+
+#include "sim/core/simulator.h"
+
+namespace clustertwin::sim {
+namespace {
+
+using models::Algorithm;
+using models::CollectiveOp;
+
+struct Variant {
+  CollectiveOp op;
+  Algorithm algorithm;
+};
+
+const Variant kVariants[] = {
+    {CollectiveOp::kAllReduce, Algorithm::kRing},
+    {CollectiveOp::kAllReduce, Algorithm::kTree},
+    {CollectiveOp::kAllReduce, Algorithm::kHalvingDoubling},
+    {CollectiveOp::kAllReduce, Algorithm::kHierarchical},
+    {CollectiveOp::kAllReduce, Algorithm::kDirect},
+    {CollectiveOp::kAllToAll, Algorithm::kDirect},
+    {CollectiveOp::kAllToAll, Algorithm::kHierarchical},
+    {CollectiveOp::kAllGather, Algorithm::kRing},
+    {CollectiveOp::kAllGather, Algorithm::kHalvingDoubling},
+    {CollectiveOp::kAllGather, Algorithm::kDirect},
+    {CollectiveOp::kReduceScatter, Algorithm::kRing},
+    {CollectiveOp::kReduceScatter, Algorithm::kHalvingDoubling},
+    {CollectiveOp::kBroadcast, Algorithm::kTree},
+    {CollectiveOp::kBroadcast, Algorithm::kDirect},
+};
+
+// Every variant at two sizes, one after the other on one stream, plus a send/recv pair.
+models::Plan all_collectives_plan() {
+  models::Plan plan;
+  plan.system = "collectives";
+  plan.variant = "fidelity";
+  plan.streams = {"comm"};
+  auto add = [&](const std::string& name, models::Collective c, int64_t bytes, std::vector<models::RankRange> ranks) {
+    models::Task t;
+    t.id = static_cast<int>(plan.tasks.size());
+    t.name = name;
+    t.kind = models::TaskKind::kCollective;
+    t.bytes = bytes;
+    t.collective = c;
+    t.ranks = std::move(ranks);
+    plan.tasks.push_back(t);
+  };
+  for (int64_t bytes : {int64_t{256} << 10, int64_t{32} << 20}) {
+    for (const Variant& v : kVariants) {
+      models::Collective c;
+      c.op = v.op;
+      c.algorithm = v.algorithm;
+      add(std::string(models::collective_op_name(v.op)) + "/" + std::string(models::algorithm_name(v.algorithm)) + "/" +
+              std::to_string(bytes),
+          c, bytes, {});
+    }
+    models::Collective send;
+    send.op = CollectiveOp::kSend;
+    send.peer_offset = 1;
+    send.tag = static_cast<int>(bytes);
+    add("send/" + std::to_string(bytes), send, bytes, {{0, 1}});
+    models::Collective recv = send;
+    recv.op = CollectiveOp::kRecv;
+    recv.peer_offset = -1;
+    add("recv/" + std::to_string(bytes), recv, bytes, {{1, 2}});
+  }
+  return plan;
+}
+
+class FidelityAgreementTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(FidelityAgreementTest, FlowWithinFivePercentOfStep) {
+  const auto& [platform, workers] = GetParam();
+  auto profile = load_cluster_profile(platform);
+  ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+  if (workers > profile->devices()) GTEST_SKIP() << platform << " has " << profile->devices() << " devices";
+  const models::Plan plan = all_collectives_plan();
+  SimOptions o;
+  o.workers = workers;
+  o.steps = 1;
+  o.warmup_steps = 0;
+  o.auto_fidelity = false;
+  o.fidelity = Fidelity::kStep;
+  auto step = simulate_plan(plan, *profile, o);
+  ASSERT_TRUE(step.is_ok()) << step.status().message();
+  o.fidelity = Fidelity::kFlow;
+  auto flow = simulate_plan(plan, *profile, o);
+  ASSERT_TRUE(flow.is_ok()) << flow.status().message();
+  for (size_t t = 0; t < plan.tasks.size(); ++t) {
+    const double s = step->tasks[t].max_s, f = flow->tasks[t].max_s;
+    EXPECT_NEAR(f, s, 0.05 * s) << plan.tasks[t].name << " on " << platform << " at " << workers << " workers";
+  }
+}
+
+// localhost-cpu holds 4 workers only: it is checked at 4, and skips the rest.
+INSTANTIATE_TEST_SUITE_P(ShippedProfiles, FidelityAgreementTest,
+                         ::testing::Combine(::testing::Values("npu-1536", "gpu-128", "h100-1024", "localhost-cpu"),
+                                            ::testing::Values(4, 8, 16, 64)),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param));
+                           for (char& c : name) {
+                             if (c == '-') c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace clustertwin::sim

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "sim/core/cluster_profile.h"
+
+namespace clustertwin::sim::testing {
+
+/// n nodes of one device each on a single switch: every route is
+/// NIC up (nic_latency) + switch (switch_latency) + NIC down (nic_latency),
+/// so alpha = 2 nic_latency + switch_latency and beta = nic_bandwidth.
+inline ClusterProfile uniform_switch(int n, double nic_bandwidth, double nic_latency, double switch_latency) {
+  ClusterProfile p;
+  p.name = "uniform-switch";
+  p.nodes = n;
+  p.devices_per_node = 1;
+  p.device.name = "test-device";
+  p.device.peak_flops["bf16"] = 100e12;
+  p.device.memory_bytes = 80e9;
+  p.device.memory_bandwidth = 2e12;
+  p.host_link = {25e9, 1e-6};
+  p.host_memory_bandwidth = 100e9;
+  p.intra_node.link = {100e9, 1e-6};
+  p.nics.per_node = 1;
+  p.nics.link = {nic_bandwidth, nic_latency};
+  p.topology.kind = Topology::Kind::kSingleSwitch;
+  p.topology.switch_link.latency = switch_latency;
+  return p;
+}
+
+}  // namespace clustertwin::sim::testing

@@ -1,0 +1,173 @@
+// Plan execution in the twin: overlap, exposed communication, stragglers,
+// topology, determinism and the simulated trace.
+
+#include "sim/core/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "models/common/file_io.h"
+#include "tests/sim/sim_test_util.h"
+#include "traces/validator.h"
+
+namespace clustertwin::sim {
+namespace {
+
+using models::CollectiveOp;
+using models::Task;
+using models::TaskKind;
+
+// alpha = 2.5 us, beta = 10 GB/s, 4 workers.
+ClusterProfile four_workers() {
+  ClusterProfile p = testing::uniform_switch(4, 10e9, 1e-6, 0.5e-6);
+  p.costs["c1"] = CostModel{10e-3, 0, 0};  // 10 ms
+  p.costs["c2"] = CostModel{5e-3, 0, 0};   // 5 ms
+  return p;
+}
+
+//   compute |c1 10 ms|c2 5 ms|               |c1 ...
+//   comm    |a2a|            |ar (exposed)   |a2a ...
+models::Plan overlap_plan() {
+  models::Plan plan;
+  plan.system = "synthetic";
+  plan.variant = "overlap";
+  plan.streams = {"compute", "comm"};
+  auto task = [&](const char* name, TaskKind kind, int stream) -> Task& {
+    Task t;
+    t.id = static_cast<int>(plan.tasks.size());
+    t.name = name;
+    t.kind = kind;
+    t.stream = stream;
+    plan.tasks.push_back(t);
+    return plan.tasks.back();
+  };
+  Task& c1 = task("c1", TaskKind::kCompute, 0);
+  c1.cost_key = "c1";
+  c1.flops = 1e12;
+  c1.prev_step_deps = {3};
+  Task& a2a = task("a2a", TaskKind::kCollective, 1);
+  a2a.bytes = 40'000'000;
+  a2a.collective = models::Collective{};
+  a2a.collective->op = CollectiveOp::kAllToAll;
+  Task& c2 = task("c2", TaskKind::kCompute, 0);
+  c2.cost_key = "c2";
+  c2.deps = {0};
+  Task& ar = task("ar", TaskKind::kCollective, 1);
+  ar.bytes = 10'000'000;
+  ar.collective = models::Collective{};
+  ar.collective->algorithm = models::Algorithm::kRing;
+  ar.deps = {2};
+  return plan;
+}
+
+// a2a: alpha + (n-1)/n S / beta = 2.5 us + 0.75 x 40 MB / 10 GB/s = 3.0025 ms
+// ar:  2 (n-1) (alpha + S / (n beta)) = 6 x (2.5 us + 250 us) = 1.515 ms
+constexpr double kA2a = 3.0025e-3;
+constexpr double kAr = 1.515e-3;
+
+TEST(SimulatorTest, OverlapHidesTheAllToAllAndExposesTheAllReduce) {
+  SimOptions o;
+  o.workers = 4;
+  auto r = simulate_plan(overlap_plan(), four_workers(), o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_NEAR(r->step_time_s, 15e-3 + kAr, 1e-6);  // c1 + c2, then the all-reduce
+  EXPECT_NEAR(r->compute_s, 15e-3, 1e-6);
+  EXPECT_NEAR(r->comm_s, kA2a + kAr, 1e-6);
+  EXPECT_NEAR(r->exposed_comm_s, kAr, 1e-6);  // the all-to-all runs under c1
+  // MFU: 1e12 FLOPs at a 100 TFLOP/s peak is 10 ms of peak work per step.
+  EXPECT_NEAR(r->mfu, 10e-3 / (15e-3 + kAr), 1e-4);
+  ASSERT_EQ(r->streams.size(), 2u);
+  EXPECT_NEAR(r->streams[0].utilization, 15e-3 / (15e-3 + kAr), 1e-4);
+  EXPECT_EQ(r->events, 4 * 4 * 6);  // 4 tasks x 4 ranks x 6 steps
+}
+
+TEST(SimulatorTest, AStragglerSetsTheStep) {
+  ClusterProfile p = four_workers();
+  p.slowdown[1] = 2.0;
+  SimOptions o;
+  o.workers = 4;
+  auto r = simulate_plan(overlap_plan(), p, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_NEAR(r->step_time_s, 2 * 15e-3 + kAr, 1e-6);  // everyone waits for rank 1 at the all-reduce
+}
+
+TEST(SimulatorTest, SameInputsGiveByteIdenticalResultsAndTraces) {
+  const std::string t1 = ::testing::TempDir() + "ct_sim_det1.json", t2 = ::testing::TempDir() + "ct_sim_det2.json";
+  auto profile = load_cluster_profile("npu-1536");
+  ASSERT_TRUE(profile.is_ok());
+  SimOptions o;
+  o.workers = 64;
+  o.trace_out = t1;
+  auto a = simulate_plan(overlap_plan(), *profile, o);
+  o.trace_out = t2;
+  auto b = simulate_plan(overlap_plan(), *profile, o);
+  ASSERT_TRUE(a.is_ok() && b.is_ok()) << a.status().message() << b.status().message();
+  EXPECT_EQ(sim_result_to_json(*a), sim_result_to_json(*b));
+  EXPECT_EQ(*read_file(t1), *read_file(t2));
+  traces::ValidationStats stats;
+  ASSERT_TRUE(traces::validate_trace(t1, &stats).is_ok());
+  EXPECT_EQ(stats.events, 4 * 64 * 6);
+  EXPECT_EQ(stats.metadata.source, traces::Source::kSim);
+}
+
+// Ring all-reduce across 32 nodes: a non-blocking fat tree (4 leaves of 8
+// nodes) against one switch with the same NICs. The ring crosses leaves only
+// between neighbours, so the fat tree adds two switch hops of latency to a
+// few rounds and nothing to the bandwidth.
+TEST(SimulatorTest, NonBlockingFatTreeMatchesASingleSwitch) {
+  auto tree = load_cluster_profile("npu-1536");
+  ASSERT_TRUE(tree.is_ok());
+  ClusterProfile one_switch = *tree;
+  one_switch.topology = Topology();
+  one_switch.topology.switch_link.latency = tree->topology.switch_link.latency;
+  for (Fidelity fidelity : {Fidelity::kFlow}) {
+    SimOptions o;
+    o.workers = 512;
+    o.steps = 1;
+    o.warmup_steps = 0;
+    o.auto_fidelity = false;
+    o.fidelity = fidelity;
+    models::Plan plan;
+    plan.system = "collectives";
+    plan.variant = "ring";
+    plan.streams = {"comm"};
+    Task ar;
+    ar.name = "ar";
+    ar.kind = TaskKind::kCollective;
+    ar.bytes = 256 << 20;
+    ar.collective = models::Collective{};
+    ar.collective->algorithm = models::Algorithm::kRing;
+    plan.tasks.push_back(ar);
+    auto t = simulate_plan(plan, *tree, o);
+    auto s = simulate_plan(plan, one_switch, o);
+    ASSERT_TRUE(t.is_ok() && s.is_ok()) << t.status().message() << s.status().message();
+    EXPECT_NEAR(t->tasks[0].max_s, s->tasks[0].max_s, 0.05 * s->tasks[0].max_s);
+  }
+}
+
+TEST(SimulatorTest, RejectsAWorkerCountThatSplitsANode) {
+  auto profile = load_cluster_profile("npu-1536");
+  SimOptions o;
+  o.workers = 100;
+  auto r = simulate_plan(overlap_plan(), *profile, o);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().exit_code(), 2);
+  EXPECT_NE(r.status().message().find("--workers 100: not a multiple of devices_per_node 16"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(SimulatorTest, RejectsHostWorkWithoutACost) {
+  models::Plan plan = overlap_plan();
+  plan.tasks[2].kind = TaskKind::kHost;
+  plan.tasks[2].cost_key = "nope";
+  SimOptions o;
+  o.workers = 4;
+  auto r = simulate_plan(plan, four_workers(), o);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("task 'c2': host work has no roofline; cost key 'nope' is not in the costs of "
+                                      "profile 'uniform-switch'"),
+            std::string::npos)
+      << r.status().message();
+}
+
+}  // namespace
+}  // namespace clustertwin::sim
