@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "sim/core/collective_bench.h"
 #include "tests/sim/sim_test_util.h"
@@ -81,6 +82,9 @@ TEST_P(ClosedFormTest, WithinTwoPercent) {
   for (const auto& row : *rows) {
     const double expected = c.closed_form(static_cast<double>(row.bytes));
     EXPECT_NEAR(row.time_s, expected, 0.02 * expected) << c.label << " at " << row.bytes << " B";
+    std::printf("%s %s %lld B: simulated %.3f us, closed form %.3f us (%+.3f%%)\n", c.label,
+                std::string(fidelity_name(fidelity)).c_str(), static_cast<long long>(row.bytes), row.time_s * 1e6,
+                expected * 1e6, 100 * (row.time_s - expected) / expected);
   }
 }
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "models/common/file_io.h"
 #include "tests/sim/sim_test_util.h"
 #include "traces/validator.h"
@@ -141,6 +143,8 @@ TEST(SimulatorTest, NonBlockingFatTreeMatchesASingleSwitch) {
     auto s = simulate_plan(plan, one_switch, o);
     ASSERT_TRUE(t.is_ok() && s.is_ok()) << t.status().message() << s.status().message();
     EXPECT_NEAR(t->tasks[0].max_s, s->tasks[0].max_s, 0.05 * s->tasks[0].max_s);
+    std::printf("ring all-reduce of 256 MiB on 512 workers: fat tree %.3f ms, single switch %.3f ms\n",
+                t->tasks[0].max_s * 1e3, s->tasks[0].max_s * 1e3);
   }
 }
 
