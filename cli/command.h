@@ -20,6 +20,12 @@ using Action = std::function<Status()>;
 /// Registers `clustertwin trace ...` on `app`; the chosen action is stored in `*action`.
 void add_trace_command(CLI::App& app, Action* action);
 
+/// Registers `clustertwin run ...` (the real executor) on `app`.
+void add_real_command(CLI::App& app, Action* action);
+
+/// Registers `clustertwin launch ...` (local ranks with the torchrun variables) on `app`.
+void add_launch_command(CLI::App& app, Action* action);
+
 /// Registers `clustertwin sim ...` on `app`.
 void add_sim_command(CLI::App& app, Action* action);
 

@@ -33,6 +33,8 @@ int main(int argc, char** argv) {
   app.footer("Run 'clustertwin COMMAND --help' for a command's options.");
 
   clustertwin::cli::Action action;
+  clustertwin::cli::add_launch_command(app, &action);
+  clustertwin::cli::add_real_command(app, &action);
   clustertwin::cli::add_sim_command(app, &action);
   clustertwin::cli::add_trace_command(app, &action);
 

@@ -14,13 +14,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
 
 find_package(Torch REQUIRED)
-# libtorch's CMake config sets TORCH_CXX_FLAGS (the C++ ABI) and, on GPU
-# builds, CAFFE2_USE_CUDA.
-if(CT_CUDA AND NOT CAFFE2_USE_CUDA)
-  message(STATUS "clustertwin: CT_CUDA turned off: the libtorch found (${Torch_DIR}) was built without CUDA; "
-                 "point Torch_DIR at a CUDA-enabled libtorch to build the GPU paths")
-  set(CT_CUDA OFF CACHE BOOL "GPU paths (needs a CUDA-enabled libtorch)" FORCE)
-endif()
+# CT_CUDA (a CUDA-enabled libtorch) and CT_CUDA_KERNELS (our own .cu files): cmake/CtCuda.cmake.
+include(CtCuda)
 
 find_package(CLI11 REQUIRED)
 
@@ -43,4 +38,5 @@ target_precompile_headers(ct_torch_pch PRIVATE <torch/torch.h>)
 function(ct_use_torch target)
   target_link_libraries(${target} PUBLIC ${TORCH_LIBRARIES})
   target_precompile_headers(${target} REUSE_FROM ct_torch_pch)
+  ct_use_torch_cuda(${target})
 endfunction()

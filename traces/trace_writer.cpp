@@ -105,73 +105,78 @@ StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::create(const std::string& pa
 
 TraceWriter::~TraceWriter() = default;
 
-void TraceWriter::write(const Event& e) {
-  line_.clear();
-  line_.append(first_ ? "\n" : ",\n");
-  first_ = false;
-  line_.append("{\"ph\":\"X\",\"name\":");
-  append_json_string(&line_, e.name);
-  line_.append(",\"cat\":\"");
-  line_.append(category_name(e.category));
-  line_.append("\",\"pid\":");
-  append_json_int(&line_, e.rank);
-  line_.append(",\"tid\":");
-  append_json_int(&line_, e.stream);
-  line_.append(",\"ts\":");
-  append_json_number(&line_, e.ts_us);
-  line_.append(",\"dur\":");
-  append_json_number(&line_, e.dur_us);
-  const size_t args_at = line_.size();
-  line_.append(",\"args\":{");
+void append_event_json(std::string* out, const Event& e) {
+  std::string& text = *out;
+  text.append("{\"ph\":\"X\",\"name\":");
+  append_json_string(&text, e.name);
+  text.append(",\"cat\":\"");
+  text.append(category_name(e.category));
+  text.append("\",\"pid\":");
+  append_json_int(&text, e.rank);
+  text.append(",\"tid\":");
+  append_json_int(&text, e.stream);
+  text.append(",\"ts\":");
+  append_json_number(&text, e.ts_us);
+  text.append(",\"dur\":");
+  append_json_number(&text, e.dur_us);
+  const size_t args_at = text.size();
+  text.append(",\"args\":{");
   bool any = false;
   auto field = [&](const char* name) {
-    line_.append(any ? ",\"" : "\"");
-    line_.append(name);
-    line_.append("\":");
+    text.append(any ? ",\"" : "\"");
+    text.append(name);
+    text.append("\":");
     any = true;
   };
   if (e.task_id) {
     field("task_id");
-    append_json_int(&line_, *e.task_id);
+    append_json_int(&text, *e.task_id);
   }
   if (!e.cost_key.empty()) {
     field("cost_key");
-    append_json_string(&line_, e.cost_key);
+    append_json_string(&text, e.cost_key);
   }
   if (e.step) {
     field("step");
-    append_json_int(&line_, *e.step);
+    append_json_int(&text, *e.step);
   }
   if (e.micro_batch) {
     field("micro_batch");
-    append_json_int(&line_, *e.micro_batch);
+    append_json_int(&text, *e.micro_batch);
   }
   if (e.bytes) {
     field("bytes");
-    append_json_int(&line_, *e.bytes);
+    append_json_int(&text, *e.bytes);
   }
   if (e.flops) {
     field("flops");
-    append_json_number(&line_, *e.flops);
+    append_json_number(&text, *e.flops);
   }
   if (!e.collective.empty()) {
     field("collective");
-    append_json_string(&line_, e.collective);
+    append_json_string(&text, e.collective);
   }
   if (e.group_size) {
     field("group_size");
-    append_json_int(&line_, *e.group_size);
+    append_json_int(&text, *e.group_size);
   }
   if (e.peer) {
     field("peer");
-    append_json_int(&line_, *e.peer);
+    append_json_int(&text, *e.peer);
   }
   if (any) {
-    line_.append("}}");
+    text.append("}}");
   } else {
-    line_.resize(args_at);
-    line_.push_back('}');
+    text.resize(args_at);
+    text.push_back('}');
   }
+}
+
+void TraceWriter::write(const Event& e) {
+  line_.clear();
+  line_.append(first_ ? "\n" : ",\n");
+  first_ = false;
+  append_event_json(&line_, e);
   out_->write(line_);
   ++count_;
 }

@@ -42,6 +42,9 @@ class TraceWriter {
 /// Writes a whole in-memory trace (see TraceWriter).
 Status write_trace(const std::string& path, const Trace& trace);
 
+/// Appends one complete event as a JSON object (no separator).
+void append_event_json(std::string* out, const Event& event);
+
 /// The metadata object as compact JSON (also used for `trace summary --json`).
 std::string metadata_to_json(const Metadata& metadata);
 

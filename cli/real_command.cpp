@@ -1,0 +1,63 @@
+// clustertwin run collectives|plan: the real executor, one rank per process
+// (started by `clustertwin launch`, torchrun or srun).
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "real/core/run_commands.h"
+
+namespace clustertwin::cli {
+namespace {
+
+using real::RealArgs;
+
+void add_common(CLI::App* app, RealArgs* a) {
+  app->add_option("--backend", a->backend, "auto (NCCL with GPUs, else Gloo), gloo or nccl")->capture_default_str();
+  app->add_option("--timeout", a->timeout_s,
+                  "Seconds a rendezvous or collective may wait for other ranks before failing")
+      ->capture_default_str();
+  app->add_option("--threads", a->threads, "Intra-op threads per rank (ranks share the machine's cores)")
+      ->capture_default_str();
+  app->add_option("--seed", a->seed, "Seed of the data")->capture_default_str();
+  app->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
+}
+
+}  // namespace
+
+void add_real_command(CLI::App& app, Action* action) {
+  auto a = std::make_shared<RealArgs>();
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run for real, one rank per process: start with 'clustertwin launch --nproc N -- run ...', torchrun or srun "
+      "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT or the SLURM_* variables)");
+  run->require_subcommand(1, 1);
+
+  CLI::App* coll = run->add_subcommand(
+      "collectives",
+      "Benchmark c10d collectives as nccl-tests does: size, count, type, time, algbw, busbw (GB = 1e9 B), #wrong "
+      "from a check of every element; the trace is the calibrators' network input");
+  coll->add_option("--ops", a->ops, "Comma-separated: allreduce, alltoall, allgather, reducescatter, broadcast")
+      ->capture_default_str();
+  coll->add_option("--sizes", a->sizes, "A doubling range LO:HI or a list, K/M/G = powers of 1024")
+      ->capture_default_str();
+  coll->add_option("--iters", a->iters, "Timed iterations per size")->capture_default_str();
+  coll->add_option("--warmup", a->warmup, "Untimed iterations before")->capture_default_str();
+  coll->add_flag("--json", a->json, "Print JSON instead of the table");
+  add_common(coll, a.get());
+  coll->callback([a, action] { *action = [a] { return real::run_collectives(*a); }; });
+
+  CLI::App* plan = run->add_subcommand(
+      "plan",
+      "Run a step plan (models/plan/README.md) for real with synthetic task bodies: matrix multiplies of each task's "
+      "FLOPs, the real collectives on its bytes, copies and lookups of its bytes; one thread per stream");
+  plan->add_option("PLAN", a->plan_file, "Plan file (.json)")->required();
+  plan->add_option("--steps", a->steps, "Steps to run")->capture_default_str();
+  plan->add_flag("--no-check-order", a->no_check_order,
+                 "Skip comparing each collective across ranks before running it (saves a small all-gather)");
+  add_common(plan, a.get());
+  plan->callback([a, action] { *action = [a] { return real::run_plan(*a); }; });
+}
+
+}  // namespace clustertwin::cli

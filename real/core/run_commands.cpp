@@ -1,0 +1,164 @@
+// clustertwin run collectives|plan: one rank's work. The command line
+// (cli/real_command.cpp) only parses; this file holds what needs torch.
+
+#include "real/core/run_commands.h"
+
+#include <cstdio>
+
+#include "models/common/version.h"
+#include "models/plan/plan_json.h"
+#include "models/plan/plan_validator.h"
+#include "real/core/collective_bench.h"
+#include "real/core/communicator.h"
+#include "real/core/dist_env.h"
+#include "real/core/plan_runner.h"
+#include "real/core/tracer.h"
+#include "sim/core/collective_bench.h"
+#include "traces/json_text.h"
+
+namespace clustertwin::real {
+namespace {
+
+// Prints `text` to standard output (`path` is always "-" here).
+Status write_output(const std::string& path, const std::string& text) {
+  (void)path;
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return std::fflush(stdout) == 0 ? Status::ok() : Status::io_error("<stdout>: write failed");
+}
+
+StatusOr<std::unique_ptr<Communicator>> connect(const RealArgs& a) {
+  auto env = read_dist_env();
+  if (!env.is_ok()) return env.status();
+  if (a.timeout_s <= 0) return Status::invalid_argument("--timeout " + std::to_string(a.timeout_s) + ": must be > 0");
+  if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1");
+  // One intra-op thread per rank by default: N ranks share this machine's cores.
+  at::set_num_threads(a.threads);
+  CommOptions options;
+  options.backend = a.backend;
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
+  return Communicator::connect(*env, options);
+}
+
+traces::Metadata metadata_for(const Communicator& comm, const std::string& system, const std::string& variant,
+                              const std::string& config_json, uint64_t seed) {
+  traces::Metadata m;
+  m.source = traces::Source::kReal;
+  m.system = system;
+  m.variant = variant;
+  m.world_size = comm.world_size();
+  m.hardware = comm.backend() == "nccl" ? "cuda" : "cpu";
+  m.config_json = config_json;
+  m.seed = seed;
+  m.clustertwin_version = std::string(version());
+  return m;
+}
+
+}  // namespace
+
+Status run_collectives(const RealArgs& a) {
+  RealBenchOptions o;
+  size_t start = 0;
+  while (start <= a.ops.size()) {
+    const size_t comma = a.ops.find(',', start);
+    const std::string name = a.ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto op = models::collective_op_from_name(name);
+    if (!op || *op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
+      return Status::invalid_argument("--ops '" + a.ops + "': unknown collective '" + name +
+                                      "' (allowed: allreduce, alltoall, allgather, reducescatter, broadcast)");
+    }
+    o.ops.push_back(*op);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  auto sizes = sim::parse_sizes(a.sizes);
+  if (!sizes.is_ok()) return sizes.status().with_context("--sizes");
+  o.sizes = *sizes;
+  if (a.iters < 1) return Status::invalid_argument("--iters " + std::to_string(a.iters) + ": must be at least 1");
+  if (a.warmup < 0) return Status::invalid_argument("--warmup " + std::to_string(a.warmup) + ": must be >= 0");
+  o.iters = a.iters;
+  o.warmup = a.warmup;
+  auto comm = connect(a);
+  if (!comm.is_ok()) return comm.status();
+  auto world = (*comm)->world(0);
+  if (!world.is_ok()) return world.status();
+  CT_RETURN_IF_ERROR((*comm)->barrier(**world));
+  Tracer tracer((*comm)->rank());
+  tracer.start();
+  auto rows = run_collective_bench(**comm, tracer, o);
+  if (!rows.is_ok()) return rows.status();
+  if (!a.trace.empty()) {
+    traces::Metadata m =
+        metadata_for(**comm, "collectives", "bench",
+                     "{\"ops\":\"" + a.ops + "\",\"sizes\":\"" + a.sizes + "\",\"iters\":" + std::to_string(a.iters) +
+                         ",\"warmup\":" + std::to_string(a.warmup) + "}",
+                     a.seed);
+    m.streams = {"comm"};
+    CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, m, a.trace));
+  }
+  if ((*comm)->rank() != 0) return Status::ok();
+  if (a.json) {
+    std::string out = "{\"world_size\":" + std::to_string((*comm)->world_size()) + ",\"backend\":\"" +
+                      (*comm)->backend() + "\",\"rows\":[";
+    for (size_t i = 0; i < rows->size(); ++i) {
+      const auto& r = (*rows)[i];
+      out += i > 0 ? ",{" : "{";
+      out += "\"op\":\"" + std::string(models::collective_op_name(r.op)) + "\",\"bytes\":" + std::to_string(r.bytes) +
+             ",\"count\":" + std::to_string(r.count) + ",\"time_us\":";
+      traces::append_json_number(&out, r.time_us);
+      out += ",\"algbw_gbps\":";
+      traces::append_json_number(&out, r.algbw_gbps);
+      out += ",\"busbw_gbps\":";
+      traces::append_json_number(&out, r.busbw_gbps);
+      out += ",\"wrong\":" + std::to_string(r.wrong) + "}";
+    }
+    return write_output("-", out + "]}\n");
+  }
+  std::printf("# clustertwin run collectives: %d ranks, %s, float32, %d iterations after %d warm-up\n",
+              (*comm)->world_size(), (*comm)->backend().c_str(), a.iters, a.warmup);
+  std::printf("# %14s %12s %6s %14s %12s %12s %12s %7s\n", "size (B)", "count", "type", "op", "time (us)",
+              "algbw (GB/s)", "busbw (GB/s)", "#wrong");
+  for (const auto& r : *rows) {
+    std::printf("  %14lld %12lld %6s %14s %12.2f %12.3f %12.3f %7lld\n", static_cast<long long>(r.bytes),
+                static_cast<long long>(r.count), "float", std::string(models::collective_op_name(r.op)).c_str(),
+                r.time_us, r.algbw_gbps, r.busbw_gbps, static_cast<long long>(r.wrong));
+  }
+  if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
+  return Status::ok();
+}
+
+Status run_plan(const RealArgs& a) {
+  auto plan = models::read_plan(a.plan_file);
+  if (!plan.is_ok()) return plan.status();
+  if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
+  auto comm = connect(a);
+  if (!comm.is_ok()) return comm.status();
+  CT_RETURN_IF_ERROR(models::validate_plan_for_world(*plan, a.plan_file, (*comm)->world_size(),
+                                                     std::max(1, (*comm)->env().local_world_size)));
+  auto world = (*comm)->world(0);
+  if (!world.is_ok()) return world.status();
+  Tracer tracer((*comm)->rank());
+  RunnerOptions options;
+  options.steps = a.steps;
+  options.check_order = !a.no_check_order;
+  PlanRunner runner(*plan, **comm, tracer, options);
+  set_synthetic_bodies(runner, a.seed);
+  CT_RETURN_IF_ERROR((*comm)->barrier(**world));
+  tracer.start();
+  CT_RETURN_IF_ERROR(runner.run().with_context(a.plan_file));
+  const double elapsed_ms = tracer.now_us() / 1000.0;
+  if (!a.trace.empty()) {
+    traces::Metadata m =
+        metadata_for(**comm, plan->system, plan->variant,
+                     "{\"plan\":\"" + a.plan_file + "\",\"steps\":" + std::to_string(a.steps) + "}", a.seed);
+    m.streams = plan->streams;
+    CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, m, a.trace));
+  }
+  if ((*comm)->rank() == 0) {
+    std::printf("%s/%s: %d steps on %d ranks (%s) in %.3f ms, %.3f ms per step%s%s\n", plan->system.c_str(),
+                plan->variant.c_str(), a.steps, (*comm)->world_size(), (*comm)->backend().c_str(), elapsed_ms,
+                elapsed_ms / a.steps, a.trace.empty() ? "" : "; trace: ", a.trace.c_str());
+  }
+  return Status::ok();
+}
+
+}  // namespace clustertwin::real

@@ -1,0 +1,120 @@
+#include "real/core/tracer.h"
+
+#include <algorithm>
+
+#include "real/core/communicator.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
+
+namespace clustertwin::real {
+
+traces::Event task_event(const models::Task& t, int stream, int step, double start_us, double end_us, int group_size) {
+  traces::Event e;
+  e.name = t.name;
+  switch (t.kind) {
+    case models::TaskKind::kCompute:
+      e.category = traces::Category::kCompute;
+      break;
+    case models::TaskKind::kCollective:
+      e.category = traces::Category::kComm;
+      break;
+    case models::TaskKind::kCopy:
+      e.category = traces::Category::kCopy;
+      break;
+    case models::TaskKind::kLookup:
+      e.category = traces::Category::kLookup;
+      break;
+    case models::TaskKind::kHost:
+      e.category = traces::Category::kHost;
+      break;
+  }
+  e.stream = stream;
+  e.ts_us = start_us;
+  e.dur_us = end_us - start_us;
+  e.task_id = t.id;
+  e.cost_key = t.cost_key;
+  e.step = step;
+  if (t.micro_batch >= 0) e.micro_batch = t.micro_batch;
+  if (t.bytes > 0) e.bytes = t.bytes;
+  if (t.flops > 0) e.flops = t.flops;
+  if (t.collective) {
+    e.collective = models::collective_op_name(t.collective->op);
+    if (group_size > 0) e.group_size = group_size;
+  }
+  return e;
+}
+
+Tracer::Tracer(int rank, size_t reserve) : rank_(rank) {
+  events_.reserve(reserve);
+}
+
+void Tracer::record(traces::Event event) {
+  event.rank = rank_;
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.push_back(std::move(event));
+}
+
+size_t Tracer::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return events_.size();
+}
+
+void Tracer::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_.clear();
+}
+
+std::vector<traces::Event> Tracer::events() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return events_;
+}
+
+Status Tracer::gather_and_write(Communicator& comm, Group& world, const traces::Metadata& metadata,
+                                const std::string& path) const {
+  // Each rank's events as JSON objects separated by commas, gathered as bytes.
+  std::string text;
+  for (const traces::Event& e : events()) {
+    if (!text.empty()) text += ",\n";
+    traces::append_event_json(&text, e);
+  }
+  const auto on_device = at::TensorOptions().device(comm.device());
+  at::Tensor size = at::full({1}, static_cast<int64_t>(text.size()), on_device.dtype(at::kLong));
+  at::Tensor sizes_on_device = at::zeros({world.size()}, on_device.dtype(at::kLong));
+  CT_RETURN_IF_ERROR(comm.all_gather(world, sizes_on_device, size));
+  const at::Tensor sizes = sizes_on_device.to(at::kCPU);
+  const int64_t longest = std::max<int64_t>(1, sizes.max().item<int64_t>());
+  at::Tensor mine = at::zeros({longest}, at::kByte);
+  std::copy(text.begin(), text.end(), mine.data_ptr<uint8_t>());
+  mine = mine.to(comm.device());
+  at::Tensor all_on_device = at::zeros({longest * world.size()}, on_device.dtype(at::kByte));
+  CT_RETURN_IF_ERROR(comm.all_gather(world, all_on_device, mine));
+  if (comm.rank() != 0) return Status::ok();
+  const at::Tensor all = all_on_device.to(at::kCPU);
+
+  std::string document = "{\"traceEvents\":[";
+  bool first = true;
+  for (int r = 0; r < world.size(); ++r) {
+    const int64_t n = sizes[r].item<int64_t>();
+    if (n == 0) continue;
+    if (!first) document += ",";
+    first = false;
+    document.append(reinterpret_cast<const char*>(all.data_ptr<uint8_t>()) + r * longest, static_cast<size_t>(n));
+  }
+  document += "]}";
+  auto reader = traces::TraceReader::from_text(document, "gathered events");
+  std::vector<traces::Event> merged;
+  traces::Event e;
+  while (reader->next(&e))
+    merged.push_back(e);
+  if (!reader->status().is_ok()) return Status::internal(reader->status().message());
+  std::stable_sort(merged.begin(), merged.end(), [](const traces::Event& a, const traces::Event& b) {
+    return std::tie(a.rank, a.stream, a.ts_us) < std::tie(b.rank, b.stream, b.ts_us);
+  });
+  auto writer = traces::TraceWriter::create(path, metadata);
+  if (!writer.is_ok()) return writer.status();
+  for (const traces::Event& event : merged)
+    (*writer)->write(event);
+  return (*writer)->close();
+}
+
+}  // namespace clustertwin::real

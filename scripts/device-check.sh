@@ -1,0 +1,341 @@
+#!/usr/bin/env bash
+# The GPU check: the one command to run on a lent GPU machine (docs/device-check.md).
+#
+#   scripts/device-check.sh             run every step; results under $OUT (default build-device/out)
+#   scripts/device-check.sh --dry-run   print the steps, their time limits and what is carried; run nothing
+#   scripts/device-check.sh --prepare   here, before the call: copy what the GPU machine lacks (GoogleTest's
+#                                       source) into build-device/gtest and print the exact carry list
+#
+# Steps, each under `timeout`, all inside CT_DEVICE_BUDGET_S seconds (default 450):
+#   facts        nvidia-smi, nvidia-smi topo -m, nvcc, g++, cmake, python3's torch          -> facts.txt
+#   configure    scripts/device-check/ (real/gpu, tests/gpu) with nvcc                      -> build.txt
+#   build        ct_gpu, ct_gpu_kernels_test                                                 -> build.txt
+#   gpu-tests    ctest -L gpu; fails if the GPU tests skip where there is a GPU              -> gpu-tests.txt
+#   nccl         NCCL all-reduce and all-to-all bus bandwidth on every GPU, 1 MiB..1 GiB     -> nccl.json, nccl.txt
+#   kineto       a profiled training step of a small GPT                                     -> traces/, kineto.txt
+#   torch-probe  real/core/backend_info.cpp built against the pip libtorch (CT_CUDA), run    -> build.txt
+# Each step's status goes to summary.txt (PASS, FAIL or SKIP, seconds, a one-line note);
+# the exit code is 0 only when every step passed. Environment: OUT (the results folder),
+# CT_DEVICE_BUDGET_S (the overall limit), CT_DEVICE_PYTHON (default python3), CT_DEVICE_STEPS
+# (run only these steps, e.g. "configure build gpu-tests", for a rerun that must fit the time left).
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SCRIPT="$ROOT/scripts/device-check.sh"
+DEVICE_DIR="$ROOT/build-device"   # ignored by git (/build-*/)
+BUILD="$DEVICE_DIR/build"         # ct_gpu and the GPU tests
+PROBE_BUILD="$DEVICE_DIR/build-torch"
+CARRY_DIR="$DEVICE_DIR/gtest"     # what --prepare collects
+CARRY_REL="build-device/gtest"
+OUT="${OUT:-$DEVICE_DIR/out}"
+PYTHON="${CT_DEVICE_PYTHON:-python3}"
+BUDGET_S="${CT_DEVICE_BUDGET_S:-450}"
+SELECTED="${CT_DEVICE_STEPS:-}"
+DEVICE_TIMEOUT_S=540              # the timeout_s to give the device tool: the budget plus start-up and slack
+MAX_OUT_FILES=8                   # the device tool brings back at most 8 files from $OUT
+
+# name, time limit (s), log file under $OUT, what it does
+STEPS=(
+  "facts 30 facts.txt nvidia-smi, nvidia-smi topo -m, nvcc, g++, cmake, ninja, python3 torch/CUDA/NCCL versions"
+  "configure 90 build.txt cmake -S scripts/device-check -B build-device/build (nvcc; GoogleTest installed or carried)"
+  "build 150 build.txt cmake --build: ct_gpu (nvcc) and ct_gpu_kernels_test"
+  "gpu-tests 60 gpu-tests.txt ctest -L gpu -V; a GPU test that skips where nvidia-smi lists a GPU fails the step"
+  "nccl 150 nccl.txt torchrun nccl_bench.py on every GPU: all-reduce and all-to-all, 1 MiB..1 GiB -> nccl.json"
+  "kineto 120 kineto.txt torchrun kineto_step.py: profiled TinyGPT steps -> traces/gpt_step.rank0.json.gz"
+  "torch-probe 180 build.txt ct_backend_probe built against the pip libtorch with CT_CUDA, then run"
+)
+
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
+
+generator_args() {
+  if command -v ninja >/dev/null 2>&1; then echo "-G Ninja"; fi
+}
+
+gpu_count() {
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true
+  else
+    echo 0
+  fi
+}
+
+# A line `NOTE: text` in a step's output becomes the step's note in summary.txt.
+note() { echo "NOTE: $*"; }
+
+# --- the steps (each runs in a child: bash device-check.sh --step NAME) ---
+
+step_facts() {
+  local failed=0
+  section() { printf '\n## %s\n' "$*"; }
+  section date; date -u
+  section host; uname -a; nproc; free -g 2>/dev/null | head -2
+  section nvidia-smi; nvidia-smi || failed=1
+  section "nvidia-smi --query-gpu"
+  nvidia-smi --query-gpu=index,name,pci.bus_id,memory.total,driver_version,clocks.sm,clocks.max.sm,power.limit \
+    --format=csv || failed=1
+  section "nvidia-smi topo -m"; nvidia-smi topo -m || failed=1
+  section nvcc; nvcc --version || failed=1
+  section "c++"; c++ --version | head -1
+  section cmake; cmake --version | head -1; ninja --version 2>/dev/null || echo "no ninja"
+  section python
+  "$PYTHON" - <<'EOF' || failed=1
+import sys
+import torch
+print("python", sys.version.split()[0], sys.executable)
+print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())
+print("cmake_prefix_path", torch.utils.cmake_prefix_path)
+print("cuda available", torch.cuda.is_available(), "devices", torch.cuda.device_count())
+if torch.cuda.is_available():
+    print("nccl", ".".join(map(str, torch.cuda.nccl.version())))
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        print(f"device {i}: {p.name}, capability {p.major}.{p.minor}, {p.multi_processor_count} SMs, "
+              f"{p.total_memory / 2**30:.1f} GiB")
+else:
+    sys.exit("torch sees no CUDA device")
+EOF
+  local gpus names torch_version
+  gpus=$(gpu_count)
+  names=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sort | uniq -c | tr -s ' ' |
+    paste -sd ';' -)
+  torch_version=$("$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo "none")
+  note "$gpus GPU(s):${names:- none}; $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo 'no nvcc'); torch $torch_version"
+  return "$failed"
+}
+
+step_configure() {
+  local args=()
+  if [ -f "$CARRY_DIR/CMakeLists.txt" ]; then
+    args+=("-DCT_DEVICE_GTEST_SOURCE=$CARRY_DIR")
+  fi
+  rm -rf "$BUILD"
+  # shellcheck disable=SC2046  # generator_args prints zero or two words
+  cmake -S "$ROOT/scripts/device-check" -B "$BUILD" $(generator_args) -DCMAKE_BUILD_TYPE=Release "${args[@]}"
+}
+
+step_build() {
+  cmake --build "$BUILD" --target ct_gpu ct_gpu_kernels_test -j "$(nproc)" -v
+}
+
+step_gpu_tests() {
+  local log rc gpus
+  log=$(mktemp)
+  ctest --test-dir "$BUILD" -L gpu -V --timeout 50 2>&1 | tee "$log"
+  rc=$?
+  gpus=$(gpu_count)
+  local figures
+  figures=$(grep -h -o 'spin kernel: .*\|device-to-device copy of .*' "$log" | paste -sd ';' -)
+  [ -n "$figures" ] && note "$figures"
+  if [ "$rc" -eq 0 ] && [ "$gpus" -gt 0 ] && grep -q 'GpuKernelsTest\..*Skipped' "$log"; then
+    echo "device-check: nvidia-smi lists $gpus GPU(s) but the GPU tests skipped"
+    note "GPU tests skipped although nvidia-smi lists $gpus GPU(s)"
+    rc=3
+  elif [ "$rc" -eq 0 ] && [ "$gpus" -eq 0 ]; then
+    note "no GPU here: the GPU tests skipped"
+  fi
+  rm -f "$log"
+  return "$rc"
+}
+
+torchrun_all_gpus() {
+  local n
+  n=$("$PYTHON" -c 'import torch; print(torch.cuda.device_count())') || return 1
+  if [ "$n" -eq 0 ]; then
+    echo "device-check: $PYTHON's torch sees no CUDA device"
+    note "no CUDA device for torch"
+    return 1
+  fi
+  "$PYTHON" -m torch.distributed.run --standalone --nproc_per_node="$n" "$@"
+}
+
+step_nccl() {
+  torchrun_all_gpus "$ROOT/scripts/device-check/nccl_bench.py" --out "$OUT/nccl.json" || return 1
+  "$PYTHON" - "$OUT/nccl.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+best = {}
+for r in d["results"]:
+    best[r["op"]] = max(best.get(r["op"], 0.0), r["busbw_GBps"])
+print("NOTE: world size %d, peak busbw %s GB/s, #wrong %d" % (
+    d["world_size"], ", ".join(f"{k} {v:.1f}" for k, v in best.items()), d["wrong_total"]))
+EOF
+}
+
+step_kineto() {
+  local log rc
+  log=$(mktemp)
+  torchrun_all_gpus "$ROOT/scripts/device-check/kineto_step.py" --out-dir "$OUT/traces" 2>&1 | tee "$log"
+  rc=$?
+  local events nccl
+  events=$(grep -h -o '[0-9]* events, [0-9]* bytes gzipped' "$log" | tail -1)
+  nccl=$(grep -h -o 'NCCL kernels: [0-9]*' "$log" | tail -1)
+  [ -n "$events" ] && note "$events; $nccl"
+  rm -f "$log"
+  return "$rc"
+}
+
+step_torch_probe() {
+  local prefix arch
+  prefix=$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)') || return 1
+  arch=$("$PYTHON" -c 'import torch; c = torch.cuda.get_device_capability(); print(f"{c[0]}.{c[1]}")' 2>/dev/null ||
+    echo "9.0")
+  rm -rf "$PROBE_BUILD"
+  # TORCH_CUDA_ARCH_LIST spares libtorch's CMake config a guess; USE_SYSTEM_NVTX makes it look for the nvtx3
+  # headers in the CUDA toolkit (some torch 2.x configs look only in their own source tree otherwise, and then
+  # fall back to libnvToolsExt, which CUDA 13 no longer has).
+  # shellcheck disable=SC2046  # generator_args prints zero or two words
+  TORCH_CUDA_ARCH_LIST="$arch" cmake -S "$ROOT/scripts/device-check" -B "$PROBE_BUILD" $(generator_args) \
+    -DCMAKE_BUILD_TYPE=Release -DCT_DEVICE_TORCH_PROBE=ON -DCMAKE_PREFIX_PATH="$prefix" -DUSE_SYSTEM_NVTX=ON ||
+    return 1
+  cmake --build "$PROBE_BUILD" --target ct_backend_probe -j "$(nproc)" || return 1
+  local probe_out rc
+  probe_out=$("$PROBE_BUILD/ct_backend_probe" 2>&1)
+  rc=$?
+  echo "$probe_out"
+  note "$(echo "$probe_out" | head -1)"
+  if [ "$rc" -eq 0 ] && [ "$(gpu_count)" -gt 0 ] && ! grep -q 'CT_HAVE_CUDA_TORCH=1' <<<"$probe_out"; then
+    note "CT_CUDA was turned off on a machine with a GPU: the libtorch found has no CUDA (see build.txt)"
+    return 3
+  fi
+  return "$rc"
+}
+
+# --- the driver ---
+
+record() {  # name status seconds note
+  printf '%-12s %-4s %4ss  %s\n' "$1" "$2" "$3" "$4" | tee -a "$OUT/summary.txt"
+}
+
+run_all() {
+  mkdir -p "$OUT"
+  : >"$OUT/summary.txt"
+  local start=$SECONDS failures=0 entry name limit log what status
+  declare -A result=()
+  echo "device-check: $(date -u +%FT%TZ) on $(hostname), budget ${BUDGET_S}s, results in $OUT" | tee -a "$OUT/summary.txt"
+  for entry in "${STEPS[@]}"; do
+    read -r name limit log what <<<"$entry"
+    local left=$((BUDGET_S - (SECONDS - start))) needs=""
+    case "$name" in
+      build) needs=configure ;;
+      gpu-tests) needs=build ;;
+    esac
+    if [ -n "$SELECTED" ] && [[ " $SELECTED " != *" $name "* ]]; then
+      record "$name" SKIP 0 "not in CT_DEVICE_STEPS"
+      result[$name]=SKIP; continue
+    fi
+    if [ -n "$needs" ] && [ "${result[$needs]:-}" != PASS ]; then
+      record "$name" SKIP 0 "$needs did not pass"
+      result[$name]=SKIP; failures=$((failures + 1)); continue
+    fi
+    if [ "$left" -lt 15 ]; then
+      record "$name" SKIP 0 "the overall budget of ${BUDGET_S}s is spent"
+      result[$name]=SKIP; failures=$((failures + 1)); continue
+    fi
+    [ "$limit" -gt "$left" ] && limit=$left
+    local tmp t0 rc took note_text
+    tmp=$(mktemp)
+    printf '\n===== %s (limit %ss): %s\n' "$name" "$limit" "$what" >>"$OUT/$log"
+    echo "== $name (limit ${limit}s)"
+    t0=$SECONDS
+    timeout -k 10 "$limit" bash "$SCRIPT" --step "$name" >"$tmp" 2>&1
+    rc=$?
+    took=$((SECONDS - t0))
+    cat "$tmp" >>"$OUT/$log"
+    note_text=$(grep '^NOTE: ' "$tmp" | tail -1 | cut -c7-)
+    if [ "$rc" -eq 0 ]; then
+      status=PASS
+    else
+      status=FAIL; failures=$((failures + 1))
+      if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        note_text="timed out after ${limit}s (see $log)"
+      else
+        note_text="exit $rc (see $log)${note_text:+: $note_text}"
+        echo "-- last lines of $name:"; grep -v '^NOTE: ' "$tmp" | tail -5
+      fi
+    fi
+    record "$name" "$status" "$took" "$note_text"
+    result[$name]=$status
+    rm -f "$tmp"
+  done
+  local files
+  files=$(find "$OUT" -type f | wc -l)
+  if [ "$files" -gt "$MAX_OUT_FILES" ]; then
+    record files FAIL 0 "$files files under \$OUT; the device tool brings back only $MAX_OUT_FILES"
+    failures=$((failures + 1))
+  fi
+  echo "device-check: $failures step(s) did not pass; $((SECONDS - start))s in all" | tee -a "$OUT/summary.txt"
+  [ "$failures" -eq 0 ]
+}
+
+dry_run() {
+  echo "device-check steps (overall budget ${BUDGET_S}s; each step's limit is cut to what is left):"
+  local entry name limit log what
+  for entry in "${STEPS[@]}"; do
+    read -r name limit log what <<<"$entry"
+    printf '  %-12s %4ss  -> %-14s %s\n' "$name" "$limit" "$log" "$what"
+  done
+  echo "results: $OUT (summary.txt, facts.txt, build.txt, gpu-tests.txt, nccl.json, nccl.txt, kineto.txt,"
+  echo "         traces/gpt_step.rank0.json.gz: $MAX_OUT_FILES files, the most the device tool brings back)"
+  echo "python: $PYTHON; build folders: $BUILD, $PROBE_BUILD"
+  if [ -f "$CARRY_DIR/CMakeLists.txt" ]; then
+    echo "carry: $CARRY_REL is ready ($(du -sh "$CARRY_DIR" | cut -f1)); used when the machine has no GoogleTest"
+  else
+    echo "carry: $CARRY_REL is missing; run scripts/device-check.sh --prepare first"
+  fi
+  echo "device tool call: command \"bash scripts/device-check.sh\", carry [\"$CARRY_REL\"], timeout_s $DEVICE_TIMEOUT_S"
+}
+
+prepare() {
+  local src="" candidate
+  for candidate in /usr/src/googletest/googletest /usr/src/gtest; do
+    if [ -f "$candidate/CMakeLists.txt" ] && [ -d "$candidate/src" ]; then src=$candidate; break; fi
+  done
+  if [ -z "$src" ]; then
+    echo "device-check.sh --prepare: GoogleTest's source is not in /usr/src/googletest/googletest;" \
+      "install Debian's googletest package (scripts/install-deps.sh installs libgtest-dev, which brings it)" >&2
+    exit 2
+  fi
+  rm -rf "$CARRY_DIR"
+  mkdir -p "$CARRY_DIR"
+  # Only what its CMakeLists.txt builds from: no tests, samples or docs.
+  cp -r "$src/CMakeLists.txt" "$src/cmake" "$src/include" "$src/src" "$CARRY_DIR/"
+  if ! git -C "$ROOT" check-ignore -q "$CARRY_REL"; then
+    echo "device-check.sh --prepare: $CARRY_REL is not ignored by git; it would travel twice" >&2
+    exit 1
+  fi
+  local carry_bytes tree_bytes
+  carry_bytes=$(du -sb "$CARRY_DIR" | cut -f1)
+  tree_bytes=$(cd "$ROOT" && git ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 |
+    cut -f1)
+  echo "prepared $CARRY_REL from $src: $carry_bytes bytes"
+  echo "the working tree that travels: about $tree_bytes bytes; with the carry $((tree_bytes + carry_bytes))" \
+    "of the 67108864 (64 MiB) allowed"
+  echo
+  echo "device tool call:"
+  echo "  command:   bash scripts/device-check.sh"
+  echo "  carry:     [\"$CARRY_REL\"]"
+  echo "  timeout_s: $DEVICE_TIMEOUT_S"
+}
+
+case "${1:-}" in
+  "") run_all ;;
+  --dry-run) dry_run ;;
+  --prepare) prepare ;;
+  --step)
+    case "${2:-}" in
+      facts) step_facts ;;
+      configure) step_configure ;;
+      build) step_build ;;
+      gpu-tests) step_gpu_tests ;;
+      nccl) step_nccl ;;
+      kineto) step_kineto ;;
+      torch-probe) step_torch_probe ;;
+      *) echo "device-check.sh: unknown step '${2:-}'" >&2; exit 2 ;;
+    esac
+    ;;
+  -h | --help) sed -n '2,20p' "$SCRIPT" ;;
+  *) echo "device-check.sh: unknown option '$1' (allowed: --dry-run, --prepare, --help)" >&2; exit 2 ;;
+esac
