@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "cli/command.h"
 #include "models/plan/plan_json.h"
@@ -29,6 +30,7 @@ struct SimArgs {
   std::string fidelity = "auto";
   bool json = false;
   std::string csv;
+  int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
 std::string number(double value) {
@@ -153,10 +155,13 @@ Status run_plan(const SimArgs& a) {
     return Status::invalid_argument("--trace-out: give one worker count to write a trace");
   }
   o.trace_out = a.trace_out;
-  std::vector<sim::SimResult> results;
+  std::vector<sim::SimJob> jobs;
   for (int w : *workers) {
     o.workers = w;
-    auto r = sim::simulate_plan(*plan, *profile, o);
+    jobs.push_back({&*plan, &*profile, o});
+  }
+  std::vector<sim::SimResult> results;
+  for (auto& r : sim::simulate_many(jobs, a.parallel)) {
     if (!r.is_ok()) return r.status().with_context(a.plan_file);
     results.push_back(std::move(r).value());
   }
@@ -241,6 +246,8 @@ void add_sim_command(CLI::App& app, Action* action) {
   plan->add_option("--trace-out", a->trace_out, "Write the simulated trace (Perfetto shows the pipeline)");
   plan->add_flag("--json", a->json, "Print JSON (one row per worker count)");
   plan->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
+  plan->add_option("--parallel", a->parallel, "Simulations run at once, each in its own process (default: cores)")
+      ->check(CLI::Range(1, 256));
   plan->callback([a, action] { *action = [a] { return run_plan(*a); }; });
 }
 

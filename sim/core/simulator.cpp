@@ -2,10 +2,12 @@
 
 #include <xbt/log.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <simgrid/s4u.hpp>
+#include <thread>
 #include <tuple>
 
 #include "models/common/check.h"
@@ -363,6 +365,24 @@ StatusOr<SimResult> simulate_plan(const models::Plan& plan, const ClusterProfile
   if (!result.is_ok()) return result.status();
   result->wall_s = std::atof(payload->substr(0, newline).c_str());
   return result;
+}
+
+std::vector<StatusOr<SimResult>> simulate_many(const std::vector<SimJob>& jobs, int parallel) {
+  std::vector<StatusOr<SimResult>> results(jobs.size(), Status::internal("not run"));
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < jobs.size(); i = next++) {
+      results[i] = simulate_plan(*jobs[i].plan, *jobs[i].profile, jobs[i].options);
+    }
+  };
+  const int threads = std::max(1, std::min<int>(parallel, static_cast<int>(jobs.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool)
+    t.join();
+  return results;
 }
 
 }  // namespace clustertwin::sim

@@ -70,6 +70,17 @@ struct SimResult {
 /// price; Internal when the simulation fails.
 StatusOr<SimResult> simulate_plan(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options);
 
+/// One simulation of a sweep.
+struct SimJob {
+  const models::Plan* plan = nullptr;
+  const ClusterProfile* profile = nullptr;
+  SimOptions options;
+};
+
+/// Runs `jobs` with up to `parallel` simulations at a time (each in its own
+/// child process); results come back in job order, the same as one by one.
+std::vector<StatusOr<SimResult>> simulate_many(const std::vector<SimJob>& jobs, int parallel);
+
 /// The result as one JSON object (deterministic: same inputs, same bytes).
 std::string sim_result_to_json(const SimResult& result);
 StatusOr<SimResult> sim_result_from_json(const std::string& text);

@@ -175,3 +175,28 @@ TEST(SimulatorTest, RejectsHostWorkWithoutACost) {
 
 }  // namespace
 }  // namespace clustertwin::sim
+
+namespace clustertwin::sim {
+namespace {
+
+TEST(SimulateManyTest, ParallelSweepGivesTheSameResultsInOrder) {
+  const models::Plan plan = overlap_plan();
+  const ClusterProfile profile = four_workers();
+  std::vector<SimJob> jobs;
+  for (int workers : {4, 2, 3, 1}) {
+    SimOptions o;
+    o.workers = workers;
+    jobs.push_back({&plan, &profile, o});
+  }
+  const auto parallel = simulate_many(jobs, 2);
+  ASSERT_EQ(parallel.size(), jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    auto alone = simulate_plan(plan, profile, jobs[i].options);
+    ASSERT_TRUE(alone.is_ok() && parallel[i].is_ok());
+    EXPECT_EQ(sim_result_to_json(*parallel[i]), sim_result_to_json(*alone)) << "job " << i;
+    EXPECT_EQ(parallel[i]->workers, jobs[i].options.workers);
+  }
+}
+
+}  // namespace
+}  // namespace clustertwin::sim
