@@ -23,6 +23,7 @@ struct SimArgs {
   std::string plan_file;
   int steps = 6;
   int warmup = 2;
+  int drain = 1;
   std::string trace_out;
   // both
   std::string workers = "8";
@@ -150,6 +151,7 @@ Status run_plan(const SimArgs& a) {
   sim::SimOptions o;
   o.steps = a.steps;
   o.warmup_steps = a.warmup;
+  o.drain_steps = a.drain;
   CT_RETURN_IF_ERROR(parse_fidelity(a.fidelity, &o.fidelity, &o.auto_fidelity));
   if (!a.trace_out.empty() && workers->size() > 1) {
     return Status::invalid_argument("--trace-out: give one worker count to write a trace");
@@ -242,6 +244,9 @@ void add_sim_command(CLI::App& app, Action* action) {
   plan->add_option("--platform", a->platform, "Shipped profile or a YAML file")->capture_default_str();
   plan->add_option("--steps", a->steps, "Steps to simulate")->capture_default_str();
   plan->add_option("--warmup", a->warmup, "Steps before the measured window")->capture_default_str();
+  plan->add_option("--drain", a->drain,
+                   "Steps after the measured window (a pipeline's last steps have nothing behind them)")
+      ->capture_default_str();
   plan->add_option("--fidelity", a->fidelity, "auto, step or flow")->capture_default_str();
   plan->add_option("--trace-out", a->trace_out, "Write the simulated trace (Perfetto shows the pipeline)");
   plan->add_flag("--json", a->json, "Print JSON (one row per worker count)");

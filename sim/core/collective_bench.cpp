@@ -122,6 +122,7 @@ StatusOr<std::vector<CollectiveBenchRow>> bench_collective(const CollectiveBench
   sim.workers = options.workers;
   sim.steps = 1;
   sim.warmup_steps = 0;
+  sim.drain_steps = 0;
   sim.auto_fidelity = false;
   sim.fidelity = options.fidelity;
   auto result = simulate_plan(plan, profile, sim);

@@ -52,9 +52,10 @@ double overlap(const Intervals& a, const Intervals& b) {
 
 void compute_metrics(const models::Plan& plan, const std::vector<traces::Event>& events,
                      const std::function<double(const traces::Event&)>& peak_flops, SimResult* r) {
-  const int measured = std::max(1, r->steps - r->warmup_steps);
+  const int last = r->steps - 1 - r->drain_steps;  // the last measured step
+  const int measured = std::max(1, last + 1 - r->warmup_steps);
   const double lo = r->warmup_steps > 0 ? r->step_end_s[r->warmup_steps - 1] : 0.0;
-  const double hi = r->step_end_s.empty() ? 0.0 : r->step_end_s.back();
+  const double hi = r->step_end_s.empty() ? 0.0 : r->step_end_s[std::max(0, last)];
   r->step_time_s = (hi - lo) / measured;
   const double scale = 1.0 / (measured * std::max(1, r->workers));  // per step, per rank
 
@@ -68,7 +69,7 @@ void compute_metrics(const models::Plan& plan, const std::vector<traces::Event>&
     if (e.category == traces::Category::kCompute) compute[e.rank].emplace_back(s, end);
     if (e.category == traces::Category::kComm) comm[e.rank].emplace_back(s, end);
     streams[{e.rank, e.stream}].emplace_back(s, end);
-    if (e.step && *e.step >= r->warmup_steps && e.task_id) {
+    if (e.step && *e.step >= r->warmup_steps && *e.step <= last && e.task_id) {
       const size_t t = static_cast<size_t>(*e.task_id);
       task_total[t] += e.dur_us * 1e-6;
       task_max[t] = std::max(task_max[t], e.dur_us * 1e-6);

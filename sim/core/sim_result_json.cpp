@@ -15,6 +15,7 @@ std::string sim_result_to_json(const SimResult& r) {
   j["workers"] = r.workers;
   j["steps"] = r.steps;
   j["warmup_steps"] = r.warmup_steps;
+  j["drain_steps"] = r.drain_steps;
   j["fidelity"] = std::string(fidelity_name(r.fidelity));
   j["step_time_s"] = r.step_time_s;
   j["step_end_s"] = r.step_end_s;
@@ -43,6 +44,7 @@ StatusOr<SimResult> sim_result_from_json(const std::string& text) {
     r.workers = j.at("workers").get<int>();
     r.steps = j.at("steps").get<int>();
     r.warmup_steps = j.at("warmup_steps").get<int>();
+    r.drain_steps = j.at("drain_steps").get<int>();
     r.fidelity = j.at("fidelity").get<std::string>() == "step" ? Fidelity::kStep : Fidelity::kFlow;
     r.step_time_s = j.at("step_time_s").get<double>();
     r.step_end_s = j.at("step_end_s").get<std::vector<double>>();

@@ -155,7 +155,11 @@ class Run {
         return;
       }
       case TaskKind::kCopy:
-        if (platform_.cpu(rank) == platform_.device(rank)) {
+        if (seconds_[t.id][rank] >= 0) {
+          // A copy with a cost in the profile (a measured DMA): its own engine, not the host link.
+          if (seconds_[t.id][rank] > 0)
+            sg::this_actor::sleep_for(seconds_[t.id][rank] * platform_.profile().slowdown_of(rank));
+        } else if (platform_.cpu(rank) == platform_.device(rank)) {
           // A platform file has no host side: the profile's host link prices the copy.
           const LinkSpec& link = platform_.profile().host_link;
           sg::this_actor::sleep_for(link.latency +
@@ -258,6 +262,11 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
     return Status::invalid_argument("--warmup " + std::to_string(options.warmup_steps) + ": must be in [0, steps " +
                                     std::to_string(options.steps) + ")");
   }
+  if (options.drain_steps < 0 || options.warmup_steps + options.drain_steps >= options.steps) {
+    return Status::invalid_argument("--drain " + std::to_string(options.drain_steps) +
+                                    ": warm-up plus drain steps must leave at least one of the " +
+                                    std::to_string(options.steps) + " steps to measure");
+  }
   CT_RETURN_IF_ERROR(check_worker_count(profile, options.workers));
   const std::string name = plan.system + "/" + plan.variant;
   CT_RETURN_IF_ERROR(models::validate_plan(plan, name));
@@ -275,7 +284,13 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
       if (!schedule.is_ok()) return schedule.status().with_context(name);
       continue;
     }
-    if (t.kind == TaskKind::kCopy) continue;
+    if (t.kind == TaskKind::kCopy) {
+      // Priced by its cost key when the profile has one, else moved over the host link (-1).
+      auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
+      const double s = cost == profile.costs.end() ? -1.0 : cost->second.seconds(t.flops, static_cast<double>(t.bytes));
+      std::fill(seconds[t.id].begin(), seconds[t.id].end(), s);
+      continue;
+    }
     for (int rank = 0; rank < options.workers; ++rank) {
       auto s = task_seconds(t, profile.device_type_of(rank), profile);
       if (!s.is_ok()) return s.status().with_context(name);
@@ -312,6 +327,7 @@ StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfil
   result.workers = options.workers;
   result.steps = options.steps;
   result.warmup_steps = options.warmup_steps;
+  result.drain_steps = options.drain_steps;
   result.fidelity = fidelity;
   result.step_end_s = run.step_end();
   result.events = static_cast<int64_t>(run.events().size());

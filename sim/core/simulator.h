@@ -16,6 +16,7 @@ struct SimOptions {
   int workers = 1;
   int steps = 6;         // steps simulated
   int warmup_steps = 2;  // steps before the measured window (pipelines fill up)
+  int drain_steps = 1;   // steps after it (the last steps of a pipeline run with nothing behind them)
   /// Collective fidelity; `auto_fidelity` picks step up to kStepFidelityMaxWorkers workers, flow above.
   Fidelity fidelity = Fidelity::kFlow;
   bool auto_fidelity = true;
@@ -48,8 +49,9 @@ struct SimResult {
   int workers = 0;
   int steps = 0;
   int warmup_steps = 0;
+  int drain_steps = 0;
   Fidelity fidelity = Fidelity::kFlow;
-  double step_time_s = 0;          // steady state: (end of last step - end of warm-up) / measured steps
+  double step_time_s = 0;          // steady state: (end of the last measured step - end of warm-up) / measured steps
   std::vector<double> step_end_s;  // end of each step (last task of the step on any rank)
   double compute_s = 0;            // busy time of compute tasks
   double comm_s = 0;               // time some collective of the rank runs

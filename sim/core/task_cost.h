@@ -17,6 +17,10 @@ namespace clustertwin::sim {
 ///   lookup, otherwise:               bytes / (host_memory_bandwidth / devices_per_node)
 ///   host, otherwise:                 an error: host work has no roofline, give it a cost key
 ///
+/// Copies are priced by their cost key when the profile has one (a DMA
+/// engine of its own: no contention with other tasks) and otherwise move
+/// their bytes over the host link in the simulated network (simulator.cpp).
+///
 /// InvalidArgument names the task and what is missing (an unknown dtype, no
 /// host memory bandwidth in the profile, ...).
 StatusOr<double> task_seconds(const models::Task& task, const DeviceType& device, const ClusterProfile& profile);

@@ -87,6 +87,7 @@ TEST_P(FidelityAgreementTest, FlowWithinFivePercentOfStep) {
   o.workers = workers;
   o.steps = 1;
   o.warmup_steps = 0;
+  o.drain_steps = 0;
   o.auto_fidelity = false;
   o.fidelity = Fidelity::kStep;
   auto step = simulate_plan(plan, *profile, o);

@@ -126,6 +126,7 @@ TEST(SimulatorTest, NonBlockingFatTreeMatchesASingleSwitch) {
     o.workers = 512;
     o.steps = 1;
     o.warmup_steps = 0;
+    o.drain_steps = 0;
     o.auto_fidelity = false;
     o.fidelity = fidelity;
     models::Plan plan;

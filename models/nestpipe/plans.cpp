@@ -1,0 +1,201 @@
+#include "models/nestpipe/plans.h"
+
+#include <map>
+
+#include "models/plan/plan_validator.h"
+
+namespace clustertwin::nestpipe {
+namespace {
+
+using models::CollectiveOp;
+using models::Task;
+using models::TaskKind;
+
+constexpr struct {
+  Variant variant;
+  const char* name;
+} kVariants[] = {{Variant::kTorchRec, "torchrec"}, {Variant::kSemiSync, "semisync"}, {Variant::kDbp, "dbp"},
+                 {Variant::kFwp, "fwp"},           {Variant::kNestPipe, "nestpipe"}, {Variant::k2dSp, "2dsp"}};
+
+enum Stream { kCompute, kComm, kCopy, kLookup, kUpdate };
+
+// Adds tasks by name; dependencies are given by name and resolved at the end.
+class Builder {
+ public:
+  explicit Builder(Variant variant) {
+    plan_.system = "nestpipe";
+    plan_.variant = std::string(variant_name(variant));
+    plan_.streams = {"compute", "comm", "copy", "lookup", "update"};
+  }
+
+  Task& add(const std::string& name, TaskKind kind, Stream stream, const std::string& cost_key,
+            std::vector<std::string> deps = {}, std::vector<std::string> prev_deps = {}) {
+    Task t;
+    t.id = static_cast<int>(plan_.tasks.size());
+    t.name = name;
+    t.kind = kind;
+    t.stream = stream;
+    t.cost_key = cost_key;
+    plan_.tasks.push_back(t);
+    deps_.push_back(std::move(deps));
+    prev_deps_.push_back(std::move(prev_deps));
+    return plan_.tasks.back();
+  }
+
+  Task& collective(const std::string& name, CollectiveOp op, int64_t bytes, int group, const std::string& cost_key,
+                   std::vector<std::string> deps = {}, std::vector<std::string> prev_deps = {}) {
+    Task& t = add(name, TaskKind::kCollective, kComm, cost_key, std::move(deps), std::move(prev_deps));
+    t.bytes = bytes;
+    t.collective = models::Collective{};
+    t.collective->op = op;
+    if (group > 0) {
+      t.collective->group.kind = models::GroupSpec::Kind::kBlock;
+      t.collective->group.size = group;
+    }
+    return t;
+  }
+
+  StatusOr<models::Plan> finish() {
+    std::map<std::string, int> id;
+    for (const Task& t : plan_.tasks)
+      id[t.name] = t.id;
+    for (size_t i = 0; i < plan_.tasks.size(); ++i) {
+      for (const std::string& d : deps_[i])
+        plan_.tasks[i].deps.push_back(id.at(d));
+      for (const std::string& d : prev_deps_[i])
+        plan_.tasks[i].prev_step_deps.push_back(id.at(d));
+    }
+    CT_RETURN_IF_ERROR(models::validate_plan(plan_, "nestpipe/" + plan_.variant));
+    return plan_;
+  }
+
+ private:
+  models::Plan plan_;
+  std::vector<std::vector<std::string>> deps_, prev_deps_;
+};
+
+std::string mb(const char* name, int m) {
+  return std::string(name) + "[" + std::to_string(m) + "]";
+}
+
+}  // namespace
+
+std::string_view variant_name(Variant variant) {
+  for (const auto& v : kVariants) {
+    if (v.variant == variant) return v.name;
+  }
+  return "?";
+}
+
+std::optional<Variant> variant_from_name(std::string_view name) {
+  for (const auto& v : kVariants) {
+    if (v.name == name) return v.variant;
+  }
+  return std::nullopt;
+}
+
+std::string variant_list() {
+  std::string out;
+  for (const auto& v : kVariants)
+    out += (out.empty() ? "" : ", ") + std::string(v.name);
+  return out;
+}
+
+std::vector<Variant> all_variants() {
+  std::vector<Variant> out;
+  for (const auto& v : kVariants)
+    out.push_back(v.variant);
+  return out;
+}
+
+StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro_batches) {
+  const std::string where = "nestpipe/" + std::string(variant_name(variant)) + ": ";
+  if (micro_batches < 1) {
+    return Status::invalid_argument(where + "micro-batches " + std::to_string(micro_batches) + ": must be at least 1");
+  }
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"input_bytes", s.input_bytes},
+                                    {"key_bytes", s.key_bytes},
+                                    {"owner_rows_dedup", s.owner_rows_dedup},
+                                    {"owner_rows_per_requester", s.owner_rows_per_requester},
+                                    {"emb_a2a_bytes", s.emb_a2a_bytes},
+                                    {"micro_emb_a2a_bytes", s.micro_emb_a2a_bytes},
+                                    {"clustered_micro_emb_a2a_bytes", s.clustered_micro_emb_a2a_bytes},
+                                    {"patch_rows", s.patch_rows},
+                                    {"dense_param_bytes", s.dense_param_bytes}}) {
+    if (value < 0) return Status::invalid_argument(where + name + " " + std::to_string(value) + ": must be >= 0");
+  }
+  if (s.row_bytes <= 0)
+    return Status::invalid_argument(where + "row_bytes " + std::to_string(s.row_bytes) + ": must be > 0");
+  if (s.dense_forward_flops < 0) return Status::invalid_argument(where + "dense_forward_flops: must be >= 0");
+  if (variant == Variant::k2dSp && s.sharding_group < 1) {
+    return Status::invalid_argument(where + "sharding group " + std::to_string(s.sharding_group) +
+                                    ": must be at least 1");
+  }
+
+  const bool dbp = variant == Variant::kDbp || variant == Variant::kNestPipe;
+  const bool fwp = variant == Variant::kFwp || variant == Variant::kNestPipe;
+  const int group = variant == Variant::k2dSp ? s.sharding_group : 0;
+  const int n = fwp ? micro_batches : 1;
+  const int64_t rows = dbp ? s.owner_rows_dedup : s.owner_rows_per_requester;
+  const int64_t emb = variant == Variant::kNestPipe ? s.clustered_micro_emb_a2a_bytes
+                      : variant == Variant::kFwp    ? s.micro_emb_a2a_bytes
+                                                    : s.emb_a2a_bytes;
+
+  Builder b(variant);
+  // The input of batch i+2 and the keys of batch i+1 move during batch i (TorchRec's pipeline, kept by all).
+  b.add("h2d", TaskKind::kCopy, kCopy, "h2d").bytes = s.input_bytes;
+  b.collective("key_a2a", CollectiveOp::kAllToAll, s.key_bytes, group, "key_a2a", {}, {"h2d"});
+
+  // Rows: gathered from host memory by their owner, then copied to the device.
+  //   synchronous: batch i's rows, after batch i-1's update (one step stale without it: semisync)
+  //   dbp:         batch i+1's rows into the Prefetch buffer during batch i; rows updated by batch i are
+  //                patched (device to device) after its update, before batch i+1 reads them
+  if (dbp) {
+    b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {"key_a2a"}, {"emb_update"}).bytes =
+        rows * s.row_bytes;
+  } else if (variant == Variant::kSemiSync) {
+    b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {}, {"key_a2a"}).bytes = rows * s.row_bytes;
+  } else {
+    b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {}, {"key_a2a", "emb_update"}).bytes =
+        rows * s.row_bytes;
+  }
+  b.add("lookup_copy", TaskKind::kCopy, kCopy, "lookup_copy", {"lookup_gather"}).bytes = rows * s.row_bytes;
+
+  // Embedding All2All, dense forward and backward, gradient All2All: per micro-batch under fwp.
+  std::vector<std::string> a2a_fwd_deps = dbp ? std::vector<std::string>{} : std::vector<std::string>{"lookup_copy"};
+  std::vector<std::string> a2a_fwd_prev = dbp ? std::vector<std::string>{"dbp_patch"} : std::vector<std::string>{};
+  for (int m = 0; m < n; ++m) {
+    Task& t = b.collective(n > 1 ? mb("emb_a2a_fwd", m) : "emb_a2a_fwd", CollectiveOp::kAllToAll, emb / n, group,
+                           "emb_a2a_fwd", a2a_fwd_deps, a2a_fwd_prev);
+    if (n > 1) t.micro_batch = m;
+  }
+  for (int m = 0; m < n; ++m) {
+    const std::string suffix = n > 1 ? "[" + std::to_string(m) + "]" : "";
+    std::vector<std::string> fwd_prev =
+        m == 0 ? std::vector<std::string>{"dense_allreduce"} : std::vector<std::string>{};
+    Task& fwd =
+        b.add("dense_fwd" + suffix, TaskKind::kCompute, kCompute, "dense_fwd", {"emb_a2a_fwd" + suffix}, fwd_prev);
+    fwd.flops = s.dense_forward_flops / n;
+    Task& bwd = b.add("dense_bwd" + suffix, TaskKind::kCompute, kCompute, "dense_bwd", {"dense_fwd" + suffix});
+    bwd.flops = 2 * s.dense_forward_flops / n;
+    if (n > 1) fwd.micro_batch = bwd.micro_batch = m;
+  }
+  std::vector<std::string> all_grads;
+  for (int m = 0; m < n; ++m) {
+    const std::string suffix = n > 1 ? "[" + std::to_string(m) + "]" : "";
+    Task& t = b.collective("emb_a2a_bwd" + suffix, CollectiveOp::kAllToAll, emb / n, group, "emb_a2a_bwd",
+                           {"dense_bwd" + suffix});
+    if (n > 1) t.micro_batch = m;
+    all_grads.push_back("emb_a2a_bwd" + suffix);
+  }
+  // One update per batch: the frozen window ends here.
+  b.add("emb_update", TaskKind::kHost, kUpdate, "emb_update", all_grads).bytes = rows * s.row_bytes;
+  b.collective("dense_allreduce", CollectiveOp::kAllReduce, s.dense_param_bytes, 0, "dense_allreduce",
+               {n > 1 ? mb("dense_bwd", n - 1) : "dense_bwd"});
+  if (dbp)
+    b.add("dbp_patch", TaskKind::kCopy, kCopy, "dbp_patch", {"lookup_copy", "emb_update"}).bytes =
+        s.patch_rows * s.row_bytes;
+  return b.finish();
+}
+
+}  // namespace clustertwin::nestpipe

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/common/status.h"
+#include "models/plan/plan.h"
+
+namespace clustertwin::nestpipe {
+
+/// The schedules NestPipe is compared with (../shared/papers/nestpipe.md).
+///
+///   torchrec  TorchRec's sparse-dist pipeline: H2D of i+2 and the key All2All
+///             of i+1 overlap the dense work of i; lookup, embedding All2All
+///             and update stay on the critical path (synchronous)
+///   semisync  the same, but step i's lookup does not wait for step i-1's
+///             update: embeddings one step stale (the negative control)
+///   dbp       dual-buffer pipelining: batch i+1's rows are gathered and copied
+///             into the Prefetch buffer during batch i; after batch i's update
+///             the rows both batches share are patched (device to device)
+///             before batch i+1 reads them: synchronous again
+///   fwp       frozen-window pipelining: the batch's embedding All2All, dense
+///             forward/backward and gradient All2All run per micro-batch, so
+///             micro-batch m's All2All overlaps micro-batch m-1's compute;
+///             one update per batch
+///   nestpipe  dbp + fwp + key-centric clustering (smaller micro-batch All2Alls)
+///   2dsp      2D sparse parallelism: tables sharded inside groups of G
+///             workers, so All2Alls span G workers (twin only: replicas are
+///             synchronised periodically, not every step)
+enum class Variant { kTorchRec, kSemiSync, kDbp, kFwp, kNestPipe, k2dSp };
+
+std::string_view variant_name(Variant variant);
+std::optional<Variant> variant_from_name(std::string_view name);
+/// "torchrec, semisync, dbp, fwp, nestpipe, 2dsp", for messages.
+std::string variant_list();
+std::vector<Variant> all_variants();
+
+/// What one worker moves and computes per training step (one batch), for
+/// the plan builder. Bytes are per worker; All2All sizes follow nccl-tests
+/// (what a rank sends in total).
+struct StepSizes {
+  int64_t input_bytes = 0;  // host-to-device copy of the batch (dense features and keys)
+  int64_t key_bytes = 0;    // key All2All: the requester's deduplicated key ids
+  /// Rows this worker gathers from host memory as owner: after the owner's
+  /// dedup over all requesters (dbp, nestpipe) or once per requester
+  /// (torchrec, semisync, fwp, 2dsp).
+  int64_t owner_rows_dedup = 0;
+  int64_t owner_rows_per_requester = 0;
+  int64_t row_bytes = 0;                      // embedding dimension x element size
+  int64_t emb_a2a_bytes = 0;                  // embedding All2All per direction, whole batch
+  int64_t micro_emb_a2a_bytes = 0;            // the same summed over micro-batches (per-micro-batch dedup)
+  int64_t clustered_micro_emb_a2a_bytes = 0;  // ... after key-centric clustering
+  int64_t patch_rows = 0;                     // DBP: rows shared by consecutive batches (per owner)
+  double dense_forward_flops = 0;             // per batch; backward is twice this
+  int64_t dense_param_bytes = 0;              // dense gradient All-Reduce
+  int sharding_group = 0;                     // 2dsp: All2All group size G (0: all workers)
+};
+
+/// The plan (models/plan/plan.h) of `variant` for one step of one worker,
+/// with `micro_batches` micro-batches for the frozen-window variants (fwp,
+/// nestpipe; ignored by the others). Cost keys name each task's kind of work
+/// so that a profile can price them: h2d, key_a2a, lookup_gather,
+/// lookup_copy, emb_a2a_fwd, dense_fwd, dense_bwd, emb_a2a_bwd, emb_update,
+/// dense_allreduce, dbp_patch. Streams: compute, comm, copy, host.
+/// InvalidArgument for sizes that cannot make a step (negative, no rows,
+/// micro-batches < 1).
+StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& sizes, int micro_batches);
+
+}  // namespace clustertwin::nestpipe

@@ -1,0 +1,151 @@
+// NestPipe's plans: each variant's structure, and its step time in the twin
+// against a hand-derived schedule.
+
+#include "models/nestpipe/plans.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "models/plan/plan_validator.h"
+#include "sim/core/simulator.h"
+#include "tests/sim/sim_test_util.h"
+
+namespace clustertwin::nestpipe {
+namespace {
+
+// Every All2All moves S = 200 MB per rank on 4 workers: alpha + (3/4) S / beta = 2.5 us + 15 ms.
+StepSizes sizes() {
+  StepSizes s;
+  s.input_bytes = 1000;
+  s.key_bytes = 0;
+  s.owner_rows_dedup = 1000;
+  s.owner_rows_per_requester = 1000;
+  s.row_bytes = 256;
+  s.emb_a2a_bytes = 200'000'000;
+  s.micro_emb_a2a_bytes = 200'000'000;
+  s.clustered_micro_emb_a2a_bytes = 200'000'000;
+  s.patch_rows = 10;
+  s.dense_forward_flops = 1e9;
+  s.dense_param_bytes = 0;
+  return s;
+}
+
+// Costs: gather 40 ms, copy 30 ms, update 10 ms, patch 1 ms, h2d 5 ms; dense forward 20 ms and backward 40 ms
+// per batch (5e10 FLOP/s over 1e9 and 2e9 FLOPs), so a quarter of that per micro-batch.
+sim::ClusterProfile profile() {
+  sim::ClusterProfile p = sim::testing::uniform_switch(4, 10e9, 1e-6, 0.5e-6);
+  auto fixed = [](double seconds) { return sim::CostModel{seconds, 0, 0}; };
+  p.costs = {{"lookup_gather", fixed(40e-3)},
+             {"lookup_copy", fixed(30e-3)},
+             {"dense_fwd", sim::CostModel{0, 5e10, 0}},
+             {"dense_bwd", sim::CostModel{0, 5e10, 0}},
+             {"emb_update", fixed(10e-3)},
+             {"dbp_patch", fixed(1e-3)},
+             {"h2d", fixed(5e-3)}};
+  return p;
+}
+
+constexpr double kA = 15.0025e-3;  // one whole-batch All2All
+
+double step_of(Variant v, int micro_batches = 4) {
+  auto plan = build_plan(v, sizes(), micro_batches);
+  EXPECT_TRUE(plan.is_ok()) << plan.status().message();
+  sim::SimOptions o;
+  o.workers = 4;
+  // The lookup stream can run two steps ahead of the rest: measure in the
+  // middle of a longer run (4 warm-up and 3 drain steps).
+  o.steps = 12;
+  o.warmup_steps = 4;
+  o.drain_steps = 3;
+  auto r = sim::simulate_plan(*plan, profile(), o);
+  EXPECT_TRUE(r.is_ok()) << r.status().message();
+  return r.is_ok() ? r->step_time_s : 0;
+}
+
+TEST(NestPipePlansTest, EveryVariantIsAValidPlan) {
+  for (Variant v : all_variants()) {
+    StepSizes s = sizes();
+    s.sharding_group = 2;
+    auto plan = build_plan(v, s, 4);
+    ASSERT_TRUE(plan.is_ok()) << variant_name(v) << ": " << plan.status().message();
+    EXPECT_TRUE(models::validate_plan_for_world(*plan, "p", 8, 4).is_ok()) << variant_name(v);
+    EXPECT_EQ(plan->variant, variant_name(v));
+  }
+}
+
+TEST(NestPipePlansTest, SynchronyIsInTheDependencies) {
+  auto find = [](const models::Plan& p, const std::string& name) {
+    return *std::find_if(p.tasks.begin(), p.tasks.end(), [&](const models::Task& t) { return t.name == name; });
+  };
+  auto id = [](const models::Plan& p, const std::string& name) {
+    for (const auto& t : p.tasks) {
+      if (t.name == name) return t.id;
+    }
+    return -1;
+  };
+  const models::Plan torchrec = *build_plan(Variant::kTorchRec, sizes(), 1);
+  const models::Plan semisync = *build_plan(Variant::kSemiSync, sizes(), 1);
+  const models::Plan dbp = *build_plan(Variant::kDbp, sizes(), 1);
+  auto waits_for = [&](const models::Task& t, int dep) {
+    return std::find(t.prev_step_deps.begin(), t.prev_step_deps.end(), dep) != t.prev_step_deps.end();
+  };
+  // A lookup reads rows after the previous batch updated them, except in semisync.
+  EXPECT_TRUE(waits_for(find(torchrec, "lookup_gather"), id(torchrec, "emb_update")));
+  EXPECT_FALSE(waits_for(find(semisync, "lookup_gather"), id(semisync, "emb_update")));
+  // DBP: the prefetch waits for the update before the previous one; the patch follows this batch's update, and
+  // the next batch's All2All follows the patch.
+  EXPECT_TRUE(waits_for(find(dbp, "lookup_gather"), id(dbp, "emb_update")));
+  const models::Task patch = find(dbp, "dbp_patch");
+  EXPECT_NE(std::find(patch.deps.begin(), patch.deps.end(), id(dbp, "emb_update")), patch.deps.end());
+  EXPECT_TRUE(waits_for(find(dbp, "emb_a2a_fwd"), id(dbp, "dbp_patch")));
+}
+
+// torchrec: gather + copy + A + fwd + bwd + A + update, in series: 140 ms + 2A.
+TEST(NestPipePlansTest, TorchRecIsTheSerialChain) {
+  EXPECT_NEAR(step_of(Variant::kTorchRec), 140e-3 + 2 * kA, 1e-4);
+}
+
+// semisync: the lookup no longer waits for the update, so the step is the
+// comm-and-compute chain A + fwd + bwd + A, then the dense All-Reduce's
+// latency-only rounds (2 (n-1) alpha = 15 us) and the next key All2All's (alpha).
+TEST(NestPipePlansTest, SemiSyncHidesTheLookup) {
+  EXPECT_NEAR(step_of(Variant::kSemiSync), 60e-3 + 2 * kA + 15e-6 + 2.5e-6, 1e-4);
+}
+
+// dbp: period T = A + fwd + bwd + A + update + patch = 71 ms + 2A, as long as
+// the prefetch (gather + copy, 70 ms, started after the previous update)
+// finishes before the patch: 140 ms + 2A - T = 69 ms <= 70 ms + 2A.
+TEST(NestPipePlansTest, DbpPipelinesTheLookupAndStaysSynchronous) {
+  EXPECT_NEAR(step_of(Variant::kDbp), 71e-3 + 2 * kA, 1e-4);
+}
+
+// fwp with 4 micro-batches: gather + copy (70 ms), then a quarter All2All
+// (A/4 = 2.5 us + 3.75 ms) before the first forward, 4 x (5 + 10) ms of
+// compute while the other All2Alls hide, the last gradient All2All (A/4) and
+// the update: 70 + 60 + 10 ms + 2 (A/4).
+TEST(NestPipePlansTest, FwpHidesAllButOneMicroBatchOfAll2All) {
+  const double quarter = 2.5e-6 + 3.75e-3;
+  EXPECT_NEAR(step_of(Variant::kFwp), 140e-3 + 2 * quarter, 1e-4);
+}
+
+// nestpipe = dbp's period with fwp's exposure: 71 ms + 2 (A/4).
+TEST(NestPipePlansTest, NestPipeCombinesBoth) {
+  const double quarter = 2.5e-6 + 3.75e-3;
+  EXPECT_NEAR(step_of(Variant::kNestPipe), 71e-3 + 2 * quarter, 1e-4);
+}
+
+TEST(NestPipePlansTest, RejectsBadSizes) {
+  StepSizes s = sizes();
+  s.row_bytes = 0;
+  auto plan = build_plan(Variant::kTorchRec, s, 1);
+  ASSERT_FALSE(plan.is_ok());
+  EXPECT_EQ(plan.status().message(), "nestpipe/torchrec: row_bytes 0: must be > 0");
+  auto mb = build_plan(Variant::kFwp, sizes(), 0);
+  EXPECT_EQ(mb.status().message(), "nestpipe/fwp: micro-batches 0: must be at least 1");
+  EXPECT_EQ(*variant_from_name("nestpipe"), Variant::kNestPipe);
+  EXPECT_FALSE(variant_from_name("async").has_value());
+}
+
+}  // namespace
+}  // namespace clustertwin::nestpipe
