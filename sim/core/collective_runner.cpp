@@ -149,12 +149,50 @@ void run_phase_as_flows(Platform& platform, const Phase& phase) {
         device_pairs[pair] += bytes;
     }
   }
+  std::vector<std::tuple<int, int, int, double>> group_flows;  // (source node, group, destination device, bytes)
   for (const Exchange& x : round.exchanges) {
     std::map<int, std::vector<size_t>> members_of_node;
     for (size_t i = 0; i < x.members.size(); ++i)
       members_of_node[platform.node_of(x.members[i])].push_back(i);
+    // A uniform exchange among many nodes is merged per (node, switch group):
+    // every node sends as much as it receives, so the node uplinks and the
+    // group links carry it all; 96 x 8 flows instead of 96 x 95 at 1,536.
+    bool uniform = aggregates && static_cast<int>(members_of_node.size()) > platform.group_merge_min_nodes();
+    for (size_t j = 1; uniform && j < x.bytes_to.size(); ++j)
+      uniform = x.bytes_to[j] == x.bytes_to[0];
+    for (const auto& [node, ids] : members_of_node) {
+      uniform =
+          uniform && static_cast<int>(ids.size()) >= spread && ids.size() == members_of_node.begin()->second.size();
+    }
+    if (uniform) {
+      std::map<int, double> to_group;  // bytes every sender owes one group
+      for (const auto& [node, ids] : members_of_node) {
+        for (size_t j : ids)
+          to_group[platform.group_of_node(node)] += x.bytes_to[j];
+      }
+      for (const auto& [a, senders] : members_of_node) {
+        double own = 0;  // what stays inside node a (sent through its switch, below)
+        for (size_t j : senders)
+          own += x.bytes_to[j];
+        for (const auto& [g, total] : to_group) {
+          const double per_sender = g == platform.group_of_node(a) ? total - own : total;
+          if (per_sender <= 0) continue;
+          int dst = -1;  // a device of group g on another node, for the latency of one round
+          for (const auto& [b, ids] : members_of_node) {
+            if (b != a && platform.group_of_node(b) == g) {
+              dst = x.members[ids.front()];
+              break;
+            }
+          }
+          if (dst < 0) continue;
+          group_flows.emplace_back(x.members[senders.front()], g, dst,
+                                   per_sender * static_cast<double>(senders.size()) * repeats);
+        }
+      }
+    }
     for (const auto& [a, senders] : members_of_node) {
       for (const auto& [b, receivers] : members_of_node) {
+        if (uniform && a != b) continue;  // merged per group above
         double to_b = 0;
         for (size_t j : receivers)
           to_b += x.bytes_to[j];
@@ -193,6 +231,10 @@ void run_phase_as_flows(Platform& platform, const Phase& phase) {
   };
   for (const auto& [src, dst, bytes] : node_flows) {
     add(platform.node_endpoint(platform.node_of(src)), platform.node_endpoint(platform.node_of(dst)), bytes,
+        platform.latency(platform.device(src), platform.device(dst)));
+  }
+  for (const auto& [src, g, dst, bytes] : group_flows) {
+    add(platform.node_endpoint(platform.node_of(src)), platform.group_endpoint(g), bytes,
         platform.latency(platform.device(src), platform.device(dst)));
   }
   for (const auto& [pair, bytes] : device_pairs) {

@@ -231,6 +231,42 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const ClusterProfile& profil
                       false);
     }
   }
+  // One endpoint per first-level group (the whole cluster on one switch): a
+  // node's share of an all-to-all bound for a group crosses the node uplink
+  // and the levels up to their common ancestor, then the group's downlink.
+  const int groups = levels.group_of_node.empty() ? 1 : static_cast<int>(levels.uplink[0].size());
+  std::vector<sg::NetZone*> group_zones;
+  for (int g = 0; g < groups; ++g) {
+    // In a zone of its own: SimGrid routes between zones, or between hosts of one zone.
+    sg::NetZone* z = sg::create_full_zone(name_of("group_zone", g));
+    z->set_parent(root);
+    platform->group_endpoints_.push_back(z->create_host(name_of("group", g), kWorkUnitsPerSecond));
+    z->seal();
+    group_zones.push_back(z);
+  }
+  platform->group_of_node_.resize(nodes, 0);
+  for (int a = 0; a < nodes; ++a) {
+    if (!levels.group_of_node.empty()) platform->group_of_node_[a] = levels.group_of_node[0][a];
+  }
+  for (int a = 0; a < nodes; ++a) {
+    for (int g = 0; g < groups; ++g) {
+      int rep = 0;  // a node of group g
+      while (rep < nodes && platform->group_of_node_[rep] != g)
+        ++rep;
+      std::vector<sg::LinkInRoute> route{sg::LinkInRoute(node_up[a])};
+      size_t common = 0;
+      while (common < levels.group_of_node.size() &&
+             levels.group_of_node[common][a] != levels.group_of_node[common][rep]) {
+        ++common;
+      }
+      for (size_t l = 0; l < common; ++l)
+        route.emplace_back(level_up[l][levels.group_of_node[l][a]]);
+      for (size_t l = common; l-- > 0;)
+        route.emplace_back(level_down[l][levels.group_of_node[l][rep]]);
+      root->add_route(node_zones[a]->get_netpoint(), group_zones[g]->get_netpoint(), gateways[a],
+                      platform->group_endpoints_[g]->get_netpoint(), route, false);
+    }
+  }
   root->seal();
   return platform;
 }

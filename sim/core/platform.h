@@ -58,6 +58,16 @@ class Platform {
   simgrid::s4u::Host* cpu(int rank) const { return cpus_[rank]; }
   /// The aggregate endpoint of `node`, for flow-fidelity traffic between whole nodes.
   simgrid::s4u::Host* node_endpoint(int node) const { return node_endpoints_[node]; }
+  /// The first-level switch group of `node` (0 for all nodes on one switch),
+  /// and the endpoint that receives a flow-fidelity all-to-all's traffic
+  /// bound for a whole group (no group endpoints on a platform file).
+  int group_count() const { return static_cast<int>(group_endpoints_.size()); }
+  int group_of_node(int node) const { return group_of_node_[node]; }
+  simgrid::s4u::Host* group_endpoint(int group) const { return group_endpoints_[group]; }
+  /// Exchanges among more nodes than this are merged per (node, group) instead of per node pair.
+  int group_merge_min_nodes() const { return group_merge_min_nodes_; }
+  void set_group_merge_min_nodes(int nodes) { group_merge_min_nodes_ = nodes; }
+
   /// Where a device's flow-fidelity traffic to the rest of its node goes (through its fabric link).
   simgrid::s4u::Host* node_switch(int node) const { return node_switches_[node]; }
 
@@ -84,6 +94,9 @@ class Platform {
   std::vector<simgrid::s4u::Host*> cpus_;
   std::vector<simgrid::s4u::Host*> node_endpoints_;
   std::vector<simgrid::s4u::Host*> node_switches_;
+  std::vector<simgrid::s4u::Host*> group_endpoints_;
+  std::vector<int> group_of_node_;
+  int group_merge_min_nodes_ = 32;
   std::map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, double> latency_cache_;
   std::vector<simgrid::s4u::Mailbox*> free_mailboxes_;
   int mailboxes_created_ = 0;

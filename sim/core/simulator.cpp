@@ -312,6 +312,7 @@ StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfil
   configure_engine_for_twin();
   auto platform = Platform::build(profile, options.workers);
   if (!platform.is_ok()) return platform.status();
+  (*platform)->set_group_merge_min_nodes(options.group_merge_min_nodes);
   const Fidelity fidelity = options.auto_fidelity
                                 ? (options.workers <= kStepFidelityMaxWorkers ? Fidelity::kStep : Fidelity::kFlow)
                                 : options.fidelity;

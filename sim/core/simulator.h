@@ -22,6 +22,10 @@ struct SimOptions {
   bool auto_fidelity = true;
   uint64_t seed = 0;      // recorded in the trace; the twin itself draws no random numbers yet
   std::string trace_out;  // write the simulated trace here ("" for none)
+  /// Flow fidelity merges a uniform exchange per (node, switch group) among
+  /// more nodes than this, per node pair below (the same result where the
+  /// exchange is uniform; a test holds them together).
+  int group_merge_min_nodes = 32;
 };
 
 inline constexpr int kStepFidelityMaxWorkers = 64;

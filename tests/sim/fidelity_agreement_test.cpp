@@ -123,3 +123,58 @@ INSTANTIATE_TEST_SUITE_P(ShippedProfiles, FidelityAgreementTest,
 
 }  // namespace
 }  // namespace clustertwin::sim
+
+namespace clustertwin::sim {
+namespace {
+
+// At 1,024 workers (64 nodes of npu-1536, 128 of h100-1024) a uniform
+// exchange is merged per (node, switch group) instead of per node pair; both
+// must agree, also on a fat tree oversubscribed 3:1 where the group links
+// are the bottleneck.
+TEST(GroupMergeTest, MatchesNodePairFlows) {
+  models::Plan plan;
+  plan.system = "collectives";
+  plan.variant = "merge";
+  plan.streams = {"comm"};
+  for (auto [op, algo] :
+       {std::pair{CollectiveOp::kAllToAll, Algorithm::kDirect}, std::pair{CollectiveOp::kAllGather, Algorithm::kDirect},
+        std::pair{CollectiveOp::kAllReduce, Algorithm::kDirect}}) {
+    models::Task t;
+    t.id = static_cast<int>(plan.tasks.size());
+    t.name = std::string(models::collective_op_name(op));
+    t.kind = models::TaskKind::kCollective;
+    t.bytes = 64 << 20;
+    t.collective = models::Collective{};
+    t.collective->op = op;
+    t.collective->algorithm = algo;
+    plan.tasks.push_back(t);
+  }
+  auto npu = load_cluster_profile("npu-1536");
+  auto h100 = load_cluster_profile("h100-1024");
+  ASSERT_TRUE(npu.is_ok() && h100.is_ok());
+  ClusterProfile oversubscribed = *npu;
+  oversubscribed.name = "npu-1536-3to1";
+  oversubscribed.topology.oversubscription = {3.0};
+  for (const ClusterProfile* profile : {&*npu, &*h100, &oversubscribed}) {
+    SimOptions o;
+    o.workers = 1024;
+    o.steps = 1;
+    o.warmup_steps = 0;
+    o.drain_steps = 0;
+    o.auto_fidelity = false;
+    o.fidelity = Fidelity::kFlow;
+    auto merged = simulate_plan(plan, *profile, o);
+    o.group_merge_min_nodes = 1 << 20;
+    auto pairs = simulate_plan(plan, *profile, o);
+    ASSERT_TRUE(merged.is_ok() && pairs.is_ok()) << merged.status().message() << pairs.status().message();
+    for (size_t i = 0; i < plan.tasks.size(); ++i) {
+      const double m = merged->tasks[i].max_s, p = pairs->tasks[i].max_s;
+      EXPECT_NEAR(m, p, 0.01 * p) << plan.tasks[i].name << " on " << profile->name;
+      std::printf("%s on %s at 1024 workers: merged per group %.3f ms, per node pair %.3f ms\n",
+                  plan.tasks[i].name.c_str(), profile->name.c_str(), m * 1e3, p * 1e3);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace clustertwin::sim
