@@ -149,7 +149,8 @@ void run_phase_as_flows(Platform& platform, const Phase& phase) {
         device_pairs[pair] += bytes;
     }
   }
-  std::vector<std::tuple<int, int, int, double>> group_flows;  // (source node, group, destination device, bytes)
+  std::vector<std::tuple<int, int, int, double>> group_flows;  // (source device, group, destination device, bytes)
+  std::vector<std::tuple<int, int, double>> node_inside;       // (device, a peer in its node, bytes of the whole node)
   for (const Exchange& x : round.exchanges) {
     std::map<int, std::vector<size_t>> members_of_node;
     for (size_t i = 0; i < x.members.size(); ++i)
@@ -191,8 +192,20 @@ void run_phase_as_flows(Platform& platform, const Phase& phase) {
       }
     }
     for (const auto& [a, senders] : members_of_node) {
+      if (uniform && senders.size() > 1) {
+        // Inside the node too, one flow: every device sends (m - 1) shares through its own fabric link.
+        double inside = 0;
+        for (size_t i : senders) {
+          for (size_t j : senders) {
+            if (i != j) inside += x.bytes_to[j];
+          }
+        }
+        node_inside.emplace_back(x.members[senders[0]], x.members[senders[1]], inside * repeats);
+      }
+    }
+    for (const auto& [a, senders] : members_of_node) {
       for (const auto& [b, receivers] : members_of_node) {
-        if (uniform && a != b) continue;  // merged per group above
+        if (uniform) continue;  // merged per group and per node above
         double to_b = 0;
         for (size_t j : receivers)
           to_b += x.bytes_to[j];
@@ -232,6 +245,11 @@ void run_phase_as_flows(Platform& platform, const Phase& phase) {
   for (const auto& [src, dst, bytes] : node_flows) {
     add(platform.node_endpoint(platform.node_of(src)), platform.node_endpoint(platform.node_of(dst)), bytes,
         platform.latency(platform.device(src), platform.device(dst)));
+  }
+  for (const auto& [device, peer, bytes] : node_inside) {
+    const int node = platform.node_of(device);
+    add(platform.node_endpoint(node), platform.node_switch(node), bytes,
+        platform.latency(platform.device(device), platform.device(peer)));
   }
   for (const auto& [src, g, dst, bytes] : group_flows) {
     add(platform.node_endpoint(platform.node_of(src)), platform.group_endpoint(g), bytes,

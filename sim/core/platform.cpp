@@ -196,6 +196,11 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const ClusterProfile& profil
         z->add_route(dev[i]->get_netpoint(), dev[j]->get_netpoint(), nullptr, nullptr, route, false);
       }
     }
+    // The whole node's intra-node capacity, for a uniform exchange merged per node.
+    const double per_device = mesh ? intra_bw * std::max(1, m - 1) : intra_bw;
+    sg::Link* fabric_all = make_link(z, name_of("fabric_all", k), per_device * m, intra_lat / 2);
+    z->add_route(endpoint->get_netpoint(), node_switch->get_netpoint(), nullptr, nullptr, {sg::LinkInRoute(fabric_all)},
+                 false);
     z->seal();
     node_zones.push_back(z);
     node_up.push_back(make_link(root, name_of("node_up", k), node_bandwidth, p.topology.switch_link.latency));

@@ -130,7 +130,7 @@ namespace {
 // At 1,024 workers (64 nodes of npu-1536, 128 of h100-1024) a uniform
 // exchange is merged per (node, switch group) instead of per node pair; both
 // must agree, also on a fat tree oversubscribed 3:1 where the group links
-// are the bottleneck.
+// are the bottleneck, and with intra-node links slower than the NICs.
 TEST(GroupMergeTest, MatchesNodePairFlows) {
   models::Plan plan;
   plan.system = "collectives";
@@ -155,7 +155,10 @@ TEST(GroupMergeTest, MatchesNodePairFlows) {
   ClusterProfile oversubscribed = *npu;
   oversubscribed.name = "npu-1536-3to1";
   oversubscribed.topology.oversubscription = {3.0};
-  for (const ClusterProfile* profile : {&*npu, &*h100, &oversubscribed}) {
+  ClusterProfile slow_inside = *npu;  // the node's own links are the bottleneck
+  slow_inside.name = "npu-1536-slow-intra";
+  slow_inside.intra_node.link.bandwidth = 1e8;  // 15/1024 of 64 MiB per device: ~9.8 ms at 0.1 GB/s
+  for (const ClusterProfile* profile : {&*npu, &*h100, &oversubscribed, &slow_inside}) {
     SimOptions o;
     o.workers = 1024;
     o.steps = 1;
