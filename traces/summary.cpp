@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "traces/intervals.h"
 #include "traces/json_text.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
@@ -14,46 +15,7 @@
 namespace clustertwin::traces {
 namespace {
 
-using Intervals = std::vector<std::pair<double, double>>;
-
-// Sorts and merges in place; the result is disjoint and ordered.
-void merge(Intervals* intervals) {
-  std::sort(intervals->begin(), intervals->end());
-  size_t out = 0;
-  for (size_t i = 0; i < intervals->size(); ++i) {
-    auto [start, end] = (*intervals)[i];
-    if (out > 0 && start <= (*intervals)[out - 1].second) {
-      (*intervals)[out - 1].second = std::max((*intervals)[out - 1].second, end);
-    } else {
-      (*intervals)[out++] = {start, end};
-    }
-  }
-  intervals->resize(out);
-}
-
-double length(const Intervals& merged) {
-  double total = 0;
-  for (auto [s, e] : merged)
-    total += e - s;
-  return total;
-}
-
-// Length of the intersection of two merged interval lists.
-double overlap(const Intervals& a, const Intervals& b) {
-  double total = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const double lo = std::max(a[i].first, b[j].first);
-    const double hi = std::min(a[i].second, b[j].second);
-    if (hi > lo) total += hi - lo;
-    if (a[i].second < b[j].second) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return total;
-}
+using Intervals = traces::Intervals;
 
 class SummaryBuilder {
  public:
@@ -107,10 +69,10 @@ class SummaryBuilder {
       r.rank = rank;
       Intervals& comm = comm_[rank];
       Intervals& compute = compute_[rank];
-      merge(&comm);
-      merge(&compute);
-      r.comm_us = length(comm);
-      r.exposed_comm_us = r.comm_us - overlap(comm, compute);
+      merge_intervals(&comm);
+      merge_intervals(&compute);
+      r.comm_us = intervals_length(comm);
+      r.exposed_comm_us = r.comm_us - overlap_length(comm, compute);
       s.ranks.push_back(r);
     }
     std::copy(std::begin(category_), std::end(category_), std::begin(s.category_total_us));
@@ -146,8 +108,8 @@ double percentile_of_sorted(const std::vector<double>& sorted, double p) {
 }
 
 double union_length(std::vector<std::pair<double, double>>* intervals) {
-  merge(intervals);
-  return length(*intervals);
+  merge_intervals(intervals);
+  return intervals_length(*intervals);
 }
 
 TraceSummary summarize_events(const Metadata& metadata, const std::vector<Event>& events) {

@@ -11,6 +11,7 @@
 
 #include <chrono>
 
+#include "models/plan/task_event.h"
 #include "real/core/tracer.h"
 
 namespace clustertwin::real {
@@ -36,7 +37,7 @@ void BM_TraceOneTask(benchmark::State& state) {
   for (auto _ : state) {
     const double start = tracer.now_us();
     const double end = tracer.now_us();
-    tracer.record(task_event(t, 1, step++, start, end, 8));
+    tracer.record(models::task_event(t, 0, 1, step++, start, end, 8));
     if (tracer.size() >= (1u << 20) - 1) {
       state.PauseTiming();
       tracer.clear();
@@ -70,7 +71,7 @@ void BM_Task10ms(benchmark::State& state) {
     if (traced) {
       const double start = tracer.now_us();
       benchmark::DoNotOptimize(work(kWork));
-      tracer.record(task_event(t, 1, step++, start, tracer.now_us(), 8));
+      tracer.record(models::task_event(t, 0, 1, step++, start, tracer.now_us(), 8));
     } else {
       benchmark::DoNotOptimize(work(kWork));
     }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "models/common/check.h"
+#include "models/plan/task_event.h"
 
 namespace clustertwin::real {
 
@@ -126,7 +127,8 @@ Status PlanRunner::run_stream(int stream, const std::vector<int>& tasks) {
       const double start = tracer_.now_us();
       CT_RETURN_IF_ERROR((*body)(ctx));
       const double end = tracer_.now_us();
-      traces::Event e = task_event(t, stream, step, start, end, task_group_[id] ? task_group_[id]->size() : 0);
+      traces::Event e =
+          models::task_event(t, rank, stream, step, start, end, task_group_[id] ? task_group_[id]->size() : 0);
       tracer_.record(std::move(e));
       {
         std::lock_guard<std::mutex> lock(s.mutex);

@@ -8,42 +8,6 @@
 
 namespace clustertwin::real {
 
-traces::Event task_event(const models::Task& t, int stream, int step, double start_us, double end_us, int group_size) {
-  traces::Event e;
-  e.name = t.name;
-  switch (t.kind) {
-    case models::TaskKind::kCompute:
-      e.category = traces::Category::kCompute;
-      break;
-    case models::TaskKind::kCollective:
-      e.category = traces::Category::kComm;
-      break;
-    case models::TaskKind::kCopy:
-      e.category = traces::Category::kCopy;
-      break;
-    case models::TaskKind::kLookup:
-      e.category = traces::Category::kLookup;
-      break;
-    case models::TaskKind::kHost:
-      e.category = traces::Category::kHost;
-      break;
-  }
-  e.stream = stream;
-  e.ts_us = start_us;
-  e.dur_us = end_us - start_us;
-  e.task_id = t.id;
-  e.cost_key = t.cost_key;
-  e.step = step;
-  if (t.micro_batch >= 0) e.micro_batch = t.micro_batch;
-  if (t.bytes > 0) e.bytes = t.bytes;
-  if (t.flops > 0) e.flops = t.flops;
-  if (t.collective) {
-    e.collective = models::collective_op_name(t.collective->op);
-    if (group_size > 0) e.group_size = group_size;
-  }
-  return e;
-}
-
 Tracer::Tracer(int rank, size_t reserve) : rank_(rank) {
   events_.reserve(reserve);
 }

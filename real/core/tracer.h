@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "models/common/status.h"
-#include "models/plan/plan.h"
 #include "traces/event.h"
 
 namespace clustertwin::real {
@@ -50,10 +49,5 @@ class Tracer {
   mutable std::mutex mutex_;
   std::vector<traces::Event> events_;
 };
-
-/// The trace event of one run of a plan task (category from its kind; task
-/// id, cost key, step, micro-batch, bytes, FLOPs and collective in args).
-traces::Event task_event(const models::Task& task, int stream, int step, double start_us, double end_us,
-                         int group_size);
 
 }  // namespace clustertwin::real

@@ -3,50 +3,15 @@
 #include <algorithm>
 #include <map>
 
+#include "traces/intervals.h"
+
 namespace clustertwin::sim {
 namespace {
 
-using Intervals = std::vector<std::pair<double, double>>;
-
-// Merged copy of `intervals` clipped to [lo, hi).
-Intervals clipped_union(Intervals intervals, double lo, double hi) {
-  for (auto& [s, e] : intervals) {
-    s = std::clamp(s, lo, hi);
-    e = std::clamp(e, lo, hi);
-  }
-  std::sort(intervals.begin(), intervals.end());
-  Intervals out;
-  for (const auto& [s, e] : intervals) {
-    if (e <= s) continue;
-    if (!out.empty() && s <= out.back().second) {
-      out.back().second = std::max(out.back().second, e);
-    } else {
-      out.emplace_back(s, e);
-    }
-  }
-  return out;
-}
-
-double length(const Intervals& merged) {
-  double total = 0;
-  for (const auto& [s, e] : merged)
-    total += e - s;
-  return total;
-}
-
-double overlap(const Intervals& a, const Intervals& b) {
-  double total = 0;
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    total += std::max(0.0, std::min(a[i].second, b[j].second) - std::max(a[i].first, b[j].first));
-    if (a[i].second < b[j].second) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return total;
-}
+using traces::clip_and_merge;
+using traces::Intervals;
+using traces::intervals_length;
+using traces::overlap_length;
 
 }  // namespace
 
@@ -82,11 +47,11 @@ void compute_metrics(const models::Plan& plan, const std::vector<traces::Event>&
   }
   double compute_total = 0, comm_total = 0, exposed_total = 0;
   for (int64_t rank = 0; rank < r->workers; ++rank) {
-    const Intervals c = clipped_union(compute[rank], lo, hi);
-    const Intervals m = clipped_union(comm[rank], lo, hi);
-    compute_total += length(c);
-    comm_total += length(m);
-    exposed_total += length(m) - overlap(m, c);
+    const Intervals c = clip_and_merge(compute[rank], lo, hi);
+    const Intervals m = clip_and_merge(comm[rank], lo, hi);
+    compute_total += intervals_length(c);
+    comm_total += intervals_length(m);
+    exposed_total += intervals_length(m) - overlap_length(m, c);
   }
   r->compute_s = compute_total * scale;
   r->comm_s = comm_total * scale;
@@ -98,7 +63,7 @@ void compute_metrics(const models::Plan& plan, const std::vector<traces::Event>&
     double busy = 0;
     for (int64_t rank = 0; rank < r->workers; ++rank) {
       auto it = streams.find({rank, static_cast<int64_t>(s)});
-      if (it != streams.end()) busy += length(clipped_union(it->second, lo, hi));
+      if (it != streams.end()) busy += intervals_length(clip_and_merge(it->second, lo, hi));
     }
     StreamMetrics sm;
     sm.stream = plan.streams[s];

@@ -13,6 +13,7 @@
 #include "models/common/check.h"
 #include "models/common/version.h"
 #include "models/plan/plan_validator.h"
+#include "models/plan/task_event.h"
 #include "sim/core/collective_runner.h"
 #include "sim/core/isolated.h"
 #include "sim/core/metrics.h"
@@ -26,22 +27,6 @@ namespace {
 namespace sg = simgrid::s4u;
 using models::Task;
 using models::TaskKind;
-
-traces::Category category_of(TaskKind kind) {
-  switch (kind) {
-    case TaskKind::kCompute:
-      return traces::Category::kCompute;
-    case TaskKind::kCollective:
-      return traces::Category::kComm;
-    case TaskKind::kCopy:
-      return traces::Category::kCopy;
-    case TaskKind::kLookup:
-      return traces::Category::kLookup;
-    case TaskKind::kHost:
-      return traces::Category::kHost;
-  }
-  return traces::Category::kHost;
-}
 
 // A collective in flight: who has arrived, and when it is over.
 struct Instance {
@@ -213,29 +198,17 @@ class Run {
   }
 
   void record(int rank, int stream, int step, const Task& t, double start, double end) {
-    traces::Event e;
-    e.name = t.name;
-    e.category = category_of(t.kind);
-    e.rank = rank;
-    e.stream = stream;
-    e.ts_us = start * 1e6;
-    e.dur_us = (end - start) * 1e6;
-    e.task_id = t.id;
-    e.cost_key = t.cost_key;
-    e.step = step;
-    if (t.micro_batch >= 0) e.micro_batch = t.micro_batch;
-    if (t.bytes > 0) e.bytes = t.bytes;
-    if (t.flops > 0) e.flops = t.flops;
+    int64_t group_size = 0, peer = -1;
     if (t.collective) {
-      e.collective = models::collective_op_name(t.collective->op);
       if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv) {
-        e.peer = ((rank + t.collective->peer_offset) % options_.workers + options_.workers) % options_.workers;
-        e.group_size = 2;
+        peer = ((rank + t.collective->peer_offset) % options_.workers + options_.workers) % options_.workers;
+        group_size = 2;
       } else {
-        e.group_size = static_cast<int64_t>(
+        group_size = static_cast<int64_t>(
             models::group_members(t.collective->group, rank, options_.workers, platform_.devices_per_node()).size());
       }
     }
+    traces::Event e = models::task_event(t, rank, stream, step, start * 1e6, end * 1e6, group_size, peer);
     events_.push_back(std::move(e));
     step_end_[step] = std::max(step_end_[step], end);
   }
