@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "tests/real/rank_threads.h"
 
 namespace clustertwin::real {
@@ -77,7 +79,12 @@ TEST(CommunicatorTest, AMissingPeerIsAnErrorNotAHang) {
       [](Communicator& c) -> Status {
         auto world = c.world(0);
         if (!world.is_ok()) return world.status();
-        if (c.rank() == 1) return Status::ok();
+        if (c.rank() == 1) {
+          // Connected, but never joins: stay alive past rank 0's timeout so
+          // that rank 0 fails in the all-reduce, not while connecting.
+          std::this_thread::sleep_for(std::chrono::seconds(4));
+          return Status::ok();
+        }
         at::Tensor t = at::ones({4});
         return c.all_reduce(**world, t);
       },
