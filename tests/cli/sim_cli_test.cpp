@@ -97,6 +97,11 @@ TEST(SimCliTest, BadFlags) {
   expect_one_line_exit_2(run_clustertwin({"sim", "collective", "--bytes", "1X"}), "unknown unit 'X'");
   expect_one_line_exit_2(run_clustertwin({"sim", "collective", "--fidelity", "exact"}), "--fidelity 'exact'");
   expect_one_line_exit_2(run_clustertwin({"sim", "collective", "--platform", "nowhere"}), "unknown platform 'nowhere'");
+  expect_one_line_exit_2(
+      run_clustertwin({"sim", "plan", kPlans + "ring_allreduce.json", "--steps", "3", "--warmup", "1", "--drain", "2"}),
+      "--drain 2: warm-up plus drain steps must leave at least one of the 3 steps to measure");
+  expect_one_line_exit_2(run_clustertwin({"sim", "plan", kPlans + "ring_allreduce.json", "--parallel", "0"}),
+                         "--parallel");
 }
 
 }  // namespace
