@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "models/common/file_io.h"
+#include "models/common/text.h"
 
 namespace clustertwin::traces {
 namespace {
@@ -125,6 +126,13 @@ const char* JsonCursor::describe(Token token) {
       return "an error";
   }
   return "?";
+}
+
+std::string JsonCursor::describe_value(Token token) const {
+  std::string what = describe(token);
+  if (token == Token::kString) what += " (" + quote_for_message(text_) + ")";
+  if (token == Token::kNumber) what += " (" + std::string(text_) + ")";
+  return what;
 }
 
 bool JsonCursor::fill() {

@@ -71,6 +71,9 @@ class JsonCursor {
   /// Byte offset in the (decompressed) input of the end of the last token.
   uint64_t offset() const { return consumed_ + pos_; }
   const Status& status() const { return status_; }
+  /// The last token for a message: "a string ('abc')", "a number (1.5)",
+  /// "an object", ... (valid until the next call, like text()).
+  std::string describe_value(Token token) const;
   /// Names a token kind for messages ("a string", "an object", ...).
   static const char* describe(Token token);
 

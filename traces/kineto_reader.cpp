@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "models/common/file_io.h"
+#include "models/common/text.h"
 #include "traces/json_cursor.h"
 
 namespace clustertwin::traces::kineto {
@@ -38,22 +39,6 @@ std::optional<Micros> micros_from(const JsonCursor& cursor) {
   }
   m.normalise();
   return m;
-}
-
-std::string quoted(std::string_view text) {
-  constexpr size_t kMaxShown = 60;
-  std::string out = "'";
-  out.append(text.substr(0, kMaxShown));
-  if (text.size() > kMaxShown) out += "...";
-  return out + "'";
-}
-
-// "a string ('abc')", "a number (1.5)", "an object", ...
-std::string describe_value(const JsonCursor& cursor, Token token) {
-  std::string what = JsonCursor::describe(token);
-  if (token == Token::kString) what += " (" + quoted(cursor.text()) + ")";
-  if (token == Token::kNumber) what += " (" + std::string(cursor.number_text()) + ")";
-  return what;
 }
 
 Status syntax_error(const JsonCursor& cursor, const std::string& path) {
@@ -104,7 +89,7 @@ Status KinetoFileReader::read(FileHeader* header, const EventFn& on_event) {
   Token t = cursor_.next();
   if (t == Token::kError) return syntax_error(cursor_, path_);
   if (t != Token::kBeginObject) {
-    return bad("top level", "expected an object with 'traceEvents', got " + describe_value(cursor_, t));
+    return bad("top level", "expected an object with 'traceEvents', got " + cursor_.describe_value(t));
   }
   bool seen_events = false;
   for (t = cursor_.next(); t != Token::kEndObject; t = cursor_.next()) {
@@ -114,7 +99,7 @@ Status KinetoFileReader::read(FileHeader* header, const EventFn& on_event) {
     if (value == Token::kError) return syntax_error(cursor_, path_);
     if (key == "traceEvents") {
       if (value != Token::kBeginArray) {
-        return bad("top level", "field 'traceEvents': expected an array, got " + describe_value(cursor_, value));
+        return bad("top level", "field 'traceEvents': expected an array, got " + cursor_.describe_value(value));
       }
       seen_events = true;
       CT_RETURN_IF_ERROR(read_events(on_event));
@@ -129,7 +114,7 @@ Status KinetoFileReader::read(FileHeader* header, const EventFn& on_event) {
 
 Status KinetoFileReader::read_int(const std::string& field, Token value, int64_t min, std::optional<int64_t>* out) {
   if (value != Token::kNumber || !cursor_.is_integer()) {
-    return bad("top level", "field '" + field + "': expected an integer, got " + describe_value(cursor_, value));
+    return bad("top level", "field '" + field + "': expected an integer, got " + cursor_.describe_value(value));
   }
   if (cursor_.integer() < min) {
     return bad("top level", "field '" + field + "': " + std::string(cursor_.number_text()) +
@@ -189,7 +174,7 @@ Status KinetoFileReader::read_events(const EventFn& on_event) {
     const Token t = cursor_.next();
     if (t == Token::kEndArray) return Status::ok();
     if (t == Token::kError) return syntax_error(cursor_, path_);
-    if (t != Token::kBeginObject) return bad(event_where(), "expected an object, got " + describe_value(cursor_, t));
+    if (t != Token::kBeginObject) return bad(event_where(), "expected an object, got " + cursor_.describe_value(t));
     Status s = read_event(&e);
     if (!s.is_ok() && s.message().find(": truncated: ") != std::string::npos) {
       s = Status::invalid_argument(s.message() + " (in event " + std::to_string(index_) + " of 'traceEvents')");
@@ -214,11 +199,11 @@ Status KinetoFileReader::read_event(KinetoEvent* e) {
     if (v == Token::kError) return syntax_error(cursor_, path_);
     const bool is_string = v == Token::kString;
     if (key == "ph") {
-      if (!is_string) return bad(event_where(), "field 'ph': expected a string, got " + describe_value(cursor_, v));
+      if (!is_string) return bad(event_where(), "field 'ph': expected a string, got " + cursor_.describe_value(v));
       e->ph.assign(cursor_.text());
       has_ph = true;
     } else if (key == "name" || key == "cat") {
-      if (!is_string) note(key.c_str(), "expected a string, got " + describe_value(cursor_, v));
+      if (!is_string) note(key.c_str(), "expected a string, got " + cursor_.describe_value(v));
       if (is_string) (key == "name" ? e->name : e->cat).assign(cursor_.text());
       if (key == "name") e->has_name = is_string;
     } else if (key == "pid" || key == "tid") {
@@ -229,13 +214,13 @@ Status KinetoFileReader::read_event(KinetoEvent* e) {
       } else if (is_string) {
         id = id_from_string(cursor_.text());
       } else {
-        note(key.c_str(), "expected an integer or a string, got " + describe_value(cursor_, v));
+        note(key.c_str(), "expected an integer or a string, got " + cursor_.describe_value(v));
       }
       (is_pid ? e->has_pid : e->has_tid) = true;
     } else if (key == "ts") {
       std::optional<Micros> ts;
       if (v != Token::kNumber) {
-        note("ts", "expected a number, got " + describe_value(cursor_, v));
+        note("ts", "expected a number, got " + cursor_.describe_value(v));
       } else if (!(ts = micros_from(cursor_))) {
         note("ts", std::string(cursor_.number_text()) + " is out of range (|ts| must be below 1e17 us)");
       } else {
@@ -244,7 +229,7 @@ Status KinetoFileReader::read_event(KinetoEvent* e) {
       }
     } else if (key == "dur") {
       if (v != Token::kNumber) {
-        note("dur", "expected a number, got " + describe_value(cursor_, v));
+        note("dur", "expected a number, got " + cursor_.describe_value(v));
       } else {
         e->dur = cursor_.number();
         e->dur_text.assign(cursor_.number_text());
@@ -255,7 +240,7 @@ Status KinetoFileReader::read_event(KinetoEvent* e) {
         CT_RETURN_IF_ERROR(read_args(e));
         continue;
       }
-      note("args", "expected an object, got " + describe_value(cursor_, v));
+      note("args", "expected an object, got " + cursor_.describe_value(v));
     }
     if (!cursor_.skip_rest_of_value(v)) return syntax_error(cursor_, path_);
   }
@@ -274,7 +259,7 @@ Status KinetoFileReader::read_args(KinetoEvent* e) {
     };
     auto want_int = [&](int64_t min, int64_t max, std::optional<int64_t>* out) {
       if (v != Token::kNumber || !cursor_.is_integer()) {
-        note("expected an integer, got " + describe_value(cursor_, v));
+        note("expected an integer, got " + cursor_.describe_value(v));
       } else if (cursor_.integer() < min || cursor_.integer() > max) {
         note(std::string(cursor_.number_text()) + " is out of range (" + std::to_string(min) + " to " +
              std::to_string(max) + ")");
@@ -283,7 +268,7 @@ Status KinetoFileReader::read_args(KinetoEvent* e) {
       }
     };
     auto want_string = [&](std::string* out) {
-      if (v != Token::kString) return note("expected a string, got " + describe_value(cursor_, v));
+      if (v != Token::kString) return note("expected a string, got " + cursor_.describe_value(v));
       out->assign(cursor_.text());
     };
     if (key == "Collective name") {

@@ -4,41 +4,13 @@
 #include <cstdio>
 
 #include "models/common/file_io.h"
+#include "models/common/text.h"
 #include "traces/json_text.h"
 
 namespace clustertwin::traces {
 namespace {
 
 using Token = JsonCursor::Token;
-
-// A value as shown in a one-line message: quoted, cut short, control
-// characters escaped so that the message stays on one line.
-std::string quoted(std::string_view text) {
-  constexpr size_t kMaxShown = 60;
-  std::string out = "'";
-  for (char c : text.substr(0, kMaxShown)) {
-    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F) {
-      out.push_back(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(c));
-      out += hex;
-    }
-  }
-  if (text.size() > kMaxShown) out += "...";
-  out += "'";
-  return out;
-}
-
-// "a string ('abc')", "a number (1.5)", "an object", ...
-std::string describe_value(const JsonCursor& cursor, Token token) {
-  std::string what = JsonCursor::describe(token);
-  if (token == Token::kString) what += " (" + quoted(cursor.text()) + ")";
-  if (token == Token::kNumber) what += " (" + std::string(cursor.number_text()) + ")";
-  return what;
-}
 
 // Bit per required field of a complete event.
 enum FieldBit : unsigned {
@@ -106,7 +78,7 @@ bool TraceReader::next(Event* event) {
     if (t != Token::kBeginObject) {
       if (t == Token::kError) return fail_syntax();
       return fail(Status::invalid_argument(name_ + ": event " + std::to_string(index_) + ": expected an object, got " +
-                                           describe_value(*cursor_, t)));
+                                           cursor_->describe_value(t)));
     }
     bool is_complete = false;
     if (!read_event(event, &is_complete)) return false;
@@ -120,7 +92,7 @@ bool TraceReader::seek_events() {
   if (t == Token::kError) return fail_syntax();
   if (t != Token::kBeginObject) {
     return fail(Status::invalid_argument(name_ + ": top level: expected an object with 'traceEvents', got " +
-                                         describe_value(*cursor_, t)));
+                                         cursor_->describe_value(t)));
   }
   for (t = cursor_->next();; t = cursor_->next()) {
     if (t == Token::kError) return fail_syntax();
@@ -135,7 +107,7 @@ bool TraceReader::seek_events() {
       if (seen_events_) return fail(Status::invalid_argument(name_ + ": top level: 'traceEvents' appears twice"));
       if (value != Token::kBeginArray) {
         return fail(Status::invalid_argument(name_ + ": top level: field 'traceEvents': expected an array, got " +
-                                             describe_value(*cursor_, value)));
+                                             cursor_->describe_value(value)));
       }
       seen_events_ = true;
       state_ = State::kInEvents;
@@ -144,7 +116,7 @@ bool TraceReader::seek_events() {
     if (key == "metadata") {
       if (value != Token::kBeginObject) {
         return fail(Status::invalid_argument(name_ + ": top level: field 'metadata': expected an object, got " +
-                                             describe_value(*cursor_, value)));
+                                             cursor_->describe_value(value)));
       }
       if (!read_metadata()) return false;
       continue;
@@ -165,7 +137,7 @@ bool TraceReader::finish_document() {
     if (key == "metadata") {
       if (value != Token::kBeginObject) {
         return fail(Status::invalid_argument(name_ + ": top level: field 'metadata': expected an object, got " +
-                                             describe_value(*cursor_, value)));
+                                             cursor_->describe_value(value)));
       }
       if (!read_metadata()) return false;
       continue;
@@ -193,13 +165,13 @@ bool TraceReader::read_metadata() {
     const Token v = cursor_->next();
     if (v == Token::kError) return fail_syntax();
     auto want_string = [&](std::string* out) {
-      if (v != Token::kString) return bad(key, "expected a string, got " + describe_value(*cursor_, v));
+      if (v != Token::kString) return bad(key, "expected a string, got " + cursor_->describe_value(v));
       *out = std::string(cursor_->text());
       return true;
     };
     if (key == "format_version") {
       if (v != Token::kNumber || !cursor_->is_integer()) {
-        return bad(key, "expected an integer, got " + describe_value(*cursor_, v));
+        return bad(key, "expected an integer, got " + cursor_->describe_value(v));
       }
       if (cursor_->integer() != kFormatVersion) {
         return bad(key, "version " + std::string(cursor_->number_text()) + " is not supported (this build reads " +
@@ -211,7 +183,7 @@ bool TraceReader::read_metadata() {
       std::string s;
       if (!want_string(&s)) return false;
       auto source = source_from_name(s);
-      if (!source) return bad(key, "unknown source " + quoted(s) + " (allowed: real, sim, imported)");
+      if (!source) return bad(key, "unknown source " + quote_for_message(s) + " (allowed: real, sim, imported)");
       m.source = *source;
       seen_source = true;
     } else if (key == "system") {
@@ -228,7 +200,7 @@ bool TraceReader::read_metadata() {
       seen_ctversion = true;
     } else if (key == "world_size") {
       if (v != Token::kNumber || !cursor_->is_integer()) {
-        return bad(key, "expected an integer, got " + describe_value(*cursor_, v));
+        return bad(key, "expected an integer, got " + cursor_->describe_value(v));
       }
       if (cursor_->integer() < 1 || cursor_->integer() > (1 << 24)) {
         return bad(key, std::string(cursor_->number_text()) + " is out of range (1 to 16777216)");
@@ -237,22 +209,22 @@ bool TraceReader::read_metadata() {
       seen_world = true;
     } else if (key == "seed") {
       if (v != Token::kNumber || !cursor_->is_integer() || cursor_->integer() < 0) {
-        return bad(key, "expected a non-negative integer, got " + describe_value(*cursor_, v));
+        return bad(key, "expected a non-negative integer, got " + cursor_->describe_value(v));
       }
       m.seed = static_cast<uint64_t>(cursor_->integer());
     } else if (key == "config") {
-      if (v != Token::kBeginObject) return bad(key, "expected an object, got " + describe_value(*cursor_, v));
+      if (v != Token::kBeginObject) return bad(key, "expected an object, got " + cursor_->describe_value(v));
       m.config_json.clear();
       if (!copy_json_value(*cursor_, v, &m.config_json)) return fail_syntax();
     } else if (key == "streams") {
-      if (v != Token::kBeginArray) return bad(key, "expected an array of strings, got " + describe_value(*cursor_, v));
+      if (v != Token::kBeginArray) return bad(key, "expected an array of strings, got " + cursor_->describe_value(v));
       for (;;) {
         const Token s = cursor_->next();
         if (s == Token::kEndArray) break;
         if (s == Token::kError) return fail_syntax();
         if (s != Token::kString) {
           return bad(key + "[" + std::to_string(m.streams.size()) + "]",
-                     "expected a string, got " + describe_value(*cursor_, s));
+                     "expected a string, got " + cursor_->describe_value(s));
         }
         m.streams.emplace_back(cursor_->text());
       }
@@ -310,7 +282,7 @@ bool TraceReader::read_event(Event* event, bool* is_complete) {
     if (v == Token::kError) return fail_syntax();
     if (bit == 0) {
       if (which == 0) {
-        if (v != Token::kBeginObject) return bad("args", "expected an object, got " + describe_value(*cursor_, v));
+        if (v != Token::kBeginObject) return bad("args", "expected an object, got " + cursor_->describe_value(v));
         if (!read_args(event)) return false;
       } else if (!cursor_->skip_rest_of_value(v)) {
         return fail_syntax();
@@ -325,23 +297,24 @@ bool TraceReader::read_event(Event* event, bool* is_complete) {
     seen |= bit;
     switch (bit) {
       case kPh:
-        if (v != Token::kString) return bad(field, "expected a string, got " + describe_value(*cursor_, v));
+        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
         if (cursor_->text() == "M") {
           is_metadata_event = true;
         } else if (cursor_->text() != "X") {
-          return bad(field,
-                     "unsupported phase " + quoted(cursor_->text()) + " (allowed: X for complete events, M for names)");
+          return bad(field, "unsupported phase " + quote_for_message(cursor_->text()) +
+                                " (allowed: X for complete events, M for names)");
         }
         break;
       case kName:
-        if (v != Token::kString) return bad(field, "expected a string, got " + describe_value(*cursor_, v));
+        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
         event->name.assign(cursor_->text());
         break;
       case kCat: {
-        if (v != Token::kString) return bad(field, "expected a string, got " + describe_value(*cursor_, v));
+        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
         auto category = category_from_name(cursor_->text());
         if (!category) {
-          return bad(field, "unknown category " + quoted(cursor_->text()) + " (allowed: " + category_list() + ")");
+          return bad(field,
+                     "unknown category " + quote_for_message(cursor_->text()) + " (allowed: " + category_list() + ")");
         }
         event->category = *category;
         break;
@@ -349,7 +322,7 @@ bool TraceReader::read_event(Event* event, bool* is_complete) {
       case kPid:
       case kTid: {
         if (v != Token::kNumber || !cursor_->is_integer()) {
-          return bad(field, "expected an integer, got " + describe_value(*cursor_, v));
+          return bad(field, "expected an integer, got " + cursor_->describe_value(v));
         }
         if (cursor_->integer() < 0) return bad(field, std::string(cursor_->number_text()) + " is negative");
         (bit == kPid ? event->rank : event->stream) = cursor_->integer();
@@ -357,7 +330,7 @@ bool TraceReader::read_event(Event* event, bool* is_complete) {
       }
       case kTs:
       case kDur: {
-        if (v != Token::kNumber) return bad(field, "expected a number, got " + describe_value(*cursor_, v));
+        if (v != Token::kNumber) return bad(field, "expected a number, got " + cursor_->describe_value(v));
         const double x = cursor_->number();
         if (x < 0) return bad(field, std::string(cursor_->number_text()) + " is negative (must be >= 0)");
         (bit == kTs ? event->ts_us : event->dur_us) = x;
@@ -395,7 +368,7 @@ bool TraceReader::read_args(Event* event) {
     };
     auto want_int = [&](std::optional<int64_t>* out, int64_t min) {
       if (v != Token::kNumber || !cursor_->is_integer()) {
-        return bad("expected an integer, got " + describe_value(*cursor_, v));
+        return bad("expected an integer, got " + cursor_->describe_value(v));
       }
       if (cursor_->integer() < min) {
         return bad(std::string(cursor_->number_text()) + " is out of range (must be >= " + std::to_string(min) + ")");
@@ -404,7 +377,7 @@ bool TraceReader::read_args(Event* event) {
       return true;
     };
     auto want_string = [&](std::string* out) {
-      if (v != Token::kString) return bad("expected a string, got " + describe_value(*cursor_, v));
+      if (v != Token::kString) return bad("expected a string, got " + cursor_->describe_value(v));
       out->assign(cursor_->text());
       return true;
     };
@@ -426,7 +399,7 @@ bool TraceReader::read_args(Event* event) {
     else if (key == "collective")
       ok = want_string(&event->collective);
     else if (key == "flops") {
-      if (v != Token::kNumber) return bad("expected a number, got " + describe_value(*cursor_, v));
+      if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
       if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
       event->flops = cursor_->number();
     } else if (!cursor_->skip_rest_of_value(v)) {

@@ -11,6 +11,7 @@
 
 #include "models/common/check.h"
 #include "models/common/file_io.h"
+#include "models/common/text.h"
 #include "models/plan/plan_validator.h"
 
 namespace clustertwin::models {
@@ -46,24 +47,6 @@ std::string join(const Range& items, Name name) {
   return out;
 }
 
-// A string as shown in a one-line message: quoted, cut short, control
-// characters escaped.
-std::string in_quotes(std::string_view text) {
-  constexpr size_t kMaxShown = 60;
-  std::string out = "'";
-  for (char c : text.substr(0, kMaxShown)) {
-    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F) {
-      out.push_back(c);
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(c));
-      out += hex;
-    }
-  }
-  if (text.size() > kMaxShown) out += "...";
-  return out + "'";
-}
-
 std::string dumped(const json& value) {
   return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -79,7 +62,7 @@ std::string number_text(const json& value) {
 
 // "a string ('abc')", "a number (1.5)", "an object", ...
 std::string describe(const json& value) {
-  if (value.is_string()) return "a string (" + in_quotes(value.get_ref<const std::string&>()) + ")";
+  if (value.is_string()) return "a string (" + quote_for_message(value.get_ref<const std::string&>()) + ")";
   if (value.is_number()) return "a number (" + number_text(value) + ")";
   if (value.is_boolean()) return std::string("a boolean (") + (value.get<bool>() ? "true" : "false") + ")";
   if (value.is_object()) return "an object";
@@ -153,7 +136,7 @@ class PlanParser {
     CT_RETURN_IF_ERROR(string_list(*streams, "streams", &plan.streams));
     for (size_t i = 0; i < plan.streams.size(); ++i) {
       if (!stream_ids_.emplace(plan.streams[i], static_cast<int>(i)).second) {
-        return error(index_path("streams", i), "duplicate stream " + in_quotes(plan.streams[i]));
+        return error(index_path("streams", i), "duplicate stream " + quote_for_message(plan.streams[i]));
       }
     }
     stream_list_ = join(plan.streams, [](const std::string& s) { return s; });
@@ -254,8 +237,8 @@ class PlanParser {
         return Status::ok();
       }
     }
-    return error(path,
-                 "unknown " + std::string(what) + " " + in_quotes(text) + " (allowed: " + join(all, name_of) + ")");
+    return error(path, "unknown " + std::string(what) + " " + quote_for_message(text) +
+                           " (allowed: " + join(all, name_of) + ")");
   }
 
   Status int32(const json& v, const std::string& path, int min, int* out) const {
@@ -277,8 +260,9 @@ class PlanParser {
     CT_RETURN_IF_ERROR(string(*field, member_path(path, "stream"), &text));
     const auto stream = stream_ids_.find(text);
     if (stream == stream_ids_.end()) {
-      return Status::invalid_argument(name_ + ": task " + in_quotes(t->name) + ": field 'stream': unknown stream " +
-                                      in_quotes(text) + " (streams: " + stream_list_ + ")");
+      return Status::invalid_argument(name_ + ": task " + quote_for_message(t->name) +
+                                      ": field 'stream': unknown stream " + quote_for_message(text) +
+                                      " (streams: " + stream_list_ + ")");
     }
     t->stream = stream->second;
     if ((field = member(v, "flops"))) {
@@ -357,7 +341,7 @@ class PlanParser {
     if (v.is_string()) {
       const std::string& text = v.get_ref<const std::string&>();
       if (text == "world") return Status::ok();
-      if (text != "node") return error(path, "unknown group " + in_quotes(text) + " " + allowed);
+      if (text != "node") return error(path, "unknown group " + quote_for_message(text) + " " + allowed);
       g->kind = GroupSpec::Kind::kNode;
       return Status::ok();
     }
@@ -376,8 +360,8 @@ class PlanParser {
     for (const std::string& dep : names) {
       const auto it = task_ids_.find(dep);
       if (it == task_ids_.end()) {
-        return Status::invalid_argument(name_ + ": task " + in_quotes(t.name) + ": field '" + std::string(field) +
-                                        "': unknown task " + in_quotes(dep));
+        return Status::invalid_argument(name_ + ": task " + quote_for_message(t.name) + ": field '" +
+                                        std::string(field) + "': unknown task " + quote_for_message(dep));
       }
       out->push_back(it->second);
     }
@@ -390,8 +374,8 @@ class PlanParser {
     for (const Task& t : plan.tasks) {
       const auto [it, inserted] = task_ids_.emplace(t.name, t.id);
       if (!inserted) {
-        return error(index_path("tasks", t.id) + ".name",
-                     "duplicate task name " + in_quotes(t.name) + " (also tasks[" + std::to_string(it->second) + "])");
+        return error(index_path("tasks", t.id) + ".name", "duplicate task name " + quote_for_message(t.name) +
+                                                              " (also tasks[" + std::to_string(it->second) + "])");
       }
     }
     return Status::ok();

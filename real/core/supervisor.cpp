@@ -189,16 +189,20 @@ bool Supervisor::all_exited() const {
   return std::all_of(children_.begin(), children_.end(), [](const ChildProcess& c) { return c.exited; });
 }
 
-void Supervisor::wait_for_events(int timeout_ms) {
-  std::vector<pollfd> fds = {{signals_.fd(), POLLIN, 0}};
-  std::vector<OutputStream*> streams;
+void Supervisor::watch_open_streams(std::vector<pollfd>* fds, std::vector<OutputStream*>* streams) {
   for (ChildProcess& child : children_) {
     for (OutputStream* stream : {&child.out, &child.err}) {
       if (!stream->is_open()) continue;
-      fds.push_back({stream->fd(), POLLIN, 0});
-      streams.push_back(stream);
+      fds->push_back({stream->fd(), POLLIN, 0});
+      streams->push_back(stream);
     }
   }
+}
+
+void Supervisor::wait_for_events(int timeout_ms) {
+  std::vector<pollfd> fds = {{signals_.fd(), POLLIN, 0}};
+  std::vector<OutputStream*> streams;
+  watch_open_streams(&fds, &streams);
   if (::poll(fds.data(), fds.size(), timeout_ms) <= 0) return;  // timeout, or EINTR: the caller loops
   if (fds[0].revents != 0) {
     for (int signo = signals_.next(); signo != 0; signo = signals_.next())
@@ -282,13 +286,7 @@ void Supervisor::finish() {
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<OutputStream*> streams;
-    for (ChildProcess& child : children_) {
-      for (OutputStream* stream : {&child.out, &child.err}) {
-        if (!stream->is_open()) continue;
-        fds.push_back({stream->fd(), POLLIN, 0});
-        streams.push_back(stream);
-      }
-    }
+    watch_open_streams(&fds, &streams);
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(give_up - Clock::now()).count();
     if (streams.empty() || left <= 0) break;
     if (::poll(fds.data(), fds.size(), static_cast<int>(left)) <= 0) continue;

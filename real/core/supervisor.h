@@ -3,6 +3,7 @@
 // The parts of `launch` (launcher.h) that watch running children: signals,
 // prefixed output and the stop sequence. Not meant for other callers.
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -107,6 +108,8 @@ class Supervisor {
   using Clock = std::chrono::steady_clock;
 
   bool all_exited() const;
+  /// Adds a POLLIN entry to `fds` for every open output pipe, and its stream to `streams`.
+  void watch_open_streams(std::vector<pollfd>* fds, std::vector<OutputStream*>* streams);
   void wait_for_events(int timeout_ms);
   void on_signal(int signo);
   void check_exits();

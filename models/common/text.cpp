@@ -1,0 +1,25 @@
+#include "models/common/text.h"
+
+#include <cstdio>
+
+namespace clustertwin {
+
+std::string quote_for_message(std::string_view text) {
+  constexpr size_t kMaxShown = 60;
+  std::string out = "'";
+  for (char c : text.substr(0, kMaxShown)) {
+    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F) {
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(c));
+      out += hex;
+    }
+  }
+  if (text.size() > kMaxShown) out += "...";
+  return out + "'";
+}
+
+}  // namespace clustertwin
