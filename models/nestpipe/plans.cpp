@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "models/common/check.h"
 #include "models/plan/plan_validator.h"
 
 namespace clustertwin::nestpipe {
@@ -53,6 +54,14 @@ class Builder {
       t.collective->group.size = group;
     }
     return t;
+  }
+
+  Task& task(const std::string& name) {
+    for (Task& t : plan_.tasks) {
+      if (t.name == name) return t;
+    }
+    CT_CHECK(false) << "nestpipe plan builder: no task " << name;
+    return plan_.tasks.front();
   }
 
   StatusOr<models::Plan> finish() {
@@ -144,26 +153,32 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
   Builder b(variant);
   // The input of batch i+2 and the keys of batch i+1 move during batch i (TorchRec's pipeline, kept by all).
   b.add("h2d", TaskKind::kCopy, kCopy, "h2d").bytes = s.input_bytes;
-  b.collective("key_a2a", CollectiveOp::kAllToAll, s.key_bytes, group, "key_a2a", {}, {"h2d"});
+  b.task("h2d").batch_offset = 2;
+  b.collective("key_a2a", CollectiveOp::kAllToAll, s.key_bytes, group, "key_a2a", {}, {"h2d"}).batch_offset = 1;
 
   // Rows: gathered from host memory by their owner, then copied to the device.
-  //   synchronous: batch i's rows, after batch i-1's update (one step stale without it: semisync)
-  //   dbp:         batch i+1's rows into the Prefetch buffer during batch i; rows updated by batch i are
-  //                patched (device to device) after its update, before batch i+1 reads them
-  if (dbp) {
+  //   synchronous: batch i's rows, after batch i-1's update
+  //   dbp:         batch i+1's rows into the Prefetch buffer during batch i, after batch i-1's update; rows
+  //                batch i then updates are patched (device to device) before batch i+1 reads them
+  //   semisync:    as dbp without the patch, and batch i's update waits until batch i+1's rows are read
+  //                (write after read): rows batch i updates are one step stale for batch i+1
+  const bool ahead = dbp || variant == Variant::kSemiSync;
+  if (ahead) {
     b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {"key_a2a"}, {"emb_update"}).bytes =
         rows * s.row_bytes;
-  } else if (variant == Variant::kSemiSync) {
-    b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {}, {"key_a2a"}).bytes = rows * s.row_bytes;
   } else {
     b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {}, {"key_a2a", "emb_update"}).bytes =
         rows * s.row_bytes;
   }
+  b.task("lookup_gather").batch_offset = ahead ? 1 : 0;
   b.add("lookup_copy", TaskKind::kCopy, kCopy, "lookup_copy", {"lookup_gather"}).bytes = rows * s.row_bytes;
+  b.task("lookup_copy").batch_offset = ahead ? 1 : 0;
 
   // Embedding All2All, dense forward and backward, gradient All2All: per micro-batch under fwp.
-  std::vector<std::string> a2a_fwd_deps = dbp ? std::vector<std::string>{} : std::vector<std::string>{"lookup_copy"};
-  std::vector<std::string> a2a_fwd_prev = dbp ? std::vector<std::string>{"dbp_patch"} : std::vector<std::string>{};
+  std::vector<std::string> a2a_fwd_deps = ahead ? std::vector<std::string>{} : std::vector<std::string>{"lookup_copy"};
+  std::vector<std::string> a2a_fwd_prev = dbp     ? std::vector<std::string>{"dbp_patch"}
+                                          : ahead ? std::vector<std::string>{"lookup_copy"}
+                                                  : std::vector<std::string>{};
   for (int m = 0; m < n; ++m) {
     Task& t = b.collective(n > 1 ? mb("emb_a2a_fwd", m) : "emb_a2a_fwd", CollectiveOp::kAllToAll, emb / n, group,
                            "emb_a2a_fwd", a2a_fwd_deps, a2a_fwd_prev);
@@ -189,12 +204,16 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
     all_grads.push_back("emb_a2a_bwd" + suffix);
   }
   // One update per batch: the frozen window ends here.
+  if (variant == Variant::kSemiSync) all_grads.push_back("lookup_gather");
   b.add("emb_update", TaskKind::kHost, kUpdate, "emb_update", all_grads).bytes = rows * s.row_bytes;
   b.collective("dense_allreduce", CollectiveOp::kAllReduce, s.dense_param_bytes, 0, "dense_allreduce",
                {n > 1 ? mb("dense_bwd", n - 1) : "dense_bwd"});
-  if (dbp)
+  if (dbp) {
+    // Swaps the buffers and refreshes batch i+1's rows that batch i updated.
     b.add("dbp_patch", TaskKind::kCopy, kCopy, "dbp_patch", {"lookup_copy", "emb_update"}).bytes =
         s.patch_rows * s.row_bytes;
+    b.task("dbp_patch").batch_offset = 1;
+  }
   return b.finish();
 }
 

@@ -84,7 +84,11 @@ struct Task {
   std::vector<int> deps;                 // tasks of the same step that must finish first
   std::vector<int> prev_step_deps;       // tasks of the previous step that must finish first
   int micro_batch = -1;                  // -1 when the task is not per micro-batch
-  std::vector<RankRange> ranks;          // ranks that run the task; empty means every rank
+  /// A pipeline stage that runs ahead: in step s the task works on the
+  /// batch of step s + batch_offset (TorchRec's H2D of batch i+2 runs in
+  /// step i: offset 2). Executors with real data use it to pick the batch.
+  int batch_offset = 0;
+  std::vector<RankRange> ranks;  // ranks that run the task; empty means every rank
   bool operator==(const Task&) const = default;
 };
 

@@ -7,7 +7,7 @@
 //    "tasks": [
 //      {"name": "fwd", "kind": "compute", "stream": "compute", "flops": 1.2e12, "bytes": 0,
 //       "cost_key": "dense_fwd", "dtype": "bf16", "deps": [], "prev_step_deps": ["update"],
-//       "micro_batch": 0, "ranks": [[0, 8], [16, -1]]},
+//       "micro_batch": 0, "batch_offset": 0, "ranks": [[0, 8], [16, -1]]},
 //      {"name": "grad_ar", "kind": "collective", "stream": "comm", "bytes": 104857600,
 //       "collective": {"op": "allreduce", "group": "world", "algorithm": "ring"}, "deps": ["fwd"]},
 //      {"name": "emb_a2a", "kind": "collective", "stream": "comm", "bytes": 1048576,
@@ -21,7 +21,8 @@
 // Task: "name", "kind" and "stream" are required; "stream", "deps" and
 // "prev_step_deps" name streams and tasks (tasks may be named before they are
 // defined). Optional fields take the defaults of plan.h: flops 0, bytes 0,
-// cost_key "", dtype "", deps [], prev_step_deps [], micro_batch -1, ranks []
+// cost_key "", dtype "", deps [], prev_step_deps [], micro_batch -1, batch_offset 0,
+// ranks []
 // (every rank; a range is [begin, end) with end -1 for the world size).
 //   kind       compute | collective | copy | lookup | host
 //   flops      a non-negative finite number

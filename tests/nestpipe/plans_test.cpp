@@ -90,15 +90,25 @@ TEST(NestPipePlansTest, SynchronyIsInTheDependencies) {
   auto waits_for = [&](const models::Task& t, int dep) {
     return std::find(t.prev_step_deps.begin(), t.prev_step_deps.end(), dep) != t.prev_step_deps.end();
   };
-  // A lookup reads rows after the previous batch updated them, except in semisync.
+  // A lookup reads rows after the previous batch updated them. torchrec reads batch i's rows in step i; semisync
+  // reads batch i+1's rows in step i, and batch i's update waits for that read: one step stale.
   EXPECT_TRUE(waits_for(find(torchrec, "lookup_gather"), id(torchrec, "emb_update")));
-  EXPECT_FALSE(waits_for(find(semisync, "lookup_gather"), id(semisync, "emb_update")));
+  EXPECT_EQ(find(torchrec, "lookup_gather").batch_offset, 0);
+  EXPECT_EQ(find(semisync, "lookup_gather").batch_offset, 1);
+  const models::Task semisync_update = find(semisync, "emb_update");
+  EXPECT_NE(std::find(semisync_update.deps.begin(), semisync_update.deps.end(), id(semisync, "lookup_gather")),
+            semisync_update.deps.end());
+  EXPECT_EQ(id(semisync, "dbp_patch"), -1);
   // DBP: the prefetch waits for the update before the previous one; the patch follows this batch's update, and
   // the next batch's All2All follows the patch.
   EXPECT_TRUE(waits_for(find(dbp, "lookup_gather"), id(dbp, "emb_update")));
   const models::Task patch = find(dbp, "dbp_patch");
   EXPECT_NE(std::find(patch.deps.begin(), patch.deps.end(), id(dbp, "emb_update")), patch.deps.end());
   EXPECT_TRUE(waits_for(find(dbp, "emb_a2a_fwd"), id(dbp, "dbp_patch")));
+  EXPECT_EQ(find(dbp, "lookup_gather").batch_offset, 1);
+  EXPECT_EQ(patch.batch_offset, 1);
+  EXPECT_EQ(find(dbp, "h2d").batch_offset, 2);
+  EXPECT_EQ(find(dbp, "key_a2a").batch_offset, 1);
 }
 
 // torchrec: gather + copy + A + fwd + bwd + A + update, in series: 140 ms + 2A.

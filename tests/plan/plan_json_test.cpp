@@ -69,6 +69,7 @@ Plan full_plan() {
   copy.bytes = int64_t{1} << 40;
   copy.deps = {1, 2};
   copy.micro_batch = 7;
+  copy.batch_offset = 2;
   Task bcast;
   bcast.id = 4;
   bcast.name = "bcast";
@@ -218,7 +219,7 @@ TEST(PlanJsonErrorsTest, OneMessagePerClassOfMistake) {
        "plan.json: field 'streams[1]': duplicate stream 'c'"},
       {"unknown field", with_tasks(a + R"(, "flop": 5})"),
        "plan.json: field 'tasks[0].flop': unknown field (allowed: name, kind, stream, flops, bytes, cost_key, dtype, "
-       "collective, deps, prev_step_deps, micro_batch, ranks)"},
+       "collective, deps, prev_step_deps, micro_batch, batch_offset, ranks)"},
       {"field given twice", with_tasks(a + R"(, "flops": 1, "flops": 2})"),
        "plan.json: field 'tasks[0].flops': given twice"},
       {"nested field given twice", with_tasks(a + "}, " + R"({"name": "ar", "kind": "collective", "stream": "comm",
@@ -255,6 +256,8 @@ TEST(PlanJsonErrorsTest, OneMessagePerClassOfMistake) {
        "plan.json: field 'tasks[1].name': duplicate task name 'a' (also tasks[0])"},
       {"micro_batch below -1", with_tasks(a + R"(, "micro_batch": -2})"),
        "plan.json: field 'tasks[0].micro_batch': -2 must be >= -1"},
+      {"negative batch_offset", with_tasks(a + R"(, "batch_offset": -1})"),
+       "plan.json: field 'tasks[0].batch_offset': -1 must be >= 0"},
       {"rank range of one number", with_tasks(a + R"(, "ranks": [[0, 4], [5]]})"),
        "plan.json: field 'tasks[0].ranks[1]': expected a range [begin, end], got an array of 1"},
       {"negative rank", with_tasks(a + R"(, "ranks": [[-1, 4]]})"),

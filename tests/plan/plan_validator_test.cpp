@@ -104,6 +104,8 @@ TEST(ValidatePlanTest, OneMessagePerClassOfMistake) {
       {"negative bytes", [](Plan& p) { p.tasks[2].bytes = -1; }, "plan.json: task 'ar': bytes -1 must be >= 0"},
       {"micro_batch below -1", [](Plan& p) { p.tasks[0].micro_batch = -3; },
        "plan.json: task 'fwd': micro_batch -3 must be >= -1"},
+      {"negative batch_offset", [](Plan& p) { p.tasks[0].batch_offset = -1; },
+       "plan.json: task 'fwd': batch_offset -1 must be >= 0"},
       {"empty rank range",
        [](Plan& p) {
          p.tasks[0].ranks = {{0, 4}, {3, 3}};
