@@ -88,6 +88,9 @@ struct Task {
   /// batch of step s + batch_offset (TorchRec's H2D of batch i+2 runs in
   /// step i: offset 2). Executors with real data use it to pick the batch.
   int batch_offset = 0;
+  /// Separate requests the task serves, for a cost key's per-request term
+  /// (an owner's lookup serving each of W requesters on its own: W).
+  int64_t requests = 0;
   std::vector<RankRange> ranks;  // ranks that run the task; empty means every rank
   bool operator==(const Task&) const = default;
 };

@@ -23,7 +23,7 @@ using Fields = std::span<const std::string_view>;
 constexpr std::string_view kTopFields[] = {"system", "variant", "streams", "tasks"};
 constexpr std::string_view kTaskFields[] = {"name",        "kind",         "stream",     "flops", "bytes",
                                             "cost_key",    "dtype",        "collective", "deps",  "prev_step_deps",
-                                            "micro_batch", "batch_offset", "ranks"};
+                                            "micro_batch", "batch_offset", "requests",   "ranks"};
 constexpr std::string_view kCollectiveFields[] = {"op",          "group", "algorithm",  "root",
                                                   "peer_offset", "tag",   "split_bytes"};
 constexpr std::string_view kGroupFields[] = {"block", "stride"};
@@ -291,6 +291,9 @@ class PlanParser {
       CT_RETURN_IF_ERROR(int32(*field, member_path(path, "micro_batch"), -1, &t->micro_batch));
     if ((field = member(v, "batch_offset")))
       CT_RETURN_IF_ERROR(int32(*field, member_path(path, "batch_offset"), 0, &t->batch_offset));
+    if ((field = member(v, "requests")))
+      CT_RETURN_IF_ERROR(
+          integer(*field, member_path(path, "requests"), 0, std::numeric_limits<int64_t>::max(), &t->requests));
     if ((field = member(v, "ranks"))) CT_RETURN_IF_ERROR(ranks(*field, member_path(path, "ranks"), &t->ranks));
     return Status::ok();
   }

@@ -22,7 +22,7 @@
 // "prev_step_deps" name streams and tasks (tasks may be named before they are
 // defined). Optional fields take the defaults of plan.h: flops 0, bytes 0,
 // cost_key "", dtype "", deps [], prev_step_deps [], micro_batch -1, batch_offset 0,
-// ranks []
+// requests 0, ranks []
 // (every rank; a range is [begin, end) with end -1 for the world size).
 //   kind       compute | collective | copy | lookup | host
 //   flops      a non-negative finite number

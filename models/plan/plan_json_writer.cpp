@@ -82,6 +82,7 @@ std::string task_json(const Plan& plan, const Task& t) {
   if (!t.prev_step_deps.empty()) out += ", \"prev_step_deps\": " + list(t.prev_step_deps, by_name);
   if (t.micro_batch != -1) out += ", \"micro_batch\": " + std::to_string(t.micro_batch);
   if (t.batch_offset != 0) out += ", \"batch_offset\": " + std::to_string(t.batch_offset);
+  if (t.requests != 0) out += ", \"requests\": " + std::to_string(t.requests);
   if (!t.ranks.empty()) {
     out += ", \"ranks\": " + list(t.ranks, [](const RankRange& r) {
              return "[" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "]";

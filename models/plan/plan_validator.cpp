@@ -147,6 +147,7 @@ std::optional<std::string> task_error(const Plan& plan, const Task& t) {
   if (auto e = dep_list_error(plan, t, t.prev_step_deps, "prev_step_dep", false)) return e;
   if (t.micro_batch < -1) return "micro_batch " + std::to_string(t.micro_batch) + " must be >= -1";
   if (t.batch_offset < 0) return "batch_offset " + std::to_string(t.batch_offset) + " must be >= 0";
+  if (t.requests < 0) return "requests " + std::to_string(t.requests) + " must be >= 0";
   for (const RankRange& range : t.ranks) {
     if (range.begin < 0 || range.end < -1 || (range.end != -1 && range.end <= range.begin)) {
       return "rank range " + range_text(range) + " is not [begin, end) with 0 <= begin < end (or end -1)";

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "models/common/file_io.h"
+#include "models/plan/plan.h"
 #include "sim/core/field_reader.h"
 #include "sim/core/units.h"
 
@@ -259,11 +260,28 @@ Status read_variations(FieldReader& top, ClusterProfile* profile) {
     CT_RETURN_IF_ERROR(
         cost->quantity("latency", Quantity::kTime, FieldReader::kNonNegative, &model.latency, kOptional));
     CT_RETURN_IF_ERROR(
+        cost->quantity("per_request", Quantity::kTime, FieldReader::kNonNegative, &model.per_request, kOptional));
+    CT_RETURN_IF_ERROR(
         cost->quantity("flop_rate", Quantity::kFlopRate, FieldReader::kNonNegative, &model.flop_rate, kOptional));
     CT_RETURN_IF_ERROR(
         cost->quantity("byte_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.byte_rate, kOptional));
-    if (cost->keys().empty()) return costs->error(key, "give at least one of latency, flop_rate, byte_rate");
+    if (cost->keys().empty())
+      return costs->error(key, "give at least one of latency, per_request, flop_rate, byte_rate");
     CT_RETURN_IF_ERROR(cost->finish());
+  }
+  CT_ASSIGN_OR_RETURN(collectives, top.section("collectives", kOptional));
+  for (const std::string& key : collectives ? collectives->keys() : std::vector<std::string>()) {
+    auto op = models::collective_op_from_name(key);
+    if (!op || *op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
+      return collectives->error(
+          key, "unknown collective '" + key + "' (allowed: allreduce, alltoall, allgather, reducescatter, broadcast)");
+    }
+    CT_ASSIGN_OR_RETURN(factor, collectives->section(key, kRequired));
+    CollectiveFactor& f = profile->collectives[key];
+    CT_RETURN_IF_ERROR(factor->number("efficiency", FieldReader::kUnitInterval, &f.efficiency, kOptional));
+    CT_RETURN_IF_ERROR(factor->number("congestion_peers", FieldReader::kNonNegative, &f.congestion_peers, kOptional));
+    if (factor->keys().empty()) return collectives->error(key, "give at least one of efficiency, congestion_peers");
+    CT_RETURN_IF_ERROR(factor->finish());
   }
   return Status::ok();
 }

@@ -61,13 +61,31 @@ struct Topology {
   LinkSpec switch_link;  // switch-to-switch links; bandwidth 0 means "as fast as what they carry"
 };
 
-/// The cost of a task with a cost key: seconds = latency + flops / flop_rate + bytes / byte_rate.
-/// A rate of 0 means the term is absent.
+/// The cost of a task with a cost key:
+///   seconds = latency + requests x per_request + flops / flop_rate + bytes / byte_rate.
+/// A rate of 0 means the term is absent. `requests` is the task's count of
+/// separate requests it serves (models::Task::requests): an owner's lookup
+/// that serves each requester on its own pays per_request W times.
 struct CostModel {
-  double latency = 0;    // seconds
-  double flop_rate = 0;  // FLOP/s
-  double byte_rate = 0;  // bytes/s
-  double seconds(double flops, double bytes) const;
+  double latency = 0;      // seconds
+  double flop_rate = 0;    // FLOP/s
+  double byte_rate = 0;    // bytes/s
+  double per_request = 0;  // seconds per request served
+  double seconds(double flops, double bytes, double requests = 0) const;
+};
+
+/// What a collective operation achieves on this cluster beyond the ideal
+/// network: its flows carry bytes x (1 + (n - 1) / congestion_peers) / efficiency
+/// for a group of n. `efficiency` is the share of link bandwidth a flow gets
+/// (protocol, framing, synchronisation); `congestion_peers` models a full
+/// mesh whose throughput falls as peers are added (incast, connection state):
+/// with n - 1 = congestion_peers the operation takes twice as long. 0 means
+/// no such effect. Both are fitted, never read off a datasheet.
+struct CollectiveFactor {
+  double efficiency = 1.0;
+  double congestion_peers = 0;
+  /// The factor on the bytes of a collective of `group_size` members.
+  double byte_factor(int group_size) const;
 };
 
 /// A cluster as the twin sees it; the YAML schema is sim/platforms/README.md.
@@ -87,6 +105,8 @@ struct ClusterProfile {
   Topology topology;
   std::map<int, double> slowdown;          // device (global rank) -> factor >= 1 (stragglers)
   std::map<std::string, CostModel> costs;  // cost key -> cost
+  /// Collective op name (models::collective_op_name: "alltoall", ...) -> its factor.
+  std::map<std::string, CollectiveFactor> collectives;
   /// A SimGrid XML platform that replaces the network built from this
   /// profile ("" for none): its hosts, in file order, are the workers, each
   /// its own node. Set by load_cluster_profile for a path ending in .xml.

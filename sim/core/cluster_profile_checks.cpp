@@ -159,11 +159,16 @@ int64_t saturating_multiply(int64_t a, int64_t b) {
 
 }  // namespace
 
-double CostModel::seconds(double flops, double bytes) const {
-  double total = latency;
+double CostModel::seconds(double flops, double bytes, double requests) const {
+  double total = latency + requests * per_request;
   if (flop_rate > 0) total += flops / flop_rate;
   if (byte_rate > 0) total += bytes / byte_rate;
   return total;
+}
+
+double CollectiveFactor::byte_factor(int group_size) const {
+  const double congestion = congestion_peers > 0 ? 1.0 + std::max(0, group_size - 1) / congestion_peers : 1.0;
+  return congestion / efficiency;
 }
 
 const DeviceType& ClusterProfile::device_type_of(int rank) const {

@@ -17,7 +17,12 @@ namespace clustertwin::sim {
 /// step to the end of the last measured step (before the drain steps);
 /// intervals are clipped to it. `peak_flops(event)` is the
 /// peak FLOP/s of the device and dtype an event ran with.
+///
+/// Per-rank figures are averaged over the ranks that appear in `events` (all
+/// workers, or one per node in symmetric mode). `breakdown` lists the layers
+/// of SimResult::breakdown.
 void compute_metrics(const models::Plan& plan, const std::vector<traces::Event>& events,
-                     const std::function<double(const traces::Event&)>& peak_flops, SimResult* result);
+                     const std::function<double(const traces::Event&)>& peak_flops,
+                     const std::vector<BreakdownLayer>& breakdown, SimResult* result);
 
 }  // namespace clustertwin::sim

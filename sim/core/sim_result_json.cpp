@@ -30,6 +30,10 @@ std::string sim_result_to_json(const SimResult& r) {
   j["tasks"] = nlohmann::ordered_json::array();
   for (const TaskMetrics& t : r.tasks)
     j["tasks"].push_back({{"name", t.name}, {"mean_s", t.mean_s}, {"max_s", t.max_s}});
+  j["breakdown"] = nlohmann::ordered_json::array();
+  for (const LayerMetrics& l : r.breakdown)
+    j["breakdown"].push_back({{"name", l.name}, {"busy_s", l.busy_s}, {"exposed_s", l.exposed_s}});
+  j["simulated_workers"] = r.simulated_workers;
   j["events"] = r.events;
   return j.dump();
 }
@@ -59,6 +63,11 @@ StatusOr<SimResult> sim_result_from_json(const std::string& text) {
     for (const auto& t : j.at("tasks")) {
       r.tasks.push_back({t.at("name").get<std::string>(), t.at("mean_s").get<double>(), t.at("max_s").get<double>()});
     }
+    for (const auto& l : j.at("breakdown")) {
+      r.breakdown.push_back(
+          {l.at("name").get<std::string>(), l.at("busy_s").get<double>(), l.at("exposed_s").get<double>()});
+    }
+    r.simulated_workers = j.at("simulated_workers").get<int>();
     r.events = j.at("events").get<int64_t>();
     return r;
   } catch (const nlohmann::json::exception& e) {

@@ -2,8 +2,10 @@
 
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <simgrid/s4u.hpp>
@@ -47,18 +49,24 @@ struct RankState {
 /// One simulation inside the child process: the plan's streams as actors.
 class Run {
  public:
+  // `stride` 1 simulates every rank; devices_per_node simulates each node's first (symmetric mode).
   Run(const models::Plan& plan, Platform& platform, const SimOptions& options, Fidelity fidelity,
-      std::vector<std::vector<double>> seconds)
-      : plan_(plan), platform_(platform), options_(options), fidelity_(fidelity), seconds_(std::move(seconds)) {
+      std::vector<std::vector<double>> seconds, int stride)
+      : plan_(plan),
+        platform_(platform),
+        options_(options),
+        fidelity_(fidelity),
+        seconds_(std::move(seconds)),
+        stride_(stride) {
     ranks_.resize(options.workers);
-    for (RankState& r : ranks_)
-      r.done.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
+    for (int rank = 0; rank < options.workers; rank += stride_)
+      ranks_[rank].done.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
     step_end_.assign(options.steps, 0.0);
   }
 
   Status start() {
     const int world = options_.workers;
-    for (int rank = 0; rank < world; ++rank) {
+    for (int rank = 0; rank < world; rank += stride_) {
       for (int stream = 0; stream < static_cast<int>(plan_.streams.size()); ++stream) {
         std::vector<int> tasks;
         for (const Task& t : plan_.tasks) {
@@ -74,7 +82,7 @@ class Run {
 
   Status check_complete() const {
     int64_t missing = 0;
-    for (int rank = 0; rank < options_.workers; ++rank) {
+    for (int rank = 0; rank < options_.workers; rank += stride_) {
       for (int step = 0; step < options_.steps; ++step) {
         for (const Task& t : plan_.tasks) {
           if (models::runs_on(t, rank, options_.workers) && !ranks_[rank].done[step][t.id]) ++missing;
@@ -177,7 +185,10 @@ class Run {
       key = {t.id, step, members.front(), 0};
     }
     Instance& inst = instances_[key];
-    if (inst.expected == 0) inst.expected = static_cast<int>(members.size());
+    if (inst.expected == 0) {
+      inst.expected =
+          static_cast<int>(std::count_if(members.begin(), members.end(), [this](int m) { return m % stride_ == 0; }));
+    }
     if (sender != nullptr) send_bytes_[key] = t.bytes;
     if (++inst.arrived < inst.expected) {
       std::unique_lock<sg::Mutex> lock(*inst.mutex);
@@ -187,7 +198,8 @@ class Run {
     }
     // The last member to arrive runs the collective for everyone.
     auto schedule = build_schedule(
-        c, send_bytes_[key], members, [this](int r) { return platform_.node_of(r); }, t.name);
+        c, effective_bytes(c, send_bytes_[key], static_cast<int>(members.size())), members,
+        [this](int r) { return platform_.node_of(r); }, t.name);
     CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run
     run_collective(platform_, *schedule, fidelity_);
     {
@@ -195,6 +207,14 @@ class Run {
       inst.done = true;
     }
     inst.cv->notify_all();
+  }
+
+  // The bytes the network carries for a collective: the task's, times the profile's factor for the op.
+  int64_t effective_bytes(const models::Collective& c, int64_t bytes, int group_size) const {
+    const auto& factors = platform_.profile().collectives;
+    auto it = factors.find(std::string(models::collective_op_name(c.op)));
+    if (it == factors.end()) return bytes;
+    return static_cast<int64_t>(std::llround(static_cast<double>(bytes) * it->second.byte_factor(group_size)));
   }
 
   void record(int rank, int stream, int step, const Task& t, double start, double end) {
@@ -218,6 +238,7 @@ class Run {
   const SimOptions& options_;
   Fidelity fidelity_;
   std::vector<std::vector<double>> seconds_;  // [task][rank] nominal seconds of compute-like tasks
+  int stride_ = 1;                            // simulated ranks: 0, stride, 2 stride, ...
   std::vector<RankState> ranks_;
   std::map<std::tuple<int, int, int, int>, Instance> instances_;
   std::map<std::tuple<int, int, int, int>, int64_t> send_bytes_;
@@ -260,7 +281,9 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
     if (t.kind == TaskKind::kCopy) {
       // Priced by its cost key when the profile has one, else moved over the host link (-1).
       auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
-      const double s = cost == profile.costs.end() ? -1.0 : cost->second.seconds(t.flops, static_cast<double>(t.bytes));
+      const double s = cost == profile.costs.end() ? -1.0
+                                                   : cost->second.seconds(t.flops, static_cast<double>(t.bytes),
+                                                                          static_cast<double>(t.requests));
       std::fill(seconds[t.id].begin(), seconds[t.id].end(), s);
       continue;
     }
@@ -271,6 +294,37 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
     }
   }
   return seconds;
+}
+
+// Whether every worker of a node provably does what the node's first does
+// (SimOptions::symmetric): then only the first is simulated.
+bool symmetric_world(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options,
+                     const std::vector<std::vector<double>>& seconds) {
+  const int per_node = profile.devices_per_node;
+  if (!options.symmetric || per_node < 2 || options.workers <= per_node || options.workers % per_node != 0)
+    return false;
+  if (!profile.simgrid_platform.empty() || !profile.slowdown.empty() || !profile.node_device_type.empty()) return false;
+  for (const Task& t : plan.tasks) {
+    if (!t.ranks.empty()) return false;
+    for (double s : seconds[t.id]) {
+      if (s != seconds[t.id][0]) return false;
+    }
+    if (!t.collective) continue;
+    const models::GroupSpec& g = t.collective->group;
+    switch (g.kind) {
+      case models::GroupSpec::Kind::kWorld:
+      case models::GroupSpec::Kind::kNode:
+        break;
+      case models::GroupSpec::Kind::kBlock:
+        if (g.size % per_node != 0) return false;
+        break;
+      case models::GroupSpec::Kind::kStride:
+        return false;
+    }
+    if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv)
+      return false;
+  }
+  return true;
 }
 
 StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options,
@@ -289,7 +343,8 @@ StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfil
   const Fidelity fidelity = options.auto_fidelity
                                 ? (options.workers <= kStepFidelityMaxWorkers ? Fidelity::kStep : Fidelity::kFlow)
                                 : options.fidelity;
-  Run run(plan, **platform, options, fidelity, std::move(seconds));
+  const int stride = symmetric_world(plan, profile, options, seconds) ? profile.devices_per_node : 1;
+  Run run(plan, **platform, options, fidelity, std::move(seconds), stride);
   CT_RETURN_IF_ERROR(run.start());
   engine.run();
   CT_RETURN_IF_ERROR(run.check_complete());
@@ -305,6 +360,7 @@ StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfil
   result.fidelity = fidelity;
   result.step_end_s = run.step_end();
   result.events = static_cast<int64_t>(run.events().size());
+  result.simulated_workers = (options.workers + stride - 1) / stride;
   auto peak = [&](const traces::Event& e) {
     const DeviceType& device = profile.device_type_of(static_cast<int>(e.rank));
     const std::string& dtype =
@@ -312,7 +368,7 @@ StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfil
     auto it = device.peak_flops.find(dtype);
     return it == device.peak_flops.end() ? 0.0 : it->second;
   };
-  compute_metrics(plan, run.events(), peak, &result);
+  compute_metrics(plan, run.events(), peak, options.breakdown, &result);
 
   if (!options.trace_out.empty()) {
     // Events in a fixed order (rank, stream, start) so that traces are byte-identical across runs.
@@ -328,7 +384,8 @@ StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfil
     m.hardware = profile.name;
     m.config_json = "{\"steps\":" + std::to_string(options.steps) +
                     ",\"warmup_steps\":" + std::to_string(options.warmup_steps) + ",\"fidelity\":\"" +
-                    std::string(fidelity_name(fidelity)) + "\"}";
+                    std::string(fidelity_name(fidelity)) +
+                    "\",\"simulated_workers\":" + std::to_string(result.simulated_workers) + "}";
     m.seed = options.seed;
     m.clustertwin_version = std::string(version());
     m.streams = plan.streams;

@@ -11,6 +11,12 @@
 
 namespace clustertwin::sim {
 
+/// Tasks grouped by cost key, for the exposed-time breakdown.
+struct BreakdownLayer {
+  std::string name;
+  std::vector<std::string> cost_keys;
+};
+
 /// How to run a plan in the twin.
 struct SimOptions {
   int workers = 1;
@@ -26,6 +32,26 @@ struct SimOptions {
   /// more nodes than this, per node pair below (the same result where the
   /// exchange is uniform; a test holds them together).
   int group_merge_min_nodes = 32;
+  /// Simulate one worker per node (the node's first) when every worker of a
+  /// node provably does the same: a homogeneous profile without stragglers,
+  /// no platform file, every task on every rank, collectives over the world,
+  /// a node or blocks of whole nodes. The simulated workers' collectives
+  /// still move every member's bytes, so the network sees the whole load;
+  /// the other workers' compute runs on devices of their own and would change
+  /// nothing. 16 times fewer actors on 16-device nodes; a test holds the two
+  /// modes to each other. False simulates every worker.
+  bool symmetric = true;
+  /// Layers of the exposed-time breakdown (SimResult::breakdown), in order of
+  /// precedence: a layer's exposed time is its busy time minus what earlier
+  /// layers already cover.
+  std::vector<BreakdownLayer> breakdown;
+};
+
+/// One layer of the breakdown, per rank and measured step.
+struct LayerMetrics {
+  std::string name;
+  double busy_s = 0;     // time some task of the layer runs
+  double exposed_s = 0;  // ... while no task of an earlier layer runs
 };
 
 inline constexpr int kStepFidelityMaxWorkers = 64;
@@ -62,9 +88,11 @@ struct SimResult {
   double exposed_comm_s = 0;       // ... while no compute task of the rank runs
   double mfu = 0;                  // model FLOPs utilisation of compute tasks against the device peak
   std::vector<StreamMetrics> streams;
-  std::vector<TaskMetrics> tasks;  // in plan order
-  int64_t events = 0;              // tasks executed, all ranks and steps
-  double wall_s = 0;               // host seconds the simulation took
+  std::vector<TaskMetrics> tasks;       // in plan order
+  std::vector<LayerMetrics> breakdown;  // as SimOptions::breakdown asked
+  int simulated_workers = 0;            // workers run as actors (fewer than workers when symmetric)
+  int64_t events = 0;                   // tasks executed, all ranks and steps
+  double wall_s = 0;                    // host seconds the simulation took
 };
 
 /// Runs `plan` on `profile` with `options.workers` workers in SimGrid.

@@ -7,7 +7,9 @@ namespace clustertwin::sim {
 StatusOr<double> task_seconds(const models::Task& task, const DeviceType& device, const ClusterProfile& profile) {
   const std::string where = "task '" + task.name + "'";
   auto cost = task.cost_key.empty() ? profile.costs.end() : profile.costs.find(task.cost_key);
-  if (cost != profile.costs.end()) return cost->second.seconds(task.flops, static_cast<double>(task.bytes));
+  if (cost != profile.costs.end()) {
+    return cost->second.seconds(task.flops, static_cast<double>(task.bytes), static_cast<double>(task.requests));
+  }
   const double bytes = static_cast<double>(task.bytes);
   switch (task.kind) {
     case models::TaskKind::kCompute: {

@@ -11,7 +11,8 @@ namespace clustertwin::sim {
 /// The nominal duration of a compute, lookup or host task on a device of
 /// type `device` (before the device's slowdown), seconds:
 ///
-///   with a cost key in the profile:  latency + flops / flop_rate + bytes / byte_rate
+///   with a cost key in the profile:  latency + requests x per_request + flops / flop_rate
+///                                    + bytes / byte_rate
 ///   compute, otherwise (roofline):   max(flops / (peak[dtype] x compute_efficiency),
 ///                                        bytes / (memory_bandwidth x memory_efficiency))
 ///   lookup, otherwise:               bytes / (host_memory_bandwidth / devices_per_node)

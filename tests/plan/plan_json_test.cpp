@@ -70,6 +70,7 @@ Plan full_plan() {
   copy.deps = {1, 2};
   copy.micro_batch = 7;
   copy.batch_offset = 2;
+  copy.requests = 1536;
   Task bcast;
   bcast.id = 4;
   bcast.name = "bcast";
@@ -219,7 +220,7 @@ TEST(PlanJsonErrorsTest, OneMessagePerClassOfMistake) {
        "plan.json: field 'streams[1]': duplicate stream 'c'"},
       {"unknown field", with_tasks(a + R"(, "flop": 5})"),
        "plan.json: field 'tasks[0].flop': unknown field (allowed: name, kind, stream, flops, bytes, cost_key, dtype, "
-       "collective, deps, prev_step_deps, micro_batch, batch_offset, ranks)"},
+       "collective, deps, prev_step_deps, micro_batch, batch_offset, requests, ranks)"},
       {"field given twice", with_tasks(a + R"(, "flops": 1, "flops": 2})"),
        "plan.json: field 'tasks[0].flops': given twice"},
       {"nested field given twice", with_tasks(a + "}, " + R"({"name": "ar", "kind": "collective", "stream": "comm",

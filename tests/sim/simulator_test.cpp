@@ -98,6 +98,7 @@ TEST(SimulatorTest, SameInputsGiveByteIdenticalResultsAndTraces) {
   ASSERT_TRUE(profile.is_ok());
   SimOptions o;
   o.workers = 64;
+  o.symmetric = false;  // every rank in the trace
   o.trace_out = t1;
   auto a = simulate_plan(overlap_plan(), *profile, o);
   o.trace_out = t2;
@@ -109,6 +110,88 @@ TEST(SimulatorTest, SameInputsGiveByteIdenticalResultsAndTraces) {
   ASSERT_TRUE(traces::validate_trace(t1, &stats).is_ok());
   EXPECT_EQ(stats.events, 4 * 64 * 6);
   EXPECT_EQ(stats.metadata.source, traces::Source::kSim);
+}
+
+// Symmetric mode simulates one worker per node; the network still carries
+// every member's bytes, so step time, communication and breakdown match the
+// full simulation, at both fidelities, with a world all-to-all, a ring
+// all-reduce and an all-to-all in blocks of two nodes.
+TEST(SimulatorTest, SymmetricModeMatchesTheFullSimulation) {
+  auto profile = load_cluster_profile("npu-1536");
+  ASSERT_TRUE(profile.is_ok());
+  profile->collectives["alltoall"] = CollectiveFactor{0.5, 100};
+  models::Plan plan = overlap_plan();
+  Task block = plan.tasks[1];
+  block.id = static_cast<int>(plan.tasks.size());
+  block.name = "block_a2a";
+  block.collective->group = models::GroupSpec{models::GroupSpec::Kind::kBlock, 32};
+  block.deps = {1};
+  plan.tasks.push_back(block);
+  for (Fidelity fidelity : {Fidelity::kStep, Fidelity::kFlow}) {
+    SimOptions o;
+    o.workers = 64;
+    o.auto_fidelity = false;
+    o.fidelity = fidelity;
+    o.breakdown = {{"compute", {"c1", "c2"}}, {"other", {""}}};
+    auto sym = simulate_plan(plan, *profile, o);
+    o.symmetric = false;
+    auto full = simulate_plan(plan, *profile, o);
+    ASSERT_TRUE(sym.is_ok() && full.is_ok()) << sym.status().message() << full.status().message();
+    EXPECT_EQ(sym->simulated_workers, 4);
+    EXPECT_EQ(full->simulated_workers, 64);
+    EXPECT_NEAR(sym->step_time_s, full->step_time_s, 1e-9 * full->step_time_s);
+    EXPECT_NEAR(sym->comm_s, full->comm_s, 1e-9 * full->comm_s);
+    EXPECT_NEAR(sym->exposed_comm_s, full->exposed_comm_s, 1e-9 * full->step_time_s);
+    ASSERT_EQ(sym->breakdown.size(), 2u);
+    EXPECT_NEAR(sym->breakdown[0].exposed_s, full->breakdown[0].exposed_s, 1e-9);
+    EXPECT_NEAR(sym->breakdown[1].busy_s, full->breakdown[1].busy_s, 1e-9);
+  }
+}
+
+// What breaks the symmetry turns the mode off: a straggler, a group that
+// splits a node.
+TEST(SimulatorTest, SymmetricModeStepsAsideWhenWorkersDiffer) {
+  auto profile = load_cluster_profile("npu-1536");
+  ASSERT_TRUE(profile.is_ok());
+  SimOptions o;
+  o.workers = 32;
+  ClusterProfile slow = *profile;
+  slow.slowdown[17] = 1.5;
+  auto r = simulate_plan(overlap_plan(), slow, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_EQ(r->simulated_workers, 32);
+  models::Plan plan = overlap_plan();
+  plan.tasks[1].collective->group = models::GroupSpec{models::GroupSpec::Kind::kBlock, 8};
+  r = simulate_plan(plan, *profile, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_EQ(r->simulated_workers, 32);
+  r = simulate_plan(overlap_plan(), *profile, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_EQ(r->simulated_workers, 2);
+}
+
+// The profile's collective factor multiplies the bytes an op moves: an
+// all-to-all of efficiency 0.5 and congestion at 3 peers on 4 workers moves
+// (1 + 3/3) / 0.5 = 4 times its bytes.
+TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
+  ClusterProfile p = four_workers();
+  SimOptions o;
+  o.workers = 4;
+  models::Plan plan;
+  plan.streams = {"comm"};
+  Task a2a;
+  a2a.name = "a2a";
+  a2a.kind = TaskKind::kCollective;
+  a2a.bytes = 40'000'000;
+  a2a.collective = models::Collective{};
+  a2a.collective->op = CollectiveOp::kAllToAll;
+  plan.tasks = {a2a};
+  auto plain = simulate_plan(plan, p, o);
+  p.collectives["alltoall"] = CollectiveFactor{0.5, 3};
+  auto slowed = simulate_plan(plan, p, o);
+  ASSERT_TRUE(plain.is_ok() && slowed.is_ok());
+  const double latency = 2.5e-6;
+  EXPECT_NEAR(slowed->step_time_s - latency, 4 * (plain->step_time_s - latency), 1e-6);
 }
 
 // Ring all-reduce across 32 nodes: a non-blocking fat tree (4 leaves of 8
