@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "models/common/status.h"
 
@@ -28,6 +29,12 @@ void add_launch_command(CLI::App& app, Action* action);
 
 /// Registers `clustertwin sim ...` on `app`.
 void add_sim_command(CLI::App& app, Action* action);
+
+/// Registers `clustertwin sim nestpipe` on the `sim` subcommand (cli/sim_nestpipe_command.cpp).
+void add_sim_nestpipe_command(CLI::App& sim, Action* action);
+
+/// "128,256,512" -> {128, 256, 512}; InvalidArgument naming --workers and the bad item.
+StatusOr<std::vector<int>> parse_workers(const std::string& text);
 
 /// Writes `text` to `path` atomically, or to stdout when `path` is "-".
 Status write_output(const std::string& path, const std::string& text);

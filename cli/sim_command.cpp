@@ -40,25 +40,6 @@ std::string number(double value) {
   return out;
 }
 
-StatusOr<std::vector<int>> parse_workers(const std::string& text) {
-  std::vector<int> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    char* end = nullptr;
-    const long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 1 || value > (1 << 20)) {
-      return Status::invalid_argument("--workers '" + text + "': '" + item +
-                                      "' is not a worker count (a positive integer; several as 128,256,512)");
-    }
-    out.push_back(static_cast<int>(value));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 Status parse_fidelity(const std::string& text, sim::Fidelity* fidelity, bool* automatic) {
   *automatic = text == "auto";
   if (text == "auto" || text == "flow") {
@@ -205,6 +186,25 @@ Status run_plan(const SimArgs& a) {
 
 }  // namespace
 
+StatusOr<std::vector<int>> parse_workers(const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value < 1 || value > (1 << 20)) {
+      return Status::invalid_argument("--workers '" + text + "': '" + item +
+                                      "' is not a worker count (a positive integer; several as 128,256,512)");
+    }
+    out.push_back(static_cast<int>(value));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 void add_sim_command(CLI::App& app, Action* action) {
   auto a = std::make_shared<SimArgs>();
   CLI::App* sim = app.add_subcommand("sim", "Run the twin (SimGrid): collectives, hand-written plans, systems");
@@ -254,6 +254,8 @@ void add_sim_command(CLI::App& app, Action* action) {
   plan->add_option("--parallel", a->parallel, "Simulations run at once, each in its own process (default: cores)")
       ->check(CLI::Range(1, 256));
   plan->callback([a, action] { *action = [a] { return run_plan(*a); }; });
+
+  add_sim_nestpipe_command(*sim, action);
 }
 
 }  // namespace clustertwin::cli

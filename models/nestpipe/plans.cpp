@@ -130,6 +130,7 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
                                     {"micro_emb_a2a_bytes", s.micro_emb_a2a_bytes},
                                     {"clustered_micro_emb_a2a_bytes", s.clustered_micro_emb_a2a_bytes},
                                     {"patch_rows", s.patch_rows},
+                                    {"lookup_requests", s.lookup_requests},
                                     {"dense_param_bytes", s.dense_param_bytes}}) {
     if (value < 0) return Status::invalid_argument(where + name + " " + std::to_string(value) + ": must be >= 0");
   }
@@ -171,6 +172,7 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
         rows * s.row_bytes;
   }
   b.task("lookup_gather").batch_offset = ahead ? 1 : 0;
+  b.task("lookup_gather").requests = dbp ? 1 : s.lookup_requests;
   b.add("lookup_copy", TaskKind::kCopy, kCopy, "lookup_copy", {"lookup_gather"}).bytes = rows * s.row_bytes;
   b.task("lookup_copy").batch_offset = ahead ? 1 : 0;
 

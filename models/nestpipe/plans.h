@@ -57,6 +57,9 @@ struct StepSizes {
   double dense_forward_flops = 0;             // per batch; backward is twice this
   int64_t dense_param_bytes = 0;              // dense gradient All-Reduce
   int sharding_group = 0;                     // 2dsp: All2All group size G (0: all workers)
+  /// Requester key lists an owner serves one by one when it does not merge
+  /// them (W, or G under 2dsp); the dedup variants merge them into one.
+  int64_t lookup_requests = 0;
 };
 
 /// The plan (models/plan/plan.h) of `variant` for one step of one worker,

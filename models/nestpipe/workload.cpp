@@ -1,5 +1,6 @@
 #include "models/nestpipe/workload.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -53,6 +54,7 @@ StatusOr<StepSizes> step_sizes(const Workload& w, const KeyStatsSummary& k) {
   out.dense_forward_flops = s.forward_flops_per_sample() * batch;
   out.dense_param_bytes = bytes(s.dense_params() * w.element_bytes);
   out.sharding_group = w.sharding_group;
+  out.lookup_requests = w.sharding_group > 0 ? std::min(w.sharding_group, k.workers) : k.workers;
   return out;
 }
 

@@ -29,6 +29,7 @@ struct Workload {
 ///   micro        mean unique keys per micro-batch x micro-batches x row bytes,
 ///                identity split and after clustering
 ///   patch        mean over owners of patch_per_owner
+///   requests     the requester lists an owner serves one by one: W (G under 2dsp)
 ///   dense        forward FLOPs per sample x batch; gradients dense params x 4 B
 ///
 /// InvalidArgument when the spec is missing or the statistics do not belong

@@ -1,0 +1,183 @@
+// clustertwin sim nestpipe: NestPipe's twin from the command line.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "cli/command.h"
+#include "models/nestpipe/plans.h"
+#include "sim/core/cluster_profile.h"
+#include "sim/nestpipe/nestpipe_twin.h"
+#include "sim/nestpipe/paper_calibration.h"
+
+namespace clustertwin::cli {
+namespace {
+
+struct NestPipeArgs {
+  std::string workers = "128,256,512,1024,1536";
+  std::string variants = "torchrec,semisync,dbp,fwp,nestpipe,2dsp";
+  std::string platform = "npu-1536";
+  std::string calibration = "auto";
+  sim::NestPipeSetup setup;
+  bool no_clustering = false;
+  int steps = 12;
+  int warmup = 4;
+  int drain = 3;
+  bool full = false;
+  std::string trace_dir;
+  std::string csv;
+  bool json = false;
+  int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+};
+
+StatusOr<std::vector<nestpipe::Variant>> parse_variants(const std::string& text) {
+  std::vector<nestpipe::Variant> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto v = nestpipe::variant_from_name(item);
+    if (!v) {
+      return Status::invalid_argument("--variant '" + item +
+                                      "': unknown variant (allowed: " + nestpipe::variant_list() + ")");
+    }
+    out.push_back(*v);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+// The profile the sweep runs on: calibrated to the paper's TorchRec figures
+// when asked (or, with "auto", on the paper's own cluster).
+StatusOr<sim::ClusterProfile> profile_for(const NestPipeArgs& a, std::string* fit_json, sim::BaselineFit* fit) {
+  auto profile = sim::load_cluster_profile(a.platform);
+  if (!profile.is_ok()) return profile.status();
+  bool paper = false;
+  if (a.calibration == "paper") {
+    paper = true;
+  } else if (a.calibration == "auto") {
+    paper = profile->name == "npu-1536" || profile->name == "gpu-128";
+  } else if (a.calibration != "none") {
+    return Status::invalid_argument("--calibration '" + a.calibration + "': unknown (allowed: auto, paper, none)");
+  }
+  if (!paper) {
+    sim::add_nestpipe_default_costs(&*profile);
+    return profile;
+  }
+  // The paper's figures are for its two clusters: 1,536 NPUs (step and shares at two scales) and 128 GPUs
+  // (NestPipe's speedup only; TorchRec's shares assumed as at 128 NPUs).
+  const sim::PaperBaseline baseline =
+      profile->devices() >= 1536 ? sim::PaperBaseline{} : sim::gpu_128_assumed_baseline();
+  auto calibrated = sim::calibrate_nestpipe_baseline(*profile, a.setup, baseline, fit);
+  if (calibrated.is_ok()) *fit_json = sim::baseline_fit_json(*fit);
+  return calibrated;
+}
+
+Status run_sim_nestpipe(NestPipeArgs a) {
+  a.setup.clustering = !a.no_clustering;
+  CT_RETURN_IF_ERROR(sim::validate(a.setup));
+  auto workers = parse_workers(a.workers);
+  if (!workers.is_ok()) return workers.status();
+  auto variants = parse_variants(a.variants);
+  if (!variants.is_ok()) return variants.status();
+  sim::BaselineFit fit;
+  std::string fit_json;
+  auto profile = profile_for(a, &fit_json, &fit);
+  if (!profile.is_ok()) return profile.status();
+
+  sim::NestPipeSweep sweep;
+  sweep.variants = *variants;
+  sweep.workers = *workers;
+  sweep.parallel = a.parallel;
+  sweep.options = sim::nestpipe_sim_options();
+  sweep.options.steps = a.steps;
+  sweep.options.warmup_steps = a.warmup;
+  sweep.options.drain_steps = a.drain;
+  sweep.options.symmetric = !a.full;
+  if (!a.trace_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.trace_dir, ec);
+    if (ec) return Status::io_error("--trace-dir " + a.trace_dir + ": " + ec.message());
+    sweep.trace_dir = a.trace_dir;
+  }
+  sweep.progress = [](const sim::NestPipeRow& r, int done, int total) {
+    std::fprintf(stderr, "\r[%d/%d] %s at %d workers: %.1f ms (%.1f s)   ", done, total, r.variant.c_str(), r.workers,
+                 r.step_ms, r.wall_s);
+    if (done == total) std::fprintf(stderr, "\n");
+  };
+  auto rows = sim::run_nestpipe_sweep(a.setup, *profile, sweep);
+  if (!rows.is_ok()) return rows.status();
+  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::nestpipe_rows_csv(*rows)));
+
+  const std::string extra = "{\"platform\":\"" + profile->name + "\",\"model\":\"" + a.setup.model +
+                            "\",\"calibration\":" + (fit_json.empty() ? std::string("null") : fit_json) + "}";
+  if (a.json) return write_output("-", sim::nestpipe_rows_json(*rows, extra));
+  std::printf("# clustertwin sim nestpipe: %s on %s, batch %d per worker, %d micro-batches%s\n", a.setup.model.c_str(),
+              profile->name.c_str(), a.setup.batch_per_worker, a.setup.micro_batches,
+              a.setup.clustering ? "" : ", no clustering");
+  if (!fit_json.empty()) {
+    std::printf(
+        "# baseline calibrated to the paper's TorchRec (%d rounds, largest miss %.2f%%): dense %.1f TFLOP/s, "
+        "lookup %.1f GB/s + %.3f ms per requester, All2All efficiency %.3f, congestion at %.0f peers\n",
+        fit.iterations, 100 * fit.max_error, fit.dense_flop_rate / 1e12, fit.lookup_byte_rate / 1e9,
+        fit.lookup_per_request_s * 1e3, fit.a2a_efficiency, fit.a2a_congestion_peers);
+  }
+  std::fputs(sim::nestpipe_rows_table(*rows).c_str(), stdout);
+  std::printf(
+      "# lookup and exp. a2a: exposed on the critical path; a2a: total All2All time; speedup against "
+      "torchrec at the same workers; scaling: per-worker throughput against the fewest workers\n");
+  if (!a.trace_dir.empty())
+    std::printf("# traces: %s/VARIANT-WORKERS.json (open in https://ui.perfetto.dev)\n", a.trace_dir.c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
+  auto a = std::make_shared<NestPipeArgs>();
+  CLI::App* cmd = sim.add_subcommand(
+      "nestpipe",
+      "NestPipe's twin (arXiv 2604.06956): the step plans of TorchRec and the pipelined variants at any worker "
+      "count, sized from the key statistics of Zipf data, on a cluster profile. Reports step time, throughput, "
+      "exposed lookup, All2All (total and exposed), speedup over torchrec and scaling efficiency.\n\n"
+      "Variants: torchrec (TorchRec's sparse-dist pipeline), semisync (embeddings one step stale: the negative "
+      "control), dbp (dual-buffer pipelining), fwp (frozen-window micro-batch pipelining), nestpipe (dbp + fwp + "
+      "key-centric clustering), 2dsp (2D sparse parallelism over groups of --sharding-group workers; twin only: "
+      "the real executor does not run it, and its replicas' periodic synchronisation is not modelled).\n\n"
+      "On npu-1536 the TorchRec baseline is first calibrated to the paper's figures (step 5,793.83 ms at 1,536; "
+      "lookup share 24.4% -> 49.6%, All2All 9.2% -> 20.5% from 128 to 1,536); the pipelined variants then follow "
+      "from their plans.");
+  cmd->add_option("--workers", a->workers, "Worker counts: 128,256,512,1024,1536")->capture_default_str();
+  cmd->add_option("--variant", a->variants, "Variants, comma-separated")->capture_default_str();
+  cmd->add_option("--platform", a->platform, "Shipped profile (npu-1536, gpu-128, ...) or a YAML file")
+      ->capture_default_str();
+  cmd->add_option("--calibration", a->calibration,
+                  "paper: fit the TorchRec baseline to the paper's figures first (on a cluster of fewer than 1,536 "
+                  "devices: the lookup and All2All shares at 128 only); none: the profile as it is; auto: paper on "
+                  "npu-1536 and gpu-128, none elsewhere")
+      ->capture_default_str();
+  cmd->add_option("--model", a->setup.model, "Model spec: hstu-industrial, fuxi-kuairand, dlrm-criteo, ...")
+      ->capture_default_str();
+  cmd->add_option("--batch", a->setup.batch_per_worker, "Samples per worker per step")->capture_default_str();
+  cmd->add_option("--micro-batches", a->setup.micro_batches, "FWP's micro-batches per batch (must divide --batch)")
+      ->capture_default_str();
+  cmd->add_option("--zipf", a->setup.zipf_exponent, "Zipf exponent of key popularity")->capture_default_str();
+  cmd->add_option("--overlap", a->setup.batch_overlap, "Share of a batch's key slots repeated from the previous one")
+      ->capture_default_str();
+  cmd->add_option("--sharding-group", a->setup.sharding_group, "2dsp's group size G")->capture_default_str();
+  cmd->add_flag("--no-clustering", a->no_clustering, "nestpipe without key-centric clustering");
+  cmd->add_option("--steps", a->steps, "Steps simulated")->capture_default_str();
+  cmd->add_option("--warmup", a->warmup, "Steps before the measured window")->capture_default_str();
+  cmd->add_option("--drain", a->drain, "Steps after it")->capture_default_str();
+  cmd->add_flag("--full", a->full, "Simulate every worker (default: one per node when they provably agree)");
+  cmd->add_option("--trace-dir", a->trace_dir, "Write a Perfetto trace per point here: VARIANT-WORKERS.json");
+  cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
+  cmd->add_flag("--json", a->json, "Print JSON: platform, model, calibration and rows");
+  cmd->add_option("--parallel", a->parallel, "Simulations run at once (default: cores)")->check(CLI::Range(1, 256));
+  cmd->callback([a, action] { *action = [a] { return run_sim_nestpipe(*a); }; });
+}
+
+}  // namespace clustertwin::cli

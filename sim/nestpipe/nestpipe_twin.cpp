@@ -1,0 +1,293 @@
+#include "sim/nestpipe/nestpipe_twin.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "models/nestpipe/key_stats.h"
+#include "models/nestpipe/workload.h"
+#include "models/spec/recommender.h"
+
+namespace clustertwin::sim {
+namespace {
+
+using nestpipe::Variant;
+
+double layer_exposed(const SimResult& r, const std::string& name) {
+  for (const LayerMetrics& l : r.breakdown) {
+    if (l.name == name) return l.exposed_s;
+  }
+  return 0;
+}
+
+double layer_busy(const SimResult& r, const std::string& name) {
+  for (const LayerMetrics& l : r.breakdown) {
+    if (l.name == name) return l.busy_s;
+  }
+  return 0;
+}
+
+NestPipeRow row_of(const SimResult& r, const NestPipeSetup& setup) {
+  NestPipeRow row;
+  row.variant = r.variant;
+  row.workers = r.workers;
+  row.step_ms = r.step_time_s * 1e3;
+  row.qps = r.step_time_s > 0 ? static_cast<double>(setup.batch_per_worker) * r.workers / r.step_time_s : 0;
+  row.compute_ms = layer_exposed(r, "compute") * 1e3;
+  row.exposed_comm_ms = layer_exposed(r, "all2all") * 1e3;
+  row.comm_ms = layer_busy(r, "all2all") * 1e3;
+  row.lookup_ms = layer_exposed(r, "lookup") * 1e3;
+  row.other_ms = std::max(0.0, row.step_ms - row.compute_ms - row.exposed_comm_ms - row.lookup_ms);
+  row.wall_s = r.wall_s;
+  return row;
+}
+
+// Speedup against torchrec at the same worker count; scaling efficiency
+// against the same variant at the fewest workers of the sweep.
+void fill_relative(std::vector<NestPipeRow>* rows) {
+  std::map<int, double> torchrec;
+  std::map<std::string, std::pair<int, double>> base;  // variant -> (fewest workers, per-worker throughput)
+  for (const NestPipeRow& r : *rows) {
+    if (r.variant == "torchrec") torchrec[r.workers] = r.step_ms;
+    auto [it, fresh] = base.emplace(r.variant, std::make_pair(r.workers, r.qps / r.workers));
+    if (!fresh && r.workers < it->second.first) it->second = {r.workers, r.qps / r.workers};
+  }
+  for (NestPipeRow& r : *rows) {
+    auto t = torchrec.find(r.workers);
+    r.speedup = t != torchrec.end() && r.step_ms > 0 ? t->second / r.step_ms : 0;
+    const double per_worker = base[r.variant].second;
+    r.scaling_efficiency = per_worker > 0 ? (r.qps / r.workers) / per_worker : 0;
+  }
+}
+
+std::string fixed(double v, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, v);
+  return buffer;
+}
+
+}  // namespace
+
+Status validate(const NestPipeSetup& s) {
+  auto spec = spec::recommender_spec(s.model);
+  if (!spec.is_ok()) return Status::invalid_argument("--model: " + spec.status().message());
+  if (s.batch_per_worker < 1) {
+    return Status::invalid_argument("--batch " + std::to_string(s.batch_per_worker) + ": must be at least 1");
+  }
+  if (s.micro_batches < 1 || s.batch_per_worker % s.micro_batches != 0) {
+    return Status::invalid_argument("--micro-batches " + std::to_string(s.micro_batches) +
+                                    ": must divide the batch of " + std::to_string(s.batch_per_worker));
+  }
+  if (!(s.zipf_exponent > 0) || !std::isfinite(s.zipf_exponent)) {
+    return Status::invalid_argument("--zipf " + fixed(s.zipf_exponent, 3) + ": must be > 0");
+  }
+  if (!(s.batch_overlap >= 0 && s.batch_overlap <= 1)) {
+    return Status::invalid_argument("--overlap " + fixed(s.batch_overlap, 3) + ": must be in [0, 1]");
+  }
+  if (s.sharding_group < 1) {
+    return Status::invalid_argument("--sharding-group " + std::to_string(s.sharding_group) + ": must be at least 1");
+  }
+  return Status::ok();
+}
+
+int nestpipe_owners(const NestPipeSetup& setup, Variant variant, int workers) {
+  return variant == Variant::k2dSp ? std::min(setup.sharding_group, workers) : workers;
+}
+
+StatusOr<nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners) {
+  CT_RETURN_IF_ERROR(validate(setup));
+  if (owners < 1) return Status::invalid_argument("--workers " + std::to_string(owners) + ": must be at least 1");
+  auto spec = spec::recommender_spec(setup.model);
+  if (!spec.is_ok()) return spec.status();
+  nestpipe::KeyGeneratorOptions keys;
+  keys.vocabulary = 0;
+  for (const spec::EmbeddingTableSpec& t : spec->tables)
+    keys.vocabulary += t.rows;
+  keys.keys_per_sample = static_cast<int>(std::lround(spec->embedding_lookups_per_sample()));
+  keys.zipf_exponent = setup.zipf_exponent;
+  keys.batch_overlap = setup.batch_overlap;
+  keys.seed = setup.seed;
+  auto stats =
+      nestpipe::estimate_key_stats(keys, owners, setup.batch_per_worker, setup.micro_batches,
+                                   std::min<int64_t>(setup.samples_to_draw, int64_t{owners} * setup.batch_per_worker));
+  if (!stats.is_ok()) return stats.status();
+  nestpipe::Workload w;
+  w.spec = &*spec;
+  w.batch_per_worker = setup.batch_per_worker;
+  w.micro_batches = setup.micro_batches;
+  auto sizes = nestpipe::step_sizes(w, *stats);
+  if (!sizes.is_ok()) return sizes.status();
+  if (!setup.clustering) sizes->clustered_micro_emb_a2a_bytes = sizes->micro_emb_a2a_bytes;
+  return sizes;
+}
+
+namespace {
+
+// The plan of `variant` from the step sizes of its owner count.
+StatusOr<models::Plan> plan_from_sizes(const NestPipeSetup& setup, Variant variant, int workers,
+                                       nestpipe::StepSizes sizes) {
+  if (variant == Variant::k2dSp) sizes.sharding_group = nestpipe_owners(setup, variant, workers);
+  return nestpipe::build_plan(variant, sizes, setup.micro_batches);
+}
+
+}  // namespace
+
+StatusOr<models::Plan> nestpipe_plan(const NestPipeSetup& setup, Variant variant, int workers) {
+  if (workers < 1) return Status::invalid_argument("--workers " + std::to_string(workers) + ": must be at least 1");
+  auto sizes = nestpipe_step_sizes(setup, nestpipe_owners(setup, variant, workers));
+  if (!sizes.is_ok()) return sizes.status();
+  return plan_from_sizes(setup, variant, workers, *sizes);
+}
+
+std::vector<BreakdownLayer> nestpipe_breakdown() {
+  return {{"compute", {"dense_fwd", "dense_bwd"}},
+          {"all2all", {"key_a2a", "emb_a2a_fwd", "emb_a2a_bwd"}},
+          {"lookup", {"lookup_gather", "lookup_copy", "dbp_patch"}},
+          {"other", {"h2d", "emb_update", "dense_allreduce"}}};
+}
+
+SimOptions nestpipe_sim_options() {
+  SimOptions o;
+  o.steps = 12;
+  o.warmup_steps = 4;
+  o.drain_steps = 3;
+  o.breakdown = nestpipe_breakdown();
+  return o;
+}
+
+StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup, const ClusterProfile& profile,
+                                                      const NestPipeSweep& sweep) {
+  CT_RETURN_IF_ERROR(validate(setup));
+  if (sweep.variants.empty()) return Status::invalid_argument("--variant: give at least one variant");
+  if (sweep.workers.empty()) return Status::invalid_argument("--workers: give at least one worker count");
+  for (int w : sweep.workers) {
+    if (w < 1) return Status::invalid_argument("--workers " + std::to_string(w) + ": must be at least 1");
+    CT_RETURN_IF_ERROR(check_worker_count(profile, w));
+  }
+  // Plans first (key statistics are the costly part at large scale; one per point).
+  struct Point {
+    Variant variant;
+    int workers;
+    models::Plan plan;
+  };
+  // Step sizes once per owner count, in parallel: they do not depend on the variant.
+  std::map<int, StatusOr<nestpipe::StepSizes>> sizes;
+  for (Variant v : sweep.variants) {
+    for (int w : sweep.workers)
+      sizes.emplace(nestpipe_owners(setup, v, w), Status::internal("not computed"));
+  }
+  {
+    std::vector<int> owners;
+    for (const auto& [o, unused] : sizes)
+      owners.push_back(o);
+    std::atomic<size_t> next_owner{0};
+    auto compute = [&] {
+      for (size_t i = next_owner++; i < owners.size(); i = next_owner++)
+        sizes.at(owners[i]) = nestpipe_step_sizes(setup, owners[i]);
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < std::min<int>(sweep.parallel, static_cast<int>(owners.size())); ++t)
+      pool.emplace_back(compute);
+    compute();
+    for (std::thread& t : pool)
+      t.join();
+  }
+  std::vector<Point> points;
+  for (Variant v : sweep.variants) {
+    for (int w : sweep.workers) {
+      const auto& s = sizes.at(nestpipe_owners(setup, v, w));
+      if (!s.is_ok()) return s.status();
+      auto plan = plan_from_sizes(setup, v, w, *s);
+      if (!plan.is_ok()) return plan.status();
+      points.push_back({v, w, std::move(*plan)});
+    }
+  }
+  std::vector<StatusOr<SimResult>> results(points.size(), Status::internal("not run"));
+  std::atomic<size_t> next{0};
+  std::atomic<int> done{0};
+  std::mutex progress_mutex;
+  auto worker = [&] {
+    for (size_t i = next++; i < points.size(); i = next++) {
+      SimOptions o = sweep.options;
+      o.workers = points[i].workers;
+      if (!sweep.trace_dir.empty()) {
+        o.trace_out = sweep.trace_dir + "/" + std::string(nestpipe::variant_name(points[i].variant)) + "-" +
+                      std::to_string(points[i].workers) + ".json";
+      }
+      results[i] = simulate_plan(points[i].plan, profile, o);
+      if (sweep.progress && results[i].is_ok()) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        sweep.progress(row_of(*results[i], setup), ++done, static_cast<int>(points.size()));
+      }
+    }
+  };
+  const int threads = std::max(1, std::min<int>(sweep.parallel, static_cast<int>(points.size())));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool)
+    t.join();
+  std::vector<NestPipeRow> rows;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!results[i].is_ok()) {
+      return results[i].status().with_context(std::string(nestpipe::variant_name(points[i].variant)) + " at " +
+                                              std::to_string(points[i].workers) + " workers");
+    }
+    rows.push_back(row_of(*results[i], setup));
+  }
+  fill_relative(&rows);
+  return rows;
+}
+
+std::string nestpipe_rows_json(const std::vector<NestPipeRow>& rows, const std::string& extra) {
+  nlohmann::ordered_json j = extra.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(extra);
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const NestPipeRow& r : rows) {
+    j["rows"].push_back({{"variant", r.variant},
+                         {"workers", r.workers},
+                         {"step_ms", r.step_ms},
+                         {"qps", r.qps},
+                         {"lookup_ms", r.lookup_ms},
+                         {"comm_ms", r.comm_ms},
+                         {"exposed_comm_ms", r.exposed_comm_ms},
+                         {"compute_ms", r.compute_ms},
+                         {"other_ms", r.other_ms},
+                         {"speedup", r.speedup},
+                         {"scaling_efficiency", r.scaling_efficiency}});
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string nestpipe_rows_csv(const std::vector<NestPipeRow>& rows) {
+  std::string out =
+      "variant,workers,step_ms,qps,lookup_ms,comm_ms,exposed_comm_ms,compute_ms,other_ms,speedup,scaling_efficiency\n";
+  for (const NestPipeRow& r : rows) {
+    out += r.variant + "," + std::to_string(r.workers) + "," + fixed(r.step_ms, 3) + "," + fixed(r.qps, 1) + "," +
+           fixed(r.lookup_ms, 3) + "," + fixed(r.comm_ms, 3) + "," + fixed(r.exposed_comm_ms, 3) + "," +
+           fixed(r.compute_ms, 3) + "," + fixed(r.other_ms, 3) + "," + fixed(r.speedup, 4) + "," +
+           fixed(r.scaling_efficiency, 4) + "\n";
+  }
+  return out;
+}
+
+std::string nestpipe_rows_table(const std::vector<NestPipeRow>& rows) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-9s %7s %10s %12s %10s %10s %10s %8s %8s\n", "variant", "workers", "step ms",
+                "samples/s", "lookup ms", "a2a ms", "exp. a2a", "speedup", "scaling");
+  std::string out = line;
+  for (const NestPipeRow& r : rows) {
+    std::snprintf(line, sizeof line, "%-9s %7d %10.2f %12.0f %10.2f %10.2f %10.2f %7.2fx %7.1f%%\n", r.variant.c_str(),
+                  r.workers, r.step_ms, r.qps, r.lookup_ms, r.comm_ms, r.exposed_comm_ms, r.speedup,
+                  100 * r.scaling_efficiency);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace clustertwin::sim

@@ -1,0 +1,103 @@
+#pragma once
+
+// NestPipe's twin: the plans of models/nestpipe at any worker count, sized
+// from the key statistics of the data, run in SimGrid on a cluster profile,
+// and reported as the paper reports them (step time, exposed lookup and
+// All2All, speedup over TorchRec, scaling efficiency).
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/common/status.h"
+#include "models/nestpipe/key_generator.h"
+#include "models/nestpipe/plans.h"
+#include "models/plan/plan.h"
+#include "sim/core/cluster_profile.h"
+#include "sim/core/simulator.h"
+
+namespace clustertwin::sim {
+
+/// A NestPipe what-if: the model, its data, and the schedule's knobs. The
+/// defaults are the paper's large setting (../shared/papers/nestpipe.md).
+struct NestPipeSetup {
+  std::string model = "hstu-industrial";  // a shipped spec (models/spec)
+  int batch_per_worker = 512;             // the paper's batch
+  int micro_batches = 8;                  // FWP's split (micro-batch 64: inside the paper's 16-256)
+  double zipf_exponent = 1.05;            // assumption: the usual fit of item popularity
+  /// Assumption: a key slot repeats one of the previous batch's with this
+  /// probability (the paper gives no figure; it sets DBP's patch size only).
+  double batch_overlap = 0.3;
+  int sharding_group = 128;        // 2dsp's group G (Meta's 2D sparse parallelism)
+  bool clustering = true;          // nestpipe's key-centric clustering (false: micro-batches in arrival order)
+  int64_t samples_to_draw = 1024;  // samples drawn to measure micro-batch dedup (two workers' batches)
+  uint64_t seed = 0;
+};
+
+/// InvalidArgument naming the field and value ("--micro-batches 3: must divide the batch of 512").
+Status validate(const NestPipeSetup& setup);
+
+/// The plan of `variant` at `workers` workers: key statistics estimated
+/// from the setup (models/nestpipe/key_stats.h; 2dsp's owners are its G
+/// workers), step sizes from the spec (models/nestpipe/workload.h).
+StatusOr<models::Plan> nestpipe_plan(const NestPipeSetup& setup, nestpipe::Variant variant, int workers);
+
+/// The per-worker step sizes behind nestpipe_plan, for a table sharded over
+/// `owners` workers (the worker count, or 2dsp's group). The costly part of
+/// a plan (key statistics): a sweep computes it once per owner count.
+StatusOr<nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners);
+
+/// The owners of `variant` at `workers` workers: 2dsp's group, else all.
+int nestpipe_owners(const NestPipeSetup& setup, nestpipe::Variant variant, int workers);
+
+/// The exposed-time layers the study stacks: dense compute first, then
+/// All2All, then lookup (gather, copy to the device, DBP's patch), then the
+/// rest (input copy, dense All-Reduce, embedding update).
+std::vector<BreakdownLayer> nestpipe_breakdown();
+
+/// One (variant, workers) point, in the units the paper uses.
+struct NestPipeRow {
+  std::string variant;
+  int workers = 0;
+  double step_ms = 0;
+  double qps = 0;                 // samples per second, whole cluster
+  double lookup_ms = 0;           // exposed: lookup while neither compute nor All2All runs
+  double comm_ms = 0;             // total All2All time (key, embedding, gradient)
+  double exposed_comm_ms = 0;     // All2All while no compute runs
+  double compute_ms = 0;          // dense forward and backward
+  double other_ms = 0;            // the rest of the step (exposed update, All-Reduce, H2D, idle)
+  double speedup = 0;             // step time of torchrec / this, same workers (0 without torchrec)
+  double scaling_efficiency = 0;  // per-worker throughput / the same variant's at the fewest workers
+  double wall_s = 0;              // host time the simulation took
+};
+
+/// What to sweep, and how to run each point.
+struct NestPipeSweep {
+  std::vector<nestpipe::Variant> variants;
+  std::vector<int> workers;
+  int parallel = 2;       // simulations at a time
+  SimOptions options;     // steps, warm-up, drain, fidelity, symmetric (workers and trace_out are set per point)
+  std::string trace_dir;  // a Perfetto trace per point, named VARIANT-WORKERS.json ("" for none)
+  /// Called after each point finishes (in completion order), for progress.
+  std::function<void(const NestPipeRow&, int done, int total)> progress;
+};
+
+/// The default run of a NestPipe plan: 12 steps, 4 warm-up, 3 drain (the
+/// pipelined variants' lookup runs up to two steps ahead), the breakdown.
+SimOptions nestpipe_sim_options();
+
+/// Runs every (variant, workers) point; rows in sweep order (variants
+/// outer), with speedup and scaling efficiency filled in.
+StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup, const ClusterProfile& profile,
+                                                      const NestPipeSweep& sweep);
+
+/// The rows as a JSON object {"rows": [...]} (deterministic; `extra` holds
+/// members to add before "rows", as a JSON object text or "").
+std::string nestpipe_rows_json(const std::vector<NestPipeRow>& rows, const std::string& extra = "");
+/// The rows as CSV with a header line.
+std::string nestpipe_rows_csv(const std::vector<NestPipeRow>& rows);
+/// The rows as an aligned table for a terminal.
+std::string nestpipe_rows_table(const std::vector<NestPipeRow>& rows);
+
+}  // namespace clustertwin::sim

@@ -1,0 +1,231 @@
+#include "sim/nestpipe/paper_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/simulator.h"
+
+namespace clustertwin::sim {
+namespace {
+
+// What the twin's torchrec plan shows at one scale.
+struct Observed {
+  double step = 0;
+  double compute = 0;  // dense forward and backward, busy
+  double lookup = 0;   // lookup layer, busy (gather, copy)
+  double gather = 0;   // lookup_gather alone
+  double a2a = 0;      // All2All layer, busy
+  double gather_bytes = 0;
+  double gather_requests = 0;
+};
+
+double busy(const SimResult& r, const std::string& layer) {
+  for (const LayerMetrics& l : r.breakdown) {
+    if (l.name == layer) return l.busy_s;
+  }
+  return 0;
+}
+
+StatusOr<Observed> observe(const models::Plan& plan, const ClusterProfile& profile, int workers) {
+  SimOptions o = nestpipe_sim_options();
+  o.workers = workers;
+  auto r = simulate_plan(plan, profile, o);
+  if (!r.is_ok()) return r.status();
+  Observed out;
+  out.step = r->step_time_s;
+  out.compute = busy(*r, "compute");
+  out.lookup = busy(*r, "lookup");
+  out.a2a = busy(*r, "all2all");
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    if (plan.tasks[i].cost_key == "lookup_gather") {
+      out.gather = r->tasks[i].mean_s;
+      out.gather_bytes = static_cast<double>(plan.tasks[i].bytes);
+      out.gather_requests = static_cast<double>(plan.tasks[i].requests);
+    }
+  }
+  return out;
+}
+
+void set_fit(const BaselineFit& f, ClusterProfile* p) {
+  p->costs["dense_fwd"] = CostModel{0, f.dense_flop_rate, 0, 0};
+  p->costs["dense_bwd"] = CostModel{0, f.dense_flop_rate, 0, 0};
+  p->costs["lookup_gather"] = CostModel{0, 0, f.lookup_byte_rate, f.lookup_per_request_s};
+  p->collectives["alltoall"] = CollectiveFactor{f.a2a_efficiency, f.a2a_congestion_peers};
+}
+
+}  // namespace
+
+PaperBaseline gpu_128_assumed_baseline() {
+  PaperBaseline b;
+  b.small_workers = 128;
+  b.large_workers = 0;
+  b.large_step_s = 0;
+  b.lookup_share_large = 0;
+  b.a2a_share_large = 0;
+  return b;
+}
+
+void add_nestpipe_default_costs(ClusterProfile* profile) {
+  if (profile->costs.count("emb_update") == 0 && profile->host_memory_bandwidth > 0) {
+    // Read the gradient, read and write the row: three passes over the rows.
+    profile->costs["emb_update"] = CostModel{0, 0, profile->host_memory_bandwidth / profile->devices_per_node / 3.0, 0};
+  }
+}
+
+StatusOr<ClusterProfile> calibrate_nestpipe_baseline(const ClusterProfile& base, const NestPipeSetup& setup,
+                                                     const PaperBaseline& paper, BaselineFit* report) {
+  const std::string where = "calibrating '" + base.name + "' to the paper's TorchRec: ";
+  if (base.host_memory_bandwidth <= 0) {
+    return Status::invalid_argument(where + "the profile has no host_memory_bandwidth");
+  }
+  CT_RETURN_IF_ERROR(check_worker_count(base, paper.small_workers));
+  if (paper.large_workers > 0) CT_RETURN_IF_ERROR(check_worker_count(base, paper.large_workers));
+  auto small_plan = nestpipe_plan(setup, nestpipe::Variant::kTorchRec, paper.small_workers);
+  if (!small_plan.is_ok()) return small_plan.status();
+  StatusOr<models::Plan> large_plan = models::Plan{};
+  if (paper.large_workers > 0) large_plan = nestpipe_plan(setup, nestpipe::Variant::kTorchRec, paper.large_workers);
+  if (!large_plan.is_ok()) return large_plan.status();
+
+  ClusterProfile p = base;
+  add_nestpipe_default_costs(&p);
+  BaselineFit f;
+  auto peak = p.device.peak_flops.find(p.default_dtype);
+  f.dense_flop_rate = (peak == p.device.peak_flops.end() ? 1e14 : peak->second) * p.device.compute_efficiency;
+  f.lookup_byte_rate = p.host_memory_bandwidth / p.devices_per_node;
+  const double ws = paper.small_workers, wl = paper.large_workers;
+  const double target_large = paper.large_step_s;
+  const double lookup_large = paper.lookup_share_large * target_large;
+  const double a2a_large = paper.a2a_share_large * target_large;
+  const double rest_large = target_large - lookup_large - a2a_large;
+  const double rest_share_small = 1 - paper.lookup_share_small - paper.a2a_share_small;
+  if ((paper.large_workers > 0 && rest_large <= 0) || rest_share_small <= 0) {
+    return Status::invalid_argument(where + "lookup and All2All shares leave no time for the rest of the step");
+  }
+
+  // One scale (the paper gives shares only): lookup bytes and All2All
+  // efficiency alone, dense compute from the profile's roofline.
+  const bool two_scales = paper.large_workers > 0;
+  for (int round = 0; round < 8; ++round) {
+    set_fit(f, &p);
+    auto s = observe(*small_plan, p, paper.small_workers);
+    if (!s.is_ok()) return s.status();
+    Observed l;
+    if (two_scales) {
+      auto large = observe(*large_plan, p, paper.large_workers);
+      if (!large.is_ok()) return large.status();
+      l = *large;
+    }
+    f.iterations = round + 1;
+    f.small_step_s = s->step;
+    f.lookup_share_small = s->lookup / s->step;
+    f.a2a_share_small = s->a2a / s->step;
+    f.max_error = std::max(std::abs(f.lookup_share_small - paper.lookup_share_small) / paper.lookup_share_small,
+                           std::abs(f.a2a_share_small - paper.a2a_share_small) / paper.a2a_share_small);
+    if (two_scales) {
+      f.large_step_s = l.step;
+      f.lookup_share_large = l.lookup / l.step;
+      f.a2a_share_large = l.a2a / l.step;
+      f.max_error = std::max({f.max_error, std::abs(l.step / target_large - 1),
+                              std::abs(f.lookup_share_large - paper.lookup_share_large) / paper.lookup_share_large,
+                              std::abs(f.a2a_share_large - paper.a2a_share_large) / paper.a2a_share_large});
+    }
+    if (f.max_error < 1e-3) break;
+
+    // Dense compute: the large step's remainder, the small one moving with it. On one scale, the step is the
+    // one whose All2All share is the paper's, with the profile's network as it is.
+    double dense_scale = 1;
+    if (!two_scales) {
+      const double step_target = s->a2a / paper.a2a_share_small;
+      const double dense_target = s->compute + (step_target * rest_share_small - (s->step - s->lookup - s->a2a));
+      if (dense_target <= 0) {
+        return Status::invalid_argument(where + "the All2All share " + std::to_string(paper.a2a_share_small) +
+                                        " leaves less time than the plan needs besides dense compute");
+      }
+      dense_scale = dense_target / s->compute;
+      f.dense_flop_rate /= dense_scale;
+    } else {
+      const double rest_l = l.step - l.lookup - l.a2a;
+      const double dense_target = l.compute + (rest_large - rest_l);
+      if (dense_target <= 0) {
+        return Status::invalid_argument(where + "the step's remainder (" + std::to_string(rest_large) +
+                                        " s) is shorter than what the plan does besides dense compute");
+      }
+      dense_scale = dense_target / l.compute;
+      f.dense_flop_rate /= dense_scale;
+    }
+    const double rest_s = (s->step - s->lookup - s->a2a) + s->compute * (dense_scale - 1);
+    const double target_small = rest_s / rest_share_small;
+
+    // Lookup: two scales, two unknowns (seconds per byte, seconds per request); one scale, bytes alone.
+    const double gs = paper.lookup_share_small * target_small - (s->lookup - s->gather);
+    double per_byte = gs / s->gather_bytes, per_request = 0;
+    if (two_scales) {
+      const double gl = lookup_large - (l.lookup - l.gather);
+      const double det = s->gather_bytes * l.gather_requests - l.gather_bytes * s->gather_requests;
+      if (det == 0) return Status::internal(where + "the lookup's bytes and requests do not separate the scales");
+      per_byte = (gs * l.gather_requests - gl * s->gather_requests) / det;
+      per_request = (s->gather_bytes * gl - l.gather_bytes * gs) / det;
+    }
+    if (per_byte <= 0 || per_request < 0) {
+      return Status::invalid_argument(where + "no positive lookup cost fits shares " +
+                                      std::to_string(paper.lookup_share_small) + " and " +
+                                      std::to_string(paper.lookup_share_large));
+    }
+    f.lookup_byte_rate = 1 / per_byte;
+    f.lookup_per_request_s = per_request;
+
+    // All2All: factor f(W) = (1 + (W-1)/P) / E on the network's own time.
+    if (!two_scales) continue;
+    const CollectiveFactor now{f.a2a_efficiency, f.a2a_congestion_peers};
+    const double fs = paper.a2a_share_small * target_small / (s->a2a / now.byte_factor(paper.small_workers));
+    f.notes.clear();
+    f.a2a_congestion_peers = 0;
+    if (two_scales) {
+      const double fl = a2a_large / (l.a2a / now.byte_factor(paper.large_workers));
+      const double ratio = fl / fs;
+      if (ratio > 1 + 1e-9) {
+        f.a2a_congestion_peers = ((wl - 1) - ratio * (ws - 1)) / (ratio - 1);
+        if (f.a2a_congestion_peers <= 0) {
+          return Status::invalid_argument(where + "the All2All share grows faster than congestion can explain");
+        }
+      } else {
+        f.notes.push_back("the All2All share does not grow faster than the network's own time: no congestion");
+      }
+    }
+    const double congestion = f.a2a_congestion_peers > 0 ? 1 + (ws - 1) / f.a2a_congestion_peers : 1;
+    f.a2a_efficiency = congestion / fs;
+    if (f.a2a_efficiency > 1) {
+      f.notes.push_back("the All2All is faster than the profile's network allows: efficiency clamped to 1");
+      f.a2a_efficiency = 1;
+    }
+  }
+  if (f.max_error > 0.01) {
+    return Status::internal(where + "did not converge (largest miss " + std::to_string(100 * f.max_error) + "%)");
+  }
+  set_fit(f, &p);
+  p.description += " [TorchRec baseline calibrated to the NestPipe paper]";
+  if (report != nullptr) *report = f;
+  return p;
+}
+
+std::string baseline_fit_json(const BaselineFit& f) {
+  nlohmann::ordered_json j;
+  j["dense_flop_rate"] = f.dense_flop_rate;
+  j["lookup_byte_rate"] = f.lookup_byte_rate;
+  j["lookup_per_request_s"] = f.lookup_per_request_s;
+  j["a2a_efficiency"] = f.a2a_efficiency;
+  j["a2a_congestion_peers"] = f.a2a_congestion_peers;
+  j["iterations"] = f.iterations;
+  j["torchrec_small_step_s"] = f.small_step_s;
+  j["torchrec_large_step_s"] = f.large_step_s;
+  j["lookup_share_small"] = f.lookup_share_small;
+  j["lookup_share_large"] = f.lookup_share_large;
+  j["a2a_share_small"] = f.a2a_share_small;
+  j["a2a_share_large"] = f.a2a_share_large;
+  j["max_error"] = f.max_error;
+  j["notes"] = f.notes;
+  return j.dump();
+}
+
+}  // namespace clustertwin::sim
