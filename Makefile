@@ -39,22 +39,13 @@ test-all: build
 bench: build
 	@for b in $(BUILD)/experiments/bench/*_bench; do echo "== $$b"; "$$b" || exit 1; done
 
-# Until the NestPipe study lands, the demo shows the command, a what-if sweep
-# of a synthetic step (compute, two all-to-alls, an all-reduce) from 128 to
-# 1,536 workers on the shipped NestPipe cluster, its simulated trace, and the
-# hand-written Kineto example imported into our format and summarised.
+# The demo: the NestPipe scaling study on the shipped defaults (the paper's
+# 1,536-NPU cluster, calibrated to its TorchRec figures), with its tables,
+# plots and Perfetto traces in $(OUT)/nestpipe.
 demo: build
 	@mkdir -p $(OUT)
-	$(CLI) --help
-	$(CLI) sim plan sim/examples/plans/synthetic_overlap.json --workers 128,256,512,1024,1536 \
-	  --platform npu-1536 --csv $(OUT)/synthetic_scaling.csv
-	$(CLI) sim plan sim/examples/plans/synthetic_overlap.json --workers 1536 --platform npu-1536 \
-	  --steps 3 --warmup 1 --trace-out $(OUT)/synthetic_1536.json.gz
-	$(CLI) trace import-kineto traces/data/examples/kineto_two_rank_rank0.json \
-	  traces/data/examples/kineto_two_rank_rank1.json $(OUT)/example_trace.json
-	$(CLI) trace validate $(OUT)/example_trace.json
-	$(CLI) trace summary $(OUT)/example_trace.json --json-out $(OUT)/example_summary.json
-	@echo "Results in $(OUT)/; open $(OUT)/synthetic_1536.json.gz or $(OUT)/example_trace.json in https://ui.perfetto.dev"
+	$(BUILD)/experiments/ct_nestpipe_study $(OUT)/nestpipe $(JOBS)
+	@echo "Results in $(OUT)/nestpipe/: scaling.csv, *.png; open $(OUT)/nestpipe/traces/nestpipe-128.json in https://ui.perfetto.dev"
 
 fuzz: deps
 	@mkdir -p $(FUZZ_BUILD) && CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCT_FUZZ=ON > $(FUZZ_BUILD)/configure.log 2>&1 || \

@@ -1,0 +1,87 @@
+// NestPipe's twin: the baseline calibration reproduces the paper's TorchRec
+// figures, and the pipelined variants, which were not fitted, land where the
+// paper puts them at 1,536 workers.
+
+#include <gtest/gtest.h>
+
+#include "sim/nestpipe/nestpipe_twin.h"
+#include "sim/nestpipe/paper_calibration.h"
+
+namespace clustertwin::sim {
+namespace {
+
+TEST(NestPipeTwinTest, CalibrationReproducesThePaperBaselineAndNestPipeFollows) {
+  auto base = load_cluster_profile("npu-1536");
+  ASSERT_TRUE(base.is_ok());
+  NestPipeSetup setup;
+  BaselineFit fit;
+  const PaperBaseline paper;
+  auto profile = calibrate_nestpipe_baseline(*base, setup, paper, &fit);
+  ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+  EXPECT_LT(fit.max_error, 5e-3);
+  EXPECT_NEAR(fit.large_step_s, paper.large_step_s, 5e-3 * paper.large_step_s);
+  EXPECT_NEAR(fit.lookup_share_large, paper.lookup_share_large, 2e-3);
+  EXPECT_NEAR(fit.a2a_share_small, paper.a2a_share_small, 2e-3);
+  EXPECT_GT(fit.lookup_per_request_s, 0);  // the lookup grows with requesters
+  EXPECT_GT(fit.a2a_congestion_peers, 0);  // the All2All share grows faster than its bytes
+  EXPECT_LE(fit.a2a_efficiency, 1.0);
+
+  NestPipeSweep sweep;
+  sweep.variants = {nestpipe::Variant::kTorchRec, nestpipe::Variant::kNestPipe};
+  sweep.workers = {128, 1536};
+  sweep.options = nestpipe_sim_options();
+  sweep.options.steps = 6;
+  sweep.options.warmup_steps = 2;
+  sweep.options.drain_steps = 1;
+  auto rows = run_nestpipe_sweep(setup, *profile, sweep);
+  ASSERT_TRUE(rows.is_ok()) << rows.status().message();
+  ASSERT_EQ(rows->size(), 4u);
+  const NestPipeRow& nestpipe_1536 = (*rows)[3];
+  ASSERT_EQ(nestpipe_1536.variant, "nestpipe");
+  ASSERT_EQ(nestpipe_1536.workers, 1536);
+  EXPECT_NEAR(nestpipe_1536.speedup, 3.06, 0.15 * 3.06);
+  EXPECT_NEAR(nestpipe_1536.scaling_efficiency, 0.9407, 0.05);
+  // Exposed All2All is about 1/8 of the total with 8 micro-batches.
+  EXPECT_LT(nestpipe_1536.exposed_comm_ms, 0.2 * nestpipe_1536.comm_ms);
+}
+
+TEST(NestPipeTwinTest, SingleScaleCalibrationHitsTheSharesWithTheNetworkAsIs) {
+  auto base = load_cluster_profile("gpu-128");
+  ASSERT_TRUE(base.is_ok());
+  NestPipeSetup setup;
+  setup.model = "fuxi-kuairand";
+  BaselineFit fit;
+  auto profile = calibrate_nestpipe_baseline(*base, setup, gpu_128_assumed_baseline(), &fit);
+  ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+  EXPECT_NEAR(fit.lookup_share_small, 0.244, 2e-3);
+  EXPECT_NEAR(fit.a2a_share_small, 0.092, 2e-3);
+  EXPECT_EQ(fit.a2a_efficiency, 1.0);
+  EXPECT_EQ(fit.lookup_per_request_s, 0.0);
+}
+
+TEST(NestPipeTwinTest, VariantsShareStepSizesAndTwoDspShardsOverItsGroup) {
+  NestPipeSetup setup;
+  setup.model = "hstu-small";
+  setup.batch_per_worker = 64;
+  setup.micro_batches = 4;
+  setup.sharding_group = 16;
+  EXPECT_EQ(nestpipe_owners(setup, nestpipe::Variant::k2dSp, 64), 16);
+  EXPECT_EQ(nestpipe_owners(setup, nestpipe::Variant::kDbp, 64), 64);
+  auto plan = nestpipe_plan(setup, nestpipe::Variant::k2dSp, 64);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  for (const models::Task& t : plan->tasks) {
+    if (t.collective && t.collective->op == models::CollectiveOp::kAllToAll) {
+      EXPECT_EQ(t.collective->group.kind, models::GroupSpec::Kind::kBlock);
+      EXPECT_EQ(t.collective->group.size, 16);
+    }
+    if (t.cost_key == "lookup_gather") {
+      EXPECT_EQ(t.requests, 16);
+    }
+  }
+  setup.micro_batches = 5;
+  EXPECT_EQ(nestpipe_plan(setup, nestpipe::Variant::kFwp, 64).status().message(),
+            "--micro-batches 5: must divide the batch of 64");
+}
+
+}  // namespace
+}  // namespace clustertwin::sim
