@@ -1,4 +1,4 @@
-// clustertwin run collectives|plan: the real executor, one rank per process
+// clustertwin run collectives|plan|nestpipe: the real executor, one rank per process
 // (started by `clustertwin launch`, torchrun or srun).
 
 #include <CLI/CLI.hpp>
@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "real/core/run_commands.h"
+#include "real/nestpipe/nestpipe_command.h"
 
 namespace clustertwin::cli {
 namespace {
@@ -22,6 +23,51 @@ void add_common(CLI::App* app, RealArgs* a) {
       ->capture_default_str();
   app->add_option("--seed", a->seed, "Seed of the data")->capture_default_str();
   app->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
+}
+
+void add_nestpipe(CLI::App* run, Action* action) {
+  auto a = std::make_shared<nestpipe::NestPipeArgs>();
+  CLI::App* np = run->add_subcommand(
+      "nestpipe",
+      "Train a recommender with NestPipe's schedules for real: a sharded embedding store (key mod ranks), key and row "
+      "All2Alls, the dense model data-parallel, one plan (models/nestpipe/plans.h) per variant; a per-row version "
+      "oracle checks that every row served is as fresh as synchronous training makes it");
+  np->add_option("--variant", a->variant, "torchrec, semisync, dbp, fwp or nestpipe (2dsp is twin-only)")
+      ->capture_default_str();
+  np->add_option("--steps", a->steps, "Batches to train")->capture_default_str();
+  np->add_option("--micro-batches", a->micro_batches,
+                 "Micro-batches per batch: fwp and nestpipe pipeline them, the others compute over the same split")
+      ->capture_default_str();
+  np->add_option("--batch", a->batch, "Samples per rank and batch")->capture_default_str();
+  np->add_option("--model", a->model, "Model spec: dlrm-small or hstu-small (any dlrm or hstu spec)")
+      ->capture_default_str();
+  np->add_option("--optimizer", a->optimizer, "Embedding optimizer: sgd or adagrad (row-wise)")->capture_default_str();
+  np->add_option("--dense-optimizer", a->dense_optimizer, "Dense optimizer: sgd or adam")->capture_default_str();
+  np->add_option("--lr", a->lr, "Embedding learning rate")->capture_default_str();
+  np->add_option("--dense-lr", a->dense_lr, "Dense learning rate")->capture_default_str();
+  np->add_option("--zipf", a->zipf, "Synthetic keys: Zipf exponent")->capture_default_str();
+  np->add_option("--overlap", a->overlap, "Synthetic keys: share of a batch's keys copied from the previous batch")
+      ->capture_default_str();
+  np->add_option("--vocab", a->vocab, "Rows of the embedding table (one table shared by all features)")
+      ->capture_default_str();
+  np->add_option("--criteo", a->criteo,
+                 "Train on a Criteo TSV (plain or .gz) instead of synthetic keys: rank r takes lines r, r+N, ...");
+  np->add_flag("--no-patch", a->no_patch, "dbp, nestpipe: skip the dual buffer's patch (the negative control)");
+  np->add_flag("--strict", a->strict, "Exit 1 when the version oracle finds a stale row");
+  np->add_option("--dump-state", a->dump_state,
+                 "Write each rank's embedding shard, versions, dense parameters and optimizer state to DIR/rank-R.bin");
+  np->add_flag("--json", a->json, "Print one JSON object instead of the table");
+  np->add_flag("--no-check-order", a->no_check_order,
+               "Skip comparing each collective across ranks before running it (saves a small all-gather)");
+  np->add_option("--backend", a->backend, "gloo (auto is accepted when it picks gloo)")->capture_default_str();
+  np->add_option("--timeout", a->timeout_s,
+                 "Seconds a rendezvous or collective may wait for other ranks before failing")
+      ->capture_default_str();
+  np->add_option("--threads", a->threads, "Intra-op threads per rank (1 keeps CPU kernels deterministic)")
+      ->capture_default_str();
+  np->add_option("--seed", a->seed, "Seed of the data, the embedding rows and the dense model")->capture_default_str();
+  np->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
+  np->callback([a, action] { *action = [a] { return nestpipe::run_nestpipe(*a); }; });
 }
 
 }  // namespace
@@ -58,6 +104,8 @@ void add_real_command(CLI::App& app, Action* action) {
                  "Skip comparing each collective across ranks before running it (saves a small all-gather)");
   add_common(plan, a.get());
   plan->callback([a, action] { *action = [a] { return real::run_plan(*a); }; });
+
+  add_nestpipe(run, action);
 }
 
 }  // namespace clustertwin::cli

@@ -35,6 +35,25 @@ Status DualBuffer::prefetch(const EmbeddingStore& store, const at::Tensor& keys)
   return Status::ok();
 }
 
+Status DualBuffer::load_prefetch(const at::Tensor& keys, const at::Tensor& rows, const at::Tensor& versions) {
+  const int64_t n = keys.numel();
+  if (keys.dim() != 1 || keys.scalar_type() != at::kLong || rows.dim() != 2 || rows.size(0) != n ||
+      rows.size(1) != dim_ || rows.scalar_type() != at::kFloat || versions.dim() != 1 || versions.numel() != n ||
+      versions.scalar_type() != at::kLong) {
+    std::ostringstream s;
+    s << "dual buffer: load_prefetch: keys " << keys.sizes() << " (" << keys.scalar_type() << "), rows " << rows.sizes()
+      << " (" << rows.scalar_type() << "), versions " << versions.sizes() << " (" << versions.scalar_type()
+      << "): want int64 [n], float [n, " << dim_ << "], int64 [n]";
+    return Status::invalid_argument(s.str());
+  }
+  // A real copy even when the device is the CPU: the buffer must not alias
+  // the gathered rows, which the caller may reuse.
+  at::Tensor on_device = at::empty(rows.sizes(), rows.options().device(options_.device));
+  on_device.copy_(rows);
+  buffers_[1 - active_] = {keys.to(at::kCPU).contiguous().clone(), on_device, versions.to(at::kCPU).clone()};
+  return Status::ok();
+}
+
 void DualBuffer::swap() {
   active_ = 1 - active_;
 }

@@ -41,6 +41,13 @@ class DualBuffer {
   /// own, a dim that is not the buffer's) Prefetch is left unchanged.
   Status prefetch(const EmbeddingStore& store, const at::Tensor& keys);
 
+  /// The second half of prefetch, for executors that gather on one stream
+  /// and copy on another: copies `rows` [n, dim] (gathered from the store
+  /// earlier, on the host) to `device` as the new Prefetch buffer, with
+  /// their `keys` [n] and read `versions` [n]. InvalidArgument (Prefetch
+  /// unchanged) when the shapes disagree.
+  Status load_prefetch(const at::Tensor& keys, const at::Tensor& rows, const at::Tensor& versions);
+
   /// Active becomes Prefetch and Prefetch becomes Active.
   void swap();
 

@@ -168,6 +168,27 @@ TEST(DualBufferTest, WithThePatchActiveRowsAreTheStoresCurrentRows) {
   EXPECT_TRUE(at::equal(run.buffer.active_versions(), keys_of({1, 1, 0, 0})));
 }
 
+// The split of prefetch into a gather (lookup stream) and a copy (copy
+// stream) that the real executor uses: the same buffer as prefetch, in a
+// tensor of its own.
+TEST(DualBufferTest, LoadPrefetchIsPrefetchInTwoHalves) {
+  EmbeddingStore store = make_store(20, 4, 0, 2, EmbeddingOptimizer::sgd(0.1f));
+  const at::Tensor keys = keys_of({4, 6, 8});
+  DualBuffer whole(4), halves(4);
+  ASSERT_TRUE(whole.prefetch(store, keys).is_ok());
+  at::Tensor rows = *store.gather(keys);
+  ASSERT_TRUE(halves.load_prefetch(keys, rows, *store.versions(keys)).is_ok());
+  rows.fill_(0);  // the buffer holds a copy, not the gathered tensor
+  whole.swap();
+  halves.swap();
+  EXPECT_TRUE(bitwise_equal(whole.active_rows(), halves.active_rows()));
+  EXPECT_TRUE(at::equal(whole.active_keys(), halves.active_keys()));
+  EXPECT_TRUE(at::equal(whole.active_versions(), halves.active_versions()));
+  EXPECT_EQ(halves.load_prefetch(keys, at::ones({2, 4}), *store.versions(keys)).message(),
+            "dual buffer: load_prefetch: keys [3] (Long), rows [2, 4] (Float), versions [3] (Long): want int64 [n], "
+            "float [n, 4], int64 [n]");
+}
+
 TEST(EmbeddingStoreErrorTest, ForeignAndOutOfRangeKeysNameKeyRankAndWorld) {
   EmbeddingStore store = make_store(10, 4, 1, 4, EmbeddingOptimizer::sgd(0.1f));
   EXPECT_EQ(store.gather(keys_of({1, 6})).status().message(),

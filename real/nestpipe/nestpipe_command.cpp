@@ -1,0 +1,351 @@
+// clustertwin run nestpipe: one rank's work. The command line
+// (cli/real_command.cpp) only parses; this file checks the flags, builds the
+// plan from the run's own data, runs it with the trainer's bodies and
+// reports.
+
+#include "real/nestpipe/nestpipe_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "models/common/version.h"
+#include "models/nestpipe/plans.h"
+#include "models/nestpipe/workload.h"
+#include "models/plan/plan_json.h"
+#include "real/core/communicator.h"
+#include "real/core/dist_env.h"
+#include "real/core/plan_runner.h"
+#include "real/core/tracer.h"
+#include "real/nestpipe/step_stats.h"
+#include "real/nestpipe/trainer.h"
+#include "traces/json_text.h"
+
+namespace clustertwin::nestpipe {
+namespace {
+
+constexpr char kRunVariants[] = "torchrec, semisync, dbp, fwp, nestpipe";
+
+std::string number(double value) {
+  std::string out;
+  traces::append_json_number(&out, value);
+  return out;
+}
+
+Status check_args(const NestPipeArgs& a, Variant* variant) {
+  if (a.variant == "2dsp") {
+    return Status::invalid_argument(
+        "--variant 2dsp: twin-only (its replicas synchronise periodically, not every step); run it with "
+        "'clustertwin sim', or run one of " +
+        std::string(kRunVariants));
+  }
+  const std::optional<Variant> v = variant_from_name(a.variant);
+  if (!v) {
+    return Status::invalid_argument("--variant '" + a.variant + "': unknown variant (allowed: " + kRunVariants + ")");
+  }
+  *variant = *v;
+  if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
+  if (a.batch < 1) return Status::invalid_argument("--batch " + std::to_string(a.batch) + ": must be at least 1");
+  if (a.micro_batches < 1 || a.batch % a.micro_batches != 0) {
+    return Status::invalid_argument("--micro-batches " + std::to_string(a.micro_batches) + ": must divide --batch " +
+                                    std::to_string(a.batch));
+  }
+  if (a.optimizer != "sgd" && a.optimizer != "adagrad") {
+    return Status::invalid_argument("--optimizer '" + a.optimizer + "': unknown (allowed: sgd, adagrad)");
+  }
+  if (a.dense_optimizer != "sgd" && a.dense_optimizer != "adam") {
+    return Status::invalid_argument("--dense-optimizer '" + a.dense_optimizer + "': unknown (allowed: sgd, adam)");
+  }
+  if (!(a.lr > 0) || !std::isfinite(a.lr)) return Status::invalid_argument("--lr " + number(a.lr) + ": must be > 0");
+  if (!(a.dense_lr > 0) || !std::isfinite(a.dense_lr)) {
+    return Status::invalid_argument("--dense-lr " + number(a.dense_lr) + ": must be > 0");
+  }
+  if (!(a.zipf > 0) || !std::isfinite(a.zipf)) {
+    return Status::invalid_argument("--zipf " + number(a.zipf) + ": must be > 0");
+  }
+  if (!(a.overlap >= 0 && a.overlap <= 1)) {
+    return Status::invalid_argument("--overlap " + number(a.overlap) + ": must be in [0, 1]");
+  }
+  if (a.vocab < 1 || a.vocab > (int64_t{1} << 53)) {
+    return Status::invalid_argument("--vocab " + std::to_string(a.vocab) + ": must be in [1, 2^53]");
+  }
+  if (a.no_patch && *v != Variant::kDbp && *v != Variant::kNestPipe) {
+    return Status::invalid_argument("--no-patch: --variant " + a.variant + " has no patch (only dbp and nestpipe)");
+  }
+  if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
+  if (!(a.timeout_s > 0)) return Status::invalid_argument("--timeout " + number(a.timeout_s) + ": must be > 0");
+  if (a.backend != "gloo" && a.backend != "auto") {
+    return Status::invalid_argument("--backend '" + a.backend + "': run nestpipe keeps its tensors on the CPU " +
+                                    "(allowed: gloo, auto)");
+  }
+  return Status::ok();
+}
+
+std::string options_json(const NestPipeArgs& a, int world) {
+  std::string o = "{\"variant\":";
+  traces::append_json_string(&o, a.variant);
+  o += ",\"world_size\":" + std::to_string(world) + ",\"steps\":" + std::to_string(a.steps) +
+       ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
+       ",\"model\":";
+  traces::append_json_string(&o, a.model);
+  o += ",\"optimizer\":";
+  traces::append_json_string(&o, a.optimizer);
+  o += ",\"dense_optimizer\":";
+  traces::append_json_string(&o, a.dense_optimizer);
+  o += ",\"lr\":" + number(a.lr) + ",\"dense_lr\":" + number(a.dense_lr) + ",\"zipf\":" + number(a.zipf) +
+       ",\"overlap\":" + number(a.overlap) + ",\"vocab\":" + std::to_string(a.vocab) + ",\"criteo\":";
+  traces::append_json_string(&o, a.criteo);
+  o += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false") + ",\"seed\":" + std::to_string(a.seed) +
+       ",\"threads\":" + std::to_string(a.threads) + "}";
+  return o;
+}
+
+std::string sizes_json(const StepSizes& s) {
+  return "{\"input_bytes\":" + std::to_string(s.input_bytes) + ",\"key_bytes\":" + std::to_string(s.key_bytes) +
+         ",\"owner_rows_dedup\":" + std::to_string(s.owner_rows_dedup) +
+         ",\"owner_rows_per_requester\":" + std::to_string(s.owner_rows_per_requester) +
+         ",\"row_bytes\":" + std::to_string(s.row_bytes) + ",\"emb_a2a_bytes\":" + std::to_string(s.emb_a2a_bytes) +
+         ",\"micro_emb_a2a_bytes\":" + std::to_string(s.micro_emb_a2a_bytes) +
+         ",\"clustered_micro_emb_a2a_bytes\":" + std::to_string(s.clustered_micro_emb_a2a_bytes) +
+         ",\"patch_rows\":" + std::to_string(s.patch_rows) +
+         ",\"dense_forward_flops\":" + number(s.dense_forward_flops) +
+         ",\"dense_param_bytes\":" + std::to_string(s.dense_param_bytes) +
+         ",\"sharding_group\":" + std::to_string(s.sharding_group) +
+         ",\"lookup_requests\":" + std::to_string(s.lookup_requests) + "}";
+}
+
+// The batch a traced task worked on, or -1 for the pipeline's fill and
+// drain, where tasks do nothing.
+int64_t batch_of_event(const traces::Event& e, const models::Plan& plan, const Trainer& trainer) {
+  if (!e.task_id || !e.step) return -1;
+  const auto b = trainer.batch_of(plan.tasks[static_cast<size_t>(*e.task_id)], *e.step);
+  return b ? *b : -1;
+}
+
+// Step time of batch b: when its last task ended minus when batch b-1's
+// did. The median skips the first two batches (the pipeline fills).
+double median_step_ms(const std::vector<traces::Event>& events, const models::Plan& plan, const Trainer& trainer,
+                      int steps) {
+  std::vector<double> end(steps, 0.0);
+  for (const traces::Event& e : events) {
+    const int64_t b = batch_of_event(e, plan, trainer);
+    if (b >= 0) end[b] = std::max(end[b], e.end_us());
+  }
+  std::vector<double> ms;
+  for (int b = std::min(2, steps - 1); b < steps; ++b) {
+    if (b >= 1) ms.push_back((end[b] - end[b - 1]) / 1000.0);
+  }
+  if (ms.empty()) return end.empty() ? 0.0 : end[0] / 1000.0;
+  std::sort(ms.begin(), ms.end());
+  return ms.size() % 2 == 1 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+}
+
+StatusOr<std::unique_ptr<BatchSource>> make_source(const NestPipeArgs& a, const spec::RecommenderSpec& spec,
+                                                   int features, const real::DistEnv& env) {
+  if (!a.criteo.empty()) {
+    if (spec.family != "dlrm" || spec.dense_features != 13 || features != 26) {
+      return Status::invalid_argument("--criteo: needs a DLRM with 13 dense features and 26 tables; --model " +
+                                      a.model + " is not one");
+    }
+    CriteoSourceOptions c;
+    c.path = a.criteo;
+    c.vocabulary = a.vocab;
+    c.samples = a.batch;
+    c.rank = env.rank;
+    c.world = env.world_size;
+    c.batches = a.steps;
+    return criteo_source(c);
+  }
+  SyntheticSourceOptions s;
+  s.keys.vocabulary = a.vocab;
+  s.keys.zipf_exponent = a.zipf;
+  s.keys.keys_per_sample = features;
+  s.keys.batch_overlap = a.overlap;
+  s.keys.seed = a.seed;
+  s.dense_features = spec.dense_features;
+  s.samples = a.batch;
+  s.rank = env.rank;
+  s.world = env.world_size;
+  return synthetic_source(s);
+}
+
+traces::Metadata metadata_for(const real::Communicator& comm, const models::Plan& plan, const std::string& model,
+                              const std::string& config_json, uint64_t seed) {
+  traces::Metadata m;
+  m.source = traces::Source::kReal;
+  m.system = plan.system;
+  m.variant = plan.variant;
+  m.world_size = comm.world_size();
+  m.hardware = "cpu";
+  m.model = model;
+  m.config_json = config_json;
+  m.seed = seed;
+  m.clustertwin_version = std::string(version());
+  m.streams = plan.streams;
+  return m;
+}
+
+}  // namespace
+
+Status run_nestpipe(const NestPipeArgs& a) {
+  // Everything a user can get wrong is checked before the rendezvous, so a
+  // bad flag or file is one line and exit 2 on every rank, never a hang.
+  auto env = real::read_dist_env();
+  if (!env.is_ok()) return env.status();
+  Variant variant = Variant::kTorchRec;
+  CT_RETURN_IF_ERROR(check_args(a, &variant));
+  auto spec = spec::recommender_spec(a.model);
+  if (!spec.is_ok()) return spec.status().with_context("--model");
+  if (spec->family != "dlrm" && spec->family != "hstu") {
+    return Status::invalid_argument("--model " + a.model + ": family " + spec->family + " (allowed: dlrm, hstu)");
+  }
+  const int features = spec->family == "hstu" ? spec->sequence_length + 1 : static_cast<int>(spec->tables.size());
+  auto source = make_source(a, *spec, features, *env);
+  if (!source.is_ok()) return source.status();
+
+  // The plan's sizes come from this run's own first two batches, so a trace
+  // replayed by the twin carries the byte counts that actually moved.
+  auto first = (*source)->step_keys(0);
+  if (!first.is_ok()) return first.status();
+  std::vector<Batch> second;
+  if (a.steps > 1) {
+    auto keys = (*source)->step_keys(1);
+    if (!keys.is_ok()) return keys.status();
+    second = std::move(*keys);
+  }
+  auto stats = measured_key_stats(*first, second, a.micro_batches);
+  if (!stats.is_ok()) return stats.status();
+  Workload workload;
+  workload.spec = &*spec;
+  workload.batch_per_worker = a.batch;
+  workload.micro_batches = a.micro_batches;
+  auto sizes = step_sizes(workload, *stats);
+  if (!sizes.is_ok()) return sizes.status();
+  auto plan = build_plan(variant, *sizes, a.micro_batches);
+  if (!plan.is_ok()) return plan.status();
+
+  // One intra-op thread per rank by default: ranks share the machine's
+  // cores, and one thread keeps every CPU kernel's reduction order fixed.
+  at::set_num_threads(a.threads);
+  TrainerOptions t;
+  t.variant = variant;
+  t.steps = a.steps;
+  t.micro_batches = a.micro_batches;
+  t.samples = a.batch;
+  t.spec = *spec;
+  t.vocabulary = a.vocab;
+  t.embedding_optimizer = a.optimizer == "sgd"
+                              ? EmbeddingOptimizer::sgd(static_cast<float>(a.lr))
+                              : EmbeddingOptimizer::rowwise_adagrad(static_cast<float>(a.lr), 1e-8f, 0.f);
+  t.dense_optimizer.kind = a.dense_optimizer == "adam" ? DenseOptimizer::Kind::kAdam : DenseOptimizer::Kind::kSgd;
+  t.dense_optimizer.lr = static_cast<float>(a.dense_lr);
+  t.patch = !a.no_patch;
+  t.seed = a.seed;
+  auto trainer = Trainer::create(t, std::move(*source), env->rank, env->world_size);
+  if (!trainer.is_ok()) return trainer.status();
+
+  real::CommOptions comm_options;
+  comm_options.backend = a.backend;
+  comm_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
+  auto comm = real::Communicator::connect(*env, comm_options);
+  if (!comm.is_ok()) return comm.status();
+  if ((*comm)->device().type() != at::kCPU) {
+    return Status::invalid_argument("--backend " + a.backend + ": chose " + (*comm)->backend() +
+                                    "; run nestpipe keeps its tensors on the CPU, use --backend gloo");
+  }
+  auto world = (*comm)->world(0);
+  if (!world.is_ok()) return world.status();
+
+  real::Tracer tracer((*comm)->rank());
+  real::RunnerOptions runner_options;
+  runner_options.steps = (*trainer)->runner_steps();
+  runner_options.check_order = !a.no_check_order;
+  real::PlanRunner runner(*plan, **comm, tracer, runner_options);
+  (*trainer)->install(runner);
+  CT_RETURN_IF_ERROR((*comm)->barrier(**world));
+  tracer.start();
+  CT_RETURN_IF_ERROR(runner.run().with_context("nestpipe/" + a.variant));
+  const Trainer& tr = **trainer;
+
+  if (!a.dump_state.empty()) CT_RETURN_IF_ERROR(write_state_dump(a.dump_state, tr.state_dump()));
+
+  // Every rank's losses, stale and patched rows; the earliest stale row.
+  at::Tensor totals = at::zeros({a.steps + 2}, at::kDouble);
+  for (int b = 0; b < a.steps; ++b)
+    totals[b] = tr.losses()[b];
+  totals[a.steps] = static_cast<double>(tr.stale_rows());
+  totals[a.steps + 1] = static_cast<double>(tr.patched_rows());
+  CT_RETURN_IF_ERROR((*comm)->all_reduce(**world, totals));
+  const std::optional<StaleRow> mine = tr.first_stale();
+  at::Tensor stale_in = at::tensor(std::vector<int64_t>{mine ? mine->batch : INT64_MAX, mine ? mine->key : 0,
+                                                        mine ? mine->read : 0, mine ? mine->expected : 0},
+                                   at::kLong);
+  at::Tensor stale_all = at::zeros({4 * (*comm)->world_size()}, at::kLong);
+  CT_RETURN_IF_ERROR((*comm)->all_gather(**world, stale_all, stale_in));
+
+  // The trace keeps the tasks that did work (fill and drain steps do none).
+  const std::vector<traces::Event> events = tracer.events();
+  if (!a.trace.empty()) {
+    real::Tracer kept((*comm)->rank());
+    for (const traces::Event& e : events) {
+      if (batch_of_event(e, *plan, tr) >= 0) kept.record(e);
+    }
+    const std::string config = "{\"options\":" + options_json(a, (*comm)->world_size()) +
+                               ",\"plan\":" + models::plan_to_json(*plan) + ",\"sizes\":" + sizes_json(*sizes) +
+                               ",\"runner_steps\":" + std::to_string(tr.runner_steps()) +
+                               ",\"prologue_steps\":" + std::to_string(Trainer::kPrologue) + "}";
+    CT_RETURN_IF_ERROR(
+        kept.gather_and_write(**comm, **world, metadata_for(**comm, *plan, a.model, config, a.seed), a.trace));
+  }
+  if ((*comm)->rank() != 0) return Status::ok();
+
+  const int world_size = (*comm)->world_size();
+  const double first_loss = totals[0].item<double>() / world_size;
+  const double last_loss = totals[a.steps - 1].item<double>() / world_size;
+  const int64_t stale = static_cast<int64_t>(totals[a.steps].item<double>());
+  const int64_t patched = static_cast<int64_t>(totals[a.steps + 1].item<double>());
+  const double step_ms = median_step_ms(events, *plan, tr, a.steps);
+  int first_rank = -1;
+  for (int r = 0; r < world_size; ++r) {
+    const int64_t b = stale_all[4 * r].item<int64_t>();
+    if (b != INT64_MAX && (first_rank < 0 || b < stale_all[4 * first_rank].item<int64_t>())) first_rank = r;
+  }
+  std::string first_stale_json = "null", first_stale_text;
+  if (first_rank >= 0) {
+    const int64_t* f = stale_all.data_ptr<int64_t>() + 4 * first_rank;
+    first_stale_json = "{\"batch\":" + std::to_string(f[0]) + ",\"key\":" + std::to_string(f[1]) +
+                       ",\"owner\":" + std::to_string(first_rank) + ",\"read\":" + std::to_string(f[2]) +
+                       ",\"expected\":" + std::to_string(f[3]) + "}";
+    first_stale_text = "batch " + std::to_string(f[0]) + ", key " + std::to_string(f[1]) + " (owner rank " +
+                       std::to_string(first_rank) + ") was read at version " + std::to_string(f[2]) +
+                       ", expected version " + std::to_string(f[3]);
+  }
+  if (a.json) {
+    std::string out = "{\"variant\":";
+    traces::append_json_string(&out, a.variant);
+    out += ",\"world_size\":" + std::to_string(world_size) + ",\"steps\":" + std::to_string(a.steps) +
+           ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
+           ",\"median_step_ms\":" + number(step_ms) + ",\"first_loss\":" + number(first_loss) +
+           ",\"last_loss\":" + number(last_loss) + ",\"stale_rows\":" + std::to_string(stale) +
+           ",\"patched_rows\":" + std::to_string(patched) + ",\"first_stale\":" + first_stale_json + "}\n";
+    std::fputs(out.c_str(), stdout);
+  } else {
+    std::printf("# clustertwin run nestpipe: %d ranks (%s), %s, batch %d per rank in %d micro-batches, %s/%s\n",
+                world_size, (*comm)->backend().c_str(), a.model.c_str(), a.batch, a.micro_batches, a.optimizer.c_str(),
+                a.dense_optimizer.c_str());
+    std::printf("  %-9s %6s %17s %11s %11s %11s %13s\n", "variant", "steps", "median step (ms)", "first loss",
+                "last loss", "stale rows", "patched rows");
+    std::printf("  %-9s %6d %17.3f %11.6f %11.6f %11lld %13lld\n", a.variant.c_str(), a.steps, step_ms, first_loss,
+                last_loss, static_cast<long long>(stale), static_cast<long long>(patched));
+    if (first_rank >= 0) std::printf("# first stale row: %s\n", first_stale_text.c_str());
+    if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
+  }
+  std::fflush(stdout);
+  if (a.strict && stale > 0) {
+    return Status::internal("--strict: the version oracle found " + std::to_string(stale) +
+                            " stale rows; the first: " + first_stale_text);
+  }
+  return Status::ok();
+}
+
+}  // namespace clustertwin::nestpipe

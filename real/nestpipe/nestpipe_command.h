@@ -1,0 +1,46 @@
+#pragma once
+
+// `clustertwin run nestpipe`: NestPipe's real executor, one rank per
+// process. No torch in this header: cli/real_command.cpp includes it.
+
+#include <cstdint>
+#include <string>
+
+#include "models/common/status.h"
+
+namespace clustertwin::nestpipe {
+
+/// The arguments of `clustertwin run nestpipe` (see cli/real_command.cpp).
+struct NestPipeArgs {
+  std::string variant = "nestpipe";
+  int steps = 20;
+  int micro_batches = 4;
+  int batch = 64;  // per worker
+  std::string model = "dlrm-small";
+  std::string optimizer = "sgd";        // embeddings: sgd | adagrad (row-wise)
+  std::string dense_optimizer = "sgd";  // sgd | adam
+  double lr = 0.05;                     // embeddings
+  double dense_lr = 0.05;
+  double zipf = 1.05;
+  double overlap = 0.3;
+  int64_t vocab = 100000;
+  std::string criteo;
+  bool no_patch = false;
+  bool strict = false;
+  uint64_t seed = 0;
+  std::string trace;
+  std::string dump_state;
+  bool json = false;
+  bool no_check_order = false;
+  int threads = 1;
+  double timeout_s = 60;
+  std::string backend = "gloo";
+};
+
+/// This rank's part of a NestPipe run; rank 0 prints the table (or JSON).
+/// InvalidArgument (exit 2) for bad flags and data, naming the flag, file or
+/// field and the value; with --strict, Internal (exit 1) on rank 0 naming
+/// the first stale row when the version oracle found any.
+Status run_nestpipe(const NestPipeArgs& args);
+
+}  // namespace clustertwin::nestpipe

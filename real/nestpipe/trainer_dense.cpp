@@ -1,0 +1,153 @@
+// The trainer's dense side: forward and backward over micro-batches, the
+// data-parallel all-reduce and optimizer, and the state dump.
+
+#include <cmath>
+#include <cstring>
+
+#include "models/common/check.h"
+#include "real/nestpipe/trainer.h"
+#include "real/nestpipe/trainer_state.h"
+
+namespace clustertwin::nestpipe {
+namespace {
+
+std::vector<int> micro_batches_of(int micro, int count) {
+  if (micro >= 0) return {micro};
+  std::vector<int> all;
+  for (int m = 0; m < count; ++m)
+    all.push_back(m);
+  return all;
+}
+
+DumpTensor dump_tensor(const std::string& name, const at::Tensor& t) {
+  const at::Tensor c = t.detach().to(at::kCPU).contiguous();
+  DumpTensor d;
+  d.name = name;
+  d.type = c.scalar_type() == at::kLong ? DumpTensor::Type::kInt64 : DumpTensor::Type::kFloat32;
+  CT_CHECK(c.scalar_type() == at::kLong || c.scalar_type() == at::kFloat) << name << ": " << c.scalar_type();
+  d.shape.assign(c.sizes().begin(), c.sizes().end());
+  d.bytes.assign(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.numel() * c.element_size()));
+  return d;
+}
+
+}  // namespace
+
+at::Tensor Trainer::forward_logits(const at::Tensor& dense, const at::Tensor& embeddings) {
+  if (options_.spec.family == "hstu") {
+    // The sequence, then the target item whose click the model predicts.
+    const int64_t n = options_.spec.sequence_length;
+    return model_.forward(embeddings.narrow(1, 0, n), embeddings.select(1, n));
+  }
+  return model_.forward(dense, embeddings);
+}
+
+// Under fwp and nestpipe one task per micro-batch; otherwise one task that
+// loops over the same split, so that every variant does the same arithmetic
+// in the same order (TorchRec "with the same micro-batch split").
+Status Trainer::dense_fwd(int64_t b, int micro) {
+  auto s = state(b);
+  const int64_t dim = options_.spec.embedding_dim;
+  for (int m : micro_batches_of(micro, options_.micro_batches)) {
+    MicroState& ms = s->micro[m];
+    const at::Tensor rows = per_micro() ? ms.rows : s->batch_rows.index_select(0, ms.in_batch);
+    ms.leaf = rows.detach().requires_grad_(true);
+    const int64_t samples = ms.samples.numel();
+    const at::Tensor embeddings = ms.leaf.index_select(0, ms.inverse).view({samples, features_, dim});
+    const at::Tensor logits = forward_logits(s->dense.index_select(0, ms.samples), embeddings);
+    // Summed over the micro-batch and divided by the whole batch: the
+    // micro-batches' losses add up to the batch's mean loss.
+    ms.loss = at::binary_cross_entropy_with_logits(logits, s->labels.index_select(0, ms.samples), {}, {},
+                                                   at::Reduction::Sum) /
+              static_cast<double>(options_.samples);
+    ms.rows = at::Tensor();
+  }
+  return Status::ok();
+}
+
+Status Trainer::dense_bwd(int64_t b, int micro) {
+  auto s = state(b);
+  for (int m : micro_batches_of(micro, options_.micro_batches)) {
+    MicroState& ms = s->micro[m];
+    ms.loss.backward();
+    s->loss += ms.loss.item<double>();
+    ms.grad = ms.leaf.grad();
+    ms.loss = at::Tensor();
+    ms.leaf = at::Tensor();
+  }
+  return Status::ok();
+}
+
+Status Trainer::dense_allreduce(real::TaskContext& ctx, int64_t b) {
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& p : params_)
+    grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : at::zeros({p.numel()}, at::kFloat));
+  at::Tensor flat = at::cat(grads);
+  CT_RETURN_IF_ERROR(ctx.comm.all_reduce(*ctx.group, flat));
+  flat.div_(static_cast<double>(world_));
+  std::vector<at::Tensor> averaged;
+  int64_t at = 0;
+  for (const at::Tensor& p : params_) {
+    averaged.push_back(flat.narrow(0, at, p.numel()).view(p.sizes()));
+    at += p.numel();
+  }
+  step_dense_optimizer(averaged);
+  for (at::Tensor& p : params_)
+    p.mutable_grad() = at::Tensor();
+  auto s = state(b);
+  {
+    std::lock_guard<std::mutex> lock(results_mutex_);
+    losses_[b] = s->loss;
+  }
+  release(b);
+  return Status::ok();
+}
+
+void Trainer::step_dense_optimizer(const std::vector<at::Tensor>& grads) {
+  at::NoGradGuard no_grad;
+  const DenseOptimizer& o = options_.dense_optimizer;
+  if (o.kind == DenseOptimizer::Kind::kSgd) {
+    for (size_t i = 0; i < params_.size(); ++i)
+      params_[i].sub_(grads[i], o.lr);
+    return;
+  }
+  // Adam as torch.optim.Adam computes it (no weight decay, no amsgrad).
+  if (adam_m_.empty()) {
+    for (const at::Tensor& p : params_) {
+      adam_m_.push_back(at::zeros_like(p));
+      adam_v_.push_back(at::zeros_like(p));
+    }
+  }
+  ++adam_step_;
+  const double bias1 = 1.0 - std::pow(static_cast<double>(o.beta1), static_cast<double>(adam_step_));
+  const double bias2 = 1.0 - std::pow(static_cast<double>(o.beta2), static_cast<double>(adam_step_));
+  for (size_t i = 0; i < params_.size(); ++i) {
+    adam_m_[i].mul_(o.beta1).add_(grads[i], 1.0 - o.beta1);
+    adam_v_[i].mul_(o.beta2).addcmul_(grads[i], grads[i], 1.0 - o.beta2);
+    const at::Tensor denom = (adam_v_[i].sqrt() / std::sqrt(bias2)).add_(o.eps);
+    params_[i].addcdiv_(adam_m_[i], denom, -o.lr / bias1);
+  }
+}
+
+StateDump Trainer::state_dump() const {
+  StateDump d;
+  d.rank = rank_;
+  d.world = world_;
+  d.tensors.push_back(dump_tensor("embedding.weights", store_.weights()));
+  d.tensors.push_back(dump_tensor("embedding.accumulators", store_.accumulators()));
+  const at::Tensor keys = at::arange(store_.local_rows(), at::kLong) * world_ + rank_;
+  auto versions = store_.versions(keys);
+  CT_CHECK(versions.is_ok()) << versions.status().message();
+  d.tensors.push_back(dump_tensor("embedding.versions", *versions));
+  for (size_t i = 0; i < params_.size(); ++i)
+    d.tensors.push_back(dump_tensor("dense." + param_names_[i], params_[i]));
+  if (options_.dense_optimizer.kind == DenseOptimizer::Kind::kAdam) {
+    d.tensors.push_back(dump_tensor("adam.step", at::full({1}, adam_step_, at::kLong)));
+    for (size_t i = 0; i < adam_m_.size(); ++i) {
+      d.tensors.push_back(dump_tensor("adam.exp_avg." + param_names_[i], adam_m_[i]));
+      d.tensors.push_back(dump_tensor("adam.exp_avg_sq." + param_names_[i], adam_v_[i]));
+    }
+  }
+  return d;
+}
+
+}  // namespace clustertwin::nestpipe
