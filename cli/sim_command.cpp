@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "models/common/text.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/collective_bench.h"
 #include "sim/core/simulator.h"
@@ -188,10 +189,7 @@ Status run_plan(const SimArgs& a) {
 
 StatusOr<std::vector<int>> parse_workers(const std::string& text) {
   std::vector<int> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& item : split_commas(text)) {
     char* end = nullptr;
     const long value = std::strtol(item.c_str(), &end, 10);
     if (item.empty() || *end != '\0' || value < 1 || value > (1 << 20)) {
@@ -199,8 +197,6 @@ StatusOr<std::vector<int>> parse_workers(const std::string& text) {
                                       "' is not a worker count (a positive integer; several as 128,256,512)");
     }
     out.push_back(static_cast<int>(value));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

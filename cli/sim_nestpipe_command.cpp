@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "models/common/text.h"
 #include "models/nestpipe/plans.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
@@ -34,18 +35,13 @@ struct NestPipeArgs {
 
 StatusOr<std::vector<nestpipe::Variant>> parse_variants(const std::string& text) {
   std::vector<nestpipe::Variant> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& item : split_commas(text)) {
     auto v = nestpipe::variant_from_name(item);
     if (!v) {
       return Status::invalid_argument("--variant '" + item +
                                       "': unknown variant (allowed: " + nestpipe::variant_list() + ")");
     }
     out.push_back(*v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

@@ -22,4 +22,15 @@ std::string quote_for_message(std::string_view text) {
   return out + "'";
 }
 
+std::vector<std::string> split_commas(std::string_view text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    items.emplace_back(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) return items;
+    start = comma + 1;
+  }
+}
+
 }  // namespace clustertwin

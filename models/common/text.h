@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace clustertwin {
 
@@ -9,5 +10,10 @@ namespace clustertwin {
 /// cut after 60 characters ("..."), with newlines as \n and other control
 /// characters as \xNN so that the message stays on one line.
 std::string quote_for_message(std::string_view text);
+
+/// The items of a comma-separated list as a user types it ("128,256" ->
+/// {"128", "256"}); empty items stay (",8" -> {"", "8"}) so that the caller's
+/// check can name them. An empty text is one empty item.
+std::vector<std::string> split_commas(std::string_view text);
 
 }  // namespace clustertwin

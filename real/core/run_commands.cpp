@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "models/common/text.h"
 #include "models/common/version.h"
 #include "models/plan/plan_json.h"
 #include "models/plan/plan_validator.h"
@@ -57,18 +58,13 @@ traces::Metadata metadata_for(const Communicator& comm, const std::string& syste
 
 Status run_collectives(const RealArgs& a) {
   RealBenchOptions o;
-  size_t start = 0;
-  while (start <= a.ops.size()) {
-    const size_t comma = a.ops.find(',', start);
-    const std::string name = a.ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& name : split_commas(a.ops)) {
     auto op = models::collective_op_from_name(name);
     if (!op || *op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
       return Status::invalid_argument("--ops '" + a.ops + "': unknown collective '" + name +
                                       "' (allowed: allreduce, alltoall, allgather, reducescatter, broadcast)");
     }
     o.ops.push_back(*op);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   auto sizes = sim::parse_sizes(a.sizes);
   if (!sizes.is_ok()) return sizes.status().with_context("--sizes");

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "models/common/text.h"
 #include "sim/core/simulator.h"
 
 namespace clustertwin::sim {
@@ -65,15 +66,10 @@ StatusOr<std::vector<int64_t>> parse_sizes(const std::string& text) {
       sizes.push_back(s);
     return sizes;
   }
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+  for (const std::string& item : split_commas(text)) {
     auto s = parse_size(item, text);
     if (!s.is_ok()) return s.status();
     sizes.push_back(*s);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return sizes;
 }

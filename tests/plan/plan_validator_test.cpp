@@ -106,6 +106,8 @@ TEST(ValidatePlanTest, OneMessagePerClassOfMistake) {
        "plan.json: task 'fwd': micro_batch -3 must be >= -1"},
       {"negative batch_offset", [](Plan& p) { p.tasks[0].batch_offset = -1; },
        "plan.json: task 'fwd': batch_offset -1 must be >= 0"},
+      {"negative requests", [](Plan& p) { p.tasks[0].requests = -1; },
+       "plan.json: task 'fwd': requests -1 must be >= 0"},
       {"empty rank range",
        [](Plan& p) {
          p.tasks[0].ranks = {{0, 4}, {3, 3}};

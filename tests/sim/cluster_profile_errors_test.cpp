@@ -213,5 +213,32 @@ TEST(ProfileErrorTest, WrongShapeOfValue) {
             "tiny.yaml: field 'costs.lookup': give at least one of latency, per_request, flop_rate, byte_rate");
 }
 
+TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {
+  StatusOr<ClusterProfile> p =
+      parse_cluster_profile(tiny_with("",
+                                      "costs: {lookup: {per_request: 1.5ms, byte_rate: 1GB/s}}\n"
+                                      "collectives: {alltoall: {efficiency: 0.25, congestion_peers: 290}}\n"),
+                            "tiny.yaml");
+  ASSERT_TRUE(p.is_ok()) << p.status().message();
+  // 3 requests x 1.5 ms + 1e9 B / 1e9 B/s
+  EXPECT_DOUBLE_EQ(p->costs.at("lookup").seconds(0, 1e9, 3), 1.0045);
+  EXPECT_DOUBLE_EQ(p->collectives.at("alltoall").byte_factor(291), (1 + 290.0 / 290) / 0.25);
+  EXPECT_DOUBLE_EQ(p->collectives.at("alltoall").byte_factor(1), 4.0);  // no peers, no congestion
+  EXPECT_EQ(error_of(tiny_with("", "costs: {lookup: {per_request: -1ms}}\n")),
+            "tiny.yaml: field 'costs.lookup.per_request': -1ms must be >= 0");
+  EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {efficiency: 1.5}}\n")),
+            "tiny.yaml: field 'collectives.alltoall.efficiency': 1.5 must be in (0, 1]");
+  EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {congestion_peers: -3}}\n")),
+            "tiny.yaml: field 'collectives.alltoall.congestion_peers': -3 must be >= 0");
+  EXPECT_EQ(error_of(tiny_with("", "collectives: {send: {efficiency: 0.5}}\n")),
+            "tiny.yaml: field 'collectives.send': unknown collective 'send' (allowed: allreduce, alltoall, "
+            "allgather, reducescatter, broadcast)");
+  EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {}}\n")),
+            "tiny.yaml: field 'collectives.alltoall': give at least one of efficiency, congestion_peers");
+  EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {efficency: 0.5}}\n")),
+            "tiny.yaml: field 'collectives.alltoall.efficency': unknown field (allowed in 'collectives.alltoall': "
+            "efficiency, congestion_peers)");
+}
+
 }  // namespace
 }  // namespace clustertwin::sim
