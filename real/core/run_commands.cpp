@@ -6,7 +6,6 @@
 #include <cstdio>
 
 #include "models/common/text.h"
-#include "models/common/version.h"
 #include "models/plan/plan_json.h"
 #include "models/plan/plan_validator.h"
 #include "real/core/collective_bench.h"
@@ -40,20 +39,6 @@ StatusOr<std::unique_ptr<Communicator>> connect(const RealArgs& a) {
   return Communicator::connect(*env, options);
 }
 
-traces::Metadata metadata_for(const Communicator& comm, const std::string& system, const std::string& variant,
-                              const std::string& config_json, uint64_t seed) {
-  traces::Metadata m;
-  m.source = traces::Source::kReal;
-  m.system = system;
-  m.variant = variant;
-  m.world_size = comm.world_size();
-  m.hardware = comm.backend() == "nccl" ? "cuda" : "cpu";
-  m.config_json = config_json;
-  m.seed = seed;
-  m.clustertwin_version = std::string(version());
-  return m;
-}
-
 }  // namespace
 
 Status run_collectives(const RealArgs& a) {
@@ -83,11 +68,11 @@ Status run_collectives(const RealArgs& a) {
   auto rows = run_collective_bench(**comm, tracer, o);
   if (!rows.is_ok()) return rows.status();
   if (!a.trace.empty()) {
-    traces::Metadata m =
-        metadata_for(**comm, "collectives", "bench",
-                     "{\"ops\":\"" + a.ops + "\",\"sizes\":\"" + a.sizes + "\",\"iters\":" + std::to_string(a.iters) +
-                         ",\"warmup\":" + std::to_string(a.warmup) + "}",
-                     a.seed);
+    traces::Metadata m = real_run_metadata(**comm, "collectives", "bench",
+                                           "{\"ops\":\"" + a.ops + "\",\"sizes\":\"" + a.sizes +
+                                               "\",\"iters\":" + std::to_string(a.iters) +
+                                               ",\"warmup\":" + std::to_string(a.warmup) + "}",
+                                           a.seed);
     m.streams = {"comm"};
     CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, m, a.trace));
   }
@@ -144,8 +129,8 @@ Status run_plan(const RealArgs& a) {
   const double elapsed_ms = tracer.now_us() / 1000.0;
   if (!a.trace.empty()) {
     traces::Metadata m =
-        metadata_for(**comm, plan->system, plan->variant,
-                     "{\"plan\":\"" + a.plan_file + "\",\"steps\":" + std::to_string(a.steps) + "}", a.seed);
+        real_run_metadata(**comm, plan->system, plan->variant,
+                          "{\"plan\":\"" + a.plan_file + "\",\"steps\":" + std::to_string(a.steps) + "}", a.seed);
     m.streams = plan->streams;
     CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, m, a.trace));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "models/common/version.h"
 #include "real/core/communicator.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
@@ -79,6 +80,20 @@ Status Tracer::gather_and_write(Communicator& comm, Group& world, const traces::
   for (const traces::Event& event : merged)
     (*writer)->write(event);
   return (*writer)->close();
+}
+
+traces::Metadata real_run_metadata(const Communicator& comm, const std::string& system, const std::string& variant,
+                                   const std::string& config_json, uint64_t seed) {
+  traces::Metadata m;
+  m.source = traces::Source::kReal;
+  m.system = system;
+  m.variant = variant;
+  m.world_size = comm.world_size();
+  m.hardware = comm.backend() == "nccl" ? "cuda" : "cpu";
+  m.config_json = config_json;
+  m.seed = seed;
+  m.clustertwin_version = std::string(version());
+  return m;
 }
 
 }  // namespace clustertwin::real

@@ -13,6 +13,11 @@ namespace clustertwin::real {
 class Communicator;
 struct Group;
 
+/// The metadata of a real run's trace: source real, this world, the backend's
+/// hardware ("cuda" with NCCL, else "cpu"), the library version.
+traces::Metadata real_run_metadata(const Communicator& comm, const std::string& system, const std::string& variant,
+                                   const std::string& config_json, uint64_t seed);
+
 /// Records the tasks one rank runs, as trace events (traces/FORMAT.md).
 ///
 /// Times are steady-clock microseconds from the origin, which every rank sets

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "models/common/version.h"
 #include "models/nestpipe/plans.h"
 #include "models/nestpipe/workload.h"
 #include "models/plan/plan_json.h"
@@ -171,16 +170,8 @@ StatusOr<std::unique_ptr<BatchSource>> make_source(const NestPipeArgs& a, const 
 
 traces::Metadata metadata_for(const real::Communicator& comm, const models::Plan& plan, const std::string& model,
                               const std::string& config_json, uint64_t seed) {
-  traces::Metadata m;
-  m.source = traces::Source::kReal;
-  m.system = plan.system;
-  m.variant = plan.variant;
-  m.world_size = comm.world_size();
-  m.hardware = "cpu";
+  traces::Metadata m = real::real_run_metadata(comm, plan.system, plan.variant, config_json, seed);
   m.model = model;
-  m.config_json = config_json;
-  m.seed = seed;
-  m.clustertwin_version = std::string(version());
   m.streams = plan.streams;
   return m;
 }
