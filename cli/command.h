@@ -36,6 +36,9 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action);
 /// "128,256,512" -> {128, 256, 512}; InvalidArgument naming --workers and the bad item.
 StatusOr<std::vector<int>> parse_workers(const std::string& text);
 
+/// Registers `clustertwin validate ...` (replay a recorded run in the twin) on `app`.
+void add_validate_command(CLI::App& app, Action* action);
+
 /// Writes `text` to `path` atomically, or to stdout when `path` is "-".
 Status write_output(const std::string& path, const std::string& text);
 

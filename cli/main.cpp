@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   clustertwin::cli::add_real_command(app, &action);
   clustertwin::cli::add_sim_command(app, &action);
   clustertwin::cli::add_trace_command(app, &action);
+  clustertwin::cli::add_validate_command(app, &action);
 
   try {
     app.parse(argc, argv);

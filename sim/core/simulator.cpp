@@ -197,16 +197,26 @@ class Run {
       return;
     }
     // The last member to arrive runs the collective for everyone.
-    auto schedule = build_schedule(
-        c, effective_bytes(c, send_bytes_[key], static_cast<int>(members.size())), members,
-        [this](int r) { return platform_.node_of(r); }, t.name);
-    CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run
-    run_collective(platform_, *schedule, fidelity_);
+    if (seconds_[t.id][rank] >= 0) {
+      sg::this_actor::sleep_for(seconds_[t.id][rank]);
+    } else {
+      run_network_collective(t, key, members);
+    }
     {
       std::unique_lock<sg::Mutex> lock(*inst.mutex);
       inst.done = true;
     }
     inst.cv->notify_all();
+  }
+
+  void run_network_collective(const Task& t, const std::tuple<int, int, int, int>& key,
+                              const std::vector<int>& members) {
+    const models::Collective& c = *t.collective;
+    auto schedule = build_schedule(
+        c, effective_bytes(c, send_bytes_[key], static_cast<int>(members.size())), members,
+        [this](int r) { return platform_.node_of(r); }, t.name);
+    CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run
+    run_collective(platform_, *schedule, fidelity_);
   }
 
   // The bytes the network carries for a collective: the task's, times the profile's factor for the op.
@@ -237,7 +247,7 @@ class Run {
   Platform& platform_;
   const SimOptions& options_;
   Fidelity fidelity_;
-  std::vector<std::vector<double>> seconds_;  // [task][rank] nominal seconds of compute-like tasks
+  std::vector<std::vector<double>> seconds_;  // [task][rank] nominal seconds; -1: transfers over the network
   int stride_ = 1;                            // simulated ranks: 0, stride, 2 stride, ...
   std::vector<RankState> ranks_;
   std::map<std::tuple<int, int, int, int>, Instance> instances_;
@@ -271,6 +281,13 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
   };
   for (const Task& t : plan.tasks) {
     if (t.kind == TaskKind::kCollective) {
+      // Priced by its cost key when the profile has one (a measured collective, replayed once its members
+      // meet), else moved as flows over the network (-1).
+      auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
+      const double s = cost == profile.costs.end() ? -1.0
+                                                   : cost->second.seconds(t.flops, static_cast<double>(t.bytes),
+                                                                          static_cast<double>(t.requests));
+      std::fill(seconds[t.id].begin(), seconds[t.id].end(), s);
       // Reject algorithms that do not fit the group now, not inside the run.
       if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv) continue;
       auto members = models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);

@@ -21,6 +21,9 @@ namespace clustertwin::sim {
 /// Copies are priced by their cost key when the profile has one (a DMA
 /// engine of its own: no contention with other tasks) and otherwise move
 /// their bytes over the host link in the simulated network (simulator.cpp).
+/// Collectives likewise: with a cost key in the profile (a measured
+/// collective, as a replay fits it) they take that time once every member
+/// has arrived; otherwise they are flows on the modelled network.
 ///
 /// InvalidArgument names the task and what is missing (an unknown dtype, no
 /// host memory bandwidth in the profile, ...).

@@ -194,6 +194,41 @@ TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
   EXPECT_NEAR(slowed->step_time_s - latency, 4 * (plain->step_time_s - latency), 1e-6);
 }
 
+// A collective whose cost key the profile prices (a measured collective, as
+// `clustertwin validate` fits one) takes that time once every member has
+// arrived, instead of moving its bytes: a straggler's 10 ms before it delays
+// everyone, then 7 ms.
+TEST(SimulatorTest, ACollectiveWithACostKeyTakesItsMeasuredTime) {
+  ClusterProfile p = four_workers();
+  p.slowdown[2] = 2.0;
+  p.costs["a2a"] = CostModel{7e-3, 0, 0};
+  models::Plan plan;
+  plan.streams = {"compute", "comm"};
+  Task c;
+  c.name = "c";
+  c.kind = TaskKind::kCompute;
+  c.cost_key = "c2";  // 5 ms, 10 ms on the straggler
+  Task a2a;
+  a2a.id = 1;
+  a2a.name = "a2a";
+  a2a.kind = TaskKind::kCollective;
+  a2a.stream = 1;
+  a2a.cost_key = "a2a";
+  a2a.bytes = 40'000'000;
+  a2a.collective = models::Collective{};
+  a2a.collective->op = CollectiveOp::kAllToAll;
+  a2a.deps = {0};
+  plan.tasks = {c, a2a};
+  SimOptions o;
+  o.workers = 4;
+  o.warmup_steps = 0;
+  o.drain_steps = 0;
+  o.steps = 1;
+  auto r = simulate_plan(plan, p, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_NEAR(r->step_time_s, 10e-3 + 7e-3, 1e-9);
+}
+
 // Ring all-reduce across 32 nodes: a non-blocking fat tree (4 leaves of 8
 // nodes) against one switch with the same NICs. The ring crosses leaves only
 // between neighbours, so the fat tree adds two switch hops of latency to a

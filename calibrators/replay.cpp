@@ -1,0 +1,267 @@
+#include "calibrators/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <tuple>
+
+#include "models/plan/plan_json.h"
+#include "sim/core/simulator.h"
+#include "traces/trace_reader.h"
+
+namespace clustertwin::calibrators {
+namespace {
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(at));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+}  // namespace
+
+StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
+  auto trace = traces::read_trace(path);
+  if (!trace.is_ok()) return trace.status();
+  RecordedRun run;
+  run.path = path;
+  run.metadata = trace->metadata;
+  run.events = std::move(trace->events);
+  auto bad = [&](const std::string& field, const std::string& why) {
+    return Status::invalid_argument(path + ": field 'metadata.config." + field + "': " + why);
+  };
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(run.metadata.config_json);
+  } catch (const nlohmann::json::exception&) {
+    return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
+  }
+  if (!config.is_object() || !config.contains("plan") || !config["plan"].is_object()) {
+    return bad("plan", "missing: replay needs a trace recorded with the plan (clustertwin run nestpipe --trace)");
+  }
+  auto plan = models::plan_from_json(config["plan"].dump(), path + " (metadata.config.plan)");
+  if (!plan.is_ok()) return plan.status();
+  run.plan = std::move(*plan);
+  for (const char* field : {"runner_steps", "prologue_steps"}) {
+    if (!config.contains(field) || !config[field].is_number_integer() || config[field].get<int64_t>() < 0 ||
+        config[field].get<int64_t>() > 1'000'000) {
+      return bad(field, "missing or not a step count");
+    }
+  }
+  run.runner_steps = config["runner_steps"].get<int>();
+  run.prologue_steps = config["prologue_steps"].get<int>();
+  if (run.metadata.world_size < 1) {
+    return Status::invalid_argument(path + ": field 'metadata.world_size': " + std::to_string(run.metadata.world_size) +
+                                    " must be >= 1");
+  }
+  for (size_t i = 0; i < run.events.size(); ++i) {
+    const traces::Event& e = run.events[i];
+    if (!e.task_id || *e.task_id < 0 || *e.task_id >= static_cast<int64_t>(run.plan.tasks.size()) || !e.step) {
+      return Status::invalid_argument(path + ": event " + std::to_string(i) +
+                                      ": no task of the recorded plan (field 'task_id' or 'step' missing or out of "
+                                      "range)");
+    }
+  }
+  return run;
+}
+
+std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int last_step) {
+  const models::Plan& plan = run.plan;
+  // End of each (rank, step, task), to know when a task became ready.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, double> end;
+  for (const traces::Event& e : run.events)
+    end[{e.rank, *e.step, *e.task_id}] = e.end_us() * 1e-6;
+  auto end_of = [&](int64_t rank, int64_t step, int64_t task) {
+    auto it = end.find({rank, step, task});
+    return it == end.end() ? -1.0 : it->second;
+  };
+  // The task before each one on its stream (plan order), -1 for a stream's first.
+  std::vector<int> stream_prev(plan.tasks.size(), -1), stream_last(plan.streams.size(), -1);
+  for (const models::Task& t : plan.tasks) {
+    stream_prev[t.id] = stream_last[t.stream];
+    stream_last[t.stream] = t.id;
+  }
+  // A task's time is from when it became ready (its dependencies and the task before it on its stream done)
+  // to its end: what it adds to the critical path, including the wait for a core and a thread's wake-up.
+  auto ready = [&](const traces::Event& e) {
+    const models::Task& t = plan.tasks[*e.task_id];
+    double r = -1;
+    for (int d : t.deps)
+      r = std::max(r, end_of(e.rank, *e.step, d));
+    for (int d : t.prev_step_deps)
+      r = std::max(r, end_of(e.rank, *e.step - 1, d));
+    r = std::max(r, stream_prev[t.id] >= 0 ? end_of(e.rank, *e.step, stream_prev[t.id])
+                                           : end_of(e.rank, *e.step - 1, stream_last[t.stream]));
+    return r < 0 ? e.ts_us * 1e-6 : std::min(r, e.ts_us * 1e-6);
+  };
+  auto sample = [&](const models::Task& t, double seconds) {
+    const bool flops = t.kind == models::TaskKind::kCompute;
+    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops};
+  };
+  // Collectives: one time per (task, step), the mean over members of ready to end. Its members are ready at
+  // different times (noise on a shared machine); the twin's are not, so the mean wait for the slowest member
+  // belongs to the collective.
+  std::map<std::pair<int64_t, int64_t>, std::pair<double, int>> collective_runs;  // sum of times, members
+  std::vector<TaskSample> out;
+  for (const traces::Event& e : run.events) {
+    if (*e.step < first_step || *e.step > last_step || e.cost_key.empty()) continue;
+    const double since_ready = e.end_us() * 1e-6 - ready(e);
+    if (plan.tasks[*e.task_id].collective) {
+      auto& [sum, members] = collective_runs[{*e.task_id, *e.step}];
+      sum += since_ready;
+      ++members;
+    } else {
+      out.push_back(sample(plan.tasks[*e.task_id], since_ready));
+    }
+  }
+  for (const auto& [key, run_time] : collective_runs)
+    out.push_back(sample(plan.tasks[key.first], run_time.first / run_time.second));
+  return out;
+}
+
+std::vector<KeyFit> fit_keys(const std::vector<TaskSample>& samples) {
+  std::map<std::string, std::vector<const TaskSample*>> by_key;
+  for (const TaskSample& s : samples)
+    by_key[s.cost_key].push_back(&s);
+  std::vector<KeyFit> fits;
+  for (const auto& [key, v] : by_key) {
+    std::vector<double> t;
+    double size = 0, time = 0;
+    for (const TaskSample* s : v) {
+      t.push_back(s->seconds);
+      size += s->size;
+      time += s->seconds;
+    }
+    const double n = static_cast<double>(v.size());
+    KeyFit f{key, static_cast<int64_t>(v.size()), time / n, quantile(t, 0.5), quantile(t, 0.75) - quantile(t, 0.25)};
+    f.mean_size = size / n;
+    f.size_is_flops = v.front()->size_is_flops;
+    // Least squares of time on size when the sizes differ; else all of the time per unit of size.
+    double sxx = 0, sxy = 0;
+    for (const TaskSample* s : v) {
+      sxx += (s->size - f.mean_size) * (s->size - f.mean_size);
+      sxy += (s->size - f.mean_size) * (s->seconds - f.mean_s);
+    }
+    const double slope = sxx > 0 ? sxy / sxx : 0;
+    if (sxx > 0 && slope > 0 && f.mean_s - slope * f.mean_size >= 0) {
+      f.seconds_per_unit = slope;
+      f.latency_s = f.mean_s - slope * f.mean_size;
+    } else if (f.mean_size > 0) {
+      f.seconds_per_unit = f.mean_s / f.mean_size;
+    } else {
+      f.latency_s = f.mean_s;
+    }
+    fits.push_back(f);
+  }
+  return fits;
+}
+
+std::vector<KeyFit> fit_key_durations(const RecordedRun& run, int first_step, int last_step) {
+  return fit_keys(task_samples(run, first_step, last_step));
+}
+
+sim::ClusterProfile profile_with_fits(const sim::ClusterProfile& base, const std::vector<KeyFit>& fits) {
+  sim::ClusterProfile p = base;
+  for (const KeyFit& f : fits) {
+    sim::CostModel& c = p.costs[f.cost_key];
+    c = sim::CostModel{};
+    c.latency = f.latency_s;
+    if (f.seconds_per_unit > 0) (f.size_is_flops ? c.flop_rate : c.byte_rate) = 1 / f.seconds_per_unit;
+  }
+  return p;
+}
+
+StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step) {
+  if (first_step < 1 || last_step < first_step || last_step >= run.runner_steps) {
+    return Status::invalid_argument(run.path + ": measured steps [" + std::to_string(first_step) + ", " +
+                                    std::to_string(last_step) + "] do not fit the run's " +
+                                    std::to_string(run.runner_steps) + " runner steps with one before them");
+  }
+  std::vector<double> end(run.runner_steps, 0.0);
+  for (const traces::Event& e : run.events) {
+    if (*e.step >= 0 && *e.step < run.runner_steps) end[*e.step] = std::max(end[*e.step], e.end_us() * 1e-6);
+  }
+  return (end[last_step] - end[first_step - 1]) / (last_step - first_step + 1);
+}
+
+StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<std::string>& costs_paths,
+                              const sim::ClusterProfile& base, int warmup, int drain) {
+  auto run = read_recorded_run(trace_path);
+  if (!run.is_ok()) return run.status();
+  ReplayResult r;
+  r.system = run->metadata.system;
+  r.variant = run->metadata.variant;
+  r.workers = static_cast<int>(run->metadata.world_size);
+  r.first_step = run->prologue_steps + warmup;
+  r.last_step = run->runner_steps - 1 - drain;
+  if (warmup < 1 || drain < 0 || r.last_step < r.first_step) {
+    return Status::invalid_argument("--warmup " + std::to_string(warmup) + " --drain " + std::to_string(drain) +
+                                    ": leave no step of the " + std::to_string(run->runner_steps) +
+                                    " recorded to measure (warm-up at least 1)");
+  }
+  auto real = recorded_step_time(*run, r.first_step, r.last_step);
+  if (!real.is_ok()) return real.status();
+  r.real_step_s = *real;
+  if (costs_paths.empty()) {
+    r.fits = fit_key_durations(*run, r.first_step, r.last_step);
+  } else {
+    std::vector<TaskSample> samples;
+    for (const std::string& path : costs_paths) {
+      auto source = read_recorded_run(path);
+      if (!source.is_ok()) return source.status();
+      if (source->metadata.world_size != run->metadata.world_size) {
+        return Status::invalid_argument(
+            path + ": field 'metadata.world_size': " + std::to_string(source->metadata.world_size) + " is not the " +
+            std::to_string(run->metadata.world_size) + " ranks of " + trace_path);
+      }
+      const int first = source->prologue_steps + warmup, last = source->runner_steps - 1 - drain;
+      if (last < first) return Status::invalid_argument(path + ": too few runner steps to fit costs from");
+      const auto more = task_samples(*source, first, last);
+      samples.insert(samples.end(), more.begin(), more.end());
+    }
+    r.fits = fit_keys(samples);
+    r.costs_from = costs_paths;
+  }
+  const sim::ClusterProfile profile = profile_with_fits(base, r.fits);
+  sim::SimOptions o;
+  o.workers = r.workers;
+  o.steps = run->runner_steps;
+  o.warmup_steps = r.first_step;
+  o.drain_steps = drain;
+  auto twin = sim::simulate_plan(run->plan, profile, o);
+  if (!twin.is_ok()) return twin.status();
+  r.twin_step_s = twin->step_time_s;
+  r.step_error = r.real_step_s > 0 ? (r.twin_step_s - r.real_step_s) / r.real_step_s : 0;
+  return r;
+}
+
+std::string replay_json(const ReplayResult& r) {
+  nlohmann::ordered_json j;
+  j["system"] = r.system;
+  j["variant"] = r.variant;
+  j["workers"] = r.workers;
+  j["measured_steps"] = r.last_step - r.first_step + 1;
+  j["costs_from"] = r.costs_from;
+  j["real_step_ms"] = r.real_step_s * 1e3;
+  j["twin_step_ms"] = r.twin_step_s * 1e3;
+  j["step_error"] = r.step_error;
+  j["per_key"] = nlohmann::ordered_json::array();
+  for (const KeyFit& f : r.fits) {
+    j["per_key"].push_back({{"cost_key", f.cost_key},
+                            {"samples", f.samples},
+                            {"mean_ms", f.mean_s * 1e3},
+                            {"mean_size", f.mean_size},
+                            {"size_unit", f.size_is_flops ? "flops" : "bytes"},
+                            {"latency_ms", f.latency_s * 1e3},
+                            {"ms_per_unit", f.seconds_per_unit * 1e3},
+                            {"median_ms", f.median_s * 1e3},
+                            {"iqr_ms", f.spread_s * 1e3}});
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace clustertwin::calibrators

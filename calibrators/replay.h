@@ -1,0 +1,113 @@
+#pragma once
+
+// Replaying a recorded real run in the twin: read the plan the run executed
+// from its trace, fit each cost key's duration from the trace's own events,
+// run the same plan in SimGrid on the same worker count, and compare step
+// times. The first piece of the Calibrators issue's `validate`: a replay
+// error, not yet a what-if (the costs come from the run it predicts).
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/common/status.h"
+#include "models/plan/plan.h"
+#include "sim/core/cluster_profile.h"
+#include "traces/event.h"
+
+namespace clustertwin::calibrators {
+
+/// A real run as its trace records it (`clustertwin run nestpipe --trace`):
+/// the events, and from the metadata's config the plan that ran, how many
+/// runner steps it ran and how many of those were pipeline prologue.
+struct RecordedRun {
+  std::string path;
+  traces::Metadata metadata;
+  std::vector<traces::Event> events;
+  models::Plan plan;
+  int runner_steps = 0;
+  int prologue_steps = 0;
+};
+
+/// InvalidArgument naming the file and the missing or bad field when the
+/// trace does not carry a plan (config.plan), runner_steps or a world size,
+/// or when its events name tasks the plan lacks.
+StatusOr<RecordedRun> read_recorded_run(const std::string& path);
+
+/// One cost key's fit, from each task's time from ready (its dependencies
+/// and the task before it on its stream done) to end. That is what a task
+/// adds to the critical path, including the wait for a core and a thread's
+/// wake-up, which on an oversubscribed machine is half the step. A
+/// collective counts once per run, at the mean over its members: they are
+/// ready at different times, the twin's are not, so the mean wait for the
+/// slowest member belongs to the collective.
+struct KeyFit {
+  std::string cost_key;
+  int64_t samples = 0;
+  double mean_s = 0;
+  double median_s = 0;
+  double spread_s = 0;   // interquartile range
+  double mean_size = 0;  // mean FLOPs (compute) or bytes (the rest) of the tasks behind the samples
+  bool size_is_flops = false;
+  /// The cost: latency + size x seconds_per_unit, fitted to the means (a
+  /// step's mean is the sum of its tasks' means). A least-squares line when
+  /// the samples' sizes differ (several variants pooled), else all of the
+  /// mean time per unit of size (a fixed time for a key without a size).
+  double latency_s = 0;
+  double seconds_per_unit = 0;
+};
+
+/// One task run as a fit sees it: its cost key, its time from ready to end,
+/// and its size.
+struct TaskSample {
+  std::string cost_key;
+  double seconds = 0;
+  double size = 0;
+  bool size_is_flops = false;
+};
+
+/// The samples of the runner steps in [first_step, last_step] (inclusive).
+std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int last_step);
+
+/// Fits every cost key of `samples` (see KeyFit).
+std::vector<KeyFit> fit_keys(const std::vector<TaskSample>& samples);
+
+/// fit_keys of task_samples.
+std::vector<KeyFit> fit_key_durations(const RecordedRun& run, int first_step, int last_step);
+
+/// `base` with each fit as the key's cost (collectives included: the twin
+/// prices a collective by its cost key when the profile has one): latency,
+/// and FLOP rate (compute) or byte rate (the rest), so that a plan whose
+/// tasks of that key are bigger or smaller (another variant's micro-batches)
+/// scales.
+sim::ClusterProfile profile_with_fits(const sim::ClusterProfile& base, const std::vector<KeyFit>& fits);
+
+/// The run's step time as the twin measures its own (sim/core/metrics.h):
+/// (end of step last - end of step first - 1) / (last - first + 1), a step
+/// ending with its last event on any rank.
+StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step);
+
+/// The replay of one run.
+struct ReplayResult {
+  std::string system, variant;
+  std::vector<std::string> costs_from;  // the traces the costs came from (empty: the replayed one)
+  int workers = 0;
+  int first_step = 0, last_step = 0;  // measured runner steps
+  double real_step_s = 0;
+  double twin_step_s = 0;
+  double step_error = 0;  // (twin - real) / real
+  std::vector<KeyFit> fits;
+};
+
+/// Reads, fits, simulates on `base` (the recorded world size) and compares.
+/// Measures the middle of the run: `warmup` runner steps after the prologue
+/// and `drain` before the end are left out on both sides. With
+/// `costs_paths` (empty for none) the costs are fitted on those other
+/// recorded runs, pooled (other variants, seeds or repetitions), and the
+/// plan and the real step come from `trace_path`: a prediction, not a replay.
+StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<std::string>& costs_paths,
+                              const sim::ClusterProfile& base, int warmup, int drain);
+
+std::string replay_json(const ReplayResult& result);
+
+}  // namespace clustertwin::calibrators
