@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "models/nestpipe/key_stats.h"
 #include "models/nestpipe/plans.h"
 #include "models/nestpipe/workload.h"
 #include "models/plan/plan_json.h"
@@ -16,7 +17,6 @@
 #include "real/core/dist_env.h"
 #include "real/core/plan_runner.h"
 #include "real/core/tracer.h"
-#include "real/nestpipe/step_stats.h"
 #include "real/nestpipe/trainer.h"
 #include "traces/json_text.h"
 

@@ -261,5 +261,23 @@ TEST(EstimateKeyStatsTest, PaperScaleInAFewSeconds) {
       summary->clustered_micro_batch_unique, seconds);
 }
 
+TEST(MeasuredKeyStatsTest, CountsTheRunsOwnBatches) {
+  // Step 0: kBatch on both ranks; step 1 shares key 2 and 9 with it.
+  const Batch batch = {{9, 2}, {4, 7}, {2, 2}, {7, 5}};
+  const std::vector<Batch> first = {batch, batch};
+  const std::vector<Batch> second = {{{2, 9}, {10, 12}, {14, 16}, {18, 20}}, {{2, 2}, {2, 2}, {2, 2}, {2, 2}}};
+  auto k = measured_key_stats(first, second, 2);
+  ASSERT_TRUE(k.is_ok()) << k.status().message();
+  EXPECT_EQ(k->keys_per_worker, 8);    // 4 samples x 2 keys
+  EXPECT_EQ(k->unique_per_worker, 5);  // 2 4 5 7 9
+  EXPECT_EQ(k->unique_per_owner, (std::vector<double>{2, 3}));
+  EXPECT_EQ(k->unique_per_pair, (std::vector<double>{2, 3}));
+  EXPECT_EQ(k->patch_per_owner, (std::vector<double>{1, 1}));  // owner 0: key 2; owner 1: key 9
+  EXPECT_EQ(k->micro_batch_unique, 3.5);                       // (4 + 3) / 2 micro-batches
+  EXPECT_LE(k->clustered_micro_batch_unique, k->micro_batch_unique);
+  EXPECT_EQ(measured_key_stats(first, second, 3).status().message(),
+            "key statistics: 3 micro-batches do not divide a batch of 4");
+}
+
 }  // namespace
 }  // namespace clustertwin::nestpipe

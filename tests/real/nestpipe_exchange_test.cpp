@@ -8,7 +8,6 @@
 
 #include "real/nestpipe/exchange.h"
 #include "real/nestpipe/state_dump.h"
-#include "real/nestpipe/step_stats.h"
 
 namespace clustertwin::nestpipe {
 namespace {
@@ -125,23 +124,6 @@ TEST(OwnerExchangeTest, ProtocolErrorsAreInternal) {
             "key exchange: owner 1 of 2: requester 0 list 0: key 4 is not this owner's or not ascending");
   EXPECT_EQ(plan_owner(V{2, 0}, V{1}, 1, 2, 1).status().message(),
             "key exchange: owner 1 of 2: counts sum to 2, received 1 keys");
-}
-
-TEST(MeasuredKeyStatsTest, CountsTheRunsOwnBatches) {
-  // Step 0: kBatch on both ranks; step 1 shares key 2 and 9 with it.
-  const std::vector<Batch> first = {kBatch, kBatch};
-  const std::vector<Batch> second = {{{2, 9}, {10, 12}, {14, 16}, {18, 20}}, {{2, 2}, {2, 2}, {2, 2}, {2, 2}}};
-  auto k = measured_key_stats(first, second, 2);
-  ASSERT_TRUE(k.is_ok()) << k.status().message();
-  EXPECT_EQ(k->keys_per_worker, 8);    // 4 samples x 2 keys
-  EXPECT_EQ(k->unique_per_worker, 5);  // 2 4 5 7 9
-  EXPECT_EQ(k->unique_per_owner, (std::vector<double>{2, 3}));
-  EXPECT_EQ(k->unique_per_pair, (std::vector<double>{2, 3}));
-  EXPECT_EQ(k->patch_per_owner, (std::vector<double>{1, 1}));  // owner 0: key 2; owner 1: key 9
-  EXPECT_EQ(k->micro_batch_unique, 3.5);                       // (4 + 3) / 2 micro-batches
-  EXPECT_LE(k->clustered_micro_batch_unique, k->micro_batch_unique);
-  EXPECT_EQ(measured_key_stats(first, second, 3).status().message(),
-            "key statistics: 3 micro-batches do not divide a batch of 4");
 }
 
 TEST(StateDumpTest, RoundTripsAndNamesCorruption) {
