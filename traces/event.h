@@ -65,6 +65,7 @@ struct Event {
   std::string collective;  // "allreduce", "alltoall", ... ("" when none)
   std::optional<int64_t> group_size;
   std::optional<int64_t> peer;
+  std::optional<double> cpu_us;  // CPU time the recording thread spent in the task (real runs), microseconds
 
   double end_us() const { return ts_us + dur_us; }
   bool operator==(const Event&) const = default;

@@ -402,6 +402,10 @@ bool TraceReader::read_args(Event* event) {
       if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
       if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
       event->flops = cursor_->number();
+    } else if (key == "cpu_us") {
+      if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
+      if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
+      event->cpu_us = cursor_->number();
     } else if (!cursor_->skip_rest_of_value(v)) {
       return fail_syntax();
     }

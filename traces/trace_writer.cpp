@@ -164,6 +164,10 @@ void append_event_json(std::string* out, const Event& e) {
     field("peer");
     append_json_int(&text, *e.peer);
   }
+  if (e.cpu_us) {
+    field("cpu_us");
+    append_json_number(&text, *e.cpu_us);
+  }
   if (any) {
     text.append("}}");
   } else {

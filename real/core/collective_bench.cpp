@@ -132,7 +132,9 @@ StatusOr<std::vector<RealBenchRow>> run_collective_bench(Communicator& comm, Tra
       const auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < options.iters; ++i) {
         const double t0 = tracer.now_us();
+        const double cpu0 = Tracer::thread_cpu_us();
         CT_RETURN_IF_ERROR(run_once(comm, g, op, b));
+        const double cpu = Tracer::thread_cpu_us() - cpu0;
         traces::Event e;
         e.name = std::string(models::collective_op_name(op)) + " " + std::to_string(bytes) + " B";
         e.category = traces::Category::kComm;
@@ -143,6 +145,7 @@ StatusOr<std::vector<RealBenchRow>> run_collective_bench(Communicator& comm, Tra
         e.bytes = bytes;
         e.collective = models::collective_op_name(op);
         e.group_size = n;
+        e.cpu_us = std::max(0.0, cpu);
         tracer.record(std::move(e));
       }
       const double mine =

@@ -1,5 +1,6 @@
 #include "real/core/plan_runner.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -125,10 +126,13 @@ Status PlanRunner::run_stream(int stream, const std::vector<int>& tasks) {
       }
       TaskContext ctx{plan_, t, rank, world, step, comm_, task_group_[id]};
       const double start = tracer_.now_us();
+      const double cpu_start = Tracer::thread_cpu_us();
       CT_RETURN_IF_ERROR((*body)(ctx));
+      const double cpu_end = Tracer::thread_cpu_us();
       const double end = tracer_.now_us();
       traces::Event e =
           models::task_event(t, rank, stream, step, start, end, task_group_[id] ? task_group_[id]->size() : 0);
+      e.cpu_us = std::max(0.0, cpu_end - cpu_start);
       tracer_.record(std::move(e));
       {
         std::lock_guard<std::mutex> lock(s.mutex);

@@ -1,5 +1,7 @@
 #include "real/core/tracer.h"
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "models/common/version.h"
@@ -8,6 +10,12 @@
 #include "traces/trace_writer.h"
 
 namespace clustertwin::real {
+
+double Tracer::thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) * 1e-3;
+}
 
 Tracer::Tracer(int rank, size_t reserve) : rank_(rank) {
   events_.reserve(reserve);

@@ -33,6 +33,10 @@ class Tracer {
   /// Sets time zero to now; call right after a barrier on every rank.
   void start() { origin_ = Clock::now(); }
   double now_us() const { return std::chrono::duration<double, std::micro>(Clock::now() - origin_).count(); }
+  /// The CPU time the calling thread has used so far, microseconds (its
+  /// thread CPU clock): the difference over a task is the work it did, without
+  /// the time it waited for a core or a peer.
+  static double thread_cpu_us();
 
   /// Adds an event (its rank is set to this tracer's); thread-safe.
   void record(traces::Event event);

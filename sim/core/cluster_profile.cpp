@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -216,6 +217,41 @@ Status read_network(FieldReader& top, ClusterProfile* profile) {
   return read_topology(top, profile);
 }
 
+std::string format_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+// collectives.OP.fit: a list of segments {from, step_latency, bus_bandwidth}, the first from 0, each
+// starting above the one before.
+Status read_collective_fit(FieldReader& factor, std::vector<CollectiveSegment>* fit) {
+  const ConfigNode* list = factor.child("fit");
+  if (list == nullptr) return Status::ok();
+  if (list->kind != ConfigNode::Kind::kList) {
+    return factor.error("fit", "expected a list of segments {from, step_latency, bus_bandwidth}, got " +
+                                   list->describe());
+  }
+  if (list->items.empty()) return factor.error("fit", "an empty list: give at least one segment");
+  for (size_t i = 0; i < list->items.size(); ++i) {
+    const std::string at = "fit[" + std::to_string(i) + "]";
+    CT_ASSIGN_OR_RETURN(segment, FieldReader::open(factor.source(), factor.path_of(at), list->items[i]));
+    CollectiveSegment c;
+    CT_RETURN_IF_ERROR(segment.quantity("from", Quantity::kSize, FieldReader::kNonNegative, &c.from_bytes, kRequired));
+    CT_RETURN_IF_ERROR(
+        segment.quantity("step_latency", Quantity::kTime, FieldReader::kNonNegative, &c.step_latency, kRequired));
+    CT_RETURN_IF_ERROR(
+        segment.quantity("bus_bandwidth", Quantity::kBandwidth, FieldReader::kPositive, &c.bus_bandwidth, kRequired));
+    CT_RETURN_IF_ERROR(segment.finish());
+    if (i == 0 && c.from_bytes != 0) return segment.error("from", "the first segment must start at 0");
+    if (i > 0 && c.from_bytes <= fit->back().from_bytes)
+      return segment.error("from", format_number(c.from_bytes) + " bytes must be above the previous segment's from (" +
+                                       format_number(fit->back().from_bytes) + ")");
+    fit->push_back(c);
+  }
+  return Status::ok();
+}
+
 // device_types, node_device_type, slowdown and costs: what varies across the cluster.
 Status read_variations(FieldReader& top, ClusterProfile* profile) {
   if (const ConfigNode* types = top.child("device_types")) {
@@ -280,7 +316,9 @@ Status read_variations(FieldReader& top, ClusterProfile* profile) {
     CollectiveFactor& f = profile->collectives[key];
     CT_RETURN_IF_ERROR(factor->number("efficiency", FieldReader::kUnitInterval, &f.efficiency, kOptional));
     CT_RETURN_IF_ERROR(factor->number("congestion_peers", FieldReader::kNonNegative, &f.congestion_peers, kOptional));
-    if (factor->keys().empty()) return collectives->error(key, "give at least one of efficiency, congestion_peers");
+    CT_RETURN_IF_ERROR(read_collective_fit(*factor, &f.fit));
+    if (factor->keys().empty())
+      return collectives->error(key, "give at least one of efficiency, congestion_peers, fit");
     CT_RETURN_IF_ERROR(factor->finish());
   }
   return Status::ok();

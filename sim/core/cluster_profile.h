@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/common/status.h"
+#include "models/plan/plan.h"
 
 namespace clustertwin::sim {
 
@@ -81,12 +82,40 @@ struct CostModel {
 /// mesh whose throughput falls as peers are added (incast, connection state):
 /// with n - 1 = congestion_peers the operation takes twice as long. 0 means
 /// no such effect. Both are fitted, never read off a datasheet.
+///
+/// Or, fitted from a real collective benchmark (calibrators/network_fit.h),
+/// the operation's time itself, per message-size range as SimGrid's SMPI
+/// model keeps factors per size: a collective of `bytes` (nccl-tests
+/// convention) among n members takes
+///   latency_steps(op, n) x step_latency + bytes x bus_factor(op, n) / bus_bandwidth
+/// with the segment whose `from_bytes` is the largest not above `bytes`. A
+/// fitted collective is not moved over the network: it takes that time once
+/// its members meet, and efficiency and congestion_peers do not apply.
+struct CollectiveSegment {
+  double from_bytes = 0;     // the first segment starts at 0
+  double step_latency = 0;   // seconds per latency step
+  double bus_bandwidth = 0;  // bytes/s, nccl-tests' bus bandwidth
+};
+
 struct CollectiveFactor {
   double efficiency = 1.0;
   double congestion_peers = 0;
+  std::vector<CollectiveSegment> fit;  // empty: moved over the network
   /// The factor on the bytes of a collective of `group_size` members.
   double byte_factor(int group_size) const;
+  /// The fitted time of `op` on `bytes` among `group_size` members (fit must not be empty).
+  double fitted_seconds(models::CollectiveOp op, double bytes, int group_size) const;
 };
+
+/// nccl-tests' bus-bandwidth factor: all-reduce 2(n-1)/n; reduce-scatter,
+/// all-gather and all-to-all (n-1)/n; broadcast and send/recv 1.
+double bus_factor(models::CollectiveOp op, int n);
+
+/// The sequential message steps of the usual algorithm for `op` among n
+/// members, which the fitted step latency multiplies: ring all-reduce
+/// 2(n-1); ring all-gather and reduce-scatter, pairwise all-to-all n-1;
+/// binomial-tree broadcast ceil(log2 n); 0 for n = 1.
+double latency_steps(models::CollectiveOp op, int n);
 
 /// A cluster as the twin sees it; the YAML schema is sim/platforms/README.md.
 struct ClusterProfile {

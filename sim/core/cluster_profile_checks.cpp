@@ -2,6 +2,7 @@
 // (validate_cluster_profile), the lookups the twin makes per device, worker
 // counts, and finding a profile by name among the shipped ones.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -169,6 +170,50 @@ double CostModel::seconds(double flops, double bytes, double requests) const {
 double CollectiveFactor::byte_factor(int group_size) const {
   const double congestion = congestion_peers > 0 ? 1.0 + std::max(0, group_size - 1) / congestion_peers : 1.0;
   return congestion / efficiency;
+}
+
+double bus_factor(models::CollectiveOp op, int n) {
+  const double nd = n;
+  switch (op) {
+    case models::CollectiveOp::kAllReduce:
+      return 2.0 * (nd - 1) / nd;
+    case models::CollectiveOp::kReduceScatter:
+    case models::CollectiveOp::kAllGather:
+    case models::CollectiveOp::kAllToAll:
+      return (nd - 1) / nd;
+    case models::CollectiveOp::kBroadcast:
+    case models::CollectiveOp::kSend:
+    case models::CollectiveOp::kRecv:
+      return 1.0;
+  }
+  return 1.0;
+}
+
+double latency_steps(models::CollectiveOp op, int n) {
+  if (n <= 1) return 0;
+  switch (op) {
+    case models::CollectiveOp::kAllReduce:
+      return 2.0 * (n - 1);
+    case models::CollectiveOp::kReduceScatter:
+    case models::CollectiveOp::kAllGather:
+    case models::CollectiveOp::kAllToAll:
+      return n - 1;
+    case models::CollectiveOp::kBroadcast:
+      return std::ceil(std::log2(static_cast<double>(n)));
+    case models::CollectiveOp::kSend:
+    case models::CollectiveOp::kRecv:
+      return 1;
+  }
+  return 1;
+}
+
+double CollectiveFactor::fitted_seconds(models::CollectiveOp op, double bytes, int group_size) const {
+  CT_CHECK(!fit.empty()) << "fitted_seconds on a collective without a fit";
+  const CollectiveSegment* s = &fit.front();
+  for (const CollectiveSegment& segment : fit) {
+    if (segment.from_bytes <= bytes) s = &segment;
+  }
+  return latency_steps(op, group_size) * s->step_latency + bytes * bus_factor(op, group_size) / s->bus_bandwidth;
 }
 
 const DeviceType& ClusterProfile::device_type_of(int rank) const {

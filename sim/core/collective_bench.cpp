@@ -34,23 +34,6 @@ StatusOr<int64_t> parse_size(const std::string& text, const std::string& whole) 
 
 }  // namespace
 
-double bus_factor(models::CollectiveOp op, int n) {
-  const double nd = n;
-  switch (op) {
-    case models::CollectiveOp::kAllReduce:
-      return 2.0 * (nd - 1) / nd;
-    case models::CollectiveOp::kReduceScatter:
-    case models::CollectiveOp::kAllGather:
-    case models::CollectiveOp::kAllToAll:
-      return (nd - 1) / nd;
-    case models::CollectiveOp::kBroadcast:
-    case models::CollectiveOp::kSend:
-    case models::CollectiveOp::kRecv:
-      return 1.0;
-  }
-  return 1.0;
-}
-
 StatusOr<std::vector<int64_t>> parse_sizes(const std::string& text) {
   std::vector<int64_t> sizes;
   const size_t colon = text.find(':');

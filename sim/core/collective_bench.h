@@ -27,10 +27,6 @@ struct CollectiveBenchRow {
   double busbw_gbps = 0;  // algbw x the operation's bus factor
 };
 
-/// nccl-tests' bus-bandwidth factor: all-reduce 2(n-1)/n; reduce-scatter,
-/// all-gather and all-to-all (n-1)/n; broadcast and send/recv 1.
-double bus_factor(models::CollectiveOp op, int n);
-
 /// "1K:1G" (doubling) or "4096,1M" into byte counts; K/M/G are powers of 1024.
 StatusOr<std::vector<int64_t>> parse_sizes(const std::string& text);
 

@@ -282,15 +282,23 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
   for (const Task& t : plan.tasks) {
     if (t.kind == TaskKind::kCollective) {
       // Priced by its cost key when the profile has one (a measured collective, replayed once its members
-      // meet), else moved as flows over the network (-1).
+      // meet), else by the op's fitted time (a benchmarked network), else moved as flows over the network (-1).
+      const bool p2p = t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv;
+      const std::vector<int> members =
+          p2p ? std::vector<int>{}
+              : models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);
       auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
-      const double s = cost == profile.costs.end() ? -1.0
-                                                   : cost->second.seconds(t.flops, static_cast<double>(t.bytes),
-                                                                          static_cast<double>(t.requests));
+      auto fitted = profile.collectives.find(std::string(models::collective_op_name(t.collective->op)));
+      double s = -1.0;
+      if (cost != profile.costs.end()) {
+        s = cost->second.seconds(t.flops, static_cast<double>(t.bytes), static_cast<double>(t.requests));
+      } else if (!p2p && fitted != profile.collectives.end() && !fitted->second.fit.empty()) {
+        s = fitted->second.fitted_seconds(t.collective->op, static_cast<double>(t.bytes),
+                                          static_cast<int>(members.size()));
+      }
       std::fill(seconds[t.id].begin(), seconds[t.id].end(), s);
       // Reject algorithms that do not fit the group now, not inside the run.
-      if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv) continue;
-      auto members = models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);
+      if (p2p) continue;
       auto schedule = build_schedule(*t.collective, t.bytes, members, node_of, t.name);
       if (!schedule.is_ok()) return schedule.status().with_context(name);
       continue;

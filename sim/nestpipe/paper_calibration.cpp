@@ -51,7 +51,7 @@ void set_fit(const BaselineFit& f, ClusterProfile* p) {
   p->costs["dense_fwd"] = CostModel{0, f.dense_flop_rate, 0, 0};
   p->costs["dense_bwd"] = CostModel{0, f.dense_flop_rate, 0, 0};
   p->costs["lookup_gather"] = CostModel{0, 0, f.lookup_byte_rate, f.lookup_per_request_s};
-  p->collectives["alltoall"] = CollectiveFactor{f.a2a_efficiency, f.a2a_congestion_peers};
+  p->collectives["alltoall"] = CollectiveFactor{f.a2a_efficiency, f.a2a_congestion_peers, {}};
 }
 
 }  // namespace
@@ -177,7 +177,7 @@ StatusOr<ClusterProfile> calibrate_nestpipe_baseline(const ClusterProfile& base,
 
     // All2All: factor f(W) = (1 + (W-1)/P) / E on the network's own time.
     if (!two_scales) continue;
-    const CollectiveFactor now{f.a2a_efficiency, f.a2a_congestion_peers};
+    const CollectiveFactor now{f.a2a_efficiency, f.a2a_congestion_peers, {}};
     const double fs = paper.a2a_share_small * target_small / (s->a2a / now.byte_factor(paper.small_workers));
     f.notes.clear();
     f.a2a_congestion_peers = 0;

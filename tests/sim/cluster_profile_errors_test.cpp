@@ -234,10 +234,10 @@ TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {
             "tiny.yaml: field 'collectives.send': unknown collective 'send' (allowed: allreduce, alltoall, "
             "allgather, reducescatter, broadcast)");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {}}\n")),
-            "tiny.yaml: field 'collectives.alltoall': give at least one of efficiency, congestion_peers");
+            "tiny.yaml: field 'collectives.alltoall': give at least one of efficiency, congestion_peers, fit");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {efficency: 0.5}}\n")),
             "tiny.yaml: field 'collectives.alltoall.efficency': unknown field (allowed in 'collectives.alltoall': "
-            "efficiency, congestion_peers)");
+            "efficiency, congestion_peers, fit)");
 }
 
 }  // namespace

@@ -4,4 +4,5 @@ ct_add_test(ct_cluster_profile_test LABELS unit
     ${CMAKE_CURRENT_SOURCE_DIR}/cluster_profile_test.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/cluster_profile_errors_test.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/units_test.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/cluster_profile_yaml_test.cpp
   LIBS ct_cluster_profile)

@@ -119,7 +119,7 @@ TEST(SimulatorTest, SameInputsGiveByteIdenticalResultsAndTraces) {
 TEST(SimulatorTest, SymmetricModeMatchesTheFullSimulation) {
   auto profile = load_cluster_profile("npu-1536");
   ASSERT_TRUE(profile.is_ok());
-  profile->collectives["alltoall"] = CollectiveFactor{0.5, 100};
+  profile->collectives["alltoall"] = CollectiveFactor{0.5, 100, {}};
   models::Plan plan = overlap_plan();
   Task block = plan.tasks[1];
   block.id = static_cast<int>(plan.tasks.size());
@@ -187,7 +187,7 @@ TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
   a2a.collective->op = CollectiveOp::kAllToAll;
   plan.tasks = {a2a};
   auto plain = simulate_plan(plan, p, o);
-  p.collectives["alltoall"] = CollectiveFactor{0.5, 3};
+  p.collectives["alltoall"] = CollectiveFactor{0.5, 3, {}};
   auto slowed = simulate_plan(plan, p, o);
   ASSERT_TRUE(plain.is_ok() && slowed.is_ok());
   const double latency = 2.5e-6;

@@ -1,0 +1,164 @@
+#include "sim/core/cluster_profile_yaml.h"
+
+#include <charconv>
+#include <sstream>
+
+namespace clustertwin::sim {
+namespace {
+
+// The shortest decimal that reads back to `value` exactly.
+std::string number(double value) {
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, end);
+}
+
+// A YAML double-quoted string: any text survives.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+class Writer {
+ public:
+  void line(int indent, const std::string& text) { out_ << std::string(2 * indent, ' ') << text << '\n'; }
+  void field(int indent, const std::string& key, const std::string& value, const char* unit = nullptr) {
+    line(indent, key + ": " + value + (unit ? std::string("  # ") + unit : std::string()));
+  }
+  std::string text() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+void write_link(Writer& w, int indent, const LinkSpec& link) {
+  w.field(indent, "bandwidth", number(link.bandwidth), "bytes/s");
+  w.field(indent, "latency", number(link.latency), "s");
+}
+
+void write_device(Writer& w, int indent, const DeviceType& d) {
+  w.field(indent, "name", quoted(d.name));
+  w.line(indent, "peak_flops:");
+  for (const auto& [type, rate] : d.peak_flops)
+    w.field(indent + 1, type, number(rate), "FLOP/s");
+  w.field(indent, "memory", number(d.memory_bytes), "bytes");
+  w.field(indent, "memory_bandwidth", number(d.memory_bandwidth), "bytes/s");
+  w.field(indent, "compute_efficiency", number(d.compute_efficiency));
+  w.field(indent, "memory_efficiency", number(d.memory_efficiency));
+}
+
+void write_topology(Writer& w, const Topology& t) {
+  w.line(0, "topology:");
+  w.field(1, "kind", std::string(topology_kind_name(t.kind)));
+  switch (t.kind) {
+    case Topology::Kind::kSingleSwitch:
+      return;
+    case Topology::Kind::kFatTree:
+    case Topology::Kind::kRailLeafSpine: {
+      w.field(1, "levels", std::to_string(t.levels));
+      w.field(1, "nodes_per_leaf", std::to_string(t.nodes_per_leaf));
+      if (t.levels > 1) w.field(1, "radix", std::to_string(t.radix));
+      if (!t.oversubscription.empty()) {
+        std::string list = "[";
+        for (size_t i = 0; i < t.oversubscription.size(); ++i)
+          list += (i ? ", " : "") + number(t.oversubscription[i]);
+        w.field(1, "oversubscription", list + "]");
+      }
+      break;
+    }
+    case Topology::Kind::kDragonfly:
+      w.field(1, "nodes_per_leaf", std::to_string(t.nodes_per_leaf));
+      w.field(1, "routers_per_group", std::to_string(t.routers_per_group));
+      w.field(1, "global_links_per_router", std::to_string(t.global_links_per_router));
+      break;
+  }
+  w.line(1, "switch_link:");
+  write_link(w, 2, t.switch_link);
+}
+
+}  // namespace
+
+StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::string& header) {
+  if (!p.simgrid_platform.empty()) {
+    return Status::invalid_argument("profile '" + p.name + "' stands on the SimGrid platform file '" +
+                                    p.simgrid_platform + "', which a YAML profile cannot hold");
+  }
+  Writer w;
+  std::istringstream lines(header);
+  for (std::string l; std::getline(lines, l);)
+    w.line(0, "# " + l);
+  w.line(0, "# Schema: sim/platforms/README.md. Numbers are in SI base units (seconds, bytes, bytes/s, FLOP/s).");
+  w.field(0, "name", quoted(p.name));
+  w.field(0, "description", quoted(p.description));
+  w.field(0, "nodes", std::to_string(p.nodes));
+  w.field(0, "devices_per_node", std::to_string(p.devices_per_node));
+  w.field(0, "default_dtype", p.default_dtype);
+  w.line(0, "device:");
+  write_device(w, 1, p.device);
+  if (!p.extra_device_types.empty()) {
+    w.line(0, "device_types:");
+    for (const DeviceType& d : p.extra_device_types) {
+      w.line(1, "-");
+      write_device(w, 2, d);
+    }
+  }
+  if (!p.node_device_type.empty()) {
+    w.line(0, "node_device_type:");
+    for (const auto& [node, type] : p.node_device_type)
+      w.field(1, std::to_string(node), quoted(type));
+  }
+  if (p.intra_node.link.bandwidth > 0) {  // absent for one device per node
+    w.line(0, "intra_node:");
+    w.field(1, "kind", p.intra_node.kind == IntraNode::Kind::kSwitch ? "switch" : "full_mesh");
+    write_link(w, 1, p.intra_node.link);
+  }
+  w.line(0, "host_link:");
+  write_link(w, 1, p.host_link);
+  w.field(0, "host_memory_bandwidth", number(p.host_memory_bandwidth), "bytes/s");
+  w.line(0, "nics:");
+  w.field(1, "per_node", std::to_string(p.nics.per_node));
+  write_link(w, 1, p.nics.link);
+  w.field(1, "rail_optimized", p.nics.rail_optimized ? "true" : "false");
+  write_topology(w, p.topology);
+  if (!p.slowdown.empty()) {
+    w.line(0, "slowdown:");
+    for (const auto& [rank, factor] : p.slowdown)
+      w.field(1, std::to_string(rank), number(factor));
+  }
+  if (!p.costs.empty()) {
+    w.line(0, "costs:");
+    for (const auto& [key, c] : p.costs) {
+      w.line(1, key + ":");
+      w.field(2, "latency", number(c.latency), "s");
+      if (c.per_request > 0) w.field(2, "per_request", number(c.per_request), "s");
+      if (c.flop_rate > 0) w.field(2, "flop_rate", number(c.flop_rate), "FLOP/s");
+      if (c.byte_rate > 0) w.field(2, "byte_rate", number(c.byte_rate), "bytes/s");
+    }
+  }
+  if (!p.collectives.empty()) {
+    w.line(0, "collectives:");
+    for (const auto& [op, f] : p.collectives) {
+      w.line(1, op + ":");
+      w.field(2, "efficiency", number(f.efficiency));
+      w.field(2, "congestion_peers", number(f.congestion_peers));
+      if (f.fit.empty()) continue;
+      w.line(2, "fit:");
+      for (const CollectiveSegment& s : f.fit) {
+        w.line(3, "- from: " + number(s.from_bytes) + "  # bytes");
+        w.field(4, "step_latency", number(s.step_latency), "s");
+        w.field(4, "bus_bandwidth", number(s.bus_bandwidth), "bytes/s");
+      }
+    }
+  }
+  return w.text();
+}
+
+}  // namespace clustertwin::sim
