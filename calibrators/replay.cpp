@@ -6,23 +6,12 @@
 #include <numeric>
 #include <tuple>
 
+#include "calibrators/stats.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/simulator.h"
 #include "traces/trace_reader.h"
 
 namespace clustertwin::calibrators {
-namespace {
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double at = q * static_cast<double>(v.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(at));
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
-}  // namespace
 
 StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
   auto trace = traces::read_trace(path);
@@ -140,20 +129,34 @@ std::vector<KeyFit> fit_keys(const std::vector<TaskSample>& samples) {
     KeyFit f{key, static_cast<int64_t>(v.size()), time / n, quantile(t, 0.5), quantile(t, 0.75) - quantile(t, 0.25)};
     f.mean_size = size / n;
     f.size_is_flops = v.front()->size_is_flops;
-    // Least squares of time on size when the sizes differ; else all of the time per unit of size.
-    double sxx = 0, sxy = 0;
+    // A robust slope of time on size when the sizes differ (several variants or scales pooled), through the
+    // mean: a step's time is the sum of its tasks' means, so the level is the mean's, while a few wild
+    // samples (a descheduled process) do not tilt the slope. Else all of the time per unit of size.
+    std::vector<double> x, y;
     for (const TaskSample* s : v) {
-      sxx += (s->size - f.mean_size) * (s->size - f.mean_size);
-      sxy += (s->size - f.mean_size) * (s->seconds - f.mean_s);
+      x.push_back(s->size);
+      y.push_back(s->seconds);
     }
-    const double slope = sxx > 0 ? sxy / sxx : 0;
-    if (sxx > 0 && slope > 0 && f.mean_s - slope * f.mean_size >= 0) {
+    const double slope = robust_line(x, y).slope;
+    if (slope > 0 && f.mean_s - slope * f.mean_size >= 0) {
       f.seconds_per_unit = slope;
       f.latency_s = f.mean_s - slope * f.mean_size;
     } else if (f.mean_size > 0) {
       f.seconds_per_unit = f.mean_s / f.mean_size;
     } else {
       f.latency_s = f.mean_s;
+    }
+    std::map<double, std::pair<double, int>> by_size;  // size -> sum of times, samples
+    for (const TaskSample* s : v) {
+      by_size[s->size].first += s->seconds;
+      ++by_size[s->size].second;
+    }
+    for (const auto& [size, sum] : by_size) {
+      const double mean = sum.first / sum.second;
+      if (mean > 0) {
+        const double line = f.latency_s + f.seconds_per_unit * size;
+        f.max_abs_residual = std::max(f.max_abs_residual, std::abs(line / mean - 1));
+      }
     }
     fits.push_back(f);
   }
@@ -206,17 +209,20 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   auto real = recorded_step_time(*run, r.first_step, r.last_step);
   if (!real.is_ok()) return real.status();
   r.real_step_s = *real;
-  if (costs_paths.empty()) {
-    r.fits = fit_key_durations(*run, r.first_step, r.last_step);
-  } else {
+  const std::vector<KeyFit> own = fit_key_durations(*run, r.first_step, r.last_step);
+  bool profile_prices_all = true;
+  for (const models::Task& t : run->plan.tasks) {
+    if (!t.cost_key.empty() && base.costs.count(t.cost_key) == 0) profile_prices_all = false;
+  }
+  sim::ClusterProfile profile = base;
+  if (!costs_paths.empty()) {
     std::vector<TaskSample> samples;
     for (const std::string& path : costs_paths) {
       auto source = read_recorded_run(path);
       if (!source.is_ok()) return source.status();
-      if (source->metadata.world_size != run->metadata.world_size) {
-        return Status::invalid_argument(
-            path + ": field 'metadata.world_size': " + std::to_string(source->metadata.world_size) + " is not the " +
-            std::to_string(run->metadata.world_size) + " ranks of " + trace_path);
+      if (source->metadata.system != run->metadata.system) {
+        return Status::invalid_argument(path + ": field 'metadata.system': '" + source->metadata.system +
+                                        "' is not the system of " + trace_path + " ('" + run->metadata.system + "')");
       }
       const int first = source->prologue_steps + warmup, last = source->runner_steps - 1 - drain;
       if (last < first) return Status::invalid_argument(path + ": too few runner steps to fit costs from");
@@ -224,9 +230,16 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
       samples.insert(samples.end(), more.begin(), more.end());
     }
     r.fits = fit_keys(samples);
+    r.costs = "runs";
     r.costs_from = costs_paths;
+    profile = profile_with_fits(base, r.fits);
+  } else if (profile_prices_all) {
+    r.costs = "profile";
+  } else {
+    r.fits = own;
+    r.costs = "replay";
+    profile = profile_with_fits(base, r.fits);
   }
-  const sim::ClusterProfile profile = profile_with_fits(base, r.fits);
   sim::SimOptions o;
   o.workers = r.workers;
   o.steps = run->runner_steps;
@@ -236,6 +249,24 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   if (!twin.is_ok()) return twin.status();
   r.twin_step_s = twin->step_time_s;
   r.step_error = r.real_step_s > 0 ? (r.twin_step_s - r.real_step_s) / r.real_step_s : 0;
+  // Per cost key: the real mean against the twin's mean task duration.
+  std::map<std::string, std::pair<double, int>> twin_by_key;
+  for (size_t i = 0; i < run->plan.tasks.size() && i < twin->tasks.size(); ++i) {
+    const std::string& key = run->plan.tasks[i].cost_key;
+    if (key.empty()) continue;
+    twin_by_key[key].first += twin->tasks[i].mean_s;
+    ++twin_by_key[key].second;
+  }
+  for (const KeyFit& f : own) {
+    KeyError e;
+    e.cost_key = f.cost_key;
+    e.samples = f.samples;
+    e.real_s = f.mean_s;
+    auto it = twin_by_key.find(f.cost_key);
+    if (it != twin_by_key.end()) e.twin_s = it->second.first / it->second.second;
+    e.error = e.real_s > 0 ? (e.twin_s - e.real_s) / e.real_s : 0;
+    r.per_key.push_back(e);
+  }
   return r;
 }
 
@@ -249,17 +280,27 @@ std::string replay_json(const ReplayResult& r) {
   j["real_step_ms"] = r.real_step_s * 1e3;
   j["twin_step_ms"] = r.twin_step_s * 1e3;
   j["step_error"] = r.step_error;
+  j["costs"] = r.costs;
+  j["runs"] = r.costs == "runs" ? static_cast<int>(r.costs_from.size()) : (r.costs == "replay" ? 1 : 0);
   j["per_key"] = nlohmann::ordered_json::array();
+  for (const KeyError& e : r.per_key) {
+    j["per_key"].push_back({{"cost_key", e.cost_key},
+                            {"samples", e.samples},
+                            {"real_ms", e.real_s * 1e3},
+                            {"twin_ms", e.twin_s * 1e3},
+                            {"error", e.error}});
+  }
+  j["fits"] = nlohmann::ordered_json::array();
   for (const KeyFit& f : r.fits) {
-    j["per_key"].push_back({{"cost_key", f.cost_key},
-                            {"samples", f.samples},
-                            {"mean_ms", f.mean_s * 1e3},
-                            {"mean_size", f.mean_size},
-                            {"size_unit", f.size_is_flops ? "flops" : "bytes"},
-                            {"latency_ms", f.latency_s * 1e3},
-                            {"ms_per_unit", f.seconds_per_unit * 1e3},
-                            {"median_ms", f.median_s * 1e3},
-                            {"iqr_ms", f.spread_s * 1e3}});
+    j["fits"].push_back({{"cost_key", f.cost_key},
+                         {"samples", f.samples},
+                         {"mean_ms", f.mean_s * 1e3},
+                         {"mean_size", f.mean_size},
+                         {"size_unit", f.size_is_flops ? "flops" : "bytes"},
+                         {"latency_ms", f.latency_s * 1e3},
+                         {"ms_per_unit", f.seconds_per_unit * 1e3},
+                         {"median_ms", f.median_s * 1e3},
+                         {"iqr_ms", f.spread_s * 1e3}});
   }
   return j.dump(2) + "\n";
 }

@@ -49,12 +49,16 @@ struct KeyFit {
   double spread_s = 0;   // interquartile range
   double mean_size = 0;  // mean FLOPs (compute) or bytes (the rest) of the tasks behind the samples
   bool size_is_flops = false;
-  /// The cost: latency + size x seconds_per_unit, fitted to the means (a
-  /// step's mean is the sum of its tasks' means). A least-squares line when
-  /// the samples' sizes differ (several variants pooled), else all of the
+  /// The cost: latency + size x seconds_per_unit. When the samples' sizes
+  /// differ (several variants or scales pooled), a robust line
+  /// (calibrators/stats.h) gives the slope and the line passes through the
+  /// mean (a step's mean is the sum of its tasks' means); else all of the
   /// mean time per unit of size (a fixed time for a key without a size).
   double latency_s = 0;
   double seconds_per_unit = 0;
+  /// The fit's quality: the largest |line / mean - 1| over the distinct
+  /// sizes of the samples (0 for one size: the line passes through its mean).
+  double max_abs_residual = 0;
 };
 
 /// One task run as a fit sees it: its cost key, its time from ready to end,
@@ -87,24 +91,40 @@ sim::ClusterProfile profile_with_fits(const sim::ClusterProfile& base, const std
 /// ending with its last event on any rank.
 StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step);
 
+/// One cost key's time per task in the real run (mean of its samples, ready
+/// to end) and in the twin (mean of its tasks' durations).
+struct KeyError {
+  std::string cost_key;
+  int64_t samples = 0;
+  double real_s = 0;
+  double twin_s = 0;
+  double error = 0;  // (twin - real) / real
+};
+
 /// The replay of one run.
 struct ReplayResult {
   std::string system, variant;
-  std::vector<std::string> costs_from;  // the traces the costs came from (empty: the replayed one)
+  /// Where the costs came from: "replay" (fitted on the run itself), "runs"
+  /// (fitted on costs_from) or "profile" (the profile's own cost table).
+  std::string costs = "replay";
+  std::vector<std::string> costs_from;  // the traces the costs came from ("runs")
   int workers = 0;
   int first_step = 0, last_step = 0;  // measured runner steps
   double real_step_s = 0;
   double twin_step_s = 0;
-  double step_error = 0;  // (twin - real) / real
-  std::vector<KeyFit> fits;
+  double step_error = 0;     // (twin - real) / real
+  std::vector<KeyFit> fits;  // the costs used ("profile": none)
+  std::vector<KeyError> per_key;
 };
 
 /// Reads, fits, simulates on `base` (the recorded world size) and compares.
 /// Measures the middle of the run: `warmup` runner steps after the prologue
-/// and `drain` before the end are left out on both sides. With
-/// `costs_paths` (empty for none) the costs are fitted on those other
-/// recorded runs, pooled (other variants, seeds or repetitions), and the
-/// plan and the real step come from `trace_path`: a prediction, not a replay.
+/// and `drain` before the end are left out on both sides. The costs:
+///   - with `costs_paths`, fitted on those other recorded runs, pooled (other
+///     variants, worker counts, seeds or repetitions): a prediction;
+///   - else, when `base` prices every cost key of the plan (a calibrated
+///     profile), the profile's: a prediction;
+///   - else fitted on the run itself: a replay.
 StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<std::string>& costs_paths,
                               const sim::ClusterProfile& base, int warmup, int drain);
 

@@ -15,7 +15,7 @@ namespace clustertwin::cli {
 /// What a subcommand does once its arguments are parsed. Subcommands only
 /// parse arguments and call the libraries; errors come back as a Status and
 /// `main` turns them into one line on stderr and the exit code (0 ok, 2 bad
-/// input, 1 internal failure).
+/// input, 3 a failed check, 1 internal failure).
 using Action = std::function<Status()>;
 
 /// Registers `clustertwin trace ...` on `app`; the chosen action is stored in `*action`.
@@ -35,6 +35,9 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action);
 
 /// "128,256,512" -> {128, 256, 512}; InvalidArgument naming --workers and the bad item.
 StatusOr<std::vector<int>> parse_workers(const std::string& text);
+
+/// Registers `clustertwin calibrate ...` (fit a profile to recorded traces) on `app`.
+void add_calibrate_command(CLI::App& app, Action* action);
 
 /// Registers `clustertwin validate ...` (replay a recorded run in the twin) on `app`.
 void add_validate_command(CLI::App& app, Action* action);

@@ -1,5 +1,6 @@
 // clustertwin: one binary with git-style subcommands (see ../shared/DESIGN.md
-// and README.md). Exit codes: 0 success, 2 bad input, 1 internal failure.
+// and README.md). Exit codes: 0 success, 2 bad input, 3 a check asked for failed
+// (validate --max-error), 1 internal failure.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   app.footer("Run 'clustertwin COMMAND --help' for a command's options.");
 
   clustertwin::cli::Action action;
+  clustertwin::cli::add_calibrate_command(app, &action);
   clustertwin::cli::add_launch_command(app, &action);
   clustertwin::cli::add_real_command(app, &action);
   clustertwin::cli::add_sim_command(app, &action);

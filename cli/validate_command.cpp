@@ -1,10 +1,14 @@
-// clustertwin validate: replay a recorded real run in the twin and report the
-// step-time error (calibrators/replay.h).
+// clustertwin validate: run the twin on what a recorded real run (or
+// collective benchmark) did and report its error (calibrators/replay.h,
+// calibrators/network_fit.h); exit 3 when it exceeds --max-error.
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
+#include "calibrators/network_fit.h"
 #include "calibrators/replay.h"
 #include "cli/command.h"
 #include "models/common/text.h"
@@ -18,39 +22,108 @@ struct ValidateArgs {
   std::string real;
   std::string profile = "localhost-cpu";
   std::string costs_from;
+  double max_error = -1;  // < 0: no check
   int warmup = 3;
   int drain = 2;
   bool json = false;
 };
 
+std::string percent(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%+.2f%%", 100 * x);
+  return text;
+}
+
+// Exit 3 when `error` exceeds --max-error.
+Status check(const ValidateArgs& a, double error, const std::string& what) {
+  if (a.max_error < 0 || std::abs(error) <= a.max_error) return Status::ok();
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g%%", 100 * a.max_error);
+  return Status::check_failed(a.real + ": " + what + " " + percent(error) + " exceeds --max-error " + limit);
+}
+
+Status validate_collectives(const ValidateArgs& a, const sim::ClusterProfile& profile) {
+  auto checks = calibrators::check_collectives(a.real, profile);
+  if (!checks.is_ok()) return checks.status();
+  const calibrators::CollectiveCheck* worst = nullptr;
+  for (const auto& c : *checks) {
+    if (worst == nullptr || std::abs(c.error) > std::abs(worst->error)) worst = &c;
+  }
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["system"] = "collectives";
+    j["profile"] = profile.name;
+    j["max_abs_error"] = worst ? std::abs(worst->error) : 0.0;
+    j["sizes"] = nlohmann::ordered_json::array();
+    for (const auto& c : *checks) {
+      j["sizes"].push_back({{"collective", models::collective_op_name(c.op)},
+                            {"bytes", c.bytes},
+                            {"group_size", c.group_size},
+                            {"samples", c.samples},
+                            {"real_mean_us", c.real_mean_s * 1e6},
+                            {"real_median_us", c.real_median_s * 1e6},
+                            {"real_iqr_us", c.real_spread_s * 1e6},
+                            {"twin_us", c.twin_s * 1e6},
+                            {"error", c.error}});
+    }
+    CT_RETURN_IF_ERROR(write_output("-", j.dump(2) + "\n"));
+  } else {
+    std::printf("# clustertwin validate collectives: %s against the twin on profile %s\n", a.real.c_str(),
+                profile.name.c_str());
+    std::printf("  %-14s %12s %6s %8s %12s %12s %10s %12s %9s\n", "collective", "size (B)", "ranks", "samples",
+                "real mean us", "median us", "IQR us", "twin us", "error");
+    for (const auto& c : *checks) {
+      std::printf("  %-14s %12lld %6d %8d %12.1f %12.1f %10.1f %12.1f %9s\n",
+                  std::string(models::collective_op_name(c.op)).c_str(), static_cast<long long>(c.bytes), c.group_size,
+                  c.samples, c.real_mean_s * 1e6, c.real_median_s * 1e6, c.real_spread_s * 1e6, c.twin_s * 1e6,
+                  percent(c.error).c_str());
+    }
+    if (worst) {
+      std::printf("# largest error %s (%s, %lld B)\n", percent(worst->error).c_str(),
+                  std::string(models::collective_op_name(worst->op)).c_str(), static_cast<long long>(worst->bytes));
+    }
+  }
+  return worst ? check(a, worst->error, "the largest collective-time error") : Status::ok();
+}
+
 Status run_validate(const ValidateArgs& a) {
+  if (a.max_error != -1 && !(a.max_error >= 0)) {
+    return Status::invalid_argument("--max-error " + std::to_string(a.max_error) +
+                                    ": must be >= 0 (a relative error: 0.05 is 5%)");
+  }
+  auto profile = sim::load_cluster_profile(a.profile);
+  if (!profile.is_ok()) return profile.status();
+  if (a.system == "collectives") return validate_collectives(a, *profile);
   auto run = calibrators::read_recorded_run(a.real);
   if (!run.is_ok()) return run.status();
   if (run->metadata.system != a.system) {
     return Status::invalid_argument(a.real + ": field 'metadata.system': '" + run->metadata.system +
                                     "' is not the system asked for ('" + a.system + "')");
   }
-  auto profile = sim::load_cluster_profile(a.profile);
-  if (!profile.is_ok()) return profile.status();
   auto r = calibrators::replay(a.real, a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from),
                                *profile, a.warmup, a.drain);
   if (!r.is_ok()) return r.status();
-  if (a.json) return write_output("-", calibrators::replay_json(*r));
+  if (a.json) {
+    CT_RETURN_IF_ERROR(write_output("-", calibrators::replay_json(*r)));
+    return check(a, r->step_error, "step-time error");
+  }
   std::printf("# clustertwin validate %s: %s, %d workers, runner steps %d..%d measured, profile %s\n", a.system.c_str(),
               r->variant.c_str(), r->workers, r->first_step, r->last_step, profile->name.c_str());
-  std::printf("  real step %.3f ms, twin step %.3f ms, error %+.1f%%\n", r->real_step_s * 1e3, r->twin_step_s * 1e3,
-              100 * r->step_error);
-  std::printf("  %-16s %8s %10s %10s %10s\n", "cost key", "samples", "mean ms", "median ms", "IQR ms");
-  for (const calibrators::KeyFit& f : r->fits) {
-    std::printf("  %-16s %8lld %10.3f %10.3f %10.3f\n", f.cost_key.c_str(), static_cast<long long>(f.samples),
-                f.mean_s * 1e3, f.median_s * 1e3, f.spread_s * 1e3);
+  std::printf("  real step %.3f ms, twin step %.3f ms, error %s\n", r->real_step_s * 1e3, r->twin_step_s * 1e3,
+              percent(r->step_error).c_str());
+  std::printf("  %-18s %8s %12s %12s %9s\n", "cost key", "samples", "real ms", "twin ms", "error");
+  for (const calibrators::KeyError& e : r->per_key) {
+    std::printf("  %-18s %8lld %12.3f %12.3f %9s\n", e.cost_key.c_str(), static_cast<long long>(e.samples),
+                e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str());
   }
-  if (r->costs_from.empty()) {
+  if (r->costs == "replay") {
     std::printf("# a replay: the costs are fitted on the run they predict\n");
-  } else {
+  } else if (r->costs == "runs") {
     std::printf("# a prediction: the costs are fitted on %s\n", a.costs_from.c_str());
+  } else {
+    std::printf("# a prediction: the costs are the profile's (%s)\n", a.profile.c_str());
   }
-  return Status::ok();
+  return check(a, r->step_error, "step-time error");
 }
 
 }  // namespace
@@ -59,19 +132,26 @@ void add_validate_command(CLI::App& app, Action* action) {
   auto a = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "validate",
-      "Replay a recorded real run in the twin: fit each cost key's duration from the trace (mean over the "
-      "measured steps, from ready to end; a collective averaged over its members), run the plan the "
-      "trace "
-      "carries on the same worker count, and report the twin's step-time error against the run's");
-  cmd->add_option("SYSTEM", a->system, "The system the trace recorded (nestpipe)")->required();
+      "Run the twin on what a recorded real run did and report its error. For a system (nestpipe): the plan the "
+      "trace carries on the same worker count, priced by the profile's cost table when it prices every cost key "
+      "(a calibrated profile), by --costs-from's runs when given, else by the run itself (a replay); prints the "
+      "step-time error and each cost key's. For `collectives`: the twin's benchmark at every size of a recorded "
+      "collective benchmark, against its mean. Exit code 3 when the error exceeds --max-error");
+  cmd->add_option("SYSTEM", a->system, "nestpipe, or collectives for a collective benchmark")->required();
   cmd->add_option("--real", a->real, "A trace of `clustertwin run SYSTEM --trace`")->required();
+  cmd->add_option("--profile", a->profile, "Cluster profile: shipped name or YAML (`clustertwin calibrate -o`)")
+      ->capture_default_str();
   cmd->add_option("--costs-from", a->costs_from,
-                  "Fit the costs on these other recorded runs (comma-separated: other variants or seeds, pooled) and "
-                  "predict --real's step");
-  cmd->add_option("--profile", a->profile, "Cluster profile the costs are added to")->capture_default_str();
+                  "Fit the costs on these other recorded runs (comma-separated: other variants, worker counts or "
+                  "seeds, pooled) and predict --real's step");
+  cmd->add_option("--max-error", a->max_error,
+                  "Exit 3 when the absolute relative step-time error (collectives: the largest per size) exceeds "
+                  "this (0.05 = 5%)");
   cmd->add_option("--warmup", a->warmup, "Runner steps after the pipeline prologue left out")->capture_default_str();
   cmd->add_option("--drain", a->drain, "Runner steps at the end left out")->capture_default_str();
-  cmd->add_flag("--json", a->json, "Print JSON: step_error (relative, signed), per_key, measured_steps");
+  cmd->add_flag("--json", a->json,
+                "Print JSON: step_error (relative, signed), per_key, costs, runs, measured_steps (collectives: "
+                "sizes, max_abs_error)");
   cmd->callback([a, action] { *action = [a] { return run_validate(*a); }; });
 }
 

@@ -4,6 +4,7 @@ namespace clustertwin {
 
 int Status::exit_code() const {
   if (is_ok()) return 0;
+  if (code_ == Code::kCheckFailed) return 3;
   return is_user_error() ? 2 : 1;
 }
 

@@ -20,6 +20,7 @@ class Status {
     kNotFound,         // a file or name the user gave does not exist (exit 2)
     kIoError,          // the operating system refused a read or write (exit 1)
     kInternal,         // our own bug or an impossible state (exit 1)
+    kCheckFailed,      // the command ran, and a check the user asked for failed (validate --max-error: exit 3)
   };
 
   Status() = default;
@@ -29,6 +30,7 @@ class Status {
   static Status not_found(std::string message) { return Status(Code::kNotFound, std::move(message)); }
   static Status io_error(std::string message) { return Status(Code::kIoError, std::move(message)); }
   static Status internal(std::string message) { return Status(Code::kInternal, std::move(message)); }
+  static Status check_failed(std::string message) { return Status(Code::kCheckFailed, std::move(message)); }
 
   bool is_ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -37,7 +39,7 @@ class Status {
   /// True for errors caused by what the user gave us (exit code 2).
   bool is_user_error() const { return code_ == Code::kInvalidArgument || code_ == Code::kNotFound; }
 
-  /// The command-line exit code for this status: 0 ok, 2 user error, 1 otherwise.
+  /// The command-line exit code for this status: 0 ok, 2 user error, 3 a failed check, 1 otherwise.
   int exit_code() const;
 
   /// The same status with `prefix + ": "` put before the message; ok stays ok.

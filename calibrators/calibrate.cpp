@@ -1,0 +1,167 @@
+#include "calibrators/calibrate.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/cluster_profile_yaml.h"
+#include "traces/trace_reader.h"
+
+namespace clustertwin::calibrators {
+namespace {
+
+std::string format(const char* pattern, double a, double b = 0, double c = 0, double d = 0, double e = 0,
+                   double f = 0) {
+  char text[256];
+  std::snprintf(text, sizeof text, pattern, a, b, c, d, e, f);
+  return text;
+}
+
+std::string file_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+}  // namespace
+
+StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const sim::ClusterProfile& base,
+                                const CalibrateOptions& options) {
+  if (paths.empty()) return Status::invalid_argument("calibrate: give at least one trace");
+  Calibration c;
+  c.base = base.name;
+  std::vector<CollectiveSample> bench;
+  std::vector<TaskSample> tasks;
+  for (const std::string& path : paths) {
+    auto trace = traces::read_trace(path);
+    if (!trace.is_ok()) return trace.status();
+    if (trace->metadata.system == "collectives") {
+      auto samples = collective_samples(*trace, path);
+      if (!samples.is_ok()) return samples.status();
+      if (samples->empty()) return Status::invalid_argument(path + ": a collective benchmark without timed operations");
+      bench.insert(bench.end(), samples->begin(), samples->end());
+      c.bench_traces.push_back(path);
+      continue;
+    }
+    auto run = read_recorded_run(path);
+    if (!run.is_ok()) return run.status();
+    const int first = run->prologue_steps + options.warmup, last = run->runner_steps - 1 - options.drain;
+    if (options.warmup < 0 || options.drain < 0 || last < first) {
+      return Status::invalid_argument(path + ": --warmup " + std::to_string(options.warmup) + " --drain " +
+                                      std::to_string(options.drain) + " leave no step of its " +
+                                      std::to_string(run->runner_steps) + " runner steps to fit");
+    }
+    const auto samples = task_samples(*run, first, last);
+    tasks.insert(tasks.end(), samples.begin(), samples.end());
+    c.run_traces.push_back(path);
+  }
+  c.network = fit_network(bench, options.network);
+  c.keys = fit_keys(tasks);
+  c.profile = profile_with_fits(base, c.keys);
+  add_network_fits(c.network, &c.profile);
+  if (!options.name.empty()) c.profile.name = options.name;
+  std::string from;
+  if (!c.bench_traces.empty()) from += std::to_string(c.bench_traces.size()) + " collective benchmark(s)";
+  if (!c.run_traces.empty())
+    from += (from.empty() ? "" : " and ") + std::to_string(c.run_traces.size()) + " recorded run(s)";
+  c.profile.description = base.description + "; calibrated on " + from;
+  return c;
+}
+
+StatusOr<std::string> calibration_yaml(const Calibration& c) {
+  std::string header = "Written by `clustertwin calibrate` on the base profile " + c.base + " from:\n";
+  for (const std::string& t : c.bench_traces)
+    header += "  " + file_name(t) + " (collective benchmark)\n";
+  for (const std::string& t : c.run_traces)
+    header += "  " + file_name(t) + " (recorded run)\n";
+  header += "costs: each cost key's latency and rate, fitted on the runs; collectives.OP.fit: the benchmarked network.";
+  return sim::cluster_profile_yaml(c.profile, header);
+}
+
+std::string calibration_report(const Calibration& c) {
+  std::string out = "# clustertwin calibrate: profile " + c.profile.name + " on base " + c.base + ", " +
+                    std::to_string(c.bench_traces.size()) + " benchmark trace(s), " +
+                    std::to_string(c.run_traces.size()) + " run trace(s)\n";
+  if (!c.keys.empty()) {
+    out += "# cost keys: mean/median/IQR of the samples (ready to end), the fitted line, its largest miss per size\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-18s %8s %10s %10s %10s %12s %16s %8s\n", "cost key", "samples", "mean ms",
+                  "median ms", "IQR ms", "latency ms", "rate", "residual");
+    out += line;
+    for (const KeyFit& f : c.keys) {
+      std::string rate = "-";
+      if (f.seconds_per_unit > 0) {
+        rate = f.size_is_flops ? format("%.4g GFLOP/s", 1e-9 / f.seconds_per_unit)
+                               : format("%.4g GB/s", 1e-9 / f.seconds_per_unit);
+      }
+      std::snprintf(line, sizeof line, "  %-18s %8lld %10.3f %10.3f %10.3f %12.4f %16s %7.2f%%\n", f.cost_key.c_str(),
+                    static_cast<long long>(f.samples), f.mean_s * 1e3, f.median_s * 1e3, f.spread_s * 1e3,
+                    f.latency_s * 1e3, rate.c_str(), 100 * f.max_abs_residual);
+      out += line;
+    }
+  }
+  for (const NetworkFit& n : c.network) {
+    const std::string op(models::collective_op_name(n.op));
+    out += "# " + op + ": " + std::to_string(n.segments.size()) + " segment(s)";
+    for (const sim::CollectiveSegment& s : n.segments)
+      out += format(" [from %.0f B: %.2f us/step, %.4g GB/s bus]", s.from_bytes, s.step_latency * 1e6,
+                    s.bus_bandwidth * 1e-9);
+    out += format("; largest residual %.2f%%\n", 100 * n.max_abs_residual);
+    char line[256];
+    std::snprintf(line, sizeof line, "  %14s %6s %8s %12s %12s %10s %12s %9s\n", "size (B)", "ranks", "samples",
+                  "mean us", "median us", "IQR us", "fitted us", "residual");
+    out += line;
+    for (const SizePoint& p : n.points) {
+      std::snprintf(line, sizeof line, "  %14lld %6d %8d %12.1f %12.1f %10.1f %12.1f %+8.2f%%\n",
+                    static_cast<long long>(p.bytes), p.group_size, p.samples, p.mean_s * 1e6, p.median_s * 1e6,
+                    p.spread_s * 1e6, p.fitted_s * 1e6, 100 * p.residual);
+      out += line;
+    }
+  }
+  return out;
+}
+
+std::string calibration_json(const Calibration& c) {
+  nlohmann::ordered_json j;
+  j["profile"] = c.profile.name;
+  j["base"] = c.base;
+  j["bench_traces"] = c.bench_traces;
+  j["run_traces"] = c.run_traces;
+  j["cost_keys"] = nlohmann::ordered_json::array();
+  for (const KeyFit& f : c.keys) {
+    j["cost_keys"].push_back({{"cost_key", f.cost_key},
+                              {"samples", f.samples},
+                              {"mean_ms", f.mean_s * 1e3},
+                              {"median_ms", f.median_s * 1e3},
+                              {"iqr_ms", f.spread_s * 1e3},
+                              {"size_unit", f.size_is_flops ? "flops" : "bytes"},
+                              {"latency_ms", f.latency_s * 1e3},
+                              {"ms_per_unit", f.seconds_per_unit * 1e3},
+                              {"max_abs_residual", f.max_abs_residual}});
+  }
+  j["collectives"] = nlohmann::ordered_json::array();
+  for (const NetworkFit& n : c.network) {
+    nlohmann::ordered_json op;
+    op["collective"] = models::collective_op_name(n.op);
+    op["max_abs_residual"] = n.max_abs_residual;
+    op["segments"] = nlohmann::ordered_json::array();
+    for (const sim::CollectiveSegment& s : n.segments) {
+      op["segments"].push_back({{"from_bytes", s.from_bytes},
+                                {"step_latency_us", s.step_latency * 1e6},
+                                {"bus_gbps", s.bus_bandwidth * 1e-9}});
+    }
+    op["sizes"] = nlohmann::ordered_json::array();
+    for (const SizePoint& p : n.points) {
+      op["sizes"].push_back({{"bytes", p.bytes},
+                             {"group_size", p.group_size},
+                             {"samples", p.samples},
+                             {"mean_us", p.mean_s * 1e6},
+                             {"median_us", p.median_s * 1e6},
+                             {"iqr_us", p.spread_s * 1e6},
+                             {"fitted_us", p.fitted_s * 1e6},
+                             {"residual", p.residual}});
+    }
+    j["collectives"].push_back(op);
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace clustertwin::calibrators

@@ -1,0 +1,51 @@
+#pragma once
+
+// `clustertwin calibrate`: fit a cluster profile to recorded traces. A
+// collective benchmark's trace (metadata.system "collectives") fits the
+// network (network_fit.h); a system's run (`clustertwin run SYSTEM --trace`)
+// fits its cost keys (replay.h's fit_keys, pooled over every run given, of
+// any worker count). The result is the base profile with those fits, written
+// as YAML that the twin reads.
+
+#include <string>
+#include <vector>
+
+#include "calibrators/network_fit.h"
+#include "calibrators/replay.h"
+#include "models/common/status.h"
+#include "sim/core/cluster_profile.h"
+
+namespace clustertwin::calibrators {
+
+struct CalibrateOptions {
+  std::string name;  // the profile's name ("" keeps the base's)
+  int warmup = 3;    // runner steps after a run's prologue left out of the fit
+  int drain = 2;     // runner steps at a run's end left out
+  NetworkFitOptions network;
+};
+
+struct Calibration {
+  sim::ClusterProfile profile;
+  std::string base;                       // the base profile's name
+  std::vector<std::string> bench_traces;  // collective benchmarks
+  std::vector<std::string> run_traces;    // system runs
+  std::vector<NetworkFit> network;
+  std::vector<KeyFit> keys;
+};
+
+/// Reads every trace, fits, and returns `base` with the fits. InvalidArgument
+/// naming the file for a trace that is neither a benchmark nor a run with
+/// its plan, or a run too short to leave a measured step.
+StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const sim::ClusterProfile& base,
+                                const CalibrateOptions& options);
+
+/// The profile as YAML, with a header naming the traces it was fitted on.
+StatusOr<std::string> calibration_yaml(const Calibration& calibration);
+
+/// The fit quality as a table: per cost key and per collective size.
+std::string calibration_report(const Calibration& calibration);
+
+/// The same as JSON: {"profile", "traces", "cost_keys": [...], "collectives": [...]}.
+std::string calibration_json(const Calibration& calibration);
+
+}  // namespace clustertwin::calibrators

@@ -1,0 +1,81 @@
+// clustertwin calibrate: fit a cluster profile to recorded traces
+// (calibrators/calibrate.h) and print the fit quality.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+
+#include "calibrators/calibrate.h"
+#include "cli/command.h"
+#include "models/common/file_io.h"
+
+namespace clustertwin::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> traces;
+  std::string out;
+  std::string base = "localhost-cpu";
+  std::string name;
+  int warmup = 3;
+  int drain = 2;
+  int segments = 4;
+  double tolerance = 0.03;
+  bool json = false;
+};
+
+Status run_calibrate(const CalibrateArgs& a) {
+  if (a.segments < 1 || a.segments > 16)
+    return Status::invalid_argument("--segments " + std::to_string(a.segments) + ": must be in [1, 16]");
+  if (!(a.tolerance > 0 && a.tolerance < 1))
+    return Status::invalid_argument("--tolerance " + std::to_string(a.tolerance) + ": must be in (0, 1)");
+  auto base = sim::load_cluster_profile(a.base);
+  if (!base.is_ok()) return base.status();
+  calibrators::CalibrateOptions o;
+  o.name = a.name;
+  o.warmup = a.warmup;
+  o.drain = a.drain;
+  o.network.max_segments = a.segments;
+  o.network.tolerance = a.tolerance;
+  auto c = calibrators::calibrate(a.traces, *base, o);
+  if (!c.is_ok()) return c.status();
+  auto yaml = calibrators::calibration_yaml(*c);
+  if (!yaml.is_ok()) return yaml.status();
+  // The profile must read back as the twin will read it.
+  auto check = sim::parse_cluster_profile(*yaml, a.out);
+  if (!check.is_ok()) return Status::internal("the written profile does not read back: " + check.status().message());
+  CT_RETURN_IF_ERROR(write_output(a.out, *yaml));
+  if (a.json) return write_output("-", calibrators::calibration_json(*c));
+  std::fputs(calibrators::calibration_report(*c).c_str(), stdout);
+  std::printf("# wrote %s\n", a.out.c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, Action* action) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Fit a cluster profile to recorded traces and write it as YAML the twin reads. A collective benchmark "
+      "(`clustertwin run collectives --trace`) fits the network: per collective, message-size segments of step "
+      "latency and bus bandwidth. A system's run (`clustertwin run nestpipe --trace`) fits its cost keys: latency "
+      "and rate per key, pooled over every run given. Prints the fit quality: per cost key and per benchmarked "
+      "size, the measured median and spread and the fit's residual");
+  cmd->add_option("TRACE", a->traces, "Recorded traces (.json or .json.gz), any mix of benchmarks and runs")
+      ->required();
+  cmd->add_option("-o,--out", a->out, "The profile to write (YAML; written atomically)")->required();
+  cmd->add_option("--base", a->base, "Shipped profile name or YAML path that the fits extend")->capture_default_str();
+  cmd->add_option("--name", a->name, "Name of the written profile (default: the base's)");
+  cmd->add_option("--warmup", a->warmup, "Runner steps after a run's pipeline prologue left out")
+      ->capture_default_str();
+  cmd->add_option("--drain", a->drain, "Runner steps at a run's end left out")->capture_default_str();
+  cmd->add_option("--segments", a->segments, "Most message-size segments per collective")->capture_default_str();
+  cmd->add_option("--tolerance", a->tolerance,
+                  "Use the fewest segments whose largest relative residual is at most this")
+      ->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print the fit quality as JSON instead of tables");
+  cmd->callback([a, action] { *action = [a] { return run_calibrate(*a); }; });
+}
+
+}  // namespace clustertwin::cli
