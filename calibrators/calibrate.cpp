@@ -30,6 +30,9 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const sim
   c.base = base.name;
   std::vector<CollectiveSample> bench;
   std::vector<TaskSample> tasks;
+  std::vector<RecordedRun> runs;
+  std::vector<MeasuredRun> measured;
+  runs.reserve(paths.size());
   for (const std::string& path : paths) {
     auto trace = traces::read_trace(path);
     if (!trace.is_ok()) return trace.status();
@@ -52,17 +55,25 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const sim
     const auto samples = task_samples(*run, first, last);
     tasks.insert(tasks.end(), samples.begin(), samples.end());
     c.run_traces.push_back(path);
+    runs.push_back(std::move(*run));
+    measured.push_back({&runs.back(), first, last});
   }
   c.network = fit_network(bench, options.network);
   c.keys = fit_keys(tasks);
   c.profile = profile_with_fits(base, c.keys);
   add_network_fits(c.network, &c.profile);
+  if (c.profile.node_cores > 0 && !measured.empty()) {
+    // Ranks share the node's cores: the costs become core-seconds that reproduce the runs in the twin.
+    auto shared = fit_shared_cores(measured, c.profile);
+    if (!shared.is_ok()) return shared.status();
+    c.profile = std::move(*shared);
+  }
   if (!options.name.empty()) c.profile.name = options.name;
   std::string from;
   if (!c.bench_traces.empty()) from += std::to_string(c.bench_traces.size()) + " collective benchmark(s)";
   if (!c.run_traces.empty())
     from += (from.empty() ? "" : " and ") + std::to_string(c.run_traces.size()) + " recorded run(s)";
-  c.profile.description = base.description + "; calibrated on " + from;
+  c.profile.description = "the " + base.name + " profile calibrated on " + from + " by clustertwin calibrate";
   return c;
 }
 
@@ -81,7 +92,10 @@ std::string calibration_report(const Calibration& c) {
                     std::to_string(c.bench_traces.size()) + " benchmark trace(s), " +
                     std::to_string(c.run_traces.size()) + " run trace(s)\n";
   if (!c.keys.empty()) {
-    out += "# cost keys: mean/median/IQR of the samples (ready to end), the fitted line, its largest miss per size\n";
+    out +=
+        "# cost keys: mean/median/IQR of the samples (ready to end), the fitted line (collectives: latency per\n"
+        "# latency step, rate in bus bytes), its largest miss per size";
+    out += c.profile.node_cores > 0 ? "; the profile holds these as core-seconds (node_cores)\n" : "\n";
     char line[256];
     std::snprintf(line, sizeof line, "  %-18s %8s %10s %10s %10s %12s %16s %8s\n", "cost key", "samples", "mean ms",
                   "median ms", "IQR ms", "latency ms", "rate", "residual");

@@ -207,19 +207,25 @@ std::vector<NetworkFit> fit_network(const std::vector<CollectiveSample>& samples
   return fits;
 }
 
-StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::string& path, const sim::ClusterProfile& profile) {
-  auto trace = traces::read_trace(path);
-  if (!trace.is_ok()) return trace.status();
-  if (trace->metadata.system != "collectives") {
-    return Status::invalid_argument(path + ": field 'metadata.system': '" + trace->metadata.system +
-                                    "' is not a collective benchmark ('collectives')");
+StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::vector<std::string>& paths,
+                                                         const sim::ClusterProfile& profile) {
+  std::vector<CollectiveSample> samples;
+  for (const std::string& path : paths) {
+    auto trace = traces::read_trace(path);
+    if (!trace.is_ok()) return trace.status();
+    if (trace->metadata.system != "collectives") {
+      return Status::invalid_argument(path + ": field 'metadata.system': '" + trace->metadata.system +
+                                      "' is not a collective benchmark ('collectives')");
+    }
+    auto more = collective_samples(*trace, path);
+    if (!more.is_ok()) return more.status();
+    if (more->empty()) return Status::invalid_argument(path + ": a collective benchmark without timed operations");
+    samples.insert(samples.end(), more->begin(), more->end());
   }
-  auto samples = collective_samples(*trace, path);
-  if (!samples.is_ok()) return samples.status();
-  if (samples->empty()) return Status::invalid_argument(path + ": a collective benchmark without timed operations");
+  if (samples.empty()) return Status::invalid_argument("validate collectives: give at least one benchmark trace");
   // The measured points, as the fit sees them (one segment: only the statistics are used).
   std::vector<CollectiveCheck> out;
-  for (const NetworkFit& f : fit_network(*samples, NetworkFitOptions{1, 1.0})) {
+  for (const NetworkFit& f : fit_network(samples, NetworkFitOptions{1, 1.0})) {
     std::map<int, std::vector<int64_t>> sizes_by_group;
     for (const SizePoint& p : f.points)
       sizes_by_group[p.group_size].push_back(p.bytes);
@@ -230,7 +236,7 @@ StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::string& path
       o.workers = group_size;
       o.sizes = sizes;
       auto rows = sim::bench_collective(o, profile);
-      if (!rows.is_ok()) return rows.status().with_context(path);
+      if (!rows.is_ok()) return rows.status();
       for (const sim::CollectiveBenchRow& row : *rows)
         twin[{row.bytes, group_size}] = row.time_s;
     }

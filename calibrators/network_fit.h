@@ -84,8 +84,10 @@ struct CollectiveCheck {
 
 /// Runs the twin's collective benchmark (sim::bench_collective) on
 /// `profile` for every collective, size and group size of the benchmark
-/// trace at `path`, and compares it with the trace's mean per size.
-StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::string& path, const sim::ClusterProfile& profile);
+/// traces at `paths` (pooled: repetitions, or size ranges recorded apart),
+/// and compares it with their mean per size.
+StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::vector<std::string>& paths,
+                                                         const sim::ClusterProfile& profile);
 
 /// `profile` with each fit as its collective's `fit` (efficiency and
 /// congestion kept; they do not apply to a fitted collective).

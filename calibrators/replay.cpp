@@ -87,14 +87,20 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
                                            : end_of(e.rank, *e.step - 1, stream_last[t.stream]));
     return r < 0 ? e.ts_us * 1e-6 : std::min(r, e.ts_us * 1e-6);
   };
-  auto sample = [&](const models::Task& t, double seconds) {
+  auto sample = [&](const models::Task& t, double seconds, int64_t group_size) {
     const bool flops = t.kind == models::TaskKind::kCompute;
-    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops};
+    if (t.collective) {
+      const int n = static_cast<int>(std::max<int64_t>(2, group_size));
+      return TaskSample{t.cost_key, seconds, static_cast<double>(t.bytes) * sim::bus_factor(t.collective->op, n), false,
+                        sim::latency_steps(t.collective->op, n)};
+    }
+    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops, 0};
   };
   // Collectives: one time per (task, step), the mean over members of ready to end. Its members are ready at
   // different times (noise on a shared machine); the twin's are not, so the mean wait for the slowest member
   // belongs to the collective.
   std::map<std::pair<int64_t, int64_t>, std::pair<double, int>> collective_runs;  // sum of times, members
+  std::map<std::pair<int64_t, int64_t>, int64_t> group_size;                      // as its events record it
   std::vector<TaskSample> out;
   for (const traces::Event& e : run.events) {
     if (*e.step < first_step || *e.step > last_step || e.cost_key.empty()) continue;
@@ -103,12 +109,13 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
       auto& [sum, members] = collective_runs[{*e.task_id, *e.step}];
       sum += since_ready;
       ++members;
+      group_size[{*e.task_id, *e.step}] = e.group_size.value_or(e.peer ? 2 : 0);
     } else {
-      out.push_back(sample(plan.tasks[*e.task_id], since_ready));
+      out.push_back(sample(plan.tasks[*e.task_id], since_ready, 0));
     }
   }
   for (const auto& [key, run_time] : collective_runs)
-    out.push_back(sample(plan.tasks[key.first], run_time.first / run_time.second));
+    out.push_back(sample(plan.tasks[key.first], run_time.first / run_time.second, group_size[key]));
   return out;
 }
 
@@ -129,32 +136,41 @@ std::vector<KeyFit> fit_keys(const std::vector<TaskSample>& samples) {
     KeyFit f{key, static_cast<int64_t>(v.size()), time / n, quantile(t, 0.5), quantile(t, 0.75) - quantile(t, 0.25)};
     f.mean_size = size / n;
     f.size_is_flops = v.front()->size_is_flops;
+    f.collective = v.front()->steps > 0;
     // A robust slope of time on size when the sizes differ (several variants or scales pooled), through the
     // mean: a step's time is the sum of its tasks' means, so the level is the mean's, while a few wild
     // samples (a descheduled process) do not tilt the slope. Else all of the time per unit of size.
+    // A collective's time is steps x latency + bus bytes x seconds per unit: per latency step, that is a line.
     std::vector<double> x, y;
+    double steps = 0;
     for (const TaskSample* s : v) {
-      x.push_back(s->size);
-      y.push_back(s->seconds);
+      const double per = f.collective ? s->steps : 1.0;
+      x.push_back(s->size / per);
+      y.push_back(s->seconds / per);
+      steps += per;
     }
+    const double mean_steps = steps / n;
     const double slope = robust_line(x, y).slope;
+    // Through the mean: mean_s = mean_steps x latency + mean_size x slope.
     if (slope > 0 && f.mean_s - slope * f.mean_size >= 0) {
       f.seconds_per_unit = slope;
-      f.latency_s = f.mean_s - slope * f.mean_size;
+      f.latency_s = (f.mean_s - slope * f.mean_size) / mean_steps;
     } else if (f.mean_size > 0) {
       f.seconds_per_unit = f.mean_s / f.mean_size;
     } else {
-      f.latency_s = f.mean_s;
+      f.latency_s = f.mean_s / mean_steps;
     }
     std::map<double, std::pair<double, int>> by_size;  // size -> sum of times, samples
+    std::map<double, double> steps_of;
     for (const TaskSample* s : v) {
       by_size[s->size].first += s->seconds;
       ++by_size[s->size].second;
+      steps_of[s->size] = f.collective ? s->steps : 1.0;
     }
     for (const auto& [size, sum] : by_size) {
       const double mean = sum.first / sum.second;
       if (mean > 0) {
-        const double line = f.latency_s + f.seconds_per_unit * size;
+        const double line = steps_of[size] * f.latency_s + f.seconds_per_unit * size;
         f.max_abs_residual = std::max(f.max_abs_residual, std::abs(line / mean - 1));
       }
     }
@@ -172,10 +188,75 @@ sim::ClusterProfile profile_with_fits(const sim::ClusterProfile& base, const std
   for (const KeyFit& f : fits) {
     sim::CostModel& c = p.costs[f.cost_key];
     c = sim::CostModel{};
+    if (f.collective) {
+      c.step_latency = f.latency_s;
+      if (f.seconds_per_unit > 0) c.bus_rate = 1 / f.seconds_per_unit;
+      continue;
+    }
     c.latency = f.latency_s;
     if (f.seconds_per_unit > 0) (f.size_is_flops ? c.flop_rate : c.byte_rate) = 1 / f.seconds_per_unit;
   }
   return p;
+}
+
+StatusOr<sim::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& runs, sim::ClusterProfile profile) {
+  // Runs of one variant on one worker count share a plan: pool their samples, simulate once.
+  struct Group {
+    const MeasuredRun* first = nullptr;
+    std::map<std::string, std::pair<double, int64_t>> real;  // key -> sum of seconds, samples
+  };
+  std::map<std::pair<std::string, int64_t>, Group> groups;
+  for (const MeasuredRun& m : runs) {
+    Group& g = groups[{m.run->metadata.variant, m.run->metadata.world_size}];
+    if (g.first == nullptr) g.first = &m;
+    for (const TaskSample& t : task_samples(*m.run, m.first_step, m.last_step)) {
+      g.real[t.cost_key].first += t.seconds;
+      ++g.real[t.cost_key].second;
+    }
+  }
+  constexpr int kRounds = 12;
+  for (int round = 0; round < kRounds; ++round) {
+    std::map<std::string, std::pair<double, double>> sums;  // key -> real seconds, twin seconds
+    for (const auto& [id, g] : groups) {
+      const RecordedRun& run = *g.first->run;
+      sim::SimOptions o;
+      o.workers = static_cast<int>(run.metadata.world_size);
+      o.steps = run.runner_steps;
+      o.warmup_steps = g.first->first_step;
+      o.drain_steps = run.runner_steps - 1 - g.first->last_step;
+      auto twin = sim::simulate_plan(run.plan, profile, o);
+      if (!twin.is_ok()) return twin.status().with_context(run.path);
+      std::map<std::string, std::pair<double, int>> twin_by_key;
+      for (size_t i = 0; i < run.plan.tasks.size() && i < twin->tasks.size(); ++i) {
+        const std::string& key = run.plan.tasks[i].cost_key;
+        if (key.empty()) continue;
+        twin_by_key[key].first += twin->tasks[i].mean_s;
+        ++twin_by_key[key].second;
+      }
+      for (const auto& [key, real] : g.real) {
+        auto it = twin_by_key.find(key);
+        if (it == twin_by_key.end()) continue;
+        sums[key].first += real.first;
+        sums[key].second += it->second.first / it->second.second * static_cast<double>(real.second);
+      }
+    }
+    double worst = 0;
+    for (const auto& [key, sum] : sums) {
+      auto cost = profile.costs.find(key);
+      if (cost == profile.costs.end() || sum.first <= 0 || sum.second <= 0) continue;
+      const double f = sum.first / sum.second;
+      worst = std::max(worst, std::abs(f - 1));
+      sim::CostModel& c = cost->second;
+      c.latency *= f;
+      c.per_request *= f;
+      c.step_latency *= f;
+      if (c.flop_rate > 0) c.flop_rate /= f;
+      if (c.byte_rate > 0) c.byte_rate /= f;
+      if (c.bus_rate > 0) c.bus_rate /= f;
+    }
+    if (worst < 0.002) break;
+  }
+  return profile;
 }
 
 StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step) {
@@ -215,8 +296,11 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
     if (!t.cost_key.empty() && base.costs.count(t.cost_key) == 0) profile_prices_all = false;
   }
   sim::ClusterProfile profile = base;
+  std::vector<RecordedRun> sources;  // the runs the costs come from
+  std::vector<MeasuredRun> measured;
   if (!costs_paths.empty()) {
     std::vector<TaskSample> samples;
+    sources.reserve(costs_paths.size());
     for (const std::string& path : costs_paths) {
       auto source = read_recorded_run(path);
       if (!source.is_ok()) return source.status();
@@ -228,6 +312,8 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
       if (last < first) return Status::invalid_argument(path + ": too few runner steps to fit costs from");
       const auto more = task_samples(*source, first, last);
       samples.insert(samples.end(), more.begin(), more.end());
+      sources.push_back(std::move(*source));
+      measured.push_back({&sources.back(), first, last});
     }
     r.fits = fit_keys(samples);
     r.costs = "runs";
@@ -239,6 +325,12 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
     r.fits = own;
     r.costs = "replay";
     profile = profile_with_fits(base, r.fits);
+    measured.push_back({&*run, r.first_step, r.last_step});
+  }
+  if (profile.node_cores > 0 && !measured.empty()) {
+    auto shared = fit_shared_cores(measured, profile);
+    if (!shared.is_ok()) return shared.status();
+    profile = std::move(*shared);
   }
   sim::SimOptions o;
   o.workers = r.workers;

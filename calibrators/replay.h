@@ -47,8 +47,9 @@ struct KeyFit {
   double mean_s = 0;
   double median_s = 0;
   double spread_s = 0;   // interquartile range
-  double mean_size = 0;  // mean FLOPs (compute) or bytes (the rest) of the tasks behind the samples
+  double mean_size = 0;  // mean FLOPs (compute), bus bytes (collectives) or bytes (the rest) of the samples' tasks
   bool size_is_flops = false;
+  bool collective = false;  // latency_s is per latency step, seconds_per_unit per bus byte
   /// The cost: latency + size x seconds_per_unit. When the samples' sizes
   /// differ (several variants or scales pooled), a robust line
   /// (calibrators/stats.h) gives the slope and the line passes through the
@@ -62,12 +63,15 @@ struct KeyFit {
 };
 
 /// One task run as a fit sees it: its cost key, its time from ready to end,
-/// and its size.
+/// and its size. A collective's size is its bus bytes (bytes x
+/// bus_factor(op, n)) and `steps` its latency steps (latency_steps(op, n)),
+/// so that its cost scales to other group sizes as a benchmarked network does.
 struct TaskSample {
   std::string cost_key;
   double seconds = 0;
   double size = 0;
   bool size_is_flops = false;
+  double steps = 0;  // > 0 for collectives
 };
 
 /// The samples of the runner steps in [first_step, last_step] (inclusive).
@@ -85,6 +89,22 @@ std::vector<KeyFit> fit_key_durations(const RecordedRun& run, int first_step, in
 /// tasks of that key are bigger or smaller (another variant's micro-batches)
 /// scales.
 sim::ClusterProfile profile_with_fits(const sim::ClusterProfile& base, const std::vector<KeyFit>& fits);
+
+/// A recorded run and the runner steps of it that count.
+struct MeasuredRun {
+  const RecordedRun* run = nullptr;
+  int first_step = 0, last_step = 0;
+};
+
+/// On a profile whose nodes' ranks share cores (node_cores > 0) a key's cost
+/// is core-seconds, not the time a task took, which includes its wait for a
+/// core. Starting from `profile`'s costs, scales each cost key's cost by
+/// real / twin until the twin, running each run's plan on its own worker
+/// count and the profile's cores, gives every key the mean time (ready to
+/// end) the runs recorded: an inverse fit by simulation, a few rounds, each
+/// distinct (variant, worker count) simulated once per round. Keys the
+/// profile does not price are left alone.
+StatusOr<sim::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& runs, sim::ClusterProfile profile);
 
 /// The run's step time as the twin measures its own (sim/core/metrics.h):
 /// (end of step last - end of step first - 1) / (last - first + 1), a step

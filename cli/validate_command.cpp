@@ -3,6 +3,7 @@
 // calibrators/network_fit.h); exit 3 when it exceeds --max-error.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -22,7 +23,8 @@ struct ValidateArgs {
   std::string real;
   std::string profile = "localhost-cpu";
   std::string costs_from;
-  double max_error = -1;  // < 0: no check
+  double max_error = 0;
+  bool max_error_given = false;
   int warmup = 3;
   int drain = 2;
   bool json = false;
@@ -36,14 +38,14 @@ std::string percent(double x) {
 
 // Exit 3 when `error` exceeds --max-error.
 Status check(const ValidateArgs& a, double error, const std::string& what) {
-  if (a.max_error < 0 || std::abs(error) <= a.max_error) return Status::ok();
+  if (!a.max_error_given || std::abs(error) <= a.max_error) return Status::ok();
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g%%", 100 * a.max_error);
   return Status::check_failed(a.real + ": " + what + " " + percent(error) + " exceeds --max-error " + limit);
 }
 
 Status validate_collectives(const ValidateArgs& a, const sim::ClusterProfile& profile) {
-  auto checks = calibrators::check_collectives(a.real, profile);
+  auto checks = calibrators::check_collectives(split_commas(a.real), profile);
   if (!checks.is_ok()) return checks.status();
   const calibrators::CollectiveCheck* worst = nullptr;
   for (const auto& c : *checks) {
@@ -86,44 +88,85 @@ Status validate_collectives(const ValidateArgs& a, const sim::ClusterProfile& pr
   return worst ? check(a, worst->error, "the largest collective-time error") : Status::ok();
 }
 
+void print_run(const ValidateArgs& a, const calibrators::ReplayResult& r, const std::string& profile) {
+  std::printf("# clustertwin validate %s: %s, %d workers, runner steps %d..%d measured, profile %s\n", a.system.c_str(),
+              r.variant.c_str(), r.workers, r.first_step, r.last_step, profile.c_str());
+  std::printf("  real step %.3f ms, twin step %.3f ms, error %s\n", r.real_step_s * 1e3, r.twin_step_s * 1e3,
+              percent(r.step_error).c_str());
+  std::printf("  %-18s %8s %12s %12s %9s\n", "cost key", "samples", "real ms", "twin ms", "error");
+  for (const calibrators::KeyError& e : r.per_key) {
+    std::printf("  %-18s %8lld %12.3f %12.3f %9s\n", e.cost_key.c_str(), static_cast<long long>(e.samples),
+                e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str());
+  }
+  if (r.costs == "replay") {
+    std::printf("# a replay: the costs are fitted on the run they predict\n");
+  } else if (r.costs == "runs") {
+    std::printf("# a prediction: the costs are fitted on %s\n", a.costs_from.c_str());
+  } else {
+    std::printf("# a prediction: the costs are the profile's (%s)\n", a.profile.c_str());
+  }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 Status run_validate(const ValidateArgs& a) {
-  if (a.max_error != -1 && !(a.max_error >= 0)) {
+  if (a.max_error_given && !(a.max_error >= 0)) {
     return Status::invalid_argument("--max-error " + std::to_string(a.max_error) +
                                     ": must be >= 0 (a relative error: 0.05 is 5%)");
   }
   auto profile = sim::load_cluster_profile(a.profile);
   if (!profile.is_ok()) return profile.status();
   if (a.system == "collectives") return validate_collectives(a, *profile);
-  auto run = calibrators::read_recorded_run(a.real);
-  if (!run.is_ok()) return run.status();
-  if (run->metadata.system != a.system) {
-    return Status::invalid_argument(a.real + ": field 'metadata.system': '" + run->metadata.system +
-                                    "' is not the system asked for ('" + a.system + "')");
+  // Several traces: repetitions of one configuration, judged by their median error.
+  std::vector<calibrators::ReplayResult> results;
+  for (const std::string& path : split_commas(a.real)) {
+    auto run = calibrators::read_recorded_run(path);
+    if (!run.is_ok()) return run.status();
+    if (run->metadata.system != a.system) {
+      return Status::invalid_argument(path + ": field 'metadata.system': '" + run->metadata.system +
+                                      "' is not the system asked for ('" + a.system + "')");
+    }
+    auto r = calibrators::replay(path, a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from),
+                                 *profile, a.warmup, a.drain);
+    if (!r.is_ok()) return r.status();
+    results.push_back(std::move(*r));
   }
-  auto r = calibrators::replay(a.real, a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from),
-                               *profile, a.warmup, a.drain);
-  if (!r.is_ok()) return r.status();
+  if (results.empty()) return Status::invalid_argument("--real: give at least one trace");
+  if (results.size() == 1) {
+    if (a.json) {
+      CT_RETURN_IF_ERROR(write_output("-", calibrators::replay_json(results[0])));
+    } else {
+      print_run(a, results[0], profile->name);
+    }
+    return check(a, results[0].step_error, "step-time error");
+  }
+  std::vector<double> errors, real_ms;
+  for (const auto& r : results) {
+    errors.push_back(r.step_error);
+    real_ms.push_back(r.real_step_s * 1e3);
+  }
+  const double m = median(errors);
   if (a.json) {
-    CT_RETURN_IF_ERROR(write_output("-", calibrators::replay_json(*r)));
-    return check(a, r->step_error, "step-time error");
-  }
-  std::printf("# clustertwin validate %s: %s, %d workers, runner steps %d..%d measured, profile %s\n", a.system.c_str(),
-              r->variant.c_str(), r->workers, r->first_step, r->last_step, profile->name.c_str());
-  std::printf("  real step %.3f ms, twin step %.3f ms, error %s\n", r->real_step_s * 1e3, r->twin_step_s * 1e3,
-              percent(r->step_error).c_str());
-  std::printf("  %-18s %8s %12s %12s %9s\n", "cost key", "samples", "real ms", "twin ms", "error");
-  for (const calibrators::KeyError& e : r->per_key) {
-    std::printf("  %-18s %8lld %12.3f %12.3f %9s\n", e.cost_key.c_str(), static_cast<long long>(e.samples),
-                e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str());
-  }
-  if (r->costs == "replay") {
-    std::printf("# a replay: the costs are fitted on the run they predict\n");
-  } else if (r->costs == "runs") {
-    std::printf("# a prediction: the costs are fitted on %s\n", a.costs_from.c_str());
+    nlohmann::ordered_json j;
+    j["system"] = a.system;
+    j["traces"] = results.size();
+    j["step_error"] = m;
+    j["real_step_ms_median"] = median(real_ms);
+    j["runs"] = nlohmann::ordered_json::array();
+    for (const auto& r : results)
+      j["runs"].push_back(nlohmann::ordered_json::parse(calibrators::replay_json(r)));
+    CT_RETURN_IF_ERROR(write_output("-", j.dump(2) + "\n"));
   } else {
-    std::printf("# a prediction: the costs are the profile's (%s)\n", a.profile.c_str());
+    for (const auto& r : results)
+      print_run(a, r, profile->name);
+    std::printf("# %zu runs: median step-time error %s (real step median %.3f ms)\n", results.size(),
+                percent(m).c_str(), median(real_ms));
   }
-  return check(a, r->step_error, "step-time error");
+  return check(a, m, "median step-time error of " + std::to_string(results.size()) + " runs");
 }
 
 }  // namespace
@@ -138,21 +181,28 @@ void add_validate_command(CLI::App& app, Action* action) {
       "step-time error and each cost key's. For `collectives`: the twin's benchmark at every size of a recorded "
       "collective benchmark, against its mean. Exit code 3 when the error exceeds --max-error");
   cmd->add_option("SYSTEM", a->system, "nestpipe, or collectives for a collective benchmark")->required();
-  cmd->add_option("--real", a->real, "A trace of `clustertwin run SYSTEM --trace`")->required();
+  cmd->add_option("--real", a->real,
+                  "A trace of `clustertwin run SYSTEM --trace`, or several comma-separated: repetitions of one "
+                  "configuration, judged by their median error (collectives: benchmark traces, pooled)")
+      ->required();
   cmd->add_option("--profile", a->profile, "Cluster profile: shipped name or YAML (`clustertwin calibrate -o`)")
       ->capture_default_str();
   cmd->add_option("--costs-from", a->costs_from,
                   "Fit the costs on these other recorded runs (comma-separated: other variants, worker counts or "
                   "seeds, pooled) and predict --real's step");
-  cmd->add_option("--max-error", a->max_error,
-                  "Exit 3 when the absolute relative step-time error (collectives: the largest per size) exceeds "
-                  "this (0.05 = 5%)");
+  CLI::Option* max_error =
+      cmd->add_option("--max-error", a->max_error,
+                      "Exit 3 when the absolute relative step-time error (collectives: the largest per size) exceeds "
+                      "this (0.05 = 5%)");
   cmd->add_option("--warmup", a->warmup, "Runner steps after the pipeline prologue left out")->capture_default_str();
   cmd->add_option("--drain", a->drain, "Runner steps at the end left out")->capture_default_str();
   cmd->add_flag("--json", a->json,
                 "Print JSON: step_error (relative, signed), per_key, costs, runs, measured_steps (collectives: "
                 "sizes, max_abs_error)");
-  cmd->callback([a, action] { *action = [a] { return run_validate(*a); }; });
+  cmd->callback([a, action, max_error] {
+    a->max_error_given = max_error->count() > 0;
+    *action = [a] { return run_validate(*a); };
+  });
 }
 
 }  // namespace clustertwin::cli

@@ -229,8 +229,8 @@ Status read_collective_fit(FieldReader& factor, std::vector<CollectiveSegment>* 
   const ConfigNode* list = factor.child("fit");
   if (list == nullptr) return Status::ok();
   if (list->kind != ConfigNode::Kind::kList) {
-    return factor.error("fit", "expected a list of segments {from, step_latency, bus_bandwidth}, got " +
-                                   list->describe());
+    return factor.error("fit",
+                        "expected a list of segments {from, step_latency, bus_bandwidth}, got " + list->describe());
   }
   if (list->items.empty()) return factor.error("fit", "an empty list: give at least one segment");
   for (size_t i = 0; i < list->items.size(); ++i) {
@@ -301,8 +301,14 @@ Status read_variations(FieldReader& top, ClusterProfile* profile) {
         cost->quantity("flop_rate", Quantity::kFlopRate, FieldReader::kNonNegative, &model.flop_rate, kOptional));
     CT_RETURN_IF_ERROR(
         cost->quantity("byte_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.byte_rate, kOptional));
-    if (cost->keys().empty())
-      return costs->error(key, "give at least one of latency, per_request, flop_rate, byte_rate");
+    CT_RETURN_IF_ERROR(
+        cost->quantity("step_latency", Quantity::kTime, FieldReader::kNonNegative, &model.step_latency, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("bus_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.bus_rate, kOptional));
+    if (cost->keys().empty()) {
+      return costs->error(key,
+                          "give at least one of latency, per_request, flop_rate, byte_rate, step_latency, bus_rate");
+    }
     CT_RETURN_IF_ERROR(cost->finish());
   }
   CT_ASSIGN_OR_RETURN(collectives, top.section("collectives", kOptional));
@@ -334,6 +340,7 @@ Status read_profile(const ConfigNode& root, const std::string& source, ClusterPr
   if (static_cast<long long>(profile->nodes) * profile->devices_per_node > std::numeric_limits<int>::max()) {
     return top.error("nodes", "nodes * devices_per_node is more devices than the twin can number");
   }
+  CT_RETURN_IF_ERROR(top.integer("node_cores", 1, &profile->node_cores, kOptional));
   CT_RETURN_IF_ERROR(top.text("default_dtype", &profile->default_dtype, kOptional));
   if (!is_data_type(profile->default_dtype)) {
     return top.error("default_dtype", "unknown data type '" + profile->default_dtype +

@@ -67,12 +67,22 @@ struct Topology {
 /// A rate of 0 means the term is absent. `requests` is the task's count of
 /// separate requests it serves (models::Task::requests): an owner's lookup
 /// that serves each requester on its own pays per_request W times.
+///
+/// A collective priced by its key may instead (or also) give its cost the
+/// way a benchmarked network scales with its group of n (CollectiveSegment):
+///   + latency_steps(op, n) x step_latency + bytes x bus_factor(op, n) / bus_rate,
+/// which `clustertwin calibrate` fits, so that a cost fitted on one group
+/// size predicts another. Tasks other than collectives ignore both terms.
 struct CostModel {
-  double latency = 0;      // seconds
-  double flop_rate = 0;    // FLOP/s
-  double byte_rate = 0;    // bytes/s
-  double per_request = 0;  // seconds per request served
+  double latency = 0;       // seconds
+  double flop_rate = 0;     // FLOP/s
+  double byte_rate = 0;     // bytes/s
+  double per_request = 0;   // seconds per request served
+  double step_latency = 0;  // seconds per latency step (collectives)
+  double bus_rate = 0;      // bus bytes/s (collectives)
   double seconds(double flops, double bytes, double requests = 0) const;
+  /// The cost of a collective `op` of `bytes` among `group_size` members.
+  double collective_seconds(models::CollectiveOp op, double bytes, int group_size, double requests) const;
 };
 
 /// What a collective operation achieves on this cluster beyond the ideal
@@ -132,6 +142,13 @@ struct ClusterProfile {
   IntraNode intra_node;
   Nics nics;
   Topology topology;
+  /// CPU cores the devices of a node share, 0 when each device computes on
+  /// its own. localhost-cpu's "devices" are processes on one machine: its
+  /// ranks' tasks (compute, lookups, host work, priced copies and priced
+  /// collectives: all of it is CPU work there) run on the node's cores,
+  /// time-shared when more are busy than there are cores, and their costs
+  /// are core-seconds.
+  int node_cores = 0;
   std::map<int, double> slowdown;          // device (global rank) -> factor >= 1 (stragglers)
   std::map<std::string, CostModel> costs;  // cost key -> cost
   /// Collective op name (models::collective_op_name: "alltoall", ...) -> its factor.

@@ -167,6 +167,12 @@ double CostModel::seconds(double flops, double bytes, double requests) const {
   return total;
 }
 
+double CostModel::collective_seconds(models::CollectiveOp op, double bytes, int group_size, double requests) const {
+  double total = seconds(0, bytes, requests) + latency_steps(op, group_size) * step_latency;
+  if (bus_rate > 0) total += bytes * bus_factor(op, group_size) / bus_rate;
+  return total;
+}
+
 double CollectiveFactor::byte_factor(int group_size) const {
   const double congestion = congestion_peers > 0 ? 1.0 + std::max(0, group_size - 1) / congestion_peers : 1.0;
   return congestion / efficiency;

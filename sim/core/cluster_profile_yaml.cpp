@@ -100,6 +100,7 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
   w.field(0, "description", quoted(p.description));
   w.field(0, "nodes", std::to_string(p.nodes));
   w.field(0, "devices_per_node", std::to_string(p.devices_per_node));
+  if (p.node_cores > 0) w.field(0, "node_cores", std::to_string(p.node_cores));
   w.field(0, "default_dtype", p.default_dtype);
   w.line(0, "device:");
   write_device(w, 1, p.device);
@@ -141,6 +142,8 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
       if (c.per_request > 0) w.field(2, "per_request", number(c.per_request), "s");
       if (c.flop_rate > 0) w.field(2, "flop_rate", number(c.flop_rate), "FLOP/s");
       if (c.byte_rate > 0) w.field(2, "byte_rate", number(c.byte_rate), "bytes/s");
+      if (c.step_latency > 0) w.field(2, "step_latency", number(c.step_latency), "s per latency step");
+      if (c.bus_rate > 0) w.field(2, "bus_rate", number(c.bus_rate), "bus bytes/s");
     }
   }
   if (!p.collectives.empty()) {

@@ -147,6 +147,11 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const ClusterProfile& profil
     // The node endpoint doubles as the zone's gateway, so node-to-node
     // aggregate flows cross only the fabric; the node switch host receives a
     // device's aggregate intra-node traffic.
+    if (p.node_cores > 0) {
+      // Each core runs 1e9 work units per second; an exec uses at most one.
+      platform->pools_.push_back(
+          z->create_host(name_of("cores", k), kWorkUnitsPerSecond)->set_core_count(p.node_cores));
+    }
     sg::Host* endpoint = z->create_host(name_of("node", k, 0), kWorkUnitsPerSecond);
     sg::Host* node_switch = z->create_host(name_of("switch", k), kWorkUnitsPerSecond);
     platform->node_endpoints_.push_back(endpoint);

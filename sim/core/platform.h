@@ -56,6 +56,9 @@ class Platform {
   simgrid::s4u::Host* device(int rank) const { return devices_[rank]; }
   /// The host side of `rank`: lookups and host work run here; copies cross the host link.
   simgrid::s4u::Host* cpu(int rank) const { return cpus_[rank]; }
+  /// The node's shared cores where the profile has node_cores (tasks of
+  /// every rank of the node run there, time-shared), else nullptr.
+  simgrid::s4u::Host* core_pool(int rank) const { return pools_.empty() ? nullptr : pools_[node_of(rank)]; }
   /// The aggregate endpoint of `node`, for flow-fidelity traffic between whole nodes.
   simgrid::s4u::Host* node_endpoint(int node) const { return node_endpoints_[node]; }
   /// The first-level switch group of `node` (0 for all nodes on one switch),
@@ -92,6 +95,7 @@ class Platform {
   int devices_per_node_;
   std::vector<simgrid::s4u::Host*> devices_;
   std::vector<simgrid::s4u::Host*> cpus_;
+  std::vector<simgrid::s4u::Host*> pools_;  // per node, when node_cores > 0
   std::vector<simgrid::s4u::Host*> node_endpoints_;
   std::vector<simgrid::s4u::Host*> node_switches_;
   std::vector<simgrid::s4u::Host*> group_endpoints_;

@@ -58,6 +58,11 @@ class Run {
         fidelity_(fidelity),
         seconds_(std::move(seconds)),
         stride_(stride) {
+    // On shared cores, a copy or collective priced by its cost key is CPU work; one priced by a fitted
+    // network (collectives.OP.fit, a benchmark's wall time) is not.
+    on_cores_.assign(plan.tasks.size(), 0);
+    for (const Task& t : plan.tasks)
+      on_cores_[t.id] = !t.cost_key.empty() && platform.profile().costs.count(t.cost_key) > 0;
     ranks_.resize(options.workers);
     for (int rank = 0; rank < options.workers; rank += stride_)
       ranks_[rank].done.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
@@ -143,12 +148,19 @@ class Run {
       case TaskKind::kHost: {
         const double amount = platform_.work_units(rank, seconds_[t.id][rank]);
         if (amount <= 0) return;
-        sg::Host* host = t.kind == TaskKind::kCompute ? platform_.device(rank) : platform_.cpu(rank);
+        sg::Host* host = platform_.core_pool(rank);
+        if (host == nullptr) host = t.kind == TaskKind::kCompute ? platform_.device(rank) : platform_.cpu(rank);
         sg::this_actor::exec_init(amount)->set_host(host)->wait();
         return;
       }
       case TaskKind::kCopy:
-        if (seconds_[t.id][rank] >= 0) {
+        if (seconds_[t.id][rank] >= 0 && on_cores_[t.id] && platform_.core_pool(rank) != nullptr) {
+          // A memcpy on shared cores.
+          if (seconds_[t.id][rank] > 0)
+            sg::this_actor::exec_init(platform_.work_units(rank, seconds_[t.id][rank]))
+                ->set_host(platform_.core_pool(rank))
+                ->wait();
+        } else if (seconds_[t.id][rank] >= 0) {
           // A copy with a cost in the profile (a measured DMA): its own engine, not the host link.
           if (seconds_[t.id][rank] > 0)
             sg::this_actor::sleep_for(seconds_[t.id][rank] * platform_.profile().slowdown_of(rank));
@@ -197,7 +209,18 @@ class Run {
       return;
     }
     // The last member to arrive runs the collective for everyone.
-    if (seconds_[t.id][rank] >= 0) {
+    if (seconds_[t.id][rank] >= 0 && on_cores_[t.id] && platform_.core_pool(rank) != nullptr) {
+      // On shared cores each member's part is CPU work (copies through the kernel), in parallel.
+      std::vector<sg::ExecPtr> parts;
+      for (int m : members) {
+        if (seconds_[t.id][m] > 0)
+          parts.push_back(sg::this_actor::exec_init(platform_.work_units(m, seconds_[t.id][m]))
+                              ->set_host(platform_.core_pool(m))
+                              ->start());
+      }
+      for (const sg::ExecPtr& part : parts)
+        part->wait();
+    } else if (seconds_[t.id][rank] >= 0) {
       sg::this_actor::sleep_for(seconds_[t.id][rank]);
     } else {
       run_network_collective(t, key, members);
@@ -248,6 +271,7 @@ class Run {
   const SimOptions& options_;
   Fidelity fidelity_;
   std::vector<std::vector<double>> seconds_;  // [task][rank] nominal seconds; -1: transfers over the network
+  std::vector<char> on_cores_;                // [task]: a priced copy or collective that is CPU work on shared cores
   int stride_ = 1;                            // simulated ranks: 0, stride, 2 stride, ...
   std::vector<RankState> ranks_;
   std::map<std::tuple<int, int, int, int>, Instance> instances_;
@@ -283,7 +307,8 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
     if (t.kind == TaskKind::kCollective) {
       // Priced by its cost key when the profile has one (a measured collective, replayed once its members
       // meet), else by the op's fitted time (a benchmarked network), else moved as flows over the network (-1).
-      const bool p2p = t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv;
+      const bool p2p =
+          t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv;
       const std::vector<int> members =
           p2p ? std::vector<int>{}
               : models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);
@@ -291,7 +316,9 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
       auto fitted = profile.collectives.find(std::string(models::collective_op_name(t.collective->op)));
       double s = -1.0;
       if (cost != profile.costs.end()) {
-        s = cost->second.seconds(t.flops, static_cast<double>(t.bytes), static_cast<double>(t.requests));
+        s = cost->second.collective_seconds(t.collective->op, static_cast<double>(t.bytes),
+                                            p2p ? 2 : static_cast<int>(members.size()),
+                                            static_cast<double>(t.requests));
       } else if (!p2p && fitted != profile.collectives.end() && !fitted->second.fit.empty()) {
         s = fitted->second.fitted_seconds(t.collective->op, static_cast<double>(t.bytes),
                                           static_cast<int>(members.size()));
@@ -329,6 +356,7 @@ bool symmetric_world(const models::Plan& plan, const ClusterProfile& profile, co
   if (!options.symmetric || per_node < 2 || options.workers <= per_node || options.workers % per_node != 0)
     return false;
   if (!profile.simgrid_platform.empty() || !profile.slowdown.empty() || !profile.node_device_type.empty()) return false;
+  if (profile.node_cores > 0) return false;  // the node's ranks share its cores: each one's load counts
   for (const Task& t : plan.tasks) {
     if (!t.ranks.empty()) return false;
     for (double s : seconds[t.id]) {

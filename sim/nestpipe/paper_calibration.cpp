@@ -48,9 +48,9 @@ StatusOr<Observed> observe(const models::Plan& plan, const ClusterProfile& profi
 }
 
 void set_fit(const BaselineFit& f, ClusterProfile* p) {
-  p->costs["dense_fwd"] = CostModel{0, f.dense_flop_rate, 0, 0};
-  p->costs["dense_bwd"] = CostModel{0, f.dense_flop_rate, 0, 0};
-  p->costs["lookup_gather"] = CostModel{0, 0, f.lookup_byte_rate, f.lookup_per_request_s};
+  p->costs["dense_fwd"] = CostModel{0, f.dense_flop_rate, 0, 0, 0, 0};
+  p->costs["dense_bwd"] = CostModel{0, f.dense_flop_rate, 0, 0, 0, 0};
+  p->costs["lookup_gather"] = CostModel{0, 0, f.lookup_byte_rate, f.lookup_per_request_s, 0, 0};
   p->collectives["alltoall"] = CollectiveFactor{f.a2a_efficiency, f.a2a_congestion_peers, {}};
 }
 
@@ -69,7 +69,8 @@ PaperBaseline gpu_128_assumed_baseline() {
 void add_nestpipe_default_costs(ClusterProfile* profile) {
   if (profile->costs.count("emb_update") == 0 && profile->host_memory_bandwidth > 0) {
     // Read the gradient, read and write the row: three passes over the rows.
-    profile->costs["emb_update"] = CostModel{0, 0, profile->host_memory_bandwidth / profile->devices_per_node / 3.0, 0};
+    profile->costs["emb_update"] =
+        CostModel{0, 0, profile->host_memory_bandwidth / profile->devices_per_node / 3.0, 0, 0, 0};
   }
 }
 

@@ -35,11 +35,11 @@ StepSizes sizes() {
 // per batch (5e10 FLOP/s over 1e9 and 2e9 FLOPs), so a quarter of that per micro-batch.
 sim::ClusterProfile profile() {
   sim::ClusterProfile p = sim::testing::uniform_switch(4, 10e9, 1e-6, 0.5e-6);
-  auto fixed = [](double seconds) { return sim::CostModel{seconds, 0, 0}; };
+  auto fixed = [](double seconds) { return sim::CostModel{seconds, 0, 0, 0, 0, 0}; };
   p.costs = {{"lookup_gather", fixed(40e-3)},
              {"lookup_copy", fixed(30e-3)},
-             {"dense_fwd", sim::CostModel{0, 5e10, 0}},
-             {"dense_bwd", sim::CostModel{0, 5e10, 0}},
+             {"dense_fwd", sim::CostModel{0, 5e10, 0, 0, 0, 0}},
+             {"dense_bwd", sim::CostModel{0, 5e10, 0, 0, 0, 0}},
              {"emb_update", fixed(10e-3)},
              {"dbp_patch", fixed(1e-3)},
              {"h2d", fixed(5e-3)}};

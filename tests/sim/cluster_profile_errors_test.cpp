@@ -82,10 +82,11 @@ TEST(ProfileErrorTest, UnknownFieldNamesTheAllowedOnes) {
   EXPECT_EQ(error_of(tiny_with("{per_node: 2", "{per_nodes: 2")),
             "tiny.yaml: field 'nics.per_nodes': unknown field (allowed in 'nics': per_node, bandwidth, latency, "
             "rail_optimized)");
-  EXPECT_EQ(error_of(tiny_with("", "colour: blue\n")),
-            "tiny.yaml: field 'colour': unknown field (allowed: name, description, nodes, devices_per_node, "
-            "default_dtype, device, host_link, host_memory_bandwidth, intra_node, nics, topology, device_types, "
-            "node_device_type, slowdown, costs, collectives)");
+  EXPECT_EQ(
+      error_of(tiny_with("", "colour: blue\n")),
+      "tiny.yaml: field 'colour': unknown field (allowed: name, description, nodes, devices_per_node, node_cores, "
+      "default_dtype, device, host_link, host_memory_bandwidth, intra_node, nics, topology, device_types, "
+      "node_device_type, slowdown, costs, collectives)");
   // A field of another topology kind is unknown for this one.
   EXPECT_EQ(error_of(tiny_with("radix: 2}", "radix: 2, routers_per_group: 4}")),
             "tiny.yaml: field 'topology.routers_per_group': unknown field (allowed in 'topology': kind, levels, "
@@ -210,7 +211,8 @@ TEST(ProfileErrorTest, WrongShapeOfValue) {
   EXPECT_EQ(error_of(tiny_with("", "costs: {lookup: 5us}\n")),
             "tiny.yaml: field 'costs.lookup': expected a mapping of fields, got the single value '5us'");
   EXPECT_EQ(error_of(tiny_with("", "costs: {lookup: {}}\n")),
-            "tiny.yaml: field 'costs.lookup': give at least one of latency, per_request, flop_rate, byte_rate");
+            "tiny.yaml: field 'costs.lookup': give at least one of latency, per_request, flop_rate, byte_rate, "
+            "step_latency, bus_rate");
 }
 
 TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {

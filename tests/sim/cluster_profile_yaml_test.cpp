@@ -36,8 +36,8 @@ TEST(ClusterProfileYamlTest, ShippedProfilesRoundTrip) {
 TEST(ClusterProfileYamlTest, FitsAndVariationsRoundTripExactly) {
   auto p = load_cluster_profile("gpu-128");
   ASSERT_TRUE(p.is_ok());
-  p->costs["dense_fwd"] = CostModel{1.0 / 3.0, 1.7e13, 0, 0};
-  p->costs["lookup"] = CostModel{2.5e-5, 0, 1.048e9 / 7.0, 1.589e-3};
+  p->costs["dense_fwd"] = CostModel{1.0 / 3.0, 1.7e13, 0, 0, 0, 0};
+  p->costs["lookup"] = CostModel{2.5e-5, 0, 1.048e9 / 7.0, 1.589e-3, 0, 0};
   p->collectives["allreduce"] = CollectiveFactor{0.75, 12.5, {{0, 3.1e-5, 0.7e9}, {1048576, 1.2e-4, 0.91e9}}};
   p->collectives["alltoall"] = CollectiveFactor{0.185, 290, {}};
   p->slowdown[3] = 1.25;
@@ -88,12 +88,12 @@ TEST(ClusterProfileYamlTest, BadFitsAreNamed) {
     EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status().message();
   };
   expect_error("- from: 0", "- from: 5", "bad.yaml: field 'collectives.allreduce.fit[0].from': the first segment");
-  expect_error("bus_bandwidth: 1e+09", "bus_bandwidth: 0",
-               "field 'collectives.allreduce.fit[0].bus_bandwidth'");
+  expect_error("bus_bandwidth: 1e+09", "bus_bandwidth: 0", "field 'collectives.allreduce.fit[0].bus_bandwidth'");
   expect_error("step_latency: 1e-05", "step_latency: -1", "field 'collectives.allreduce.fit[0].step_latency'");
   expect_error("    fit:\n", "    fit: 3\n    more:\n", "field 'collectives.allreduce.fit': expected a list");
   expect_error("    fit:\n", "    fit: []\n    more:\n", "field 'collectives.allreduce.fit': an empty list");
-  expect_error("bus_bandwidth: 1e+09", "bus_bandwidth: 1e+09\n      - from: 0\n        step_latency: 1\n        bus_bandwidth: 1",
+  expect_error("bus_bandwidth: 1e+09",
+               "bus_bandwidth: 1e+09\n      - from: 0\n        step_latency: 1\n        bus_bandwidth: 1",
                "fit[1].from': 0 bytes must be above");
 }
 

@@ -21,8 +21,8 @@ using models::TaskKind;
 // alpha = 2.5 us, beta = 10 GB/s, 4 workers.
 ClusterProfile four_workers() {
   ClusterProfile p = testing::uniform_switch(4, 10e9, 1e-6, 0.5e-6);
-  p.costs["c1"] = CostModel{10e-3, 0, 0};  // 10 ms
-  p.costs["c2"] = CostModel{5e-3, 0, 0};   // 5 ms
+  p.costs["c1"] = CostModel{10e-3, 0, 0, 0, 0, 0};  // 10 ms
+  p.costs["c2"] = CostModel{5e-3, 0, 0, 0, 0, 0};   // 5 ms
   return p;
 }
 
@@ -201,7 +201,7 @@ TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
 TEST(SimulatorTest, ACollectiveWithACostKeyTakesItsMeasuredTime) {
   ClusterProfile p = four_workers();
   p.slowdown[2] = 2.0;
-  p.costs["a2a"] = CostModel{7e-3, 0, 0};
+  p.costs["a2a"] = CostModel{7e-3, 0, 0, 0, 0, 0};
   models::Plan plan;
   plan.streams = {"compute", "comm"};
   Task c;
@@ -227,6 +227,57 @@ TEST(SimulatorTest, ACollectiveWithACostKeyTakesItsMeasuredTime) {
   auto r = simulate_plan(plan, p, o);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_NEAR(r->step_time_s, 10e-3 + 7e-3, 1e-9);
+}
+
+// localhost-cpu's 4 ranks share 2 cores (node_cores): 4 x 5 ms of compute
+// takes 10 ms, a collective priced by its cost key is each member's 7 ms of
+// CPU work, 14 ms on 2 cores; with 4 cores, or none shared, 5 + 7 ms. A
+// collective priced by a fitted network is wall time, not CPU work.
+TEST(SimulatorTest, RanksSharingCoresTimeShareThem) {
+  auto base = load_cluster_profile("localhost-cpu");
+  ASSERT_TRUE(base.is_ok());
+  ASSERT_EQ(base->node_cores, 2);
+  base->costs["c"] = CostModel{5e-3, 0, 0, 0, 0, 0};
+  base->costs["a2a"] = CostModel{7e-3, 0, 0, 0, 0, 0};
+  models::Plan plan;
+  plan.streams = {"compute", "comm"};
+  Task c;
+  c.name = "c";
+  c.kind = TaskKind::kCompute;
+  c.cost_key = "c";
+  Task a2a;
+  a2a.id = 1;
+  a2a.name = "a2a";
+  a2a.kind = TaskKind::kCollective;
+  a2a.stream = 1;
+  a2a.cost_key = "a2a";
+  a2a.bytes = 1 << 20;
+  a2a.collective = models::Collective{};
+  a2a.collective->op = CollectiveOp::kAllToAll;
+  a2a.deps = {0};
+  plan.tasks = {c, a2a};
+  SimOptions o;
+  o.workers = 4;
+  o.warmup_steps = 0;
+  o.drain_steps = 0;
+  o.steps = 1;
+  auto step = [&](const ClusterProfile& p) {
+    auto r = simulate_plan(plan, p, o);
+    EXPECT_TRUE(r.is_ok()) << r.status().message();
+    return r.is_ok() ? r->step_time_s : -1;
+  };
+  EXPECT_NEAR(step(*base), 10e-3 + 14e-3, 1e-9);
+  ClusterProfile four = *base;
+  four.node_cores = 4;
+  EXPECT_NEAR(step(four), 5e-3 + 7e-3, 1e-9);
+  ClusterProfile none = *base;
+  none.node_cores = 0;
+  EXPECT_NEAR(step(none), 5e-3 + 7e-3, 1e-9);
+  // The fitted network: 3 latency steps x 1 ms + 2^20 x 3/4 bytes at 1 GB/s, whatever the cores.
+  ClusterProfile fitted = *base;
+  fitted.costs.erase("a2a");
+  fitted.collectives["alltoall"].fit = {{0, 1e-3, 1e9}};
+  EXPECT_NEAR(step(fitted), 10e-3 + 3e-3 + (1 << 20) * 0.75 / 1e9, 1e-9);
 }
 
 // Ring all-reduce across 32 nodes: a non-blocking fat tree (4 leaves of 8

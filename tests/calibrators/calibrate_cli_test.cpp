@@ -1,0 +1,91 @@
+// clustertwin calibrate and validate on the shipped recorded traces: the
+// profile written reads back and prices every cost key, validate uses it as
+// a prediction, --max-error exits 3, and bad input is one line with exit 2.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/cluster_profile.h"
+#include "tests/cli/run_command.h"
+
+namespace clustertwin::calibrators {
+namespace {
+
+using testing::run_clustertwin;
+
+const std::string kData = std::string(CT_SOURCE_DIR) + "/traces/data";
+const std::string kBenchSmall = kData + "/collectives/bench-4rank-cpu-r1-small.json.gz";
+const std::string kBenchLarge = kData + "/collectives/bench-4rank-cpu-r1-large.json.gz";
+const std::string kRun2 = kData + "/nestpipe/real-2rank-cpu-dbp-r1.json.gz";
+const std::string kRun4 = kData + "/nestpipe/real-4rank-cpu-dbp-r1.json.gz";
+
+TEST(CalibrateCliTest, WritesAProfileThatValidateUsesAsAPrediction) {
+  const std::string out = ::testing::TempDir() + "ct_calibrated.yaml";
+  const auto c = run_clustertwin({"calibrate", kBenchSmall, kRun2, "-o", out, "--name", "mine"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("# alltoall:"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("dense_fwd"), std::string::npos) << c.out;
+  auto profile = sim::load_cluster_profile(out);
+  ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+  EXPECT_EQ(profile->name, "mine");
+  EXPECT_EQ(profile->collectives.at("allreduce").fit.front().from_bytes, 0);
+  EXPECT_GT(profile->costs.at("dense_bwd").flop_rate, 0);
+
+  // The 4-rank run predicted from the 2-rank profile: its costs, not a refit.
+  const auto v = run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--profile", out, "--json"});
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  const auto j = nlohmann::json::parse(v.out);
+  EXPECT_EQ(j.at("costs"), "profile");
+  EXPECT_EQ(j.at("runs"), 0);
+  EXPECT_EQ(j.at("workers"), 4);
+  EXPECT_GT(j.at("measured_steps").get<int>(), 5);
+  ASSERT_FALSE(j.at("per_key").empty());
+  for (const auto& k : j.at("per_key")) {
+    EXPECT_GT(k.at("real_ms").get<double>(), 0) << k;
+    EXPECT_GT(k.at("twin_ms").get<double>(), 0) << k;
+  }
+
+  // --json prints the fit quality as JSON.
+  const auto cj = run_clustertwin({"calibrate", kBenchSmall, "-o", out, "--json"});
+  ASSERT_EQ(cj.exit_code, 0) << cj.err;
+  const auto fit = nlohmann::json::parse(cj.out);
+  EXPECT_EQ(fit.at("collectives").size(), 5u);
+  EXPECT_EQ(fit.at("collectives")[0].at("sizes").size(), 9u);
+}
+
+TEST(CalibrateCliTest, MaxErrorExitsThree) {
+  const auto replay = run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--max-error", "0"});
+  EXPECT_EQ(replay.exit_code, 3) << replay.err;
+  EXPECT_NE(replay.err.find("step-time error"), std::string::npos) << replay.err;
+  EXPECT_NE(replay.err.find("exceeds --max-error 0%"), std::string::npos) << replay.err;
+  EXPECT_NE(replay.out.find("real step"), std::string::npos);  // the figures still print
+  const auto loose = run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--max-error", "0.5"});
+  EXPECT_EQ(loose.exit_code, 0) << loose.err;
+  const auto bench = run_clustertwin({"validate", "collectives", "--real", kBenchLarge, "--max-error", "0", "--json"});
+  EXPECT_EQ(bench.exit_code, 3) << bench.err;
+  EXPECT_EQ(nlohmann::json::parse(bench.out).at("sizes").size(), 30u);  // 5 collectives x 6 sizes
+}
+
+TEST(CalibrateCliTest, BadInputIsOneLine) {
+  const std::string out = ::testing::TempDir() + "ct_never_written.yaml";
+  auto expect_one_line = [](const testing::CommandResult& r, const std::string& text) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
+  };
+  const std::string no_plan = std::string(CT_TEST_DATA_DIR) + "/traces/valid.json";
+  expect_one_line(run_clustertwin({"calibrate", no_plan, "-o", out}), no_plan + ": field 'metadata.config.plan'");
+  expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--segments", "0"}), "--segments 0");
+  expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--tolerance", "2"}), "--tolerance");
+  expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--base", "nowhere.yaml"}), "nowhere.yaml");
+  expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--drain", "30"}), kRun2 + ": --warmup 3 --drain 30");
+  expect_one_line(run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--max-error", "-0.5"}), "--max-error");
+  expect_one_line(run_clustertwin({"validate", "collectives", "--real", kRun4}),
+                  "is not a collective benchmark ('collectives')");
+  EXPECT_FALSE(sim::read_cluster_profile(out).is_ok());  // nothing written on failure
+}
+
+}  // namespace
+}  // namespace clustertwin::calibrators
