@@ -1,0 +1,295 @@
+#include "real/igsp/prune.h"
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+#include "models/common/check.h"
+
+namespace clustertwin::real::igsp {
+namespace {
+
+std::string shape_of(const at::Tensor& t) {
+  std::ostringstream s;
+  s << t.sizes();
+  return s.str();
+}
+
+std::string describe(const at::Tensor& t) {
+  if (!t.defined()) return "an undefined tensor";
+  return shape_of(t) + " " + c10::toString(t.scalar_type());
+}
+
+Status invalid(const std::string& layer_name, const std::string& what) {
+  return Status::invalid_argument(layer_name + ": " + what);
+}
+
+bool all_finite(const at::Tensor& t) {
+  return at::isfinite(t).all().item<bool>();
+}
+
+bool is_n_of_m(const PruneOptions& o) {
+  return o.n != 0 || o.m != 0;
+}
+
+// The checks every kernel shares. `sparsegpt` adds the Hessian's options.
+Status check_options(const PruneOptions& o, bool sparsegpt, const std::string& layer_name) {
+  std::ostringstream bad;
+  if (!(o.sparsity >= 0 && o.sparsity < 1))
+    bad << "sparsity " << o.sparsity << " must be in [0, 1)";
+  else if (is_n_of_m(o) && !(o.n >= 1 && o.n < o.m))
+    bad << "n:m " << o.n << ":" << o.m << " must have 1 <= n < m";
+  else if (o.compute_dtype != at::kFloat && o.compute_dtype != at::kDouble)
+    bad << "compute_dtype " << c10::toString(o.compute_dtype) << " must be Float or Double";
+  else if (sparsegpt && o.block_size < 1)
+    bad << "block_size " << o.block_size << " must be >= 1";
+  else if (sparsegpt && is_n_of_m(o) && o.block_size % o.m != 0)
+    bad << "block_size " << o.block_size << " must be a multiple of m " << o.m;
+  else if (sparsegpt && !(o.damping > 0 && std::isfinite(o.damping)))
+    bad << "damping " << o.damping << " must be > 0";
+  else if (sparsegpt && o.max_damping_retries < 0)
+    bad << "max_damping_retries " << o.max_damping_retries << " must be >= 0";
+  if (!bad.str().empty()) return invalid(layer_name, bad.str());
+  return Status::ok();
+}
+
+Status check_weight(const at::Tensor& weight, const PruneOptions& o, const std::string& layer_name) {
+  if (!weight.defined() || weight.dim() != 2 || !at::isFloatingType(weight.scalar_type()))
+    return invalid(layer_name, "weight " + describe(weight) + " must be a 2-D floating-point tensor");
+  if (weight.numel() == 0) return invalid(layer_name, "weight " + shape_of(weight) + " is empty");
+  if (is_n_of_m(o) && weight.size(1) % o.m != 0) {
+    return invalid(layer_name, "weight " + shape_of(weight) + ": " + std::to_string(weight.size(1)) +
+                                   " columns is not a multiple of m " + std::to_string(o.m));
+  }
+  if (!all_finite(weight)) return invalid(layer_name, "weight has non-finite entries");
+  return Status::ok();
+}
+
+Status check_hessian(const at::Tensor& hessian, int64_t columns, const std::string& layer_name) {
+  if (!hessian.defined() || hessian.dim() != 2 || hessian.size(0) != columns || hessian.size(1) != columns ||
+      !at::isFloatingType(hessian.scalar_type())) {
+    return invalid(layer_name, "hessian " + describe(hessian) + " must be floating point of shape [" +
+                                   std::to_string(columns) + ", " + std::to_string(columns) + "]");
+  }
+  if (!all_finite(hessian)) return invalid(layer_name, "hessian has non-finite entries");
+  return Status::ok();
+}
+
+Status check_batch(const at::Tensor& x, int64_t columns, const std::string& layer_name) {
+  if (!x.defined() || x.dim() < 1 || !at::isFloatingType(x.scalar_type()) || x.size(-1) != columns) {
+    return invalid(layer_name, "input " + describe(x) + " must be floating point with " + std::to_string(columns) +
+                                   " columns in its last dimension");
+  }
+  return Status::ok();
+}
+
+// True at the k lowest entries along the last dimension of `score`. A stable
+// sort: equal scores are pruned in index order, so counts are exact on ties.
+at::Tensor lowest_along_last(const at::Tensor& score, int64_t k) {
+  at::Tensor pruned = at::zeros(score.sizes(), score.options().dtype(at::kBool));
+  if (k == 0) return pruned;
+  const at::Tensor order = std::get<1>(at::sort(score, c10::optional<bool>(true), /*dim=*/-1));
+  return pruned.scatter_(-1, order.narrow(-1, 0, k), true);
+}
+
+// Wanda's and magnitude's rule: each row of `score` [rows, columns] on its own.
+at::Tensor prune_rows(const at::Tensor& score, const PruneOptions& o) {
+  if (o.m > 0) {
+    const int64_t rows = score.size(0), columns = score.size(1);
+    return lowest_along_last(score.reshape({rows, columns / o.m, o.m}), o.n).reshape({rows, columns});
+  }
+  return lowest_along_last(score, pruned_count(o.sparsity, score.size(1)));
+}
+
+PruneResult row_wise_result(const at::Tensor& weight, const at::Tensor& score, const PruneOptions& o) {
+  const at::Tensor pruned = prune_rows(score, o);
+  PruneResult result;
+  result.weight = weight.masked_fill(pruned, 0);
+  result.mask = pruned.logical_not();
+  return result;
+}
+
+struct InverseFactor {
+  at::Tensor upper;  // upper Cholesky factor of (H + lambda I)^-1
+  double damping = 0;
+  int retries = 0;
+};
+
+// Steps 2-3 of the reference with the damping raised tenfold on each failure.
+StatusOr<InverseFactor> inverse_factor(const at::Tensor& hessian, const PruneOptions& o,
+                                       const std::string& layer_name) {
+  const double mean_diagonal = hessian.diagonal().mean().item<double>();
+  double damping = o.damping;
+  for (int retries = 0;; ++retries) {
+    try {
+      at::Tensor damped = hessian.clone();
+      damped.diagonal().add_(damping * mean_diagonal);
+      auto [lower, info] = at::linalg_cholesky_ex(damped);
+      if (info.item<int64_t>() == 0) {
+        auto [upper, upper_info] = at::linalg_cholesky_ex(at::cholesky_inverse(lower), /*upper=*/true);
+        if (upper_info.item<int64_t>() == 0 && all_finite(upper)) return InverseFactor{upper, damping, retries};
+      }
+    } catch (const c10::Error&) {
+      // A failed factorisation is handled like info != 0: more damping.
+    }
+    if (retries == o.max_damping_retries) break;
+    damping *= 10;
+  }
+  std::ostringstream message;
+  message << "the Hessian is not positive definite even with damping " << damping << " (" << o.max_damping_retries
+          << " retries); use more or different calibration data";
+  return invalid(layer_name, message.str());
+}
+
+// The reference's fasterprune. `keep` is a fixed mask, or undefined to choose one per block.
+StatusOr<PruneResult> sparsegpt_impl(const at::Tensor& weight, const at::Tensor& hessian, const at::Tensor& keep,
+                                     const PruneOptions& o, const std::string& layer_name) {
+  const at::NoGradGuard no_grad;  // a model's weights require grad; pruning is not part of training
+  CT_RETURN_IF_ERROR(check_options(o, /*sparsegpt=*/true, layer_name));
+  CT_RETURN_IF_ERROR(check_weight(weight, o, layer_name));
+  CT_RETURN_IF_ERROR(check_hessian(hessian, weight.size(1), layer_name));
+  const int64_t rows = weight.size(0), columns = weight.size(1);
+
+  at::Tensor w = weight.to(o.compute_dtype).contiguous().clone();
+  at::Tensor h = hessian.to(w.device(), o.compute_dtype).contiguous().clone();
+  const at::Tensor dead = h.diagonal() == 0;
+  h.diagonal().masked_fill_(dead, 1);
+  w.masked_fill_(dead.unsqueeze(0), 0);
+
+  StatusOr<InverseFactor> factor = inverse_factor(h, o, layer_name);
+  if (!factor.is_ok()) return factor.status();
+  const at::Tensor& h_inv = factor->upper;
+
+  at::Tensor pruned = at::zeros({rows, columns}, w.options().dtype(at::kBool));
+  double loss = 0;
+  for (int64_t i1 = 0; i1 < columns; i1 += o.block_size) {
+    const int64_t count = std::min<int64_t>(o.block_size, columns - i1);
+    at::Tensor w1 = w.narrow(1, i1, count).clone();
+    at::Tensor err1 = at::zeros_like(w1);
+    const at::Tensor h_inv1 = h_inv.narrow(0, i1, count).narrow(1, i1, count);
+    const at::Tensor d = h_inv1.diagonal();
+    at::Tensor pruned1 = pruned.narrow(1, i1, count);
+    if (keep.defined()) {
+      pruned1.copy_(keep.narrow(1, i1, count).logical_not());
+    } else if (o.m == 0) {
+      const at::Tensor score = w1.square() / d.square().unsqueeze(0);
+      pruned1.copy_(lowest_along_last(score.reshape({-1}), pruned_count(o.sparsity, score.numel())).view_as(score));
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      if (!keep.defined() && o.m > 0 && i % o.m == 0) {
+        const at::Tensor score = w1.narrow(1, i, o.m).square() / d.narrow(0, i, o.m).square().unsqueeze(0);
+        pruned1.narrow(1, i, o.m).copy_(lowest_along_last(score, o.n));
+      }
+      // err = (w - q) / H_inv[i,i], q = w with the pruned entries zeroed.
+      const at::Tensor err = w1.select(1, i) * pruned1.select(1, i) / d[i];
+      w1.narrow(1, i, count - i).addr_(err, h_inv1.select(0, i).narrow(0, i, count - i), /*beta=*/1, /*alpha=*/-1);
+      err1.select(1, i).copy_(err);
+    }
+    // The update leaves w - err x H_inv[i,i] = 0 up to rounding: make it exact.
+    w.narrow(1, i1, count).copy_(w1.masked_fill_(pruned1, 0));
+    loss += err1.square().sum().item<double>() / 2;
+    const int64_t rest = columns - i1 - count;
+    if (rest > 0) {
+      w.narrow(1, i1 + count, rest)
+          .addmm_(err1, h_inv.narrow(0, i1, count).narrow(1, i1 + count, rest), /*beta=*/1, /*alpha=*/-1);
+    }
+  }
+
+  PruneResult result;
+  result.weight = w.to(weight.scalar_type());
+  result.mask = pruned.logical_not();
+  result.damping = factor->damping;
+  result.damping_retries = factor->retries;
+  result.loss = loss;
+  return result;
+}
+
+}  // namespace
+
+int64_t pruned_count(double sparsity, int64_t count) {
+  const double exact = sparsity * static_cast<double>(count);
+  const double nearest = std::round(exact);
+  if (std::abs(exact - nearest) <= 1e-9 * std::max(1.0, exact)) return static_cast<int64_t>(nearest);
+  return static_cast<int64_t>(std::floor(exact));
+}
+
+HessianAccumulator::HessianAccumulator(std::string layer_name, int64_t columns, at::ScalarType dtype)
+    : layer_name_(std::move(layer_name)), columns_(columns), dtype_(dtype) {
+  CT_CHECK(columns >= 1) << layer_name_ << ": columns " << columns;
+  CT_CHECK(dtype == at::kFloat || dtype == at::kDouble) << layer_name_ << ": dtype " << c10::toString(dtype);
+  hessian_ = at::zeros({columns, columns}, at::TensorOptions().dtype(dtype));
+}
+
+Status HessianAccumulator::add(const at::Tensor& x) {
+  const at::NoGradGuard no_grad;
+  CT_RETURN_IF_ERROR(check_batch(x, columns_, layer_name_));
+  const at::Tensor tokens = x.reshape({-1, columns_});
+  const int64_t batch = tokens.size(0);
+  if (batch == 0) return Status::ok();
+  if (samples_ == 0) hessian_ = hessian_.to(x.device());
+  const int64_t total = samples_ + batch;
+  hessian_.mul_(static_cast<double>(samples_) / static_cast<double>(total));
+  samples_ = total;
+  const at::Tensor scaled = tokens.to(dtype_) * std::sqrt(2.0 / static_cast<double>(total));
+  hessian_.addmm_(scaled.t(), scaled);
+  return Status::ok();
+}
+
+ColumnNormAccumulator::ColumnNormAccumulator(std::string layer_name, int64_t columns)
+    : layer_name_(std::move(layer_name)), columns_(columns) {
+  CT_CHECK(columns >= 1) << layer_name_ << ": columns " << columns;
+  sum_of_squares_ = at::zeros({columns}, at::TensorOptions().dtype(at::kDouble));
+}
+
+Status ColumnNormAccumulator::add(const at::Tensor& x) {
+  const at::NoGradGuard no_grad;
+  CT_RETURN_IF_ERROR(check_batch(x, columns_, layer_name_));
+  const at::Tensor tokens = x.reshape({-1, columns_});
+  if (tokens.size(0) == 0) return Status::ok();
+  if (samples_ == 0) sum_of_squares_ = sum_of_squares_.to(x.device());
+  sum_of_squares_.add_(tokens.to(at::kDouble).square().sum(0));
+  samples_ += tokens.size(0);
+  return Status::ok();
+}
+
+StatusOr<PruneResult> sparsegpt(const at::Tensor& weight, const at::Tensor& hessian, const PruneOptions& options,
+                                const std::string& layer_name) {
+  return sparsegpt_impl(weight, hessian, at::Tensor(), options, layer_name);
+}
+
+StatusOr<PruneResult> sparsegpt_with_mask(const at::Tensor& weight, const at::Tensor& hessian, const at::Tensor& keep,
+                                          const PruneOptions& options, const std::string& layer_name) {
+  if (!keep.defined() || keep.scalar_type() != at::kBool || !weight.defined() || keep.sizes() != weight.sizes())
+    return invalid(layer_name, "mask " + describe(keep) + " must be bool of the weight's shape " + describe(weight));
+  return sparsegpt_impl(weight, hessian, keep.to(weight.device()), options, layer_name);
+}
+
+StatusOr<PruneResult> wanda(const at::Tensor& weight, const at::Tensor& input_norms, const PruneOptions& options,
+                            const std::string& layer_name) {
+  const at::NoGradGuard no_grad;
+  CT_RETURN_IF_ERROR(check_options(options, /*sparsegpt=*/false, layer_name));
+  CT_RETURN_IF_ERROR(check_weight(weight, options, layer_name));
+  const int64_t columns = weight.size(1);
+  if (!input_norms.defined() || input_norms.dim() != 1 || input_norms.size(0) != columns ||
+      !at::isFloatingType(input_norms.scalar_type())) {
+    return invalid(layer_name, "input_norms " + describe(input_norms) + " must be floating point of shape [" +
+                                   std::to_string(columns) + "]");
+  }
+  if (!all_finite(input_norms) || (input_norms < 0).any().item<bool>())
+    return invalid(layer_name, "input_norms must be finite and >= 0");
+  const at::Tensor norms = input_norms.to(weight.device(), options.compute_dtype);
+  return row_wise_result(weight, weight.to(options.compute_dtype).abs() * norms.unsqueeze(0), options);
+}
+
+StatusOr<PruneResult> magnitude(const at::Tensor& weight, const PruneOptions& options, const std::string& layer_name) {
+  const at::NoGradGuard no_grad;
+  CT_RETURN_IF_ERROR(check_options(options, /*sparsegpt=*/false, layer_name));
+  CT_RETURN_IF_ERROR(check_weight(weight, options, layer_name));
+  return row_wise_result(weight, weight.to(options.compute_dtype).abs(), options);
+}
+
+}  // namespace clustertwin::real::igsp
