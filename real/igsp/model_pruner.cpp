@@ -1,0 +1,130 @@
+#include "real/igsp/model_pruner.h"
+
+#include <cmath>
+#include <map>
+#include <memory>
+
+namespace clustertwin::real::igsp {
+namespace {
+
+// A Linear's calibration statistics.
+struct LinearStats {
+  std::unique_ptr<HessianAccumulator> hessian;
+  std::unique_ptr<ColumnNormAccumulator> norms;
+};
+
+Status check_bytes(const at::Tensor& bytes, int64_t context, const char* what) {
+  if (bytes.dim() != 2 || bytes.size(0) == 0 || bytes.size(1) == 0) {
+    return Status::invalid_argument(std::string(what) + ": empty, or not [sequences, length] (got " +
+                                    std::to_string(bytes.dim()) + " dimensions)");
+  }
+  if (bytes.scalar_type() != at::kLong) return Status::invalid_argument(std::string(what) + ": bytes must be int64");
+  if (bytes.size(1) > context) {
+    return Status::invalid_argument(std::string(what) + ": sequences of " + std::to_string(bytes.size(1)) +
+                                    " bytes are longer than the model's context " + std::to_string(context));
+  }
+  if (bytes.min().item<int64_t>() < 0 || bytes.max().item<int64_t>() > 255)
+    return Status::invalid_argument(std::string(what) + ": values outside [0, 255]");
+  return Status::ok();
+}
+
+}  // namespace
+
+const char* prune_method_name(PruneMethod method) {
+  switch (method) {
+    case PruneMethod::kSparseGpt:
+      return "sparsegpt";
+    case PruneMethod::kWanda:
+      return "wanda";
+    case PruneMethod::kMagnitude:
+      return "magnitude";
+  }
+  return "?";
+}
+
+StatusOr<PruneMethod> prune_method_from_name(const std::string& name) {
+  for (PruneMethod m : {PruneMethod::kSparseGpt, PruneMethod::kWanda, PruneMethod::kMagnitude}) {
+    if (name == prune_method_name(m)) return m;
+  }
+  return Status::invalid_argument("--method '" + name + "': unknown (allowed: sparsegpt, wanda, magnitude)");
+}
+
+StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, const at::Tensor& calibration,
+                                                  const ModelPruneOptions& options) {
+  CT_RETURN_IF_ERROR(check_bytes(calibration, model->options().context, "calibration set"));
+  if (options.batch_size < 1)
+    return Status::invalid_argument("batch size " + std::to_string(options.batch_size) + " must be >= 1");
+  at::NoGradGuard no_grad;
+  const int64_t sequences = calibration.size(0);
+  // The hidden states entering the current block, one tensor per batch.
+  std::vector<at::Tensor> hidden;
+  for (int64_t first = 0; first < sequences; first += options.batch_size)
+    hidden.push_back(model->embed(calibration.slice(0, first, std::min(sequences, first + options.batch_size))));
+  std::vector<LinearReport> reports;
+  for (size_t b = 0; b < model->blocks().size(); ++b) {
+    torch_models::ByteLmBlock& block = model->blocks()[b];
+    const std::string prefix = "block" + std::to_string(b) + ".";
+    std::map<std::string, LinearStats> stats;
+    for (const auto& [name, linear] : block->linears()) {
+      const int64_t in = linear->weight.size(1);
+      stats[name].hessian = std::make_unique<HessianAccumulator>(prefix + name, in);
+      stats[name].norms = std::make_unique<ColumnNormAccumulator>(prefix + name, in);
+    }
+    Status tap_status;
+    const torch_models::LinearTap tap = [&](const std::string& name, const torch::Tensor& input) {
+      if (!tap_status.is_ok() || options.method == PruneMethod::kMagnitude) return;
+      LinearStats& s = stats.at(name);
+      Status st = options.method == PruneMethod::kSparseGpt ? s.hessian->add(input) : s.norms->add(input);
+      if (!st.is_ok()) tap_status = st;
+    };
+    for (const at::Tensor& x : hidden)
+      (void)block->forward(x, tap);
+    CT_RETURN_IF_ERROR(tap_status);
+    for (const auto& [name, linear] : block->linears()) {
+      const std::string layer = prefix + name;
+      StatusOr<PruneResult> r = Status::internal("no method");
+      switch (options.method) {
+        case PruneMethod::kSparseGpt:
+          r = sparsegpt(linear->weight, stats.at(name).hessian->hessian(), options.layer, layer);
+          break;
+        case PruneMethod::kWanda:
+          r = wanda(linear->weight, stats.at(name).norms->norms(), options.layer, layer);
+          break;
+        case PruneMethod::kMagnitude:
+          r = magnitude(linear->weight, options.layer, layer);
+          break;
+      }
+      if (!r.is_ok()) return r.status();
+      linear->weight.copy_(r->weight);
+      LinearReport report;
+      report.name = layer;
+      report.rows = linear->weight.size(0);
+      report.columns = linear->weight.size(1);
+      report.pruned = (~r->mask).sum().item<int64_t>();
+      report.loss = r->loss;
+      report.damping = r->damping;
+      reports.push_back(report);
+    }
+    // The next block sees what the pruned block makes of its inputs.
+    for (at::Tensor& x : hidden)
+      x = block->forward(x);
+  }
+  return reports;
+}
+
+double byte_perplexity(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size) {
+  at::NoGradGuard no_grad;
+  double nll = 0;
+  int64_t count = 0;
+  for (int64_t first = 0; first < bytes.size(0); first += batch_size) {
+    const at::Tensor batch = bytes.slice(0, first, std::min(bytes.size(0), first + batch_size));
+    const at::Tensor logits = model->forward(batch.slice(1, 0, batch.size(1) - 1));
+    const at::Tensor targets = batch.slice(1, 1, batch.size(1));
+    const at::Tensor logp = at::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+    nll -= logp.sum().item<double>();
+    count += targets.numel();
+  }
+  return count > 0 ? std::exp(nll / static_cast<double>(count)) : 0.0;
+}
+
+}  // namespace clustertwin::real::igsp

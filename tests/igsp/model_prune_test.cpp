@@ -1,0 +1,136 @@
+// Pruning a whole ByteLm layer by layer: every block Linear reaches the
+// sparsity asked for, nothing else changes, SparseGPT keeps the model's
+// output closer to the dense one than magnitude does, and bad calibration
+// sets are one line.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "real/igsp/model_pruner.h"
+
+namespace clustertwin::real::igsp {
+namespace {
+
+torch_models::ByteLmOptions tiny() {
+  torch_models::ByteLmOptions o;
+  o.context = 32;
+  o.d_model = 64;
+  o.layers = 2;
+  o.heads = 4;
+  o.d_ff = 128;
+  return o;
+}
+
+torch_models::ByteLm model(uint64_t seed = 3) {
+  auto m = torch_models::make_byte_lm(tiny(), seed);
+  EXPECT_TRUE(m.is_ok());
+  return *m;
+}
+
+// Text-like calibration bytes: a repeated phrase with a varying offset, so inputs are correlated.
+at::Tensor calibration(int64_t sequences, int64_t length) {
+  const std::string text = "the quick brown fox jumps over the lazy dog; 12 + 30 = 42. int main() { return 0; } ";
+  at::Tensor out = at::empty({sequences, length}, at::TensorOptions().dtype(at::kLong));
+  for (int64_t s = 0; s < sequences; ++s) {
+    for (int64_t t = 0; t < length; ++t)
+      out[s][t] = static_cast<unsigned char>(text[(s * 7 + t) % text.size()]);
+  }
+  return out;
+}
+
+std::vector<at::Tensor> untouched(torch_models::ByteLm& m) {
+  std::vector<at::Tensor> out;
+  for (const auto& p : m->named_parameters()) {
+    const std::string& name = p.key();
+    const bool block_linear_weight = name.rfind("block", 0) == 0 && name.find("ln") == std::string::npos &&
+                                     name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0;
+    if (!block_linear_weight) out.push_back(p.value().clone());
+  }
+  return out;
+}
+
+TEST(ModelPruneTest, EveryBlockLinearReachesTheSparsityAndNothingElseChanges) {
+  for (PruneMethod method : {PruneMethod::kSparseGpt, PruneMethod::kWanda, PruneMethod::kMagnitude}) {
+    torch_models::ByteLm m = model();
+    const std::vector<at::Tensor> before = untouched(m);
+    ModelPruneOptions o;
+    o.method = method;
+    o.layer.sparsity = 0.5;
+    o.batch_size = 5;
+    auto reports = prune_byte_lm(m, calibration(12, 32), o);
+    ASSERT_TRUE(reports.is_ok()) << reports.status().message();
+    ASSERT_EQ(reports->size(), 12u) << prune_method_name(method);  // 2 blocks x 6 Linears
+    EXPECT_EQ((*reports)[0].name, "block0.q");
+    EXPECT_EQ((*reports)[11].name, "block1.fc2");
+    for (const LinearReport& r : *reports)
+      EXPECT_EQ(r.pruned * 2, r.rows * r.columns) << r.name;
+    for (size_t b = 0; b < m->blocks().size(); ++b) {
+      for (const auto& [name, linear] : m->blocks()[b]->linears())
+        EXPECT_EQ((linear->weight == 0).sum().item<int64_t>() * 2, linear->weight.numel()) << b << name;
+    }
+    const std::vector<at::Tensor> after = untouched(m);
+    ASSERT_EQ(before.size(), after.size());
+    for (size_t i = 0; i < before.size(); ++i)
+      EXPECT_TRUE(at::equal(before[i], after[i])) << prune_method_name(method) << " changed parameter " << i;
+  }
+}
+
+// The model's logits on the calibration data stay closer to the dense model's with SparseGPT than with
+// magnitude, at 50% and 2:4.
+TEST(ModelPruneTest, SparseGptKeepsTheOutputCloserThanMagnitude) {
+  const at::Tensor calib = calibration(16, 32);
+  torch_models::ByteLm dense = model();
+  at::NoGradGuard no_grad;
+  const at::Tensor reference = dense->forward(calib);
+  for (bool nm : {false, true}) {
+    auto error = [&](PruneMethod method) {
+      torch_models::ByteLm m = model();
+      ModelPruneOptions o;
+      o.method = method;
+      o.layer.sparsity = 0.5;
+      if (nm) {
+        o.layer.n = 2;
+        o.layer.m = 4;
+      }
+      auto r = prune_byte_lm(m, calib, o);
+      EXPECT_TRUE(r.is_ok()) << r.status().message();
+      return (m->forward(calib) - reference).norm().item<double>();
+    };
+    const double sparsegpt = error(PruneMethod::kSparseGpt), magnitude = error(PruneMethod::kMagnitude);
+    EXPECT_LT(sparsegpt, magnitude) << (nm ? "2:4" : "50%");
+  }
+}
+
+TEST(ModelPruneTest, PerplexityOfAnUntrainedModelIsNearTheVocabulary) {
+  torch_models::ByteLm m = model();
+  const double ppl = byte_perplexity(m, calibration(8, 32), 3);
+  EXPECT_GT(ppl, 200);
+  EXPECT_LT(ppl, 320);
+}
+
+TEST(ModelPruneTest, BadCalibrationSetsAreOneLine) {
+  torch_models::ByteLm m = model();
+  ModelPruneOptions o;
+  auto message = [&](const at::Tensor& calib) {
+    auto r = prune_byte_lm(m, calib, o);
+    return r.is_ok() ? std::string("ok") : r.status().message();
+  };
+  EXPECT_EQ(message(at::empty({0, 8}, at::TensorOptions().dtype(at::kLong))),
+            "calibration set: empty, or not [sequences, length] (got 2 dimensions)");
+  EXPECT_EQ(message(calibration(2, 33)),
+            "calibration set: sequences of 33 bytes are longer than the model's context 32");
+  EXPECT_EQ(message(calibration(2, 8).to(at::kFloat)), "calibration set: bytes must be int64");
+  EXPECT_EQ(message(calibration(2, 8) + 300), "calibration set: values outside [0, 255]");
+  o.layer.sparsity = 1.0;
+  const std::string bad_sparsity = message(calibration(2, 8));
+  EXPECT_NE(bad_sparsity.find("block0.q"), std::string::npos) << bad_sparsity;
+  EXPECT_NE(bad_sparsity.find("sparsity"), std::string::npos) << bad_sparsity;
+  EXPECT_EQ(prune_method_from_name("obs").status().message(),
+            "--method 'obs': unknown (allowed: sparsegpt, wanda, magnitude)");
+}
+
+}  // namespace
+}  // namespace clustertwin::real::igsp
