@@ -36,6 +36,9 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action);
 /// "128,256,512" -> {128, 256, 512}; InvalidArgument naming --workers and the bad item.
 StatusOr<std::vector<int>> parse_workers(const std::string& text);
 
+/// Registers `clustertwin igsp ...` (the IGSP study) on `app`.
+void add_igsp_command(CLI::App& app, Action* action);
+
 /// Registers `clustertwin calibrate ...` (fit a profile to recorded traces) on `app`.
 void add_calibrate_command(CLI::App& app, Action* action);
 

@@ -1,0 +1,231 @@
+#include "real/igsp/train.h"
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "models/common/file_io.h"
+
+namespace clustertwin::real::igsp {
+namespace {
+
+using clustertwin::igsp::Domain;
+using clustertwin::igsp::DomainText;
+
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// The windows of step `step`: [batch, context + 1] bytes, each from a domain drawn uniformly.
+at::Tensor batch_of(const std::vector<DomainText>& corpus, uint64_t seed, int64_t step, int64_t batch, int64_t length) {
+  std::mt19937_64 engine(mix(seed ^ mix(static_cast<uint64_t>(step) + 1)));
+  at::Tensor out = at::empty({batch, length}, at::TensorOptions().dtype(at::kLong));
+  int64_t* data = out.data_ptr<int64_t>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::string& text = corpus[engine() % corpus.size()].train;
+    const uint64_t start = engine() % (text.size() - static_cast<uint64_t>(length) + 1);
+    for (int64_t t = 0; t < length; ++t)
+      data[b * length + t] = static_cast<unsigned char>(text[start + static_cast<uint64_t>(t)]);
+  }
+  return out;
+}
+
+double learning_rate(const TrainOptions& o, int64_t step) {
+  if (step < o.warmup_steps) return o.lr * static_cast<double>(step + 1) / static_cast<double>(o.warmup_steps);
+  if (o.max_steps <= 0) return o.lr;
+  const double progress = static_cast<double>(step - o.warmup_steps) /
+                          static_cast<double>(std::max<int64_t>(1, o.max_steps - o.warmup_steps));
+  return o.lr * (0.1 + 0.9 * 0.5 * (1 + std::cos(M_PI * std::min(1.0, progress))));  // cosine to 10%
+}
+
+nlohmann::ordered_json options_json(const torch_models::ByteLmOptions& m) {
+  return {{"vocab", m.vocab},   {"context", m.context}, {"d_model", m.d_model},
+          {"layers", m.layers}, {"heads", m.heads},     {"d_ff", m.d_ff}};
+}
+
+std::string manifest(const TrainOptions& o, const std::vector<DomainText>& corpus, int64_t step, double loss) {
+  nlohmann::ordered_json j;
+  j["model"] = options_json(o.model);
+  j["seed"] = o.seed;
+  j["batch"] = o.batch;
+  j["lr"] = o.lr;
+  j["weight_decay"] = o.weight_decay;
+  j["warmup_steps"] = o.warmup_steps;
+  j["max_steps"] = o.max_steps;
+  j["domain_bytes"] = o.domain_bytes;
+  j["step"] = step;
+  j["loss"] = loss;
+  j["corpus"] = nlohmann::ordered_json::array();
+  for (const DomainText& d : corpus) {
+    nlohmann::ordered_json dj;
+    dj["domain"] = clustertwin::igsp::domain_name(d.domain);
+    dj["train_bytes"] = d.train.size();
+    dj["heldout_bytes"] = d.heldout.size();
+    if (d.files.empty()) {
+      dj["generated_from_seed"] = o.seed;
+    } else {
+      dj["files"] = nlohmann::ordered_json::array();
+      for (const auto& f : d.files)
+        dj["files"].push_back({{"path", f.path}, {"bytes", f.bytes}, {"crc32", f.crc32}});
+    }
+    j["corpus"].push_back(dj);
+  }
+  return j.dump(2);
+}
+
+Status save_state(torch::optim::AdamW& optimizer, int64_t step, const std::string& path) {
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  archive.write("clustertwin_train_step", torch::tensor(step, torch::TensorOptions().dtype(torch::kLong)));
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return write_file_atomically(path, bytes.str());
+}
+
+StatusOr<int64_t> load_state(torch::optim::AdamW& optimizer, const std::string& path) {
+  StatusOr<std::string> bytes = read_file(path);
+  if (!bytes.is_ok()) return bytes.status();
+  try {
+    torch::serialize::InputArchive archive;
+    std::istringstream in(*bytes);
+    archive.load_from(in);
+    optimizer.load(archive);
+    torch::Tensor step;
+    archive.read("clustertwin_train_step", step);
+    return step.item<int64_t>();
+  } catch (const c10::Error& e) {
+    return Status::invalid_argument(
+        path + ": not the training state of a clustertwin checkpoint: " + e.what_without_backtrace());
+  }
+}
+
+}  // namespace
+
+StatusOr<std::vector<DomainText>> training_corpus(const TrainOptions& o) {
+  std::vector<DomainText> corpus;
+  for (Domain d : clustertwin::igsp::kDomains) {
+    switch (d) {
+      case Domain::kGeneral:
+      case Domain::kCode: {
+        const std::vector<std::string>& roots = d == Domain::kGeneral ? o.general_roots : o.code_roots;
+        auto text = clustertwin::igsp::system_text(d, roots.empty() ? clustertwin::igsp::default_roots(d) : roots,
+                                                   o.domain_bytes);
+        if (!text.is_ok()) return text.status();
+        corpus.push_back(std::move(*text));
+        break;
+      }
+      case Domain::kMath:
+        corpus.push_back(clustertwin::igsp::math_text(o.seed, o.domain_bytes));
+        break;
+      case Domain::kCommonsense:
+        corpus.push_back(clustertwin::igsp::commonsense_text(o.seed, o.domain_bytes));
+        break;
+    }
+    if (corpus.back().train.size() < static_cast<size_t>(o.model.context + 1)) {
+      return Status::invalid_argument(
+          std::string(clustertwin::igsp::domain_name(d)) + " corpus: " + std::to_string(corpus.back().train.size()) +
+          " training bytes, fewer than one window of " + std::to_string(o.model.context + 1));
+    }
+  }
+  return corpus;
+}
+
+StatusOr<TrainReport> train_byte_lm(const TrainOptions& o, const std::function<void(const TrainProgress&)>& progress,
+                                    int report_every) {
+  CT_RETURN_IF_ERROR(torch_models::check_byte_lm_options(o.model));
+  if (o.out.empty()) return Status::invalid_argument("--out: give the checkpoint to write");
+  if (o.batch < 1) return Status::invalid_argument("--batch " + std::to_string(o.batch) + ": must be >= 1");
+  if (!(o.lr > 0)) return Status::invalid_argument("--lr " + std::to_string(o.lr) + ": must be > 0");
+  if (o.max_steps < 0 || o.max_minutes < 0 || (o.max_steps == 0 && o.max_minutes == 0)) {
+    return Status::invalid_argument("--steps " + std::to_string(o.max_steps) + " --minutes " +
+                                    std::to_string(o.max_minutes) + ": give a positive step count or time limit");
+  }
+  if (!(o.checkpoint_minutes > 0))
+    return Status::invalid_argument("--checkpoint-minutes " + std::to_string(o.checkpoint_minutes) + ": must be > 0");
+  auto corpus = training_corpus(o);
+  if (!corpus.is_ok()) return corpus.status();
+
+  TrainReport report;
+  torch_models::ByteLm model{nullptr};
+  if (o.resume) {
+    auto checkpoint = torch_models::load_byte_lm(o.out);
+    if (!checkpoint.is_ok()) return checkpoint.status().with_context("--resume");
+    if (options_json(checkpoint->model->options()) != options_json(o.model)) {
+      return Status::invalid_argument(o.out + ": its model " + options_json(checkpoint->model->options()).dump() +
+                                      " is not the one asked for " + options_json(o.model).dump());
+    }
+    model = checkpoint->model;
+  } else {
+    auto fresh = torch_models::make_byte_lm(o.model, o.seed);
+    if (!fresh.is_ok()) return fresh.status();
+    model = *fresh;
+  }
+  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  if (o.resume) {
+    auto step = load_state(optimizer, o.out + ".state");
+    if (!step.is_ok()) return step.status();
+    report.first_step = *step;
+  }
+
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto last_checkpoint = start;
+  auto last_report = start;
+  auto minutes_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count() / 60.0;
+  };
+  double loss_sum = 0;
+  int64_t loss_count = 0;
+  int64_t step = report.first_step;
+  auto checkpoint = [&](double loss) -> Status {
+    CT_RETURN_IF_ERROR(torch_models::save_byte_lm(model, manifest(o, *corpus, step, loss), o.out));
+    CT_RETURN_IF_ERROR(save_state(optimizer, step, o.out + ".state"));
+    ++report.checkpoints;
+    last_checkpoint = Clock::now();
+    return Status::ok();
+  };
+  model->train();
+  while ((o.max_steps == 0 || step < o.max_steps) && (o.stop_at <= 0 || step < o.stop_at) &&
+         (o.max_minutes == 0 || minutes_since(start) < o.max_minutes)) {
+    const at::Tensor windows = batch_of(*corpus, o.seed, step, o.batch, o.model.context + 1);
+    const at::Tensor inputs = windows.slice(1, 0, o.model.context), targets = windows.slice(1, 1);
+    for (auto& group : optimizer.param_groups())
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate(o, step));
+    optimizer.zero_grad();
+    const at::Tensor logits = model->forward(inputs);
+    const at::Tensor loss =
+        torch::nn::functional::cross_entropy(logits.reshape({-1, o.model.vocab}), targets.reshape({-1}));
+    loss.backward();
+    optimizer.step();
+    ++step;
+    report.last_loss = loss.item<double>();
+    loss_sum += report.last_loss;
+    ++loss_count;
+    const bool due = minutes_since(last_checkpoint) >= o.checkpoint_minutes;
+    if (due) CT_RETURN_IF_ERROR(checkpoint(report.last_loss));
+    if (progress && (step % report_every == 0 || due)) {
+      TrainProgress p;
+      p.step = step;
+      p.loss = loss_sum / static_cast<double>(loss_count);
+      const double since = std::chrono::duration<double>(Clock::now() - last_report).count();
+      p.tokens_per_s = since > 0 ? static_cast<double>(loss_count * o.batch * o.model.context) / since : 0;
+      p.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+      p.checkpointed = due;
+      progress(p);
+      loss_sum = 0;
+      loss_count = 0;
+      last_report = Clock::now();
+    }
+  }
+  CT_RETURN_IF_ERROR(checkpoint(report.last_loss));
+  report.steps = step;
+  report.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return report;
+}
+
+}  // namespace clustertwin::real::igsp
