@@ -1,11 +1,16 @@
-// clustertwin igsp ...: the IGSP study's commands (real/igsp). So far:
-// `igsp train`, the ByteLm on the four domains with checkpoints and resume.
+// The IGSP study's commands (real/igsp): `igsp train` (the ByteLm on the four
+// domains, with checkpoints and resume), `prune` and `eval`.
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "models/common/text.h"
+#include "real/igsp/evaluate.h"
+#include "real/igsp/model_pruner.h"
 #include "real/igsp/train.h"
 
 namespace clustertwin::cli {
@@ -28,9 +33,121 @@ Status run_train(const real::igsp::TrainOptions& o) {
   return Status::ok();
 }
 
+struct PruneArgs {
+  std::string model, out, method = "sparsegpt", calib = "general,code,math,commonsense", nm;
+  double sparsity = 0.6;
+  int64_t samples = 128;
+  uint64_t seed = 0;
+};
+
+Status run_prune(const PruneArgs& a) {
+  auto method = real::igsp::prune_method_from_name(a.method);
+  if (!method.is_ok()) return method.status();
+  real::igsp::ModelPruneOptions o;
+  o.method = *method;
+  o.layer.sparsity = a.sparsity;
+  if (!a.nm.empty()) {
+    const size_t colon = a.nm.find(':');
+    int n = 0, m = 0;
+    if (colon == std::string::npos || std::sscanf(a.nm.c_str(), "%d:%d", &n, &m) != 2 || n < 1 || m < 1 || n >= m) {
+      return Status::invalid_argument("--nm '" + a.nm + "': expected N:M with 1 <= N < M, like 2:4");
+    }
+    o.layer.n = n;
+    o.layer.m = m;
+  }
+  if (!(a.sparsity >= 0 && a.sparsity < 1))
+    return Status::invalid_argument("--sparsity " + std::to_string(a.sparsity) + ": must be in [0, 1)");
+  auto checkpoint = torch_models::load_byte_lm(a.model);
+  if (!checkpoint.is_ok()) return checkpoint.status();
+  auto corpus = real::igsp::corpus_for(checkpoint->meta_json, a.model);
+  if (!corpus.is_ok()) return corpus.status();
+  auto calib = real::igsp::calibration_set(*corpus, split_commas(a.calib), a.samples,
+                                           checkpoint->model->options().context, a.seed);
+  if (!calib.is_ok()) return calib.status();
+  const auto start = std::chrono::steady_clock::now();
+  auto reports = real::igsp::prune_byte_lm(checkpoint->model, *calib, o);
+  if (!reports.is_ok()) return reports.status();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int64_t pruned = 0, total = 0;
+  for (const auto& r : *reports) {
+    pruned += r.pruned;
+    total += r.rows * r.columns;
+  }
+  nlohmann::ordered_json meta = nlohmann::ordered_json::parse(checkpoint->meta_json);
+  meta["pruned"] = {{"method", a.method},   {"sparsity", a.sparsity}, {"nm", a.nm},     {"calib", a.calib},
+                    {"samples", a.samples}, {"seed", a.seed},         {"from", a.model}};
+  CT_RETURN_IF_ERROR(torch_models::save_byte_lm(checkpoint->model, meta.dump(2), a.out));
+  std::printf("pruned %zu Linears with %s on %lld samples of %s in %.1f s: %.2f%% of their weights zero; wrote %s\n",
+              reports->size(), a.method.c_str(), static_cast<long long>(a.samples), a.calib.c_str(), seconds,
+              100.0 * static_cast<double>(pruned) / static_cast<double>(std::max<int64_t>(1, total)), a.out.c_str());
+  return Status::ok();
+}
+
+struct EvalArgs {
+  std::string model;
+  int items = 200;
+  bool json = false;
+};
+
+Status run_eval(const EvalArgs& a) {
+  if (a.items < 1) return Status::invalid_argument("--items " + std::to_string(a.items) + ": must be >= 1");
+  auto checkpoint = torch_models::load_byte_lm(a.model);
+  if (!checkpoint.is_ok()) return checkpoint.status();
+  auto set = real::igsp::eval_set_for(checkpoint->meta_json, a.model, a.items);
+  if (!set.is_ok()) return set.status();
+  const auto scores = real::igsp::evaluate(checkpoint->model, *set);
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["model"] = a.model;
+    j["scores"] = nlohmann::ordered_json::array();
+    for (const auto& s : scores) {
+      j["scores"].push_back({{"dimension", clustertwin::igsp::domain_name(s.domain)},
+                             {"metric", s.metric},
+                             {"value", s.value},
+                             {"items", s.items}});
+    }
+    return write_output("-", j.dump(2) + "\n");
+  }
+  std::printf("# clustertwin eval: %s\n", a.model.c_str());
+  for (const auto& s : scores) {
+    std::printf("  %-12s %-10s %8.4f  (%lld %s)\n", clustertwin::igsp::domain_name(s.domain), s.metric.c_str(), s.value,
+                static_cast<long long>(s.items), s.metric == "perplexity" ? "bytes" : "items");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void add_igsp_command(CLI::App& app, Action* action) {
+  auto p = std::make_shared<PruneArgs>();
+  CLI::App* prune = app.add_subcommand(
+      "prune",
+      "Prune a ByteLm checkpoint (from `clustertwin igsp train`) layer by layer with SparseGPT, Wanda or magnitude "
+      "on a calibration set drawn from its training domains, and write the pruned checkpoint");
+  prune->add_option("--model", p->model, "Checkpoint to prune")->required();
+  prune->add_option("--out", p->out, "Pruned checkpoint to write")->required();
+  prune->add_option("--method", p->method, "sparsegpt, wanda or magnitude")->capture_default_str();
+  prune->add_option("--sparsity", p->sparsity, "Unstructured fraction pruned, in [0, 1)")->capture_default_str();
+  prune->add_option("--nm", p->nm, "N:M structured sparsity instead (2:4 prunes 2 of every 4)");
+  prune
+      ->add_option("--calib", p->calib,
+                   "Calibration source: a domain (general, code, math, commonsense) or several comma-separated "
+                   "(their uniform mix)")
+      ->capture_default_str();
+  prune->add_option("--samples", p->samples, "Calibration windows of the model's context")->capture_default_str();
+  prune->add_option("--seed", p->seed, "Seed of the calibration draw")->capture_default_str();
+  prune->callback([p, action] { *action = [p] { return run_prune(*p); }; });
+
+  auto e = std::make_shared<EvalArgs>();
+  CLI::App* eval = app.add_subcommand(
+      "eval",
+      "Score a ByteLm checkpoint per capability dimension: General and Code perplexity on held-out text, Math "
+      "exact match on held-out arithmetic, Commonsense multiple-choice accuracy");
+  eval->add_option("--model", e->model, "Checkpoint to score")->required();
+  eval->add_option("--items", e->items, "Arithmetic and commonsense items each")->capture_default_str();
+  eval->add_flag("--json", e->json, "Print JSON");
+  eval->callback([e, action] { *action = [e] { return run_eval(*e); }; });
+
   CLI::App* igsp = app.add_subcommand("igsp", "The IGSP study: calibration data for SparseGPT pruning, per capability");
   igsp->require_subcommand(1, 1);
   auto o = std::make_shared<real::igsp::TrainOptions>();

@@ -254,6 +254,10 @@ StatusOr<DomainText> system_text(Domain domain, const std::vector<std::string>& 
   std::vector<std::filesystem::path> paths;
   for (const std::string& root : roots) {
     std::error_code ec;
+    if (std::filesystem::is_regular_file(root, ec)) {  // a file named directly (a manifest's)
+      if (wanted(domain, root)) paths.push_back(root);
+      continue;
+    }
     std::filesystem::recursive_directory_iterator it(root, std::filesystem::directory_options::skip_permission_denied,
                                                      ec);
     for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {

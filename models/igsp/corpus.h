@@ -49,7 +49,8 @@ struct DomainText {
   std::vector<CorpusFile> files;
 };
 
-/// General or Code from the system's files: the files under `roots` whose
+/// General or Code from the system's files: the files under `roots` (or
+/// named by them) whose
 /// names match the domain (General: licence texts and README files, plain or
 /// gzipped; Code: .h and .hpp), printable ASCII text only, taken in sorted
 /// path order until `max_bytes`; every 10th file is held out.

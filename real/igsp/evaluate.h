@@ -1,0 +1,60 @@
+#pragma once
+
+// Scoring a ByteLm per capability dimension (the IGSP study's four): General
+// and Code by perplexity on their held-out text, Math by exact match on
+// held-out arithmetic (greedy decoding), Commonsense by multiple-choice
+// accuracy (the option with the highest mean log-probability per byte).
+// Retention is the pruned model's score over the dense one's, x 100, with
+// perplexity turned around (dense / pruned), so that 100 means "as good".
+
+#include <string>
+#include <vector>
+
+#include "models/common/status.h"
+#include "models/igsp/corpus.h"
+#include "models/torch/byte_lm.h"
+
+namespace clustertwin::real::igsp {
+
+/// What the dimensions are scored on.
+struct EvalSet {
+  std::string general_heldout, code_heldout;
+  std::vector<clustertwin::igsp::ArithmeticItem> arithmetic;
+  std::vector<clustertwin::igsp::ChoiceItem> facts;
+};
+
+/// The evaluation set of a checkpoint trained by train_byte_lm: its
+/// manifest's seed and corpus sizes, and the same General and Code files,
+/// checked against the manifest's CRC-32s (InvalidArgument naming the first
+/// file that differs or is missing). `items` arithmetic and fact items each.
+StatusOr<EvalSet> eval_set_for(const std::string& manifest_json, const std::string& checkpoint, int items = 200);
+
+/// The training corpus of a checkpoint (its manifest's seed, sizes and
+/// files, checked as eval_set_for checks them).
+StatusOr<std::vector<clustertwin::igsp::DomainText>> corpus_for(const std::string& manifest_json,
+                                                                const std::string& checkpoint);
+
+/// A calibration set for pruning (the IGSP study's CalibrationSet, in its
+/// first form): `samples` windows of `length` bytes from the training text of
+/// `sources` (domain names; several: each window's domain drawn uniformly,
+/// the uniform mix), seeded. InvalidArgument naming an unknown source.
+StatusOr<at::Tensor> calibration_set(const std::vector<clustertwin::igsp::DomainText>& corpus,
+                                     const std::vector<std::string>& sources, int64_t samples, int64_t length,
+                                     uint64_t seed);
+
+struct DimensionScore {
+  clustertwin::igsp::Domain domain = clustertwin::igsp::Domain::kGeneral;
+  std::string metric;  // "perplexity" or "accuracy"
+  double value = 0;
+  int64_t items = 0;  // bytes scored (perplexity) or questions
+};
+
+/// The four scores, in kDomains order. `max_windows`: held-out windows of
+/// context bytes per perplexity.
+std::vector<DimensionScore> evaluate(torch_models::ByteLm& model, const EvalSet& set, int max_windows = 64);
+
+/// 100 x pruned / dense (accuracy) or dense / pruned (perplexity), per
+/// dimension, and their mean last ("total").
+std::vector<double> retention(const std::vector<DimensionScore>& pruned, const std::vector<DimensionScore>& dense);
+
+}  // namespace clustertwin::real::igsp

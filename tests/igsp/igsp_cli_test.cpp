@@ -1,0 +1,84 @@
+// clustertwin prune and eval on a small trained checkpoint: they run, and
+// each bad input the IGSP issue names is one line with exit code 2.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "real/igsp/train.h"
+#include "tests/cli/run_command.h"
+
+namespace clustertwin::real::igsp {
+namespace {
+
+using clustertwin::testing::run_clustertwin;
+
+std::string trained_checkpoint() {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "ct_igsp_cli_root";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "doc" / "a");
+  std::filesystem::create_directories(dir / "include");
+  std::ofstream(dir / "doc" / "a" / "README") << "A small package that reads and writes configuration files.\n";
+  std::ofstream(dir / "include" / "x.h") << "#pragma once\nint add(int a, int b);\nstruct point { int x, y; };\n";
+  TrainOptions o;
+  o.model.context = 16;
+  o.model.d_model = 32;
+  o.model.layers = 1;
+  o.model.heads = 2;
+  o.model.d_ff = 64;
+  o.max_steps = 5;
+  o.domain_bytes = 2048;
+  o.general_roots = {(dir / "doc").string()};
+  o.code_roots = {(dir / "include").string()};
+  o.out = ::testing::TempDir() + "ct_igsp_cli.pt";
+  auto r = train_byte_lm(o, nullptr);
+  EXPECT_TRUE(r.is_ok()) << r.status().message();
+  return o.out;
+}
+
+TEST(IgspCliTest, PruneThenEval) {
+  const std::string model = trained_checkpoint();
+  const std::string out = ::testing::TempDir() + "ct_igsp_cli_pruned.pt";
+  const auto p = run_clustertwin(
+      {"prune", "--model", model, "--out", out, "--sparsity", "0.5", "--samples", "8", "--calib", "math,commonsense"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("50.00% of their weights zero"), std::string::npos) << p.out;
+  const auto e = run_clustertwin({"eval", "--model", out, "--items", "5", "--json"});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const auto j = nlohmann::json::parse(e.out);
+  ASSERT_EQ(j.at("scores").size(), 4u);
+  EXPECT_EQ(j.at("scores")[2].at("dimension"), "math");
+  const auto nm = run_clustertwin({"prune", "--model", model, "--out", out, "--nm", "2:4", "--samples", "4"});
+  EXPECT_EQ(nm.exit_code, 0) << nm.err;
+}
+
+TEST(IgspCliTest, BadInputIsOneLineAndExitTwo) {
+  const std::string model = trained_checkpoint();
+  const std::string out = ::testing::TempDir() + "ct_igsp_cli_never.pt";
+  auto expect = [](const clustertwin::testing::CommandResult& r, const std::string& line) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err, "clustertwin: " + line + "\n");
+  };
+  expect(run_clustertwin({"prune", "--model", model, "--out", out, "--sparsity", "1"}),
+         "--sparsity 1.000000: must be in [0, 1)");
+  expect(run_clustertwin({"prune", "--model", model, "--out", out, "--sparsity", "-0.1"}),
+         "--sparsity -0.100000: must be in [0, 1)");
+  expect(run_clustertwin({"prune", "--model", model, "--out", out, "--nm", "4:4"}),
+         "--nm '4:4': expected N:M with 1 <= N < M, like 2:4");
+  const std::string junk = std::string(CT_TEST_DATA_DIR) + "/traces/valid.json";
+  expect(run_clustertwin({"prune", "--model", junk, "--out", out}),
+         junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
+  expect(run_clustertwin({"eval", "--model", junk}),
+         junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
+  expect(run_clustertwin({"prune", "--model", model, "--out", out, "--calib", ""}),
+         "--calib: an empty calibration source list");
+  expect(run_clustertwin({"prune", "--model", model, "--out", out, "--calib", "poetry"}),
+         "--calib 'poetry': unknown calibration source (allowed: general, code, math, commonsense, or several "
+         "comma-separated for their uniform mix)");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace clustertwin::real::igsp
