@@ -1,0 +1,127 @@
+#include "models/igsp/statistics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace clustertwin::igsp {
+namespace {
+
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return sab / std::sqrt(saa * sbb);
+}
+
+Status check_pairs(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) {
+    return Status::invalid_argument("spearman: " + std::to_string(x.size()) + " and " + std::to_string(y.size()) +
+                                    " values do not pair up");
+  }
+  if (x.size() < 3) return Status::invalid_argument("spearman: " + std::to_string(x.size()) + " pairs, need 3");
+  return Status::ok();
+}
+
+bool has_ties(const std::vector<double>& v) {
+  std::vector<double> s = v;
+  std::sort(s.begin(), s.end());
+  return std::adjacent_find(s.begin(), s.end()) != s.end();
+}
+
+}  // namespace
+
+std::vector<double> ranks(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<double> out(values.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]])
+      ++j;
+    const double mean_rank = (static_cast<double>(i) + static_cast<double>(j)) / 2 + 1;
+    for (size_t k = i; k <= j; ++k)
+      out[order[k]] = mean_rank;
+    i = j + 1;
+  }
+  return out;
+}
+
+StatusOr<double> spearman_rho(const std::vector<double>& x, const std::vector<double>& y) {
+  CT_RETURN_IF_ERROR(check_pairs(x, y));
+  const std::vector<double> rx = ranks(x), ry = ranks(y);
+  if (std::all_of(rx.begin(), rx.end(), [&](double r) { return r == rx[0]; }) ||
+      std::all_of(ry.begin(), ry.end(), [&](double r) { return r == ry[0]; })) {
+    return Status::invalid_argument("spearman: one side is constant, rho is undefined");
+  }
+  return pearson(rx, ry);
+}
+
+StatusOr<double> spearman_exact_p(const std::vector<double>& x, const std::vector<double>& y) {
+  CT_RETURN_IF_ERROR(check_pairs(x, y));
+  if (has_ties(x) || has_ties(y))
+    return Status::invalid_argument("spearman_exact_p: ties, the exact test assumes none");
+  auto rho = spearman_rho(x, y);
+  if (!rho.is_ok()) return rho.status();
+  return spearman_exact_p_for(static_cast<int>(x.size()), *rho);
+}
+
+StatusOr<double> spearman_exact_p_for(int n, double rho) {
+  if (n < 3 || n > 16) return Status::invalid_argument("spearman_exact_p: " + std::to_string(n) + " pairs, need 3..16");
+  // rho = 1 - 6 S / (n (n^2 - 1)) with S the sum of squared rank differences, an integer; the null is
+  // symmetric about S_mid = n (n^2 - 1) / 6, and |rho| >= |rho_obs| iff |6 S - n (n^2 - 1)| >= |6 S_obs - n (n^2 - 1)|.
+  const int64_t n3 = static_cast<int64_t>(n) * (static_cast<int64_t>(n) * n - 1);
+  const int64_t max_s = n3 / 3;
+  const double observed_dev = std::abs(rho) * static_cast<double>(n3) - 1e-9 * static_cast<double>(n3);
+  // count[mask][s]: the orderings that give positions 0..popcount(mask)-1 the ranks in `mask` with sum s.
+  // Counts stay below 16! < 2^53, exact in doubles. Layer by layer (by popcount), freeing each layer once
+  // it has fed the next: about two layers of C(n, n/2) masks live at once.
+  const size_t masks = size_t{1} << n;
+  std::vector<std::vector<double>> count(masks);
+  count[0].assign(1, 1.0);
+  for (int position = 0; position < n; ++position) {
+    for (size_t mask = 0; mask < masks; ++mask) {
+      if (count[mask].empty() || __builtin_popcountll(mask) != position) continue;
+      const std::vector<double>& from = count[mask];
+      for (int r = 0; r < n; ++r) {
+        if (mask & (size_t{1} << r)) continue;
+        const size_t d2 = static_cast<size_t>((position - r) * (position - r));
+        std::vector<double>& to = count[mask | (size_t{1} << r)];
+        if (to.size() < from.size() + d2)
+          to.resize(std::min<size_t>(from.size() + d2, static_cast<size_t>(max_s) + 1), 0.0);
+        for (size_t v = 0; v < from.size() && v + d2 < to.size(); ++v)
+          to[v + d2] += from[v];
+      }
+      std::vector<double>().swap(count[mask]);
+    }
+  }
+  const std::vector<double>& all = count[masks - 1];
+  double total = 0, extreme = 0;
+  for (size_t v = 0; v < all.size(); ++v) {
+    total += all[v];
+    if (std::abs(static_cast<double>(6 * static_cast<int64_t>(v) - n3)) >= observed_dev) extreme += all[v];
+  }
+  return extreme / total;
+}
+
+std::vector<double> holm_adjust(const std::vector<double>& p) {
+  const size_t m = p.size();
+  std::vector<size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> out(m);
+  double running = 0;
+  for (size_t i = 0; i < m; ++i) {
+    running = std::max(running, std::min(1.0, p[order[i]] * static_cast<double>(m - i)));
+    out[order[i]] = running;
+  }
+  return out;
+}
+
+}  // namespace clustertwin::igsp

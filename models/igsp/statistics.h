@@ -1,0 +1,41 @@
+#pragma once
+
+// The IGSP study's statistics: Spearman's rank correlation between a
+// calibration-set metric and a dimension's retention over the 15 sources,
+// its exact permutation p-value, and Holm's correction over the many
+// metric x dimension tests (../shared/papers/igsp.md: with n = 15 the 5%
+// critical |rho| is about 0.52, so exact p-values and a correction matter).
+
+#include <cstdint>
+#include <vector>
+
+#include "models/common/status.h"
+
+namespace clustertwin::igsp {
+
+/// Ranks 1..n, ties given their mean rank.
+std::vector<double> ranks(const std::vector<double>& values);
+
+/// Spearman's rho: Pearson's correlation of the ranks (ties averaged).
+/// InvalidArgument for fewer than 3 pairs, unequal lengths, or a constant side.
+StatusOr<double> spearman_rho(const std::vector<double>& x, const std::vector<double>& y);
+
+/// The exact two-sided permutation p-value of Spearman's rho without ties:
+/// the share of the n! orderings of y whose |rho| is at least the observed
+/// one, counted exactly by dynamic programming over (ranks used, sum of
+/// squared rank differences), since rho = 1 - 6 S / (n (n^2 - 1)). Up to
+/// n = 16 (2^n rank sets; n = 15, the study's, takes about a second).
+/// InvalidArgument for ties (the exact distribution assumes none), n < 3 or
+/// n > 16.
+StatusOr<double> spearman_exact_p(const std::vector<double>& x, const std::vector<double>& y);
+
+/// The same for a given n and rho (ties excluded): the share of the n!
+/// orderings whose |rho| is at least |rho|.
+StatusOr<double> spearman_exact_p_for(int n, double rho);
+
+/// Holm's step-down adjustment of p-values (family-wise error), in the
+/// input order: the i-th smallest is multiplied by (m - i + 1), then made
+/// monotone and capped at 1.
+std::vector<double> holm_adjust(const std::vector<double>& p);
+
+}  // namespace clustertwin::igsp
