@@ -11,6 +11,7 @@
 #include "models/common/text.h"
 #include "real/igsp/evaluate.h"
 #include "real/igsp/model_pruner.h"
+#include "real/igsp/self_generation.h"
 #include "real/igsp/train.h"
 
 namespace clustertwin::cli {
@@ -61,8 +62,21 @@ Status run_prune(const PruneArgs& a) {
   if (!checkpoint.is_ok()) return checkpoint.status();
   auto corpus = real::igsp::corpus_for(checkpoint->meta_json, a.model);
   if (!corpus.is_ok()) return corpus.status();
-  auto calib = real::igsp::calibration_set(*corpus, split_commas(a.calib), a.samples,
-                                           checkpoint->model->options().context, a.seed);
+  StatusOr<at::Tensor> calib = Status::internal("no calibration set");
+  real::igsp::SelfGenOptions g;
+  g.samples = a.samples;
+  g.length = checkpoint->model->options().context;
+  g.seed = a.seed;
+  if (a.calib == "selfcal") {
+    calib = real::igsp::self_cal(checkpoint->model, g);
+  } else if (a.calib == "sgs") {
+    std::vector<const std::string*> sources;
+    for (const auto& d : *corpus)
+      sources.push_back(&d.train);
+    calib = real::igsp::sgs(checkpoint->model, sources, g);
+  } else {
+    calib = real::igsp::calibration_set(*corpus, split_commas(a.calib), a.samples, g.length, a.seed);
+  }
   if (!calib.is_ok()) return calib.status();
   const auto start = std::chrono::steady_clock::now();
   auto reports = real::igsp::prune_byte_lm(checkpoint->model, *calib, o);
