@@ -181,14 +181,14 @@ StatusOr<std::vector<CollectiveSample>> collective_samples(const traces::Trace& 
   return out;
 }
 
-std::vector<NetworkFit> fit_network(const std::vector<CollectiveSample>& samples, const NetworkFitOptions& options) {
+std::map<models::CollectiveOp, std::vector<SizePoint>> size_points(const std::vector<CollectiveSample>& samples) {
   std::map<models::CollectiveOp, std::map<std::pair<int64_t, int>, std::vector<double>>> by_op;
   for (const CollectiveSample& s : samples) {
     if (s.seconds > 0) by_op[s.op][{s.bytes, s.group_size}].push_back(s.seconds);
   }
-  std::vector<NetworkFit> fits;
+  std::map<models::CollectiveOp, std::vector<SizePoint>> out;
   for (const auto& [op, sizes] : by_op) {
-    std::vector<SizePoint> points;
+    std::vector<SizePoint>& points = out[op];
     for (const auto& [size, times] : sizes) {
       SizePoint p;
       p.bytes = size.first;
@@ -202,8 +202,14 @@ std::vector<NetworkFit> fit_network(const std::vector<CollectiveSample>& samples
       p.spread_s = quantile(times, 0.75) - quantile(times, 0.25);
       points.push_back(p);
     }
-    fits.push_back(fit_op(op, std::move(points), options));
   }
+  return out;
+}
+
+std::vector<NetworkFit> fit_network(const std::vector<CollectiveSample>& samples, const NetworkFitOptions& options) {
+  std::vector<NetworkFit> fits;
+  for (auto& [op, points] : size_points(samples))
+    fits.push_back(fit_op(op, std::move(points), options));
   return fits;
 }
 
@@ -223,16 +229,15 @@ StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::vector<std::
     samples.insert(samples.end(), more->begin(), more->end());
   }
   if (samples.empty()) return Status::invalid_argument("validate collectives: give at least one benchmark trace");
-  // The measured points, as the fit sees them (one segment: only the statistics are used).
   std::vector<CollectiveCheck> out;
-  for (const NetworkFit& f : fit_network(samples, NetworkFitOptions{1, 1.0})) {
+  for (const auto& [op, points] : size_points(samples)) {
     std::map<int, std::vector<int64_t>> sizes_by_group;
-    for (const SizePoint& p : f.points)
+    for (const SizePoint& p : points)
       sizes_by_group[p.group_size].push_back(p.bytes);
     std::map<std::pair<int64_t, int>, double> twin;
     for (const auto& [group_size, sizes] : sizes_by_group) {
       sim::CollectiveBenchOptions o;
-      o.op = f.op;
+      o.op = op;
       o.workers = group_size;
       o.sizes = sizes;
       auto rows = sim::bench_collective(o, profile);
@@ -240,9 +245,9 @@ StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::vector<std::
       for (const sim::CollectiveBenchRow& row : *rows)
         twin[{row.bytes, group_size}] = row.time_s;
     }
-    for (const SizePoint& p : f.points) {
+    for (const SizePoint& p : points) {
       CollectiveCheck c;
-      c.op = f.op;
+      c.op = op;
       c.bytes = p.bytes;
       c.group_size = p.group_size;
       c.samples = p.samples;

@@ -7,6 +7,7 @@
 // measured size.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,11 @@ struct NetworkFitOptions {
   /// best of max_segments.
   double tolerance = 0.03;
 };
+
+/// The measured points of every collective of `samples`: per (size, group
+/// size), the sample count, mean, median and IQR (fitted_s and residual 0),
+/// sorted by size, then group size.
+std::map<models::CollectiveOp, std::vector<SizePoint>> size_points(const std::vector<CollectiveSample>& samples);
 
 /// Fits every collective of `samples` on the mean time per (size, group
 /// size): the mean, not the median, because on a shared machine an

@@ -13,6 +13,26 @@
 
 namespace clustertwin::calibrators {
 
+namespace {
+
+// Per cost key, the mean duration of its tasks in a twin run (each task's mean over ranks and measured
+// steps; a key's tasks run equally often).
+std::map<std::string, double> twin_key_means(const models::Plan& plan, const sim::SimResult& twin) {
+  std::map<std::string, std::pair<double, int>> sums;
+  for (size_t i = 0; i < plan.tasks.size() && i < twin.tasks.size(); ++i) {
+    const std::string& key = plan.tasks[i].cost_key;
+    if (key.empty()) continue;
+    sums[key].first += twin.tasks[i].mean_s;
+    ++sums[key].second;
+  }
+  std::map<std::string, double> means;
+  for (const auto& [key, sum] : sums)
+    means[key] = sum.first / sum.second;
+  return means;
+}
+
+}  // namespace
+
 StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
   auto trace = traces::read_trace(path);
   if (!trace.is_ok()) return trace.status();
@@ -226,18 +246,12 @@ StatusOr<sim::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& r
       o.drain_steps = run.runner_steps - 1 - g.first->last_step;
       auto twin = sim::simulate_plan(run.plan, profile, o);
       if (!twin.is_ok()) return twin.status().with_context(run.path);
-      std::map<std::string, std::pair<double, int>> twin_by_key;
-      for (size_t i = 0; i < run.plan.tasks.size() && i < twin->tasks.size(); ++i) {
-        const std::string& key = run.plan.tasks[i].cost_key;
-        if (key.empty()) continue;
-        twin_by_key[key].first += twin->tasks[i].mean_s;
-        ++twin_by_key[key].second;
-      }
+      const std::map<std::string, double> twin_means = twin_key_means(run.plan, *twin);
       for (const auto& [key, real] : g.real) {
-        auto it = twin_by_key.find(key);
-        if (it == twin_by_key.end()) continue;
+        auto it = twin_means.find(key);
+        if (it == twin_means.end()) continue;
         sums[key].first += real.first;
-        sums[key].second += it->second.first / it->second.second * static_cast<double>(real.second);
+        sums[key].second += it->second * static_cast<double>(real.second);
       }
     }
     double worst = 0;
@@ -342,20 +356,14 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   r.twin_step_s = twin->step_time_s;
   r.step_error = r.real_step_s > 0 ? (r.twin_step_s - r.real_step_s) / r.real_step_s : 0;
   // Per cost key: the real mean against the twin's mean task duration.
-  std::map<std::string, std::pair<double, int>> twin_by_key;
-  for (size_t i = 0; i < run->plan.tasks.size() && i < twin->tasks.size(); ++i) {
-    const std::string& key = run->plan.tasks[i].cost_key;
-    if (key.empty()) continue;
-    twin_by_key[key].first += twin->tasks[i].mean_s;
-    ++twin_by_key[key].second;
-  }
+  const std::map<std::string, double> twin_means = twin_key_means(run->plan, *twin);
   for (const KeyFit& f : own) {
     KeyError e;
     e.cost_key = f.cost_key;
     e.samples = f.samples;
     e.real_s = f.mean_s;
-    auto it = twin_by_key.find(f.cost_key);
-    if (it != twin_by_key.end()) e.twin_s = it->second.first / it->second.second;
+    auto it = twin_means.find(f.cost_key);
+    if (it != twin_means.end()) e.twin_s = it->second;
     e.error = e.real_s > 0 ? (e.twin_s - e.real_s) / e.real_s : 0;
     r.per_key.push_back(e);
   }

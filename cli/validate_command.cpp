@@ -11,6 +11,7 @@
 
 #include "calibrators/network_fit.h"
 #include "calibrators/replay.h"
+#include "calibrators/stats.h"
 #include "cli/command.h"
 #include "models/common/text.h"
 #include "sim/core/cluster_profile.h"
@@ -107,12 +108,6 @@ void print_run(const ValidateArgs& a, const calibrators::ReplayResult& r, const 
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 Status run_validate(const ValidateArgs& a) {
   if (a.max_error_given && !(a.max_error >= 0)) {
     return Status::invalid_argument("--max-error " + std::to_string(a.max_error) +
@@ -149,13 +144,13 @@ Status run_validate(const ValidateArgs& a) {
     errors.push_back(r.step_error);
     real_ms.push_back(r.real_step_s * 1e3);
   }
-  const double m = median(errors);
+  const double m = calibrators::quantile(errors, 0.5);
   if (a.json) {
     nlohmann::ordered_json j;
     j["system"] = a.system;
     j["traces"] = results.size();
     j["step_error"] = m;
-    j["real_step_ms_median"] = median(real_ms);
+    j["real_step_ms_median"] = calibrators::quantile(real_ms, 0.5);
     j["runs"] = nlohmann::ordered_json::array();
     for (const auto& r : results)
       j["runs"].push_back(nlohmann::ordered_json::parse(calibrators::replay_json(r)));
@@ -164,7 +159,7 @@ Status run_validate(const ValidateArgs& a) {
     for (const auto& r : results)
       print_run(a, r, profile->name);
     std::printf("# %zu runs: median step-time error %s (real step median %.3f ms)\n", results.size(),
-                percent(m).c_str(), median(real_ms));
+                percent(m).c_str(), calibrators::quantile(real_ms, 0.5));
   }
   return check(a, m, "median step-time error of " + std::to_string(results.size()) + " runs");
 }

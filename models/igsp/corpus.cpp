@@ -9,23 +9,16 @@
 #include <string_view>
 
 #include "models/common/file_io.h"
+#include "models/common/hash.h"
 
 namespace clustertwin::igsp {
 namespace {
-
-// A 64-bit mixing function (the SplitMix64 finaliser's constants): hashes for splits and seeds.
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Deterministic draws on every platform: the engine is specified exactly, and
 // the mapping to a range is ours (std's distributions are not portable).
 class Draw {
  public:
-  explicit Draw(uint64_t seed) : engine_(mix(seed)) {}
+  explicit Draw(uint64_t seed) : engine_(splitmix64(seed)) {}
   int below(int n) { return static_cast<int>(engine_() % static_cast<uint64_t>(n)); }
   template <class T>
   const T& pick(const std::vector<T>& v) {
@@ -238,7 +231,9 @@ const char* domain_name(Domain domain) {
 }
 
 bool heldout_pair(int a, int b, char op) {
-  return mix((static_cast<uint64_t>(a) << 32) ^ (static_cast<uint64_t>(b) << 8) ^ static_cast<uint64_t>(op)) % 10 == 0;
+  return splitmix64((static_cast<uint64_t>(a) << 32) ^ (static_cast<uint64_t>(b) << 8) ^ static_cast<uint64_t>(op)) %
+             10 ==
+         0;
 }
 
 std::vector<std::string> default_roots(Domain domain) {

@@ -52,12 +52,6 @@ double to_unit(uint64_t bits) {
 
 }  // namespace
 
-uint64_t mix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 uint64_t SplitMix64::next_u64() {
   state_ += kGolden;
   return mix64(state_);

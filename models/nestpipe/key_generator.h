@@ -3,14 +3,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/common/hash.h"
 #include "models/common/status.h"
 
 namespace clustertwin::nestpipe {
 
 /// SplitMix64 (Steele, Lea and Flood 2014): a tiny counter-based generator.
-/// `mix64` is its finalizer, a bijection on 64-bit words that we also use to
-/// derive independent streams from (seed, batch, rank, slot).
-uint64_t mix64(uint64_t x);
+/// `mix64` (models/common/hash.h) is its finaliser, which also derives
+/// independent streams from (seed, batch, rank, slot).
 
 /// A SplitMix64 stream. Cheap to create, so every key slot can own one.
 class SplitMix64 {

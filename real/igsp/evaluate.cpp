@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "models/common/hash.h"
 #include "real/igsp/model_pruner.h"
 #include "real/igsp/train.h"
 
@@ -146,7 +147,7 @@ StatusOr<at::Tensor> calibration_set(const std::vector<clustertwin::igsp::Domain
     texts.push_back(found);
   }
   if (texts.empty()) return Status::invalid_argument("--calib: an empty calibration source list");
-  std::mt19937_64 engine(seed * 0x9E3779B97F4A7C15ull + 17);
+  std::mt19937_64 engine(splitmix64(seed ^ 0x63616c69));
   at::Tensor out = at::empty({samples, length}, at::TensorOptions().dtype(at::kLong));
   for (int64_t s = 0; s < samples; ++s) {
     const std::string& text = *texts[engine() % texts.size()];

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "models/common/file_io.h"
+#include "models/common/hash.h"
 
 namespace clustertwin::real::igsp {
 namespace {
@@ -14,16 +15,9 @@ namespace {
 using clustertwin::igsp::Domain;
 using clustertwin::igsp::DomainText;
 
-uint64_t mix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // The windows of step `step`: [batch, context + 1] bytes, each from a domain drawn uniformly.
 at::Tensor batch_of(const std::vector<DomainText>& corpus, uint64_t seed, int64_t step, int64_t batch, int64_t length) {
-  std::mt19937_64 engine(mix(seed ^ mix(static_cast<uint64_t>(step) + 1)));
+  std::mt19937_64 engine(splitmix64(seed ^ splitmix64(static_cast<uint64_t>(step) + 1)));
   at::Tensor out = at::empty({batch, length}, at::TensorOptions().dtype(at::kLong));
   int64_t* data = out.data_ptr<int64_t>();
   for (int64_t b = 0; b < batch; ++b) {

@@ -10,32 +10,16 @@
 #include <fstream>
 
 #include "real/igsp/train.h"
+#include "tests/igsp/tiny_training.h"
 
 namespace clustertwin::real::igsp {
 namespace {
 
 TEST(EvaluateTest, ScoresATrainedCheckpointPerDimension) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "ct_eval_root";
-  std::filesystem::remove_all(dir);
-  for (int i = 0; i < 12; ++i) {
-    std::filesystem::create_directories(dir / "doc" / ("p" + std::to_string(10 + i)));
-    std::ofstream(dir / "doc" / ("p" + std::to_string(10 + i)) / "README")
-        << "Package " << i << " reads and writes simple configuration files for small programs.\n";
-  }
-  std::filesystem::create_directories(dir / "include");
-  std::ofstream(dir / "include" / "x.h") << "#pragma once\nint add(int a, int b);\nstruct point { int x, y; };\n";
-  TrainOptions o;
+  const std::filesystem::path dir = testing::tiny_corpus_root("ct_eval_root", 12);
+  TrainOptions o = testing::tiny_train_options(dir.string(), ::testing::TempDir() + "ct_eval.pt");
   o.model.context = 24;
-  o.model.d_model = 32;
-  o.model.layers = 1;
-  o.model.heads = 2;
-  o.model.d_ff = 64;
-  o.batch = 8;
   o.max_steps = 30;
-  o.domain_bytes = 4096;
-  o.general_roots = {(dir / "doc").string()};
-  o.code_roots = {(dir / "include").string()};
-  o.out = ::testing::TempDir() + "ct_eval.pt";
   auto trained = train_byte_lm(o, nullptr);
   ASSERT_TRUE(trained.is_ok()) << trained.status().message();
   auto c = torch_models::load_byte_lm(o.out);

@@ -9,6 +9,7 @@
 
 #include "real/igsp/train.h"
 #include "tests/cli/run_command.h"
+#include "tests/igsp/tiny_training.h"
 
 namespace clustertwin::real::igsp {
 namespace {
@@ -16,23 +17,9 @@ namespace {
 using clustertwin::testing::run_clustertwin;
 
 std::string trained_checkpoint() {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "ct_igsp_cli_root";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir / "doc" / "a");
-  std::filesystem::create_directories(dir / "include");
-  std::ofstream(dir / "doc" / "a" / "README") << "A small package that reads and writes configuration files.\n";
-  std::ofstream(dir / "include" / "x.h") << "#pragma once\nint add(int a, int b);\nstruct point { int x, y; };\n";
-  TrainOptions o;
-  o.model.context = 16;
-  o.model.d_model = 32;
-  o.model.layers = 1;
-  o.model.heads = 2;
-  o.model.d_ff = 64;
+  TrainOptions o = testing::tiny_train_options(testing::tiny_corpus_root("ct_igsp_cli_root"),
+                                               ::testing::TempDir() + "ct_igsp_cli.pt");
   o.max_steps = 5;
-  o.domain_bytes = 2048;
-  o.general_roots = {(dir / "doc").string()};
-  o.code_roots = {(dir / "include").string()};
-  o.out = ::testing::TempDir() + "ct_igsp_cli.pt";
   auto r = train_byte_lm(o, nullptr);
   EXPECT_TRUE(r.is_ok()) << r.status().message();
   return o.out;

@@ -6,42 +6,21 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "tests/igsp/tiny_training.h"
 
 namespace clustertwin::real::igsp {
 namespace {
 
-std::string root(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir / "doc" / "pkg");
-  std::filesystem::create_directories(dir / "include");
-  std::ofstream(dir / "doc" / "pkg" / "README") << std::string(20, ' ') +
-                                                       "This package provides a small library for reading and "
-                                                       "writing configuration files in a simple text format.\n";
-  std::ofstream(dir / "include" / "x.h") << "#pragma once\nint add(int a, int b);\nstruct point { int x, y; };\n";
-  return dir.string();
-}
+using testing::tiny_corpus_root;
 
 TrainOptions tiny(const std::string& dir, const std::string& out) {
-  TrainOptions o;
-  o.model.context = 16;
-  o.model.d_model = 32;
-  o.model.layers = 1;
-  o.model.heads = 2;
-  o.model.d_ff = 64;
-  o.seed = 4;
-  o.batch = 8;
-  o.lr = 3e-3;
-  o.warmup_steps = 5;
-  o.max_steps = 20;
-  o.domain_bytes = 4096;
-  o.general_roots = {dir + "/doc"};
-  o.code_roots = {dir + "/include"};
-  o.out = out;
-  return o;
+  return testing::tiny_train_options(dir, out);
+}
+
+std::string root(const std::string& name) {
+  return tiny_corpus_root(name);
 }
 
 std::vector<at::Tensor> params(const std::string& path) {
@@ -90,7 +69,7 @@ TEST(TrainTest, LossFallsAndResumingEndsWhereAnUninterruptedRunEnds) {
   EXPECT_EQ(manifest.at("seed"), 4);
   ASSERT_EQ(manifest.at("corpus").size(), 4u);
   EXPECT_EQ(manifest.at("corpus")[0].at("domain"), "general");
-  EXPECT_EQ(manifest.at("corpus")[0].at("files")[0].at("path"), dir + "/doc/pkg/README");
+  EXPECT_EQ(manifest.at("corpus")[0].at("files")[0].at("path"), dir + "/doc/p10/README");
   EXPECT_EQ(manifest.at("corpus")[2].at("generated_from_seed"), 4);
 }
 
@@ -109,8 +88,8 @@ TEST(TrainTest, BadOptionsAreOneLine) {
   resume.resume = true;
   EXPECT_EQ(message(resume), "--resume: " + resume.out + ": no such file");
   TrainOptions empty = o;
-  empty.code_roots = {dir + "/doc/pkg"};
-  EXPECT_EQ(message(empty), "code corpus: no readable text file under " + dir + "/doc/pkg");
+  empty.code_roots = {dir + "/doc/p10"};
+  EXPECT_EQ(message(empty), "code corpus: no readable text file under " + dir + "/doc/p10");
   TrainOptions heads = o;
   heads.model.heads = 3;
   EXPECT_EQ(message(heads), "heads 3 must divide d_model 32");

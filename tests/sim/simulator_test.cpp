@@ -194,6 +194,38 @@ TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
   EXPECT_NEAR(slowed->step_time_s - latency, 4 * (plain->step_time_s - latency), 1e-6);
 }
 
+// One compute task (cost key `compute_key`) then an all-to-all of `bytes`
+// (cost key "a2a") that waits for it, on two streams; one step, all measured.
+models::Plan compute_then_a2a(const std::string& compute_key, int64_t bytes) {
+  models::Plan plan;
+  plan.streams = {"compute", "comm"};
+  Task c;
+  c.name = "c";
+  c.kind = TaskKind::kCompute;
+  c.cost_key = compute_key;
+  Task a2a;
+  a2a.id = 1;
+  a2a.name = "a2a";
+  a2a.kind = TaskKind::kCollective;
+  a2a.stream = 1;
+  a2a.cost_key = "a2a";
+  a2a.bytes = bytes;
+  a2a.collective = models::Collective{};
+  a2a.collective->op = CollectiveOp::kAllToAll;
+  a2a.deps = {0};
+  plan.tasks = {c, a2a};
+  return plan;
+}
+
+SimOptions one_step(int workers) {
+  SimOptions o;
+  o.workers = workers;
+  o.warmup_steps = 0;
+  o.drain_steps = 0;
+  o.steps = 1;
+  return o;
+}
+
 // A collective whose cost key the profile prices (a measured collective, as
 // `clustertwin validate` fits one) takes that time once every member has
 // arrived, instead of moving its bytes: a straggler's 10 ms before it delays
@@ -202,29 +234,7 @@ TEST(SimulatorTest, ACollectiveWithACostKeyTakesItsMeasuredTime) {
   ClusterProfile p = four_workers();
   p.slowdown[2] = 2.0;
   p.costs["a2a"] = CostModel{7e-3, 0, 0, 0, 0, 0};
-  models::Plan plan;
-  plan.streams = {"compute", "comm"};
-  Task c;
-  c.name = "c";
-  c.kind = TaskKind::kCompute;
-  c.cost_key = "c2";  // 5 ms, 10 ms on the straggler
-  Task a2a;
-  a2a.id = 1;
-  a2a.name = "a2a";
-  a2a.kind = TaskKind::kCollective;
-  a2a.stream = 1;
-  a2a.cost_key = "a2a";
-  a2a.bytes = 40'000'000;
-  a2a.collective = models::Collective{};
-  a2a.collective->op = CollectiveOp::kAllToAll;
-  a2a.deps = {0};
-  plan.tasks = {c, a2a};
-  SimOptions o;
-  o.workers = 4;
-  o.warmup_steps = 0;
-  o.drain_steps = 0;
-  o.steps = 1;
-  auto r = simulate_plan(plan, p, o);
+  auto r = simulate_plan(compute_then_a2a("c2", 40'000'000), p, one_step(4));  // c2: 5 ms, 10 ms on the straggler
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_NEAR(r->step_time_s, 10e-3 + 7e-3, 1e-9);
 }
@@ -239,28 +249,8 @@ TEST(SimulatorTest, RanksSharingCoresTimeShareThem) {
   ASSERT_EQ(base->node_cores, 2);
   base->costs["c"] = CostModel{5e-3, 0, 0, 0, 0, 0};
   base->costs["a2a"] = CostModel{7e-3, 0, 0, 0, 0, 0};
-  models::Plan plan;
-  plan.streams = {"compute", "comm"};
-  Task c;
-  c.name = "c";
-  c.kind = TaskKind::kCompute;
-  c.cost_key = "c";
-  Task a2a;
-  a2a.id = 1;
-  a2a.name = "a2a";
-  a2a.kind = TaskKind::kCollective;
-  a2a.stream = 1;
-  a2a.cost_key = "a2a";
-  a2a.bytes = 1 << 20;
-  a2a.collective = models::Collective{};
-  a2a.collective->op = CollectiveOp::kAllToAll;
-  a2a.deps = {0};
-  plan.tasks = {c, a2a};
-  SimOptions o;
-  o.workers = 4;
-  o.warmup_steps = 0;
-  o.drain_steps = 0;
-  o.steps = 1;
+  const models::Plan plan = compute_then_a2a("c", 1 << 20);
+  const SimOptions o = one_step(4);
   auto step = [&](const ClusterProfile& p) {
     auto r = simulate_plan(plan, p, o);
     EXPECT_TRUE(r.is_ok()) << r.status().message();
