@@ -228,6 +228,13 @@ TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {
   EXPECT_DOUBLE_EQ(p->collectives.at("alltoall").byte_factor(1), 4.0);  // no peers, no congestion
   EXPECT_EQ(error_of(tiny_with("", "costs: {lookup: {per_request: -1ms}}\n")),
             "tiny.yaml: field 'costs.lookup.per_request': -1ms must be >= 0");
+  EXPECT_EQ(error_of(tiny_with("", "costs: {a2a: {step_latency: -1us}}\n")),
+            "tiny.yaml: field 'costs.a2a.step_latency': -1us must be >= 0");
+  EXPECT_EQ(error_of(tiny_with("", "costs: {a2a: {bus_rate: fast}}\n")),
+            "tiny.yaml: field 'costs.a2a.bus_rate': 'fast' is not a number (bandwidth units: bps, b/s, bit/s (bits) "
+            "or B/s, Bps (bytes), with a prefix k, M, G, T, P or Ki, Mi, Gi, Ti, Pi; a plain number is bytes/s)");
+  EXPECT_EQ(error_of(tiny_with("", "node_cores: 0\n")), "tiny.yaml: field 'node_cores': 0 must be >= 1");
+  EXPECT_EQ(error_of(tiny_with("", "node_cores: 1.5\n")), "tiny.yaml: field 'node_cores': '1.5' is not a whole number");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {efficiency: 1.5}}\n")),
             "tiny.yaml: field 'collectives.alltoall.efficiency': 1.5 must be in (0, 1]");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {congestion_peers: -3}}\n")),

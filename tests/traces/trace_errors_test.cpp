@@ -49,6 +49,18 @@ TEST(TraceErrorsTest, NegativeDuration) {
       "bad.json: event 1: field 'dur': -5 is negative (must be >= 0)");
 }
 
+// A task's thread CPU time (real runs) is a number >= 0.
+TEST(TraceErrorsTest, BadCpuTime) {
+  EXPECT_EQ(
+      error_for(with_events(
+          R"({"ph": "X", "name": "k", "cat": "compute", "pid": 0, "tid": 0, "ts": 5, "dur": 1, "args": {"cpu_us": -2}})")),
+      "bad.json: event 1: field 'args.cpu_us': -2 is negative (must be >= 0)");
+  EXPECT_EQ(
+      error_for(with_events(
+          R"({"ph": "X", "name": "k", "cat": "compute", "pid": 0, "tid": 0, "ts": 5, "dur": 1, "args": {"cpu_us": "1"}})")),
+      "bad.json: event 1: field 'args.cpu_us': expected a number, got a string ('1')");
+}
+
 TEST(TraceErrorsTest, UnknownCategory) {
   EXPECT_EQ(
       error_for(with_events(R"({"ph": "X", "name": "k", "cat": "gpu", "pid": 0, "tid": 0, "ts": 5, "dur": 1})")),
