@@ -19,6 +19,10 @@ PACKAGES=(
   libsimgrid-dev
   # The real executors: libtorch 1.13 (CPU) with c10d, and Gloo.
   libtorch-dev libgloo-dev
+  # An optimised BLAS/LAPACK for libtorch (Debian's libtorch links libblas.so.3,
+  # which is otherwise the reference BLAS at ~4 GFLOP/s; OpenBLAS gives ~75 on
+  # one core here). The OpenMP build follows libtorch's thread count.
+  libopenblas0-openmp
   # Numerics, graphs, formats, the command line.
   libeigen3-dev libboost-graph-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
   # Tests and benchmarks.

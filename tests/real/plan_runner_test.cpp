@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 
@@ -21,8 +22,27 @@ models::Plan small_overlap() {
   return *plan;
 }
 
+// FLOPs that take about `seconds` of matrix products on this machine, so the
+// overlap below does not depend on how fast its BLAS is.
+double flops_for_seconds(double seconds) {
+  at::Tensor a = at::rand({256, 256}), b = at::rand({256, 256}), c = at::empty({256, 256});
+  at::mm_out(c, a, b);  // warm-up
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 8; ++i)
+    at::mm_out(c, a, b);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return seconds * 8 * 2.0 * 256 * 256 * 256 / std::max(elapsed, 1e-9);
+}
+
 TEST(PlanRunnerTest, StreamsOverlapAndDependenciesHold) {
-  const models::Plan plan = small_overlap();
+  models::Plan plan = small_overlap();
+  // bwd long enough (~80 ms) that the comm stream starts while it runs, even
+  // with both ranks' four stream threads sharing two loaded cores.
+  const double bwd_flops = flops_for_seconds(0.08);
+  for (auto& t : plan.tasks) {
+    if (t.name == "fwd") t.flops = bwd_flops / 2;
+    if (t.name == "bwd") t.flops = bwd_flops;
+  }
   std::mutex mutex;
   std::map<int, std::vector<traces::Event>> events;
   auto results = testing::run_ranks(2, [&](Communicator& c) -> Status {
