@@ -9,6 +9,7 @@
 
 #include "cli/command.h"
 #include "models/common/text.h"
+#include "real/igsp/calibration_set.h"
 #include "real/igsp/evaluate.h"
 #include "real/igsp/model_pruner.h"
 #include "real/igsp/self_generation.h"
@@ -35,7 +36,7 @@ Status run_train(const real::igsp::TrainOptions& o) {
 }
 
 struct PruneArgs {
-  std::string model, out, method = "sparsegpt", calib = "general,code,math,commonsense", nm;
+  std::string model, out, method = "sparsegpt", calib = "mix", nm;
   double sparsity = 0.6;
   int64_t samples = 128;
   uint64_t seed = 0;
@@ -62,24 +63,14 @@ Status run_prune(const PruneArgs& a) {
   if (!checkpoint.is_ok()) return checkpoint.status();
   auto corpus = real::igsp::corpus_for(checkpoint->meta_json, a.model);
   if (!corpus.is_ok()) return corpus.status();
-  StatusOr<at::Tensor> calib = Status::internal("no calibration set");
-  real::igsp::SelfGenOptions g;
-  g.samples = a.samples;
-  g.length = checkpoint->model->options().context;
-  g.seed = a.seed;
-  if (a.calib == "selfcal") {
-    calib = real::igsp::self_cal(checkpoint->model, g);
-  } else if (a.calib == "sgs") {
-    std::vector<const std::string*> sources;
-    for (const auto& d : *corpus)
-      sources.push_back(&d.train);
-    calib = real::igsp::sgs(checkpoint->model, sources, g);
-  } else {
-    calib = real::igsp::calibration_set(*corpus, split_commas(a.calib), a.samples, g.length, a.seed);
-  }
+  real::igsp::CalibrationSetOptions c;
+  c.samples = a.samples;
+  c.length = checkpoint->model->options().context;
+  c.seed = a.seed;
+  auto calib = real::igsp::make_calibration_set(a.calib, checkpoint->model, *corpus, c);
   if (!calib.is_ok()) return calib.status();
   const auto start = std::chrono::steady_clock::now();
-  auto reports = real::igsp::prune_byte_lm(checkpoint->model, *calib, o);
+  auto reports = real::igsp::prune_byte_lm(checkpoint->model, calib->bytes, o);
   if (!reports.is_ok()) return reports.status();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   int64_t pruned = 0, total = 0;
@@ -145,8 +136,11 @@ void add_igsp_command(CLI::App& app, Action* action) {
   prune->add_option("--nm", p->nm, "N:M structured sparsity instead (2:4 prunes 2 of every 4)");
   prune
       ->add_option("--calib", p->calib,
-                   "Calibration source: a domain (general, code, math, commonsense) or several comma-separated "
-                   "(their uniform mix)")
+                   "Calibration set: a domain (general, code, math, commonsense) or several joined by + or , (their "
+                   "uniform mix); mix (all four); random (bytes, the negative control); selfcal (the model's own "
+                   "text, temperature rising); sgs (continuations of source prefixes, perplexity-filtered); igsp "
+                   "(self-generated, selected for least repeated 4-grams with perplexity strata balanced); "
+                   "igsp-unique (the other sign: least unique 4-grams)")
       ->capture_default_str();
   prune->add_option("--samples", p->samples, "Calibration windows of the model's context")->capture_default_str();
   prune->add_option("--seed", p->seed, "Seed of the calibration draw")->capture_default_str();

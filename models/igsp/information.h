@@ -35,4 +35,25 @@ struct InformationMetrics {
 /// InvalidArgument for an empty set or one without a single 4-gram.
 StatusOr<InformationMetrics> information_metrics(const std::vector<std::string>& samples);
 
+/// Which 4-gram aggregation a selection minimises (both are reported: the
+/// paper's gloss "fraction unique" leaves the sign open).
+enum class AggregationSign {
+  kRepeated,  // minimise 1 - unique/total: prefer text that adds new 4-grams
+  kUnique,    // minimise unique/total: prefer text that repeats the set's 4-grams
+};
+const char* aggregation_sign_name(AggregationSign sign);  // "repeated", "unique"
+
+/// IGSP's selection (a reconstruction, igsp.md): `count` of `candidates`
+/// chosen to minimise the set's 4-gram aggregation while balancing
+/// perplexity. The candidates are split by their `perplexity` into `strata`
+/// equal quantile bins, each bin gets an equal share of `count` (the
+/// remainder to the lowest bins), and the bins take turns: each adds its
+/// candidate that leaves the set's aggregation lowest (ties: the lower
+/// index). Returns the chosen indices in the order chosen. InvalidArgument
+/// when the sizes disagree, count is not in [1, candidates], or strata is
+/// not in [1, count].
+StatusOr<std::vector<size_t>> select_min_aggregation(const std::vector<std::string>& candidates,
+                                                     const std::vector<double>& perplexity, size_t count, int strata,
+                                                     AggregationSign sign);
+
 }  // namespace clustertwin::igsp

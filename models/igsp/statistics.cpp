@@ -28,12 +28,6 @@ Status check_pairs(const std::vector<double>& x, const std::vector<double>& y) {
   return Status::ok();
 }
 
-bool has_ties(const std::vector<double>& v) {
-  std::vector<double> s = v;
-  std::sort(s.begin(), s.end());
-  return std::adjacent_find(s.begin(), s.end()) != s.end();
-}
-
 }  // namespace
 
 std::vector<double> ranks(const std::vector<double>& values) {
@@ -63,25 +57,21 @@ StatusOr<double> spearman_rho(const std::vector<double>& x, const std::vector<do
   return pearson(rx, ry);
 }
 
-StatusOr<double> spearman_exact_p(const std::vector<double>& x, const std::vector<double>& y) {
-  CT_RETURN_IF_ERROR(check_pairs(x, y));
-  if (has_ties(x) || has_ties(y))
-    return Status::invalid_argument("spearman_exact_p: ties, the exact test assumes none");
-  auto rho = spearman_rho(x, y);
-  if (!rho.is_ok()) return rho.status();
-  return spearman_exact_p_for(static_cast<int>(x.size()), *rho);
-}
+namespace {
 
-StatusOr<double> spearman_exact_p_for(int n, double rho) {
-  if (n < 3 || n > 16) return Status::invalid_argument("spearman_exact_p: " + std::to_string(n) + " pairs, need 3..16");
-  // rho = 1 - 6 S / (n (n^2 - 1)) with S the sum of squared rank differences, an integer; the null is
-  // symmetric about S_mid = n (n^2 - 1) / 6, and |rho| >= |rho_obs| iff |6 S - n (n^2 - 1)| >= |6 S_obs - n (n^2 - 1)|.
-  const int64_t n3 = static_cast<int64_t>(n) * (static_cast<int64_t>(n) * n - 1);
-  const int64_t max_s = n3 / 3;
-  const double observed_dev = std::abs(rho) * static_cast<double>(n3) - 1e-9 * static_cast<double>(n3);
-  // count[mask][s]: the orderings that give positions 0..popcount(mask)-1 the ranks in `mask` with sum s.
-  // Counts stay below 16! < 2^53, exact in doubles. Layer by layer (by popcount), freeing each layer once
-  // it has fed the next: about two layers of C(n, n/2) masks live at once.
+// The permutation null of S = sum_i (a_i - b_pi(i))^2 over all n! orderings pi, for integer scores a
+// (positions) and b (items): count[S]. Counts stay below 16! < 2^53, exact in doubles. A dynamic programme
+// over (items used, partial S), layer by layer (by popcount), freeing each layer once it has fed the next:
+// about two layers of C(n, n/2) masks live at once.
+std::vector<double> null_counts(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const int n = static_cast<int>(a.size());
+  // The largest S pairs a ascending with b descending (rearrangement inequality).
+  std::vector<int64_t> as = a, bs = b;
+  std::sort(as.begin(), as.end());
+  std::sort(bs.rbegin(), bs.rend());
+  int64_t max_s = 0;
+  for (int i = 0; i < n; ++i)
+    max_s += (as[i] - bs[i]) * (as[i] - bs[i]);
   const size_t masks = size_t{1} << n;
   std::vector<std::vector<double>> count(masks);
   count[0].assign(1, 1.0);
@@ -91,7 +81,7 @@ StatusOr<double> spearman_exact_p_for(int n, double rho) {
       const std::vector<double>& from = count[mask];
       for (int r = 0; r < n; ++r) {
         if (mask & (size_t{1} << r)) continue;
-        const size_t d2 = static_cast<size_t>((position - r) * (position - r));
+        const size_t d2 = static_cast<size_t>((a[position] - b[r]) * (a[position] - b[r]));
         std::vector<double>& to = count[mask | (size_t{1} << r)];
         if (to.size() < from.size() + d2)
           to.resize(std::min<size_t>(from.size() + d2, static_cast<size_t>(max_s) + 1), 0.0);
@@ -101,11 +91,71 @@ StatusOr<double> spearman_exact_p_for(int n, double rho) {
       std::vector<double>().swap(count[mask]);
     }
   }
-  const std::vector<double>& all = count[masks - 1];
+  return count[masks - 1];
+}
+
+// Ranks as integers: the midranks doubled, halved again when no tie made a half.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> integer_ranks(const std::vector<double>& rx,
+                                                                    const std::vector<double>& ry) {
+  std::vector<int64_t> a(rx.size()), b(ry.size());
+  bool halves = false;
+  for (size_t i = 0; i < rx.size(); ++i) {
+    a[i] = std::llround(2 * rx[i]);
+    b[i] = std::llround(2 * ry[i]);
+    halves = halves || a[i] % 2 != 0 || b[i] % 2 != 0;
+  }
+  if (!halves) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] /= 2;
+      b[i] /= 2;
+    }
+  }
+  return {a, b};
+}
+
+}  // namespace
+
+StatusOr<double> spearman_exact_p(const std::vector<double>& x, const std::vector<double>& y) {
+  CT_RETURN_IF_ERROR(check_pairs(x, y));
+  if (x.size() > 16)
+    return Status::invalid_argument("spearman_exact_p: " + std::to_string(x.size()) + " pairs, need 3..16");
+  auto rho = spearman_rho(x, y);
+  if (!rho.is_ok()) return rho.status();
+  // With the marginal ranks fixed, sum rx ry = (sum rx^2 + sum ry^2 - S) / 2, so each S gives one rho.
+  const std::vector<double> rx = ranks(x), ry = ranks(y);
+  const auto [a, b] = integer_ranks(rx, ry);
+  const double n = static_cast<double>(x.size());
+  double saa = 0, sbb = 0, sa = 0, sb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    saa += static_cast<double>(a[i] * a[i]);
+    sbb += static_cast<double>(b[i] * b[i]);
+    sa += static_cast<double>(a[i]);
+    sb += static_cast<double>(b[i]);
+  }
+  const double denominator = std::sqrt((saa - sa * sa / n) * (sbb - sb * sb / n));
+  const double observed = std::abs(*rho) * (1 - 1e-9);
+  const std::vector<double> counts = null_counts(a, b);
   double total = 0, extreme = 0;
-  for (size_t v = 0; v < all.size(); ++v) {
-    total += all[v];
-    if (std::abs(static_cast<double>(6 * static_cast<int64_t>(v) - n3)) >= observed_dev) extreme += all[v];
+  for (size_t v = 0; v < counts.size(); ++v) {
+    total += counts[v];
+    const double r = ((saa + sbb - static_cast<double>(v)) / 2 - sa * sb / n) / denominator;
+    if (std::abs(r) >= observed) extreme += counts[v];
+  }
+  return extreme / total;
+}
+
+StatusOr<double> spearman_exact_p_for(int n, double rho) {
+  if (n < 3 || n > 16) return Status::invalid_argument("spearman_exact_p: " + std::to_string(n) + " pairs, need 3..16");
+  // Without ties rho = 1 - 6 S / (n (n^2 - 1)); |rho| >= |rho_obs| iff |6 S - n (n^2 - 1)| >= |rho_obs| n (n^2 - 1).
+  const int64_t n3 = static_cast<int64_t>(n) * (static_cast<int64_t>(n) * n - 1);
+  const double observed_dev = std::abs(rho) * static_cast<double>(n3) - 1e-9 * static_cast<double>(n3);
+  std::vector<int64_t> r(static_cast<size_t>(n));
+  std::iota(r.begin(), r.end(), int64_t{1});
+  const std::vector<double> counts = null_counts(r, r);
+  double total = 0, extreme = 0;
+  for (size_t v = 0; v < counts.size(); ++v) {
+    total += counts[v];
+    if (std::abs(static_cast<double>(6 * static_cast<int64_t>(v) - n3)) >= observed_dev) extreme += counts[v];
   }
   return extreme / total;
 }

@@ -20,13 +20,14 @@ std::vector<double> ranks(const std::vector<double>& values);
 /// InvalidArgument for fewer than 3 pairs, unequal lengths, or a constant side.
 StatusOr<double> spearman_rho(const std::vector<double>& x, const std::vector<double>& y);
 
-/// The exact two-sided permutation p-value of Spearman's rho without ties:
-/// the share of the n! orderings of y whose |rho| is at least the observed
-/// one, counted exactly by dynamic programming over (ranks used, sum of
-/// squared rank differences), since rho = 1 - 6 S / (n (n^2 - 1)). Up to
-/// n = 16 (2^n rank sets; n = 15, the study's, takes about a second).
-/// InvalidArgument for ties (the exact distribution assumes none), n < 3 or
-/// n > 16.
+/// The exact two-sided permutation p-value of Spearman's rho: the share of
+/// the n! orderings of y whose |rho| is at least the observed one, counted
+/// exactly by dynamic programming over (items used, sum of squared rank
+/// differences); with the marginal ranks fixed each sum gives one rho. Ties
+/// keep their mean ranks (the conditional permutation test: ranks doubled
+/// to stay integers, which makes the programme about 4x larger). Up to
+/// n = 16 (2^n item sets; n = 15, the study's, takes about a second without
+/// ties). InvalidArgument for n < 3, n > 16 or a constant side.
 StatusOr<double> spearman_exact_p(const std::vector<double>& x, const std::vector<double>& y);
 
 /// The same for a given n and rho (ties excluded): the share of the n!

@@ -76,7 +76,7 @@ ByteLmBlockImpl::ByteLmBlockImpl(const ByteLmOptions& o) : heads_(o.heads) {
   fc2_ = register_module("fc2", linear(o.d_ff, o.d_model));
 }
 
-torch::Tensor ByteLmBlockImpl::forward(const torch::Tensor& x, const LinearTap& tap) {
+torch::Tensor ByteLmBlockImpl::forward(const torch::Tensor& x, const LinearTap& tap, KvCache* cache) {
   const int64_t b = x.size(0), t = x.size(1), d = x.size(2), dh = d / heads_;
   auto apply = [&](const char* name, torch::nn::Linear& layer, const torch::Tensor& input) {
     if (tap) tap(name, input);
@@ -85,10 +85,21 @@ torch::Tensor ByteLmBlockImpl::forward(const torch::Tensor& x, const LinearTap& 
   const torch::Tensor h = ln1_->forward(x);
   auto split = [&](const torch::Tensor& y) { return y.view({b, t, heads_, dh}).transpose(1, 2); };  // [B,H,T,dh]
   const torch::Tensor q = split(apply("q", q_, h));
-  const torch::Tensor k = split(apply("k", k_, h));
-  const torch::Tensor v = split(apply("v", v_, h));
+  torch::Tensor k = split(apply("k", k_, h));
+  torch::Tensor v = split(apply("v", v_, h));
+  int64_t past = 0;
+  if (cache != nullptr) {
+    if (cache->k.defined()) {
+      past = cache->k.size(2);
+      k = torch::cat({cache->k, k}, 2);
+      v = torch::cat({cache->v, v}, 2);
+    }
+    cache->k = k;
+    cache->v = v;
+  }
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(dh));
-  const torch::Tensor future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
+  // Query i (position past + i) sees keys 0..past + i.
+  const torch::Tensor future = torch::ones({t, past + t}, torch::TensorOptions().dtype(torch::kBool)).triu(1 + past);
   scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
   const torch::Tensor attended = torch::matmul(torch::softmax(scores, -1), v).transpose(1, 2).reshape({b, t, d});
   torch::Tensor y = x + apply("out", out_, attended);
@@ -110,10 +121,12 @@ ByteLmImpl::ByteLmImpl(ByteLmOptions options) : options_(options) {
   head_ = register_module("head", linear(options_.d_model, options_.vocab));
 }
 
-torch::Tensor ByteLmImpl::embed(const torch::Tensor& bytes) {
-  TORCH_CHECK(bytes.dim() == 2 && bytes.size(1) <= options_.context, "ByteLm: input of shape ", bytes.sizes(),
-              ", expected [batch, T <= ", options_.context, "]");
-  const torch::Tensor positions = torch::arange(bytes.size(1), torch::TensorOptions().dtype(torch::kLong));
+torch::Tensor ByteLmImpl::embed(const torch::Tensor& bytes, int64_t offset) {
+  TORCH_CHECK(bytes.dim() == 2 && offset >= 0 && offset + bytes.size(1) <= options_.context, "ByteLm: input of shape ",
+              bytes.sizes(), " at position ", offset, ", expected [batch, T] with ", offset,
+              " + T <= ", options_.context);
+  const torch::Tensor positions =
+      torch::arange(offset, offset + bytes.size(1), torch::TensorOptions().dtype(torch::kLong));
   return token_->forward(bytes) + position_->forward(positions).unsqueeze(0);
 }
 
@@ -125,6 +138,15 @@ torch::Tensor ByteLmImpl::forward(const torch::Tensor& bytes) {
   torch::Tensor x = embed(bytes);
   for (ByteLmBlock& block : blocks_)
     x = block->forward(x);
+  return logits(x);
+}
+
+torch::Tensor ByteLmImpl::decode(const torch::Tensor& bytes, DecodeState& state) {
+  torch::Tensor x = embed(bytes, state.length);
+  state.blocks.resize(blocks_.size());
+  for (size_t i = 0; i < blocks_.size(); ++i)
+    x = blocks_[i]->forward(x, nullptr, &state.blocks[i]);
+  state.length += bytes.size(1);
   return logits(x);
 }
 

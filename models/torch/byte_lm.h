@@ -47,12 +47,20 @@ Status check_byte_lm_options(const ByteLmOptions& options);
 /// "fc1", "fc2") and the input it is about to multiply, [B, T, in].
 using LinearTap = std::function<void(const std::string& linear, const torch::Tensor& input)>;
 
+/// One block's keys and values of the positions decoded so far, [B, H, T, d/H]
+/// each (undefined before the first call), for incremental decoding.
+struct KvCache {
+  torch::Tensor k, v;
+};
+
 class ByteLmBlockImpl : public torch::nn::Module {
  public:
   explicit ByteLmBlockImpl(const ByteLmOptions& options);
 
   /// x [B, T, d] -> [B, T, d]; position t depends on positions <= t only.
-  torch::Tensor forward(const torch::Tensor& x, const LinearTap& tap = nullptr);
+  /// With a cache, x holds the positions after the cached ones, which they
+  /// attend to as well; the cache grows by x's positions.
+  torch::Tensor forward(const torch::Tensor& x, const LinearTap& tap = nullptr, KvCache* cache = nullptr);
 
   /// The block's Linears in the order the forward uses them.
   std::vector<std::pair<std::string, torch::nn::Linear>> linears() const;
@@ -71,8 +79,19 @@ class ByteLmImpl : public torch::nn::Module {
   /// bytes [B, T] (int64, values in [0, vocab), T <= context) -> logits [B, T, vocab].
   torch::Tensor forward(const torch::Tensor& bytes);
 
+  /// Incremental decoding: `bytes` [B, n] continue the sequences `state`
+  /// has seen (an empty state: from the start), their logits [B, n, vocab]
+  /// equal forward's on the whole sequence at those positions, and the state
+  /// keeps them. The whole sequence must fit the context.
+  struct DecodeState {
+    std::vector<KvCache> blocks;
+    int64_t length = 0;
+  };
+  torch::Tensor decode(const torch::Tensor& bytes, DecodeState& state);
+
   /// The pieces of forward, for a pruner that runs one block at a time.
-  torch::Tensor embed(const torch::Tensor& bytes);
+  /// `offset`: the position of bytes' first column.
+  torch::Tensor embed(const torch::Tensor& bytes, int64_t offset = 0);
   torch::Tensor logits(const torch::Tensor& hidden);
   std::vector<ByteLmBlock>& blocks() { return blocks_; }
 

@@ -3,9 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <random>
 
-#include "models/common/hash.h"
 #include "real/igsp/model_pruner.h"
 #include "real/igsp/train.h"
 
@@ -121,41 +119,6 @@ StatusOr<EvalSet> eval_set_for(const std::string& manifest_json, const std::stri
   set.arithmetic = clustertwin::igsp::arithmetic_items(seed, items);
   set.facts = clustertwin::igsp::commonsense_items(seed, items);
   return set;
-}
-
-StatusOr<at::Tensor> calibration_set(const std::vector<clustertwin::igsp::DomainText>& corpus,
-                                     const std::vector<std::string>& sources, int64_t samples, int64_t length,
-                                     uint64_t seed) {
-  if (samples < 1) return Status::invalid_argument("--samples " + std::to_string(samples) + ": must be >= 1");
-  std::vector<const std::string*> texts;
-  for (const std::string& source : sources) {
-    if (source.empty()) continue;
-    const std::string* found = nullptr;
-    for (const auto& d : corpus) {
-      if (source == clustertwin::igsp::domain_name(d.domain)) found = &d.train;
-    }
-    if (found == nullptr) {
-      return Status::invalid_argument("--calib '" + source +
-                                      "': unknown calibration source (allowed: general, code, math, commonsense, or "
-                                      "several comma-separated for their uniform mix)");
-    }
-    if (found->size() < static_cast<size_t>(length)) {
-      return Status::invalid_argument("--calib '" + source + "': an empty calibration source (" +
-                                      std::to_string(found->size()) + " bytes, a sample needs " +
-                                      std::to_string(length) + ")");
-    }
-    texts.push_back(found);
-  }
-  if (texts.empty()) return Status::invalid_argument("--calib: an empty calibration source list");
-  std::mt19937_64 engine(splitmix64(seed ^ 0x63616c69));
-  at::Tensor out = at::empty({samples, length}, at::TensorOptions().dtype(at::kLong));
-  for (int64_t s = 0; s < samples; ++s) {
-    const std::string& text = *texts[engine() % texts.size()];
-    const uint64_t start = engine() % (text.size() - static_cast<uint64_t>(length) + 1);
-    for (int64_t t = 0; t < length; ++t)
-      out[s][t] = static_cast<unsigned char>(text[start + static_cast<uint64_t>(t)]);
-  }
-  return out;
 }
 
 std::vector<DimensionScore> evaluate(torch_models::ByteLm& model, const EvalSet& set, int max_windows) {

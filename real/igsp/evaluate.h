@@ -34,14 +34,6 @@ StatusOr<EvalSet> eval_set_for(const std::string& manifest_json, const std::stri
 StatusOr<std::vector<clustertwin::igsp::DomainText>> corpus_for(const std::string& manifest_json,
                                                                 const std::string& checkpoint);
 
-/// A calibration set for pruning (the IGSP study's CalibrationSet, in its
-/// first form): `samples` windows of `length` bytes from the training text of
-/// `sources` (domain names; several: each window's domain drawn uniformly,
-/// the uniform mix), seeded. InvalidArgument naming an unknown source.
-StatusOr<at::Tensor> calibration_set(const std::vector<clustertwin::igsp::DomainText>& corpus,
-                                     const std::vector<std::string>& sources, int64_t samples, int64_t length,
-                                     uint64_t seed);
-
 struct DimensionScore {
   clustertwin::igsp::Domain domain = clustertwin::igsp::Domain::kGeneral;
   std::string metric;  // "perplexity" or "accuracy"

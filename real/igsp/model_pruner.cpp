@@ -112,19 +112,38 @@ StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, c
   return reports;
 }
 
-double byte_perplexity(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size) {
+namespace {
+
+// Each row's summed negative log-likelihood of its next bytes, [sequences] double.
+at::Tensor row_nll(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size) {
   at::NoGradGuard no_grad;
-  double nll = 0;
-  int64_t count = 0;
+  std::vector<at::Tensor> parts;
   for (int64_t first = 0; first < bytes.size(0); first += batch_size) {
     const at::Tensor batch = bytes.slice(0, first, std::min(bytes.size(0), first + batch_size));
     const at::Tensor logits = model->forward(batch.slice(1, 0, batch.size(1) - 1));
     const at::Tensor targets = batch.slice(1, 1, batch.size(1));
     const at::Tensor logp = at::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
-    nll -= logp.sum().item<double>();
-    count += targets.numel();
+    parts.push_back(-logp.to(at::kDouble).sum(1));
   }
-  return count > 0 ? std::exp(nll / static_cast<double>(count)) : 0.0;
+  return parts.empty() ? at::zeros({0}, at::kDouble) : at::cat(parts);
+}
+
+}  // namespace
+
+double byte_perplexity(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size) {
+  const int64_t count = bytes.size(0) * std::max<int64_t>(0, bytes.size(1) - 1);
+  if (count == 0) return 0.0;
+  return std::exp(row_nll(model, bytes, batch_size).sum().item<double>() / static_cast<double>(count));
+}
+
+std::vector<double> sample_perplexities(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size) {
+  std::vector<double> out;
+  if (bytes.size(0) == 0 || bytes.size(1) < 2) return out;
+  const at::Tensor nll = row_nll(model, bytes, batch_size).contiguous();
+  const double per_row = static_cast<double>(bytes.size(1) - 1);
+  for (int64_t i = 0; i < nll.size(0); ++i)
+    out.push_back(std::exp(nll[i].item<double>() / per_row));
+  return out;
 }
 
 }  // namespace clustertwin::real::igsp

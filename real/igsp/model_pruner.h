@@ -51,4 +51,7 @@ StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, c
 /// ([sequences, T], T >= 2), in batches.
 double byte_perplexity(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size = 16);
 
+/// The same per row of `bytes`: one perplexity per sequence.
+std::vector<double> sample_perplexities(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size = 16);
+
 }  // namespace clustertwin::real::igsp

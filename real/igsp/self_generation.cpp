@@ -28,19 +28,22 @@ at::Tensor continue_rows(torch_models::ByteLm& model, at::Tensor start, int64_t 
                          const std::function<double(int64_t)>& temperature, at::Generator& generator) {
   at::NoGradGuard no_grad;
   model->eval();
-  at::Tensor out = start;
-  while (out.size(1) < length) {
-    const at::Tensor logits = model->forward(out).select(1, out.size(1) - 1);  // [B, vocab]
-    const double t = temperature(out.size(1));
+  // Incremental decoding: each new byte costs one position, not the whole prefix again.
+  torch_models::ByteLmImpl::DecodeState state;
+  std::vector<at::Tensor> parts = {start};
+  at::Tensor logits = model->decode(start, state).select(1, start.size(1) - 1);  // [B, vocab]
+  for (int64_t position = start.size(1); position < length; ++position) {
+    const double t = temperature(position);
     at::Tensor next;
     if (t <= 0) {
       next = logits.argmax(-1, true);
     } else {
       next = at::multinomial(at::softmax(logits / t, -1), 1, false, generator);
     }
-    out = at::cat({out, next}, 1);
+    parts.push_back(next);
+    if (position + 1 < length) logits = model->decode(next, state).select(1, 0);
   }
-  return out;
+  return at::cat(parts, 1);
 }
 
 }  // namespace
@@ -80,9 +83,7 @@ StatusOr<at::Tensor> sgs(torch_models::ByteLm& model, const std::vector<const st
   const at::Tensor candidates = continue_rows(
       model, starts, o.length, [&o](int64_t) { return o.t_end; }, generator);
   // Keep the lowest-perplexity candidates (the SGS filter), in their original order.
-  std::vector<double> ppl(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    ppl[static_cast<size_t>(i)] = byte_perplexity(model, candidates.slice(0, i, i + 1), 1);
+  const std::vector<double> ppl = sample_perplexities(model, candidates);
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return ppl[a] < ppl[b]; });

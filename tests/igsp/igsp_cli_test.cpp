@@ -60,10 +60,12 @@ TEST(IgspCliTest, BadInputIsOneLineAndExitTwo) {
   expect(run_clustertwin({"eval", "--model", junk}),
          junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
   expect(run_clustertwin({"prune", "--model", model, "--out", out, "--calib", ""}),
-         "--calib: an empty calibration source list");
+         "--calib: an empty calibration source name");
+  expect(run_clustertwin({"prune", "--model", model, "--out", out, "--calib", "math+"}),
+         "--calib 'math+': an empty calibration source name in the list");
   expect(run_clustertwin({"prune", "--model", model, "--out", out, "--calib", "poetry"}),
-         "--calib 'poetry': unknown calibration source (allowed: general, code, math, commonsense, or several "
-         "comma-separated for their uniform mix)");
+         "--calib 'poetry': unknown calibration source (allowed: general, code, math, commonsense, several joined "
+         "by + or , for their uniform mix, mix, random, selfcal, sgs, igsp, igsp-repeated, igsp-unique)");
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 

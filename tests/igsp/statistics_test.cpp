@@ -48,6 +48,31 @@ TEST(StatisticsTest, ExactPMatchesEnumeration) {
   }
 }
 
+// With ties (both sides), the conditional permutation test: ties keep their mean ranks, and every
+// distinct arrangement of y (each stands for the same number of the n! orderings) counts once.
+TEST(StatisticsTest, ExactPWithTiesMatchesEnumeration) {
+  const std::vector<std::pair<std::vector<double>, std::vector<double>>> cases = {
+      {{1, 2, 2, 3, 4, 5, 6}, {0.1, 0.1, 0.3, 0.2, 0.5, 0.5, 0.9}},
+      {{1, 1, 1, 2, 3, 4, 5, 6}, {8, 7, 7, 5, 4, 4, 4, 1}},
+      {{3, 1, 4, 1, 5, 9, 2, 6}, {2, 7, 1, 8, 2, 8, 1, 8}},
+  };
+  for (const auto& [x, y] : cases) {
+    const double observed = std::abs(*spearman_rho(x, y));
+    std::vector<double> perm = y;
+    std::sort(perm.begin(), perm.end());
+    int64_t all = 0, extreme = 0;
+    do {
+      ++all;
+      auto r = spearman_rho(x, perm);
+      if (r.is_ok() && std::abs(*r) >= observed - 1e-12) ++extreme;
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    auto p = spearman_exact_p(x, y);
+    ASSERT_TRUE(p.is_ok()) << p.status().message();
+    EXPECT_NEAR(*p, static_cast<double>(extreme) / static_cast<double>(all), 1e-12) << x.size();
+    EXPECT_LT(*p, 1.0 + 1e-12);
+  }
+}
+
 TEST(StatisticsTest, ExactPOfTheStudysSizeAndItsLimits) {
   std::vector<double> x(15), y(15);
   std::iota(x.begin(), x.end(), 1.0);
@@ -59,7 +84,7 @@ TEST(StatisticsTest, ExactPOfTheStudysSizeAndItsLimits) {
   for (int i = 2; i <= 15; ++i)
     factorial *= i;
   EXPECT_NEAR(*p, 2 / factorial, 1e-24);
-  EXPECT_FALSE(spearman_exact_p({1, 2, 2, 3}, {1, 2, 3, 4}).is_ok());  // ties
+  EXPECT_FALSE(spearman_exact_p({1, 2, 3, 4}, {2, 2, 2, 2}).is_ok());  // constant
   std::vector<double> big(17);
   std::iota(big.begin(), big.end(), 1.0);
   EXPECT_FALSE(spearman_exact_p(big, big).is_ok());

@@ -69,6 +69,23 @@ TEST(ByteLmTest, Causal) {
   EXPECT_FALSE(torch::allclose(before.slice(1, 10, 16), after.slice(1, 10, 16)));
 }
 
+// Decoding a prefix, then one byte at a time, then two, gives the logits of one forward on the whole sequence.
+TEST(ByteLmTest, IncrementalDecodingMatchesTheFullForward) {
+  ByteLm m = make(tiny(), 5);
+  torch::NoGradGuard no_grad;
+  const torch::Tensor bytes = torch::randint(0, 256, {3, 16}, torch::TensorOptions().dtype(torch::kLong));
+  const torch::Tensor full = m->forward(bytes);
+  ByteLmImpl::DecodeState state;
+  std::vector<torch::Tensor> parts = {m->decode(bytes.slice(1, 0, 5), state)};
+  for (int64_t t = 5; t < 14; ++t)
+    parts.push_back(m->decode(bytes.slice(1, t, t + 1), state));
+  parts.push_back(m->decode(bytes.slice(1, 14, 16), state));
+  EXPECT_EQ(state.length, 16);
+  EXPECT_TRUE(torch::allclose(torch::cat(parts, 1), full, 1e-5, 1e-5));
+  // Past the context is refused, as forward refuses it.
+  EXPECT_THROW(m->decode(bytes.slice(1, 0, 1), state), c10::Error);
+}
+
 // The tap sees every Linear of a block, in forward order, with its input width.
 TEST(ByteLmTest, TapReportsEachLinearsInput) {
   ByteLm m = make(tiny(), 3);
