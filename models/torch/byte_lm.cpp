@@ -65,7 +65,7 @@ Status check_byte_lm_options(const ByteLmOptions& o) {
   return Status::ok();
 }
 
-ByteLmBlockImpl::ByteLmBlockImpl(const ByteLmOptions& o) : heads_(o.heads) {
+ByteLmBlockImpl::ByteLmBlockImpl(const ByteLmOptions& o) : heads_(o.heads), context_(o.context) {
   ln1_ = register_module("ln1", layer_norm(o.d_model));
   q_ = register_module("q", linear(o.d_model, o.d_model));
   k_ = register_module("k", linear(o.d_model, o.d_model));
@@ -89,13 +89,18 @@ torch::Tensor ByteLmBlockImpl::forward(const torch::Tensor& x, const LinearTap& 
   torch::Tensor v = split(apply("v", v_, h));
   int64_t past = 0;
   if (cache != nullptr) {
-    if (cache->k.defined()) {
-      past = cache->k.size(2);
-      k = torch::cat({cache->k, k}, 2);
-      v = torch::cat({cache->v, v}, 2);
+    // Written in place: growing by concatenation would copy the whole cache for every byte.
+    if (!cache->k.defined()) {
+      cache->k = torch::empty({b, heads_, context_, dh}, k.options());
+      cache->v = torch::empty({b, heads_, context_, dh}, v.options());
     }
-    cache->k = k;
-    cache->v = v;
+    past = cache->length;
+    TORCH_CHECK(past + t <= context_, "ByteLm: decoding past the context of ", context_);
+    cache->k.slice(2, past, past + t).copy_(k);
+    cache->v.slice(2, past, past + t).copy_(v);
+    cache->length = past + t;
+    k = cache->k.slice(2, 0, past + t);
+    v = cache->v.slice(2, 0, past + t);
   }
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(dh));
   // Query i (position past + i) sees keys 0..past + i.

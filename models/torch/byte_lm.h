@@ -47,10 +47,12 @@ Status check_byte_lm_options(const ByteLmOptions& options);
 /// "fc1", "fc2") and the input it is about to multiply, [B, T, in].
 using LinearTap = std::function<void(const std::string& linear, const torch::Tensor& input)>;
 
-/// One block's keys and values of the positions decoded so far, [B, H, T, d/H]
-/// each (undefined before the first call), for incremental decoding.
+/// One block's keys and values for incremental decoding: buffers of
+/// [B, H, capacity, d/H] (undefined before the first call; then allocated
+/// for the model's context) of which the first `length` positions are filled.
 struct KvCache {
   torch::Tensor k, v;
+  int64_t length = 0;
 };
 
 class ByteLmBlockImpl : public torch::nn::Module {
@@ -66,7 +68,7 @@ class ByteLmBlockImpl : public torch::nn::Module {
   std::vector<std::pair<std::string, torch::nn::Linear>> linears() const;
 
  private:
-  int64_t heads_;
+  int64_t heads_, context_;
   torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
   torch::nn::Linear q_{nullptr}, k_{nullptr}, v_{nullptr}, out_{nullptr}, fc1_{nullptr}, fc2_{nullptr};
 };
