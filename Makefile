@@ -4,6 +4,7 @@
 #   make test      install, build, run the test suite (all but tests labelled slow)
 #   make build     install and build only
 #   make bench     build and run the benchmarks (experiments/bench)
+#   make igsp      build and run the IGSP calibration study (about 15 min)
 #   make test-all  the test suite including slow tests
 #   make fuzz      build the libFuzzer targets with clang and run each for 60 s
 #   make format    clang-format every C++ file of ours
@@ -16,7 +17,7 @@ CLI       := $(BUILD)/cli/clustertwin
 OUT       ?= out
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps configure build test test-all bench demo fuzz format clean
+.PHONY: all deps configure build test test-all bench demo igsp fuzz format clean
 
 all: build
 
@@ -46,6 +47,12 @@ demo: build
 	@mkdir -p $(OUT)
 	$(BUILD)/experiments/ct_nestpipe_study $(OUT)/nestpipe $(JOBS)
 	@echo "Results in $(OUT)/nestpipe/: scaling.csv, *.png; open $(OUT)/nestpipe/traces/nestpipe-128.json in https://ui.perfetto.dev"
+
+# The IGSP calibration study from the shipped checkpoint: the retention table,
+# the rho table with exact p-values, the comparisons and plots in $(OUT)/igsp.
+igsp: build
+	@mkdir -p $(OUT)
+	$(BUILD)/experiments/ct_igsp_study --out $(OUT)/igsp --jobs $(JOBS)
 
 fuzz: deps
 	@mkdir -p $(FUZZ_BUILD) && CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCT_FUZZ=ON > $(FUZZ_BUILD)/configure.log 2>&1 || \

@@ -37,6 +37,10 @@ TEST(IgspCliTest, PruneThenEval) {
   const auto j = nlohmann::json::parse(e.out);
   ASSERT_EQ(j.at("scores").size(), 4u);
   EXPECT_EQ(j.at("scores")[2].at("dimension"), "math");
+  for (const char* calib : {"igsp", "random", "mix"}) {
+    const auto c = run_clustertwin({"prune", "--model", model, "--out", out, "--samples", "4", "--calib", calib});
+    EXPECT_EQ(c.exit_code, 0) << calib << ": " << c.err;
+  }
   const auto nm = run_clustertwin({"prune", "--model", model, "--out", out, "--nm", "2:4", "--samples", "4"});
   EXPECT_EQ(nm.exit_code, 0) << nm.err;
 }

@@ -1,0 +1,106 @@
+#include "models/igsp/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "models/igsp/statistics.h"
+
+namespace clustertwin::igsp {
+namespace {
+
+// P(T <= t) for t >= 0: 1/2 plus the density's integral over [0, t].
+double student_t_cdf(double t, int df) {
+  const double nu = df;
+  const double log_norm = std::lgamma((nu + 1) / 2) - std::lgamma(nu / 2) - 0.5 * std::log(nu * M_PI);
+  auto density = [&](double x) { return std::exp(log_norm - (nu + 1) / 2 * std::log1p(x * x / nu)); };
+  const int steps = 4000;  // even, for Simpson
+  const double h = t / steps;
+  double sum = density(0) + density(t);
+  for (int i = 1; i < steps; ++i)
+    sum += (i % 2 == 1 ? 4 : 2) * density(i * h);
+  return 0.5 + sum * h / 3;
+}
+
+}  // namespace
+
+double student_t_quantile(double p, int df) {
+  if (p == 0.5) return 0;
+  if (p < 0.5) return -student_t_quantile(1 - p, df);
+  double low = 0, high = 1;
+  while (student_t_cdf(high, df) < p && high < 1e6)
+    high *= 2;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (low + high) / 2;
+    (student_t_cdf(mid, df) < p ? low : high) = mid;
+  }
+  return (low + high) / 2;
+}
+
+SeedSummary summarise(const std::vector<double>& values, double level) {
+  SeedSummary s;
+  s.n = static_cast<int>(values.size());
+  if (s.n == 0) return s;
+  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / s.n;
+  s.low = s.high = s.mean;
+  if (s.n < 2) return s;
+  double ss = 0;
+  for (double v : values)
+    ss += (v - s.mean) * (v - s.mean);
+  s.sd = std::sqrt(ss / (s.n - 1));
+  const double half = student_t_quantile(0.5 + level / 2, s.n - 1) * s.sd / std::sqrt(static_cast<double>(s.n));
+  s.low = s.mean - half;
+  s.high = s.mean + half;
+  return s;
+}
+
+StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics,
+                                         const std::vector<std::vector<double>>& metric_values,
+                                         const std::vector<std::string>& dimensions,
+                                         const std::vector<std::vector<double>>& retention) {
+  if (metrics.size() != metric_values.size() || dimensions.size() != retention.size())
+    return Status::invalid_argument("rho table: names and value lists do not pair up");
+  const size_t n = metric_values.empty() ? 0 : metric_values[0].size();
+  auto same_length = [n](const std::vector<double>& v) { return v.size() == n; };
+  if (!std::all_of(metric_values.begin(), metric_values.end(), same_length) ||
+      !std::all_of(retention.begin(), retention.end(), same_length)) {
+    return Status::invalid_argument("rho table: every metric and dimension needs a value per source");
+  }
+  if (n < 3 || n > 16)
+    return Status::invalid_argument("rho table: " + std::to_string(n) + " sources, the exact test takes 3..16");
+  auto constant = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
+  };
+  std::vector<RhoCell> cells;
+  std::vector<double> p;
+  std::vector<size_t> defined;
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    for (size_t d = 0; d < dimensions.size(); ++d) {
+      RhoCell c;
+      c.metric = metrics[m];
+      c.dimension = dimensions[d];
+      if (constant(metric_values[m])) {
+        c.why = "the metric is the same for every source";
+      } else if (constant(retention[d])) {
+        c.why = "the retention is the same for every source";
+      } else {
+        auto rho = spearman_rho(metric_values[m], retention[d]);
+        auto exact = spearman_exact_p(metric_values[m], retention[d]);
+        if (!rho.is_ok()) return rho.status();
+        if (!exact.is_ok()) return exact.status();
+        c.defined = true;
+        c.rho = *rho;
+        c.p = *exact;
+        p.push_back(c.p);
+        defined.push_back(cells.size());
+      }
+      cells.push_back(c);
+    }
+  }
+  const std::vector<double> adjusted = holm_adjust(p);
+  for (size_t i = 0; i < defined.size(); ++i)
+    cells[defined[i]].p_holm = adjusted[i];
+  return cells;
+}
+
+}  // namespace clustertwin::igsp
