@@ -7,8 +7,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
 
 #include "models/plan/plan_json.h"
 #include "tests/real/rank_threads.h"
@@ -22,27 +27,31 @@ models::Plan small_overlap() {
   return *plan;
 }
 
-// FLOPs that take about `seconds` of matrix products on this machine, so the
-// overlap below does not depend on how fast its BLAS is.
-double flops_for_seconds(double seconds) {
-  at::Tensor a = at::rand({256, 256}), b = at::rand({256, 256}), c = at::empty({256, 256});
-  at::mm_out(c, a, b);  // warm-up
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < 8; ++i)
-    at::mm_out(c, a, b);
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return seconds * 8 * 2.0 * 256 * 256 * 256 / std::max(elapsed, 1e-9);
-}
-
+// The comm stream must run while the compute stream computes. Timing alone cannot show it on a loaded
+// machine (a descheduled thread starts late), so the bodies meet: bwd and the same step's all-to-all each
+// wait, up to 10 s, until the other has started, then take 2 ms more. A runner that serialised its streams
+// would leave the first of them waiting for a task queued behind it.
 TEST(PlanRunnerTest, StreamsOverlapAndDependenciesHold) {
   models::Plan plan = small_overlap();
-  // bwd long enough (~80 ms) that the comm stream starts while it runs, even
-  // with both ranks' four stream threads sharing two loaded cores.
-  const double bwd_flops = flops_for_seconds(0.08);
   for (auto& t : plan.tasks) {
-    if (t.name == "fwd") t.flops = bwd_flops / 2;
-    if (t.name == "bwd") t.flops = bwd_flops;
+    if (t.name == "a2a_fwd") t.cost_key = "a2a_fwd";
   }
+  std::mutex started_mutex;
+  std::condition_variable started_cv;
+  std::set<std::tuple<int, int, std::string>> started;  // (rank, step, task)
+  auto meet = [&](TaskContext& t, const std::string& other) -> Status {
+    std::unique_lock<std::mutex> lock(started_mutex);
+    started.insert({t.rank, t.step, t.task.name});
+    started_cv.notify_all();
+    if (!started_cv.wait_for(lock, std::chrono::seconds(10), [&] {
+          return started.count({t.rank, t.step, other}) > 0;
+        })) {
+      return Status::internal(t.task.name + ": " + other + " never started while it ran");
+    }
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return Status::ok();
+  };
   std::mutex mutex;
   std::map<int, std::vector<traces::Event>> events;
   auto results = testing::run_ranks(2, [&](Communicator& c) -> Status {
@@ -51,6 +60,8 @@ TEST(PlanRunnerTest, StreamsOverlapAndDependenciesHold) {
     options.steps = 3;
     PlanRunner runner(plan, c, tracer, options);
     set_synthetic_bodies(runner, 1);
+    runner.set_body("a2a_fwd", [&](TaskContext& t) { return meet(t, "bwd"); });
+    runner.set_body("bwd", [&](TaskContext& t) { return meet(t, "a2a_fwd"); });
     tracer.start();
     CT_RETURN_IF_ERROR(runner.run());
     std::lock_guard<std::mutex> lock(mutex);
