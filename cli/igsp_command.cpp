@@ -189,6 +189,20 @@ void add_igsp_command(CLI::App& app, Action* action) {
   train->add_option("--checkpoint-minutes", o->checkpoint_minutes, "Minutes between checkpoints")
       ->capture_default_str();
   train->callback([o, action] { *action = [o] { return run_train(*o); }; });
+
+  auto manifest_model = std::make_shared<std::string>();
+  CLI::App* manifest = igsp->add_subcommand(
+      "manifest",
+      "Print a checkpoint's manifest (JSON): the model options, seed, step and loss, and every corpus file with its "
+      "size and CRC-32");
+  manifest->add_option("--model", *manifest_model, "Checkpoint")->required();
+  manifest->callback([manifest_model, action] {
+    *action = [manifest_model]() -> Status {
+      auto checkpoint = torch_models::load_byte_lm(*manifest_model);
+      if (!checkpoint.is_ok()) return checkpoint.status();
+      return write_output("-", checkpoint->meta_json + "\n");
+    };
+  });
 }
 
 }  // namespace clustertwin::cli

@@ -41,6 +41,12 @@ TEST(IgspCliTest, PruneThenEval) {
     const auto c = run_clustertwin({"prune", "--model", model, "--out", out, "--samples", "4", "--calib", calib});
     EXPECT_EQ(c.exit_code, 0) << calib << ": " << c.err;
   }
+  const auto manifest = run_clustertwin({"igsp", "manifest", "--model", out});
+  ASSERT_EQ(manifest.exit_code, 0) << manifest.err;
+  const auto m = nlohmann::json::parse(manifest.out);
+  EXPECT_EQ(m.at("seed"), 4);
+  EXPECT_EQ(m.at("pruned").at("calib"), "mix");
+  EXPECT_FALSE(m.at("corpus").empty());
   const auto nm = run_clustertwin({"prune", "--model", model, "--out", out, "--nm", "2:4", "--samples", "4"});
   EXPECT_EQ(nm.exit_code, 0) << nm.err;
 }
@@ -60,6 +66,8 @@ TEST(IgspCliTest, BadInputIsOneLineAndExitTwo) {
          "--nm '4:4': expected N:M with 1 <= N < M, like 2:4");
   const std::string junk = std::string(CT_TEST_DATA_DIR) + "/traces/valid.json";
   expect(run_clustertwin({"prune", "--model", junk, "--out", out}),
+         junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
+  expect(run_clustertwin({"igsp", "manifest", "--model", junk}),
          junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
   expect(run_clustertwin({"eval", "--model", junk}),
          junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
