@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -124,6 +125,8 @@ TEST(PruneTest, SparseGptBeatsWandaBeatsMagnitude) {
     const double e_magnitude = reconstruction_error(w, ok_or_fail(magnitude(w, o, kLayer)).weight, x);
     EXPECT_LT(e_sparsegpt, e_wanda);
     EXPECT_LT(e_wanda, e_magnitude);
+    std::printf("sparsity %.1f: ||WX - W'X||: sparsegpt %.1f < wanda %.1f < magnitude %.1f\n", sparsity, e_sparsegpt,
+                e_wanda, e_magnitude);
   }
 }
 
@@ -229,7 +232,9 @@ TEST(PruneTest, SingleBlockMatchesTheObsSolveOfAPrefixMask) {
   const at::Tensor keep = at::arange(64).unsqueeze(0) >= (at::arange(16) + 16).unsqueeze(1);
   const PruneResult result = ok_or_fail(sparsegpt_with_mask(c.w, c.h, keep, c.options, kLayer));
   EXPECT_TRUE(at::equal(result.mask, keep));
-  EXPECT_LT(relative_difference(result.weight, global_obs(c.w, c.h_damped, keep)), 1e-5);
+  const double difference = relative_difference(result.weight, global_obs(c.w, c.h_damped, keep));
+  EXPECT_LT(difference, 1e-5);
+  std::printf("single block vs the dense OBS solve of the same mask: relative difference %.2g\n", difference);
 }
 
 // Test 4b: SparseGPT's own (unstructured) mask prunes the lowest OBS scores
@@ -247,7 +252,9 @@ TEST(PruneTest, SingleBlockMatchesTheSequentialObsOfItsOwnMask) {
   const at::Tensor score = (c.w.square() / g00.unsqueeze(0)).reshape({-1});
   const at::Tensor threshold = std::get<0>(score.sort()).select(0, 16 * 64 / 2);  // the lowest kept score
   EXPECT_TRUE(at::equal(result.mask, (score >= threshold).view({16, 64})));
-  EXPECT_LT(relative_difference(result.weight, sequential_obs(c.w, c.h_damped, result.mask)), 1e-5);
+  const double difference = relative_difference(result.weight, sequential_obs(c.w, c.h_damped, result.mask));
+  EXPECT_LT(difference, 1e-5);
+  std::printf("own mask vs the dense sequential OBS: relative difference %.2g\n", difference);
   const double loss = quadratic_loss(c.w, result.weight, c.h_damped);
   EXPECT_NEAR(result.loss, loss, 1e-9 * loss);
   EXPECT_LE(quadratic_loss(c.w, global_obs(c.w, c.h_damped, result.mask), c.h_damped), loss);
