@@ -71,9 +71,25 @@ StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics
   auto constant = [](const std::vector<double>& v) {
     return std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
   };
+  // A metric whose ranks equal or mirror an earlier one's (the two aggregation signs) repeats that
+  // metric's tests: it is reported, but counted once in Holm's family.
+  std::vector<size_t> same_as(metrics.size());
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    same_as[m] = m;
+    const std::vector<double> rm = ranks(metric_values[m]);
+    for (size_t earlier = 0; earlier < m && same_as[m] == m; ++earlier) {
+      const std::vector<double> re = ranks(metric_values[earlier]);
+      bool equal = true, mirrored = true;
+      for (size_t s = 0; s < n; ++s) {
+        equal = equal && rm[s] == re[s];
+        mirrored = mirrored && rm[s] + re[s] == static_cast<double>(n + 1);
+      }
+      if (equal || mirrored) same_as[m] = earlier;
+    }
+  }
   std::vector<RhoCell> cells;
   std::vector<double> p;
-  std::vector<size_t> defined;
+  std::vector<size_t> defined;  // cells in the family
   for (size_t m = 0; m < metrics.size(); ++m) {
     for (size_t d = 0; d < dimensions.size(); ++d) {
       RhoCell c;
@@ -91,8 +107,12 @@ StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics
         c.defined = true;
         c.rho = *rho;
         c.p = *exact;
-        p.push_back(c.p);
-        defined.push_back(cells.size());
+        if (same_as[m] == m) {
+          p.push_back(c.p);
+          defined.push_back(cells.size());
+        } else {
+          c.why = "the same test as " + metrics[same_as[m]] + " (ranks equal or mirrored), counted once";
+        }
       }
       cells.push_back(c);
     }
@@ -100,6 +120,12 @@ StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics
   const std::vector<double> adjusted = holm_adjust(p);
   for (size_t i = 0; i < defined.size(); ++i)
     cells[defined[i]].p_holm = adjusted[i];
+  for (size_t m = 0; m < metrics.size(); ++m) {
+    for (size_t d = 0; d < dimensions.size() && same_as[m] != m; ++d) {
+      RhoCell& c = cells[m * dimensions.size() + d];
+      if (c.defined) c.p_holm = cells[same_as[m] * dimensions.size() + d].p_holm;
+    }
+  }
   return cells;
 }
 

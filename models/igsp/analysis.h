@@ -29,13 +29,15 @@ SeedSummary summarise(const std::vector<double>& values, double level = 0.95);
 struct RhoCell {
   std::string metric, dimension;
   bool defined = false;
-  std::string why;
+  std::string why;  // undefined: why; a repeated test: of which metric
   double rho = 0, p = 1, p_holm = 1;
 };
 
 /// rho of every metric against every dimension over the sources:
 /// metric_values[m][s] and retention[d][s] for source s. The Holm family is
-/// every defined cell. InvalidArgument when the lengths disagree or there
+/// every defined cell, except that a metric whose ranks equal or mirror an
+/// earlier metric's (the two aggregation signs) repeats its tests: its
+/// cells take the earlier metric's Holm p and `why` says so. InvalidArgument when the lengths disagree or there
 /// are fewer than 3 or more than 16 sources (the exact test's range).
 StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics,
                                          const std::vector<std::vector<double>>& metric_values,

@@ -66,6 +66,23 @@ TEST(AnalysisTest, RhoTableLeavesConstantsUndefinedAndCorrectsTheRest) {
   EXPECT_NEAR((*table)[0].p, 2.0 / 720, 1e-15);  // identity and reversal of 6! orderings
 }
 
+// A mirrored metric (1 - x) repeats the tests of x: the same p, counted once in Holm's family.
+TEST(AnalysisTest, MirroredMetricsCountOnceInTheFamily) {
+  const std::vector<double> x = {0.1, 0.4, 0.2, 0.8, 0.6, 0.3}, mirror = {0.9, 0.6, 0.8, 0.2, 0.4, 0.7};
+  const std::vector<double> r1 = {10, 30, 20, 60, 40, 50}, r2 = {60, 10, 50, 20, 40, 30};
+  auto table = rho_table({"x", "one_minus_x"}, {x, mirror}, {"a", "b"}, {r1, r2});
+  ASSERT_TRUE(table.is_ok());
+  const std::vector<double> holm = holm_adjust({(*table)[0].p, (*table)[1].p});  // a family of two
+  for (size_t d = 0; d < 2; ++d) {
+    const RhoCell &c = (*table)[d], &m = (*table)[2 + d];
+    EXPECT_DOUBLE_EQ(m.rho, -c.rho);
+    EXPECT_DOUBLE_EQ(m.p, c.p);
+    EXPECT_DOUBLE_EQ(c.p_holm, holm[d]);
+    EXPECT_DOUBLE_EQ(m.p_holm, holm[d]);
+    EXPECT_EQ(m.why, "the same test as x (ranks equal or mirrored), counted once");
+  }
+}
+
 TEST(AnalysisTest, RhoTableRejectsMismatchedLengths) {
   EXPECT_FALSE(rho_table({"m"}, {{1, 2, 3}}, {"a"}, {{1, 2}}).is_ok());
   EXPECT_FALSE(rho_table({"m", "n"}, {{1, 2, 3}}, {"a"}, {{1, 2, 3}}).is_ok());
