@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "models/common/file_io.h"
+#include "models/common/text.h"
 #include "models/igsp/analysis.h"
 #include "models/igsp/corpus.h"
 #include "real/igsp/study.h"
@@ -189,11 +190,7 @@ int main(int argc, char** argv) {
   auto m = real::igsp::prune_method_from_name(method);
   if (!m.is_ok()) fail(m.status());
   o.prune.method = *m;
-  for (size_t i = 0; i <= sets.size() && !sets.empty();) {
-    const size_t comma = std::min(sets.find(',', i), sets.size());
-    o.sets.push_back(sets.substr(i, comma - i));
-    i = comma + 1;
-  }
+  if (!sets.empty()) o.sets = split_commas(sets);
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) fail(Status::invalid_argument("--out " + out + ": " + ec.message()));
