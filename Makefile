@@ -5,6 +5,7 @@
 #   make build     install and build only
 #   make bench     build and run the benchmarks (experiments/bench)
 #   make igsp      build and run the IGSP calibration study (about 15 min)
+#   make sis       build and run SIS's estimator and stability studies
 #   make test-all  the test suite including slow tests
 #   make fuzz      build the libFuzzer targets with clang and run each for 60 s
 #   make format    clang-format every C++ file of ours
@@ -17,7 +18,7 @@ CLI       := $(BUILD)/cli/clustertwin
 OUT       ?= out
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps configure build test test-all bench demo igsp fuzz format clean
+.PHONY: all deps configure build test test-all bench demo igsp sis fuzz format clean
 
 all: build
 
@@ -53,6 +54,13 @@ demo: build
 igsp: build
 	@mkdir -p $(OUT)
 	$(BUILD)/experiments/ct_igsp_study --out $(OUT)/igsp --jobs $(JOBS)
+
+# SIS's exact-gradient estimator study and GRPO stability study, full grids,
+# with tables, CSV, JSON and plots in $(OUT)/sis.
+sis: build
+	@mkdir -p $(OUT)
+	$(CLI) sis study --out $(OUT)/sis
+	$(CLI) sis stability --out $(OUT)/sis
 
 fuzz: deps
 	@mkdir -p $(FUZZ_BUILD) && CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCT_FUZZ=ON > $(FUZZ_BUILD)/configure.log 2>&1 || \

@@ -39,6 +39,9 @@ StatusOr<std::vector<int>> parse_workers(const std::string& text);
 /// Registers `clustertwin igsp ...` (the IGSP study) on `app`.
 void add_igsp_command(CLI::App& app, Action* action);
 
+/// Registers `clustertwin sis study|stability` (SIS's studies) on `app`.
+void add_sis_command(CLI::App& app, Action* action);
+
 /// Registers `clustertwin calibrate ...` (fit a profile to recorded traces) on `app`.
 void add_calibrate_command(CLI::App& app, Action* action);
 

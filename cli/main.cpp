@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   clustertwin::cli::add_launch_command(app, &action);
   clustertwin::cli::add_real_command(app, &action);
   clustertwin::cli::add_sim_command(app, &action);
+  clustertwin::cli::add_sis_command(app, &action);
   clustertwin::cli::add_trace_command(app, &action);
   clustertwin::cli::add_validate_command(app, &action);
 

@@ -1,5 +1,7 @@
 #include "real/sis/policy_loss.h"
 
+#include "models/common/hash.h"
+
 namespace clustertwin::real::sis {
 namespace {
 
@@ -29,6 +31,10 @@ StatusOr<LossKind> loss_kind_from_name(const std::string& name) {
                                   "decoupled)");
 }
 
+uint64_t sis_draw_seed(const LossOptions& o) {
+  return o.sis_redraw_each_epoch ? mix64(o.seed ^ mix64(static_cast<uint64_t>(o.epoch) + 1)) : o.seed;
+}
+
 at::Tensor gspo_sequence_ratio(const at::Tensor& log_ratio, const at::Tensor& mask) {
   const at::Tensor m = mask.to(log_ratio.scalar_type());
   const at::Tensor lengths = m.sum(1).clamp_min(1);
@@ -48,7 +54,10 @@ StatusOr<LossResult> policy_loss(const LossBatch& batch, const LossOptions& o) {
   at::Tensor log_ratio = in.logp_new - in.logp_old.detach();  // log pi / mu
   at::Tensor accepted = at::zeros({b, t}, at::kBool);
   if (o.sis) {
-    auto r = sis_accept(in, o.seed);
+    const SisInputs& tested = batch.sis_test.logp_new.defined() ? batch.sis_test : in;
+    if (tested.logp_new.sizes() != in.logp_new.sizes())
+      return Status::invalid_argument("policy loss: sis_test's logp_new must be shaped like logp_new");
+    auto r = sis_accept(tested, sis_draw_seed(o));
     if (!r.is_ok()) return r.status();
     accepted = r->accepted;
     result.acceptance_rate = r->acceptance_rate;

@@ -45,10 +45,23 @@ struct LossOptions {
   double icepop_low = 0.5, icepop_high = 5.0;
   bool sis = false;
   uint64_t seed = 0;  // SIS's draw
+  // The draw is redone each epoch (a seed mixed with `epoch`) or kept for
+  // every epoch over the same batch (`seed` alone): the paper leaves it open.
+  bool sis_redraw_each_epoch = true;
+  int64_t epoch = 0;
 };
 
+/// The seed of SIS's draw in `options.epoch`.
+uint64_t sis_draw_seed(const LossOptions& options);
+
 struct LossBatch {
-  SisInputs tokens;             // logp_new, logp_old (the behaviour policy), mask, and SIS's envelope
+  SisInputs tokens;  // logp_new, logp_old (the behaviour policy), mask, and SIS's envelope
+  // Which ratio SIS tests (the paper leaves it open). Left empty, `tokens`:
+  // the policy lag pi_theta / pi_old. Filled with logp_new and the rollout
+  // engine's log-probabilities (and the envelope over the engine's top-K):
+  // the trainer-versus-engine ratio. Accepted tokens are on-policy in the
+  // base loss either way.
+  SisInputs sis_test;
   at::Tensor advantages;        // [B]: each sequence's advantage (GRPO: normalised by the caller over its group)
   at::Tensor logp_prox;         // [B, T]: the proximal policy (decoupled only)
   int64_t total_sequences = 0;  // 0: this batch's

@@ -66,9 +66,12 @@ StatusOr<SisResult> sis_accept(const SisInputs& in, uint64_t seed) {
     const int64_t v = in.full_logp_old.defined() ? in.full_logp_old.size(-1) : 0;
     CT_RETURN_IF_ERROR(expect_shape("full_logp_old", in.full_logp_old, {b, t, v}, "[B, T, V]"));
     CT_RETURN_IF_ERROR(expect_shape("full_logp_new", in.full_logp_new, {b, t, v}, "like full_logp_old"));
-    CT_RETURN_IF_ERROR(expect_finite("full_logp_old", in.full_logp_old, real));
-    CT_RETURN_IF_ERROR(expect_finite("full_logp_new", in.full_logp_new, real));
-    log_envelope = (in.full_logp_new.detach() - in.full_logp_old.detach()).amax(-1);
+    const at::Tensor difference = in.full_logp_new.detach() - in.full_logp_old.detach();
+    if (!expect_finite("full_logp_new - full_logp_old", difference, real).is_ok()) {
+      CT_RETURN_IF_ERROR(expect_finite("full_logp_old", in.full_logp_old, real));
+      CT_RETURN_IF_ERROR(expect_finite("full_logp_new", in.full_logp_new, real));
+    }
+    log_envelope = difference.amax(-1);
     in_set = at::ones({b, t}, at::kBool);
   } else {
     const int64_t k = in.topk_logp_old.defined() && in.topk_logp_old.dim() == 3 ? in.topk_logp_old.size(2) : 0;
@@ -80,9 +83,14 @@ StatusOr<SisResult> sis_accept(const SisInputs& in, uint64_t seed) {
       return Status::invalid_argument("sis: topk_logp_old " + shape_of(in.topk_logp_old) + " has K = " +
                                       std::to_string(k) + ", more than the vocabulary of " + std::to_string(in.vocab));
     }
-    CT_RETURN_IF_ERROR(expect_finite("topk_logp_old", in.topk_logp_old, real));
-    CT_RETURN_IF_ERROR(expect_finite("topk_logp_new", in.topk_logp_new, real));
-    log_envelope = (in.topk_logp_new.detach() - in.topk_logp_old.detach()).amax(-1);
+    // A non-finite entry in either tensor makes the difference non-finite there (inf - inf and nan are nan):
+    // one pass checks both, and only a failure looks for which.
+    const at::Tensor difference = in.topk_logp_new.detach() - in.topk_logp_old.detach();
+    if (!expect_finite("topk_logp_new - topk_logp_old", difference, real).is_ok()) {
+      CT_RETURN_IF_ERROR(expect_finite("topk_logp_old", in.topk_logp_old, real));
+      CT_RETURN_IF_ERROR(expect_finite("topk_logp_new", in.topk_logp_new, real));
+    }
+    log_envelope = difference.amax(-1);
     in_set = in.in_topk.to(at::kBool);
   }
   CT_RETURN_IF_ERROR(expect_finite("logp_new", in.logp_new, real));

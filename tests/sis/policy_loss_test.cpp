@@ -110,6 +110,42 @@ TEST(PolicyLossTest, SisWithEveryTokenAcceptedIsOnPolicy) {
   EXPECT_NEAR(logp_new.grad()[1][3].item<double>(), 1.0 / 5 / 2, 1e-12);
 }
 
+// The switch for which ratio SIS tests: a far-off trainer-side pi_old would reject tokens, but the engine
+// ratio tested here is between identical distributions, so every token is accepted.
+TEST(PolicyLossTest, SisTestsTheRatioItIsGiven) {
+  at::Generator g = at::detail::createCPUGenerator(3);
+  const auto f = at::TensorOptions().dtype(at::kDouble);
+  const at::Tensor full_new = at::log_softmax(at::randn({4, 6, 8}, g, f), -1);
+  const at::Tensor full_old = at::log_softmax(3 * at::randn({4, 6, 8}, g, f), -1);
+  const at::Tensor y = at::randint(8, {4, 6, 1}, g, at::TensorOptions().dtype(at::kLong));
+  const at::Tensor logp_new = full_new.gather(-1, y).squeeze(-1);
+  LossBatch b = batch_of(logp_new, full_old.gather(-1, y).squeeze(-1), at::ones({4}, f), at::ones({4, 6}));
+  b.tokens.full_logp_new = full_new;
+  b.tokens.full_logp_old = full_old;
+  LossOptions o = kind(LossKind::kPpo);
+  o.sis = true;
+  const double lag = policy_loss(b, o)->acceptance_rate;
+  EXPECT_LT(lag, 0.9);
+  b.sis_test = b.tokens;
+  b.sis_test.logp_old = logp_new;
+  b.sis_test.full_logp_old = full_new;
+  EXPECT_DOUBLE_EQ(policy_loss(b, o)->acceptance_rate, 1.0);
+}
+
+// Redrawing each epoch changes the accepted set; keeping the draw repeats it.
+TEST(PolicyLossTest, SisDrawIsRedoneEachEpochOnlyWhenAsked) {
+  LossOptions o;
+  o.seed = 11;
+  o.epoch = 0;
+  const uint64_t first = sis_draw_seed(o);
+  o.epoch = 1;
+  EXPECT_NE(sis_draw_seed(o), first);
+  o.sis_redraw_each_epoch = false;
+  EXPECT_EQ(sis_draw_seed(o), 11u);
+  o.epoch = 0;
+  EXPECT_EQ(sis_draw_seed(o), 11u);
+}
+
 TEST(PolicyLossTest, BadInputIsOneLine) {
   const at::Tensor logp = at::zeros({2, 3}, at::kDouble);
   EXPECT_EQ(policy_loss(batch_of(logp, logp, at::zeros({3}, at::kDouble), at::ones({2, 3})), kind(LossKind::kPpo))
