@@ -55,7 +55,14 @@ bool plot(const std::string& dir, const std::string& name, const std::string& sc
   return std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot '" + dir + "/" + name + "'").c_str()) == 0;
 }
 
+// A flag the user gave (an option left out keeps the study's default; a given one is validated, never replaced).
+bool given(const CLI::Option* option) {
+  return option != nullptr && option->count() > 0;
+}
+
 struct StudyArgs {
+  CLI::Option *lengths_flag = nullptr, *drifts_flag = nullptr, *replicates_flag = nullptr, *batch_flag = nullptr,
+              *top_k_flag = nullptr;
   bool quick = false, json = false, no_baseline = false;
   std::string out = "out/sis";
   std::string lengths, drifts;
@@ -65,19 +72,19 @@ struct StudyArgs {
 
 Status run_study(const StudyArgs& a) {
   study::EstimatorStudyOptions o = a.quick ? study::quick_estimator_options() : study::EstimatorStudyOptions{};
-  if (!a.lengths.empty()) {
+  if (given(a.lengths_flag)) {
     auto v = parse_list<int64_t>("sis study", "--lengths", a.lengths);
     if (!v.is_ok()) return v.status();
     o.lengths = *v;
   }
-  if (!a.drifts.empty()) {
+  if (given(a.drifts_flag)) {
     auto v = parse_list<double>("sis study", "--drifts", a.drifts);
     if (!v.is_ok()) return v.status();
     o.drifts = *v;
   }
-  if (a.replicates != 0) o.replicates = a.replicates;
-  if (a.batch != 0) o.batch = a.batch;
-  if (a.top_k != 0) o.top_k = a.top_k;
+  if (given(a.replicates_flag)) o.replicates = a.replicates;
+  if (given(a.batch_flag)) o.batch = a.batch;
+  if (given(a.top_k_flag)) o.top_k = a.top_k;
   o.seed = a.seed;
   o.baseline = !a.no_baseline;
   CT_RETURN_IF_ERROR(study::validate(o));
@@ -101,29 +108,32 @@ Status run_study(const StudyArgs& a) {
 }
 
 struct StabilityArgs {
+  CLI::Option *lags_flag = nullptr, *conditions_flag = nullptr, *seeds_flag = nullptr, *steps_flag = nullptr,
+              *engine_noise_flag = nullptr, *lr_flag = nullptr, *length_flag = nullptr, *vocab_flag = nullptr,
+              *states_flag = nullptr;
   bool quick = false, json = false;
   std::string out = "out/sis";
   std::string lags, conditions;
   int64_t seeds = 0, steps = 0, length = 0, vocab = 0, states = 0;
-  double engine_noise = -1, lr = 0;
+  double engine_noise = 0, lr = 0;
   uint64_t seed = 0;
 };
 
 Status run_stability(const StabilityArgs& a) {
   study::StabilityOptions o = a.quick ? study::quick_stability_options() : study::StabilityOptions{};
-  if (!a.lags.empty()) {
+  if (given(a.lags_flag)) {
     auto v = parse_list<int64_t>("sis stability", "--lags", a.lags);
     if (!v.is_ok()) return v.status();
     o.lags = *v;
   }
-  if (!a.conditions.empty()) o.conditions = split_commas(a.conditions);
-  if (a.seeds != 0) o.seeds = a.seeds;
-  if (a.steps != 0) o.steps = a.steps;
-  if (a.engine_noise != -1) o.engine_noise = a.engine_noise;
-  if (a.lr != 0) o.lr = a.lr;
-  if (a.length != 0) o.length = a.length;
-  if (a.vocab != 0) o.vocab = a.vocab;
-  if (a.states != 0) o.states = a.states;
+  if (given(a.conditions_flag)) o.conditions = split_commas(a.conditions);
+  if (given(a.seeds_flag)) o.seeds = a.seeds;
+  if (given(a.steps_flag)) o.steps = a.steps;
+  if (given(a.engine_noise_flag)) o.engine_noise = a.engine_noise;
+  if (given(a.lr_flag)) o.lr = a.lr;
+  if (given(a.length_flag)) o.length = a.length;
+  if (given(a.vocab_flag)) o.vocab = a.vocab;
+  if (given(a.states_flag)) o.states = a.states;
   o.seed = a.seed;
   CT_RETURN_IF_ERROR(study::validate(o));
   CT_RETURN_IF_ERROR(make_dir(a.out));
@@ -167,13 +177,14 @@ void add_sis_command(CLI::App& app, Action* action) {
   est->add_flag("--quick", s->quick, "Three drifts and 200 replicates");
   est->add_flag("--json", s->json, "Print JSON instead of the tables");
   est->add_option("--out", s->out, "Folder for estimators.{csv,json} and the PNG plots")->capture_default_str();
-  est->add_option("--lengths", s->lengths, "Sequence lengths (default 4,16,64,256)");
-  est->add_option("--drifts", s->drifts,
-                  "Behaviour-policy drifts: the s.d. of the noise added to the parameters (default 0.05,0.2,0.5,1; "
-                  "--quick 0.05,0.3,1)");
-  est->add_option("--replicates", s->replicates, "Batches per cell (default 1000; --quick 200)");
-  est->add_option("--batch", s->batch, "Sequences per batch (default 32)");
-  est->add_option("--top-k", s->top_k, "K of SIS's top-K envelope, of a vocabulary of 8 (default 3)");
+  s->lengths_flag = est->add_option("--lengths", s->lengths, "Sequence lengths (default 4,16,64,256)");
+  s->drifts_flag =
+      est->add_option("--drifts", s->drifts,
+                      "Behaviour-policy drifts: the s.d. of the noise added to the parameters (default 0.05,0.2,0.5,1; "
+                      "--quick 0.05,0.3,1)");
+  s->replicates_flag = est->add_option("--replicates", s->replicates, "Batches per cell (default 1000; --quick 200)");
+  s->batch_flag = est->add_option("--batch", s->batch, "Sequences per batch (default 32)");
+  s->top_k_flag = est->add_option("--top-k", s->top_k, "K of SIS's top-K envelope, of a vocabulary of 8 (default 3)");
   est->add_flag("--no-baseline", s->no_baseline,
                 "Weight scores by the raw reward R instead of R - E[R] (the exact mean reward of the policy that drew "
                 "the batch, as GRPO's group mean estimates it)");
@@ -192,15 +203,18 @@ void add_sis_command(CLI::App& app, Action* action) {
   stab->add_flag("--json", t->json, "Print JSON instead of the table");
   stab->add_option("--out", t->out, "Folder for the CSVs, stability.json and stability_success.png")
       ->capture_default_str();
-  stab->add_option("--lags", t->lags, "Rollout staleness k in updates (default 0,1,2,4,8; --quick 0,2,8)");
-  stab->add_option("--conditions", t->conditions, "grpo, grpo+sis, grpo+sis-engine (default all three)");
-  stab->add_option("--seeds", t->seeds, "Seeds per (k, condition) (default 5)");
-  stab->add_option("--steps", t->steps, "Training steps per run (default 300; --quick 120)");
-  stab->add_option("--engine-noise", t->engine_noise, "S.d. of the engine's logit noise (default 0.5)");
-  stab->add_option("--lr", t->lr, "Adam learning rate (default 0.05)");
-  stab->add_option("--length", t->length, "Tokens per sequence (default 32)");
-  stab->add_option("--vocab", t->vocab, "Vocabulary (default 16)");
-  stab->add_option("--states", t->states, "Automaton states, one prompt each (default 8)");
+  t->lags_flag =
+      stab->add_option("--lags", t->lags, "Rollout staleness k in updates (default 0,1,2,4,8; --quick 0,2,8)");
+  t->conditions_flag =
+      stab->add_option("--conditions", t->conditions, "grpo, grpo+sis, grpo+sis-engine (default all three)");
+  t->seeds_flag = stab->add_option("--seeds", t->seeds, "Seeds per (k, condition) (default 5)");
+  t->steps_flag = stab->add_option("--steps", t->steps, "Training steps per run (default 300; --quick 120)");
+  t->engine_noise_flag =
+      stab->add_option("--engine-noise", t->engine_noise, "S.d. of the engine's logit noise (default 0.5)");
+  t->lr_flag = stab->add_option("--lr", t->lr, "Adam learning rate (default 0.05)");
+  t->length_flag = stab->add_option("--length", t->length, "Tokens per sequence (default 32)");
+  t->vocab_flag = stab->add_option("--vocab", t->vocab, "Vocabulary (default 16)");
+  t->states_flag = stab->add_option("--states", t->states, "Automaton states, one prompt each (default 8)");
   stab->add_option("--seed", t->seed, "Base seed")->capture_default_str();
   stab->callback([t, action] { *action = [t] { return run_stability(*t); }; });
 }

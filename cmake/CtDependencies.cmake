@@ -35,6 +35,18 @@ target_link_libraries(ct_torch_pch PUBLIC ${TORCH_LIBRARIES})
 ct_target_defaults(ct_torch_pch)  # the same flags as its users, or gcc ignores the PCH
 target_precompile_headers(ct_torch_pch PRIVATE <torch/torch.h>)
 
+# Executables (tests, the CLI, studies, benchmarks) need their own: gcc refuses
+# a header precompiled with -fPIC in a -fPIE compile. They reuse it with
+# ct_use_torch_pch_in_executable(TARGET).
+add_executable(ct_torch_pch_exe "${PROJECT_SOURCE_DIR}/cmake/torch_pch_main.cpp")
+target_link_libraries(ct_torch_pch_exe PRIVATE ${TORCH_LIBRARIES})
+ct_target_defaults(ct_torch_pch_exe)
+target_precompile_headers(ct_torch_pch_exe PRIVATE <torch/torch.h>)
+
+function(ct_use_torch_pch_in_executable target)
+  target_precompile_headers(${target} REUSE_FROM ct_torch_pch_exe)
+endfunction()
+
 function(ct_use_torch target)
   target_link_libraries(${target} PUBLIC ${TORCH_LIBRARIES})
   target_precompile_headers(${target} REUSE_FROM ct_torch_pch)

@@ -52,12 +52,6 @@ void write(const std::string& path, const std::string& text) {
   if (!s.is_ok()) fail(s);
 }
 
-std::string format(const char* f, double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, f, v);
-  return buffer;
-}
-
 const std::vector<std::string> kDimensions = {"general", "code", "math", "commonsense", "total"};
 
 // Everything the tables need about one calibration set, over its seeds.
@@ -214,12 +208,12 @@ int main(int argc, char** argv) {
   for (const StudyRun& r : result->runs) {
     runs_csv += r.set + "," + r.kind + "," + std::to_string(r.seed);
     for (double v : r.retention)
-      runs_csv += "," + format("%.4f", v);
-    runs_csv += "," + format("%.4f", r.dense_perplexity) + "," + format("%.6f", r.information.unique_4gram_fraction) +
-                "," + format("%.6f", r.information.repeated_4gram_fraction) + "," +
-                format("%.6f", r.information.byte_coverage) + "," + format("%.3f", r.information.word_types_per_1000) +
-                "," + std::to_string(r.information.volume) + "," + format("%.2f", r.information.mean_length) + "," +
-                format("%.2f", r.seconds) + "\n";
+      runs_csv += "," + format_number("%.4f", v);
+    runs_csv += "," + format_number("%.4f", r.dense_perplexity) + "," + format_number("%.6f", r.information.unique_4gram_fraction) +
+                "," + format_number("%.6f", r.information.repeated_4gram_fraction) + "," +
+                format_number("%.6f", r.information.byte_coverage) + "," + format_number("%.3f", r.information.word_types_per_1000) +
+                "," + std::to_string(r.information.volume) + "," + format_number("%.2f", r.information.mean_length) + "," +
+                format_number("%.2f", r.seconds) + "\n";
   }
   write(out + "/runs.csv", runs_csv);
 
@@ -230,7 +224,7 @@ int main(int argc, char** argv) {
   retention_csv += "\n";
   std::string metrics_csv =
       "set,kind,calib_perplexity,unique_4gram,repeated_4gram,byte_coverage,word_types_per_1000,volume,mean_length\n";
-  std::string table = "\nRetention (%) after " + method + " at " + format("%.0f", 100 * o.prune.layer.sparsity) +
+  std::string table = "\nRetention (%) after " + method + " at " + format_number("%.0f", 100 * o.prune.layer.sparsity) +
                       "% sparsity, mean over " + std::to_string(o.seeds) + " seed(s) [95% t-interval of the total]\n";
   table +=
       "set                                general    code    math  commons   total"
@@ -238,12 +232,12 @@ int main(int argc, char** argv) {
   for (const SetSummary& s : summary) {
     retention_csv += s.name + "," + s.kind;
     for (const SeedSummary& r : s.retention)
-      retention_csv += "," + format("%.4f", r.mean) + "," + format("%.4f", r.sd) + "," + format("%.4f", r.low) + "," +
-                       format("%.4f", r.high);
+      retention_csv += "," + format_number("%.4f", r.mean) + "," + format_number("%.4f", r.sd) + "," + format_number("%.4f", r.low) + "," +
+                       format_number("%.4f", r.high);
     retention_csv += "\n";
-    metrics_csv += s.name + "," + s.kind + "," + format("%.4f", s.perplexity) + "," + format("%.6f", s.unique) + "," +
-                   format("%.6f", s.repeated) + "," + format("%.6f", s.byte_coverage) + "," +
-                   format("%.3f", s.word_types) + "," + format("%.0f", s.volume) + "," + format("%.2f", s.mean_length) +
+    metrics_csv += s.name + "," + s.kind + "," + format_number("%.4f", s.perplexity) + "," + format_number("%.6f", s.unique) + "," +
+                   format_number("%.6f", s.repeated) + "," + format_number("%.6f", s.byte_coverage) + "," +
+                   format_number("%.3f", s.word_types) + "," + format_number("%.0f", s.volume) + "," + format_number("%.2f", s.mean_length) +
                    "\n";
     char line[256];
     std::snprintf(line, sizeof line, "%-34s %7.2f %7.2f %7.2f %8.2f %7.2f  [%6.2f, %6.2f] %9.2f  %6.4f %8.1f\n",
@@ -296,12 +290,12 @@ int main(int argc, char** argv) {
     for (size_t d = 0; d < kDimensions.size(); ++d) {
       const auto& c = rho[m * kDimensions.size() + d];
       rho_csv += c.metric + "," + c.dimension + "," + (c.defined ? "1" : "0") + "," +
-                 (c.defined ? format("%.4f", c.rho) + "," + format("%.6g", c.p) + "," + format("%.6g", c.p_holm)
+                 (c.defined ? format_number("%.4f", c.rho) + "," + format_number("%.6g", c.p) + "," + format_number("%.6g", c.p_holm)
                             : std::string(",,")) +
                  "," + c.why + "\n";
       rho_grid += std::to_string(d) + "," + std::to_string(m) + "," + c.metric + "," +
-                  (c.defined ? format("%.4f", c.rho) : std::string("NaN")) + "," +
-                  (c.defined ? format("%+.2f", c.rho) + (c.p_holm < 0.05 ? "*" : "") : std::string("")) + "\n";
+                  (c.defined ? format_number("%.4f", c.rho) : std::string("NaN")) + "," +
+                  (c.defined ? format_number("%+.2f", c.rho) + (c.p_holm < 0.05 ? "*" : "") : std::string("")) + "\n";
       char cell[40];
       if (c.defined)
         std::snprintf(cell, sizeof cell, "  %+.2f (p %-7.2g/%-7.2g)", c.rho, c.p, c.p_holm);
@@ -450,7 +444,7 @@ int main(int argc, char** argv) {
   std::string dense_line = "\nDense model:";
   for (const auto& s : result->dense)
     dense_line += std::string(" ") + clustertwin::igsp::domain_name(s.domain) + " " + s.metric + " " +
-                  format("%.4f", s.value) + ";";
+                  format_number("%.4f", s.value) + ";";
   std::printf("%s\n%s%s%s%s", dense_line.c_str(), table.c_str(), rho_text.c_str(), comparison_text.c_str(),
               tradeoff.c_str());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

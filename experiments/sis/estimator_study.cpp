@@ -2,12 +2,14 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <sstream>
 
 #include "models/common/hash.h"
+#include "models/common/text.h"
 #include "real/sis/estimators.h"
 
 namespace clustertwin::experiments::sis {
@@ -17,12 +19,6 @@ using namespace clustertwin::real::sis;
 
 // Replicates drawn and scored together: bounds the [chunk x batch, T, V] tensors to a few tens of MB.
 constexpr int64_t kChunk = 50;
-
-std::string format(const char* f, double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, f, v);
-  return buffer;
-}
 
 // Running sums of one estimator over the replicates of a cell.
 struct Accumulator {
@@ -49,11 +45,17 @@ Status validate(const EstimatorStudyOptions& o) {
   if (o.drifts.empty()) return Status::invalid_argument("sis study: --drifts is empty");
   for (double d : o.drifts) {
     if (!(d >= 0) || d > 10)
-      return Status::invalid_argument("sis study: --drifts " + format("%g", d) + " is outside [0, 10]");
+      return Status::invalid_argument("sis study: --drifts " + format_number("%g", d) + " is outside [0, 10]");
   }
   if (o.replicates < 2)
     return Status::invalid_argument("sis study: --replicates " + std::to_string(o.replicates) + " must be >= 2");
-  if (o.batch < 1) return Status::invalid_argument("sis study: --batch " + std::to_string(o.batch) + " must be >= 1");
+  if (o.batch < 1 || o.batch > 4096)
+    return Status::invalid_argument("sis study: --batch " + std::to_string(o.batch) + " is outside [1, 4096]");
+  const int64_t longest = *std::max_element(o.lengths.begin(), o.lengths.end());
+  if (o.batch * longest > (int64_t{1} << 20)) {
+    return Status::invalid_argument("sis study: --batch " + std::to_string(o.batch) + " x the longest of --lengths " +
+                                    std::to_string(longest) + " is more than 1,048,576 tokens per batch");
+  }
   if (o.vocab < 2 || o.vocab > 64)
     return Status::invalid_argument("sis study: --vocab " + std::to_string(o.vocab) + " is outside [2, 64]");
   if (o.states < 1 || o.states > 64)
@@ -162,10 +164,11 @@ std::string estimator_csv(const EstimatorStudy& study) {
   std::ostringstream s;
   s << "length,drift,kl,estimator,bias,bias_se,variance,mse,cosine,ess,acceptance\n";
   for (const EstimatorRow& r : study.rows) {
-    s << r.length << "," << format("%.6g", r.drift) << "," << format("%.6g", r.kl) << "," << r.estimator << ","
-      << format("%.6g", r.bias) << "," << format("%.6g", r.bias_se) << "," << format("%.6g", r.variance) << ","
-      << format("%.6g", r.mse) << "," << format("%.6g", r.cosine) << "," << format("%.6g", r.ess) << ","
-      << format("%.6g", r.acceptance) << "\n";
+    s << r.length << "," << format_number("%.6g", r.drift) << "," << format_number("%.6g", r.kl) << "," << r.estimator
+      << "," << format_number("%.6g", r.bias) << "," << format_number("%.6g", r.bias_se) << ","
+      << format_number("%.6g", r.variance) << "," << format_number("%.6g", r.mse) << ","
+      << format_number("%.6g", r.cosine) << "," << format_number("%.6g", r.ess) << ","
+      << format_number("%.6g", r.acceptance) << "\n";
   }
   return s.str();
 }
@@ -207,14 +210,14 @@ std::string estimator_tables(const EstimatorStudy& study) {
   for (size_t i = 0; i < study.rows.size(); ++i) {
     const EstimatorRow& r = study.rows[i];
     if (i == 0 || r.length != study.rows[i - 1].length || r.drift != study.rows[i - 1].drift) {
-      s << "\nT = " << r.length << ", drift " << format("%g", r.drift) << " (per-token KL(mu||pi) "
-        << format("%.4f", r.kl) << ")\n";
+      s << "\nT = " << r.length << ", drift " << format_number("%g", r.drift) << " (per-token KL(mu||pi) "
+        << format_number("%.4f", r.kl) << ")\n";
       s << "  estimator        bias   (se)    variance        mse  cosine    ess  accept\n";
     }
     char line[160];
     std::snprintf(line, sizeof line, "  %-11s %9.4f (%6.4f) %10.4g %10.4g %7.3f %6.3f  %s\n", r.estimator.c_str(),
                   r.bias, r.bias_se, r.variance, r.mse, r.cosine, r.ess,
-                  std::isnan(r.acceptance) ? "   -" : format("%.3f", r.acceptance).c_str());
+                  std::isnan(r.acceptance) ? "   -" : format_number("%.3f", r.acceptance).c_str());
     s << line;
   }
   int bias = 0, variance = 0, both = 0;
@@ -249,9 +252,9 @@ std::string estimator_gnuplot(const EstimatorStudy& study, const std::string& ou
       if (study.rows[first].drift != drifts[d]) continue;
       s << study.rows[first].length;
       for (size_t e = 0; e < n; ++e)
-        s << " " << format("%.6g", study.rows[first + e].mse);
+        s << " " << format_number("%.6g", study.rows[first + e].mse);
       for (size_t e = 0; e < n; ++e)
-        s << " " << format("%.6g", study.rows[first + e].bias);
+        s << " " << format_number("%.6g", study.rows[first + e].bias);
       s << "\n";
     }
     s << "EOD\n";
@@ -262,8 +265,8 @@ std::string estimator_gnuplot(const EstimatorStudy& study, const std::string& ou
     s << "set output '" << out_dir << "/" << file << "'\nset multiplot layout " << rows << "," << columns << " title '"
       << label << " relative to ||grad J||, by estimator'\nset ylabel '" << label << "'\n";
     for (size_t d = 0; d < drifts.size(); ++d) {
-      s << "set title 'drift " << format("%g", drifts[d]) << ", per-token KL " << format("%.3g", study.rows[d * n].kl)
-        << "'\nplot ";
+      s << "set title 'drift " << format_number("%g", drifts[d]) << ", per-token KL "
+        << format_number("%.3g", study.rows[d * n].kl) << "'\nplot ";
       for (size_t e = 0; e < n; ++e) {
         s << (e ? ", " : "") << "$drift" << d << " using 1:" << 2 + offset + e << " with linespoints title '"
           << estimator_name(all_estimators()[e]) << "'";

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "models/common/hash.h"
+#include "models/common/text.h"
 #include "models/igsp/analysis.h"
 #include "real/sis/automaton_task.h"
 #include "real/sis/policy_loss.h"
@@ -20,12 +21,6 @@ namespace {
 using namespace clustertwin::real::sis;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string format(const char* f, double v) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, f, v);
-  return buffer;
-}
 
 // Adam (Kingma and Ba 2015) on the policy's two tensors, in place.
 class Adam {
@@ -175,12 +170,12 @@ Status validate(const StabilityOptions& o) {
   if (o.states < 1 || o.states > 64) return bad("--states " + std::to_string(o.states) + " is outside [1, 64]");
   if (o.group < 2) return bad("--group " + std::to_string(o.group) + " must be >= 2 (advantages need a group)");
   if (o.epochs < 1) return bad("--epochs " + std::to_string(o.epochs) + " must be >= 1");
-  if (!(o.lr > 0)) return bad("--lr " + format("%g", o.lr) + " must be > 0");
-  if (!(o.engine_noise >= 0)) return bad("--engine-noise " + format("%g", o.engine_noise) + " must be >= 0");
+  if (!(o.lr > 0)) return bad("--lr " + format_number("%g", o.lr) + " must be > 0");
+  if (!(o.engine_noise >= 0)) return bad("--engine-noise " + format_number("%g", o.engine_noise) + " must be >= 0");
   if (!(o.success_reward > 0 && o.success_reward <= 1))
-    return bad("--success-reward " + format("%g", o.success_reward) + " is outside (0, 1]");
+    return bad("--success-reward " + format_number("%g", o.success_reward) + " is outside (0, 1]");
   if (!(o.success_target > 0 && o.success_target <= 1))
-    return bad("--success-target " + format("%g", o.success_target) + " is outside (0, 1]");
+    return bad("--success-target " + format_number("%g", o.success_target) + " is outside (0, 1]");
   return Status::ok();
 }
 
@@ -235,8 +230,8 @@ std::string stability_curves_csv(const StabilityStudy& study) {
   s << "step,condition,lag,seed,j,success\n";
   for (const StabilityRun& r : study.runs) {
     for (size_t i = 0; i < r.success.size(); ++i) {
-      s << i + 1 << "," << r.condition << "," << r.lag << "," << r.seed << "," << format("%.6g", r.j[i]) << ","
-        << format("%.6g", r.success[i]) << "\n";
+      s << i + 1 << "," << r.condition << "," << r.lag << "," << r.seed << "," << format_number("%.6g", r.j[i]) << ","
+        << format_number("%.6g", r.success[i]) << "\n";
     }
   }
   return s.str();
@@ -255,7 +250,7 @@ std::string stability_mean_csv(const StabilityStudy& study) {
         const size_t i = static_cast<size_t>(step);
         sum += i < r.success.size() && std::isfinite(r.success[i]) ? r.success[i] : 0;
       }
-      s << step + 1 << "," << r0.condition << "," << r0.lag << "," << format("%.6g", sum / static_cast<double>(o.seeds))
+      s << step + 1 << "," << r0.condition << "," << r0.lag << "," << format_number("%.6g", sum / static_cast<double>(o.seeds))
         << "\n";
     }
   }
@@ -267,10 +262,10 @@ std::string stability_summary_csv(const StabilityStudy& study) {
   s << "condition,lag,final_success,final_low,final_high,best_success,reached,seeds,median_steps,collapse_rate,"
        "acceptance\n";
   for (const StabilitySummary& x : study.summary) {
-    s << x.condition << "," << x.lag << "," << format("%.6g", x.final_success) << "," << format("%.6g", x.final_low)
-      << "," << format("%.6g", x.final_high) << "," << format("%.6g", x.best_success) << "," << x.reached << ","
-      << study.options.seeds << "," << format("%.6g", x.median_steps) << "," << format("%.6g", x.collapse_rate) << ","
-      << format("%.6g", x.acceptance) << "\n";
+    s << x.condition << "," << x.lag << "," << format_number("%.6g", x.final_success) << "," << format_number("%.6g", x.final_low)
+      << "," << format_number("%.6g", x.final_high) << "," << format_number("%.6g", x.best_success) << "," << x.reached << ","
+      << study.options.seeds << "," << format_number("%.6g", x.median_steps) << "," << format_number("%.6g", x.collapse_rate) << ","
+      << format_number("%.6g", x.acceptance) << "\n";
   }
   return s.str();
 }
@@ -312,18 +307,18 @@ nlohmann::json stability_json(const StabilityStudy& study) {
 std::string stability_table(const StabilityStudy& study) {
   const StabilityOptions& o = study.options;
   std::ostringstream s;
-  s << "GRPO stability with stale rollouts (lag k updates) and engine noise " << format("%g", o.engine_noise) << ", "
-    << o.seeds << " seeds x " << o.steps << " steps; success = P(R >= " << format("%g", o.success_reward)
+  s << "GRPO stability with stale rollouts (lag k updates) and engine noise " << format_number("%g", o.engine_noise) << ", "
+    << o.seeds << " seeds x " << o.steps << " steps; success = P(R >= " << format_number("%g", o.success_reward)
     << "), exact\n";
-  s << "    k  condition          final success (95% CI)     best  reached " << format("%g", o.success_target)
+  s << "    k  condition          final success (95% CI)     best  reached " << format_number("%g", o.success_target)
     << "  median steps  collapse  accept\n";
   for (const StabilitySummary& x : study.summary) {
     char line[220];
     std::snprintf(line, sizeof line, "  %3lld  %-16s %6.3f [%6.3f, %6.3f]  %6.3f  %5d/%-3lld  %12s  %8.2f  %6s\n",
                   static_cast<long long>(x.lag), x.condition.c_str(), x.final_success, x.final_low, x.final_high,
                   x.best_success, x.reached, static_cast<long long>(o.seeds),
-                  std::isnan(x.median_steps) ? "-" : format("%.0f", x.median_steps).c_str(), x.collapse_rate,
-                  std::isnan(x.acceptance) ? "-" : format("%.3f", x.acceptance).c_str());
+                  std::isnan(x.median_steps) ? "-" : format_number("%.0f", x.median_steps).c_str(), x.collapse_rate,
+                  std::isnan(x.acceptance) ? "-" : format_number("%.3f", x.acceptance).c_str());
     s << line;
   }
   return s.str();

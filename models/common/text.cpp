@@ -33,4 +33,10 @@ std::vector<std::string> split_commas(std::string_view text) {
   }
 }
 
+std::string format_number(const char* printf_format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, printf_format, value);
+  return buffer;
+}
+
 }  // namespace clustertwin

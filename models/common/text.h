@@ -16,4 +16,8 @@ std::string quote_for_message(std::string_view text);
 /// check can name them. An empty text is one empty item.
 std::vector<std::string> split_commas(std::string_view text);
 
+/// One number through a printf format with a single conversion ("%.3f"):
+/// for tables and CSV cells.
+std::string format_number(const char* printf_format, double value);
+
 }  // namespace clustertwin

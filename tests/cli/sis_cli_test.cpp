@@ -62,13 +62,20 @@ TEST_P(SisBadFlagTest, ExitsTwoWithOneLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, SisBadFlagTest,
-    ::testing::Values(BadFlag{{"sis", "study", "--lengths", "4,x"}, "sis study: --lengths 'x' is not an integer"},
-                      BadFlag{{"sis", "study", "--drifts", "0.1,"}, "sis study: --drifts '' is not a number"},
-                      BadFlag{{"sis", "study", "--top-k", "9"},
-                              "sis study: --top-k 9 is outside [1, 8] (the vocabulary)"},
-                      BadFlag{{"sis", "stability", "--conditions", "grpo,ppo"},
-                              "sis stability: --conditions 'ppo': unknown (allowed: grpo, grpo+sis, grpo+sis-engine)"},
-                      BadFlag{{"sis", "stability", "--lags", "0,-2"}, "sis stability: --lags -2 is outside [0, 64]"}));
+    ::testing::Values(
+        BadFlag{{"sis", "study", "--lengths", "4,x"}, "sis study: --lengths 'x' is not an integer"},
+        BadFlag{{"sis", "study", "--drifts", "0.1,"}, "sis study: --drifts '' is not a number"},
+        BadFlag{{"sis", "study", "--top-k", "9"}, "sis study: --top-k 9 is outside [1, 8] (the vocabulary)"},
+        BadFlag{{"sis", "stability", "--conditions", "grpo,ppo"},
+                "sis stability: --conditions 'ppo': unknown (allowed: grpo, grpo+sis, grpo+sis-engine)"},
+        BadFlag{{"sis", "stability", "--lags", "0,-2"}, "sis stability: --lags -2 is outside [0, 64]"},
+        // A given value is checked, never replaced by the default.
+        BadFlag{{"sis", "study", "--replicates", "0"}, "sis study: --replicates 0 must be >= 2"},
+        BadFlag{{"sis", "study", "--batch", "4096", "--lengths", "4096"},
+                "sis study: --batch 4096 x the longest of --lengths 4096 is more than 1,048,576 tokens "
+                "per batch"},
+        BadFlag{{"sis", "stability", "--lr", "0"}, "sis stability: --lr 0 must be > 0"},
+        BadFlag{{"sis", "stability", "--engine-noise", "-1"}, "sis stability: --engine-noise -1 must be >= 0"}));
 
 }  // namespace
 }  // namespace clustertwin
