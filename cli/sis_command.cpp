@@ -173,7 +173,7 @@ void add_sis_command(CLI::App& app, Action* action) {
       "sequence IS, token IS, "
       "truncated IS, masked IS, IcePop, GSPO, and SIS with the exact and the top-K envelope; printed: bias, "
       "variance, MSE and cosine to grad J, effective sample size, SIS's acceptance rate, and whether SIS lands "
-      "between token IS and sequence IS. Full grid about 10 min, --quick about 1 min on 2 cores");
+      "between token IS and sequence IS. Full grid about 3 min, --quick 30 s on 2 cores");
   est->add_flag("--quick", s->quick, "Three drifts and 200 replicates");
   est->add_flag("--json", s->json, "Print JSON instead of the tables");
   est->add_option("--out", s->out, "Folder for estimators.{csv,json} and the PNG plots")->capture_default_str();
@@ -198,7 +198,7 @@ void add_sis_command(CLI::App& app, Action* action) {
       "through an engine whose logits carry noise; the trainer's pi_old is its own recomputation. Conditions: grpo, "
       "grpo+sis (SIS tests pi_theta/pi_old), grpo+sis-engine (SIS tests pi_theta/engine). After every step the "
       "success rate P(R >= 0.75) is computed exactly; printed: final success with a 95% t-interval over seeds, "
-      "steps to 50% success, collapse rate (final below half the run's best). About 3 min, --quick under 1 min");
+      "steps to 50% success, collapse rate (final below half the run's best). About 2 min, --quick 40 s on 2 cores");
   stab->add_flag("--quick", t->quick, "Lags 0,2,8 and 120 steps");
   stab->add_flag("--json", t->json, "Print JSON instead of the table");
   stab->add_option("--out", t->out, "Folder for the CSVs, stability.json and stability_success.png")

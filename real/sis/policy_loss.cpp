@@ -52,7 +52,7 @@ StatusOr<LossResult> policy_loss(const LossBatch& batch, const LossOptions& o) {
       in.mask.defined() ? in.mask.to(in.logp_new.scalar_type()) : at::ones({b, t}, in.logp_new.options());
   LossResult result;
   at::Tensor log_ratio = in.logp_new - in.logp_old.detach();  // log pi / mu
-  at::Tensor accepted = at::zeros({b, t}, at::kBool);
+  at::Tensor accepted = at::zeros({b, t}, in.logp_new.options().dtype(at::kBool));
   if (o.sis) {
     const SisInputs& tested = batch.sis_test.logp_new.defined() ? batch.sis_test : in;
     if (tested.logp_new.sizes() != in.logp_new.sizes())
