@@ -155,5 +155,29 @@ TEST(SisTest, BadInputNamesTheTensorAndItsShape) {
   EXPECT_EQ(sis_accept(in, 0).status().message(), "sis: logp_new has shape [1, 2, 5], expected [B, T]");
 }
 
+// The CPU path's fused envelope equals the plain max of the differences, in float and double; a non-finite entry
+// at a real position of either top-K tensor is named and located, one at a padded position is allowed.
+TEST(SisTest, FusedEnvelopeMatchesTheTensorOpsAndFindsNonFiniteEntries) {
+  Positions p = draw(3, 7, 16, 0.4, 5);
+  for (at::ScalarType type : {at::kFloat, at::kDouble}) {
+    SisInputs in = topk_inputs(p, 5);
+    in.topk_logp_old = in.topk_logp_old.to(type);
+    in.topk_logp_new = in.topk_logp_new.to(type);
+    auto r = sis_accept(in, 1);
+    ASSERT_TRUE(r.is_ok()) << r.status().message();
+    EXPECT_TRUE(r->log_envelope.equal((in.topk_logp_new - in.topk_logp_old).amax(-1)));
+  }
+  SisInputs in = topk_inputs(p, 5);
+  in.topk_logp_old = in.topk_logp_old.clone();
+  in.topk_logp_old.index_put_({2, 6, 4}, -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(sis_accept(in, 0).status().message(), "sis: topk_logp_old [3, 7, 5] has a non-finite value at [2, 6]");
+  in.mask = at::ones({3, 7}, at::kBool);
+  in.mask.index_put_({2, 6}, false);  // padding: anything goes there
+  EXPECT_TRUE(sis_accept(in, 0).is_ok());
+  in = topk_inputs(p, 5);
+  in.in_topk = at::Tensor();
+  EXPECT_EQ(sis_accept(in, 0).status().message(), "sis: in_topk is missing");
+}
+
 }  // namespace
 }  // namespace clustertwin::real::sis
