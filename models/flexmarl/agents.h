@@ -1,0 +1,21 @@
+#pragma once
+
+// The agents of a FlexMARL workload as the command line names them:
+// "3x14B" (three agents of Qwen2.5-14B size), "3x32B+7x14B", "14B" (one).
+
+#include <string>
+#include <vector>
+
+#include "models/common/status.h"
+#include "models/spec/llm.h"
+
+namespace clustertwin::flexmarl {
+
+/// One spec per agent, in the order written. InvalidArgument naming the text
+/// and the bad part: an unknown model size, a count below 1, more than
+/// kMaxAgents agents, or a malformed term.
+StatusOr<std::vector<spec::LlmSpec>> parse_agents(const std::string& text);
+
+constexpr int kMaxAgents = 64;
+
+}  // namespace clustertwin::flexmarl
