@@ -32,6 +32,8 @@ void add_sim_command(CLI::App& app, Action* action);
 
 /// Registers `clustertwin sim nestpipe` on the `sim` subcommand (cli/sim_nestpipe_command.cpp).
 void add_sim_nestpipe_command(CLI::App& sim, Action* action);
+/// Registers `clustertwin sim flexmarl` (cli/sim_flexmarl_command.cpp).
+void add_sim_flexmarl_command(CLI::App& sim, Action* action);
 
 /// "128,256,512" -> {128, 256, 512}; InvalidArgument naming --workers and the bad item.
 StatusOr<std::vector<int>> parse_workers(const std::string& text);

@@ -221,7 +221,7 @@ void add_sim_command(CLI::App& app, Action* action) {
       ->capture_default_str();
   coll->add_option("--workers", a->workers, "Number of workers")->capture_default_str();
   coll->add_option("--platform", a->platform,
-                   "Shipped profile (npu-1536, gpu-128, h100-1024, localhost-cpu) or a YAML file")
+                   "Shipped profile (npu-1536, npu-768, gpu-128, h100-1024, localhost-cpu) or a YAML file")
       ->capture_default_str();
   coll->add_option(
           "--fidelity", a->fidelity,
@@ -252,6 +252,7 @@ void add_sim_command(CLI::App& app, Action* action) {
   plan->callback([a, action] { *action = [a] { return run_plan(*a); }; });
 
   add_sim_nestpipe_command(*sim, action);
+  add_sim_flexmarl_command(*sim, action);
 }
 
 }  // namespace clustertwin::cli

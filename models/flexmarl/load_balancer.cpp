@@ -7,13 +7,19 @@
 
 namespace clustertwin::flexmarl {
 
-StatusOr<LoadBalancer> LoadBalancer::create(const std::vector<int>& instances_per_agent, double gap_threshold) {
+StatusOr<LoadBalancer> LoadBalancer::create(const std::vector<int>& instances_per_agent, double gap_threshold,
+                                            const std::vector<int>& devices_per_instance) {
   if (instances_per_agent.empty()) return Status::invalid_argument("load balancer: no agents");
+  if (!devices_per_instance.empty() && devices_per_instance.size() != instances_per_agent.size()) {
+    return Status::invalid_argument("load balancer: " + std::to_string(devices_per_instance.size()) +
+                                    " instance sizes for " + std::to_string(instances_per_agent.size()) + " agents");
+  }
   if (!(gap_threshold > 0)) {
     return Status::invalid_argument("load balancer: load-gap threshold " + format_number("%g", gap_threshold) +
                                     " must be > 0 (requests)");
   }
   LoadBalancer b(static_cast<int>(instances_per_agent.size()), gap_threshold);
+  b.sizes_ = devices_per_instance.empty() ? std::vector<int>(instances_per_agent.size(), 1) : devices_per_instance;
   for (size_t a = 0; a < instances_per_agent.size(); ++a) {
     if (instances_per_agent[a] < 1) {
       return Status::invalid_argument("load balancer: agent " + std::to_string(a) + " has " +
@@ -70,6 +76,14 @@ std::vector<Migration> LoadBalancer::balance_within_agents() {
   return moves;
 }
 
+bool LoadBalancer::assign(int instance, int agent) {
+  Instance& i = instances_.at(static_cast<size_t>(instance));
+  CT_CHECK(agent >= 0 && agent < agents_) << "agent " << agent << " of " << agents_;
+  if (i.load() > 0) return false;
+  i.agent = agent;
+  return true;
+}
+
 int LoadBalancer::instance_count(int agent) const {
   int n = 0;
   for (const Instance& i : instances_)
@@ -88,10 +102,13 @@ double LoadBalancer::load_per_instance(int agent) const {
 }
 
 std::optional<Reassignment> LoadBalancer::balance_across_agents() {
-  int busiest = 0, idlest = 0;
+  int busiest = 0;
   for (int a = 1; a < agents_; ++a) {
     if (load_per_instance(a) > load_per_instance(busiest)) busiest = a;
-    if (load_per_instance(a) < load_per_instance(idlest)) idlest = a;
+  }
+  int idlest = busiest;
+  for (int a = 0; a < agents_; ++a) {
+    if (sizes_[a] == sizes_[busiest] && load_per_instance(a) < load_per_instance(idlest)) idlest = a;
   }
   if (load_per_instance(busiest) - load_per_instance(idlest) <= threshold_ || instance_count(idlest) < 2) return {};
   for (Instance& i : instances_) {

@@ -46,9 +46,13 @@ struct Migration {
 class LoadBalancer {
  public:
   /// `instances_per_agent[a]` instances for agent a, numbered agent by agent.
-  /// InvalidArgument for an agent with no instance or a gap threshold <= 0
+  /// `devices_per_instance[a]` (empty: all equal) keeps inter-agent moves
+  /// between agents whose instances have the same size (a 14B engine's
+  /// device cannot serve a 32B agent). InvalidArgument for an agent with no
+  /// instance, a size list of the wrong length, or a gap threshold <= 0
   /// (with 0 every request would rebalance).
-  static StatusOr<LoadBalancer> create(const std::vector<int>& instances_per_agent, double gap_threshold);
+  static StatusOr<LoadBalancer> create(const std::vector<int>& instances_per_agent, double gap_threshold,
+                                       const std::vector<int>& devices_per_instance = {});
 
   /// The instance that takes a new request of `agent` (queued there).
   int dispatch(int agent);
@@ -62,9 +66,14 @@ class LoadBalancer {
   /// difference each time); the moves made.
   std::vector<Migration> balance_within_agents();
   /// Inter-agent: at most one reassignment per call, when the gap in load
-  /// per instance between the busiest and the idlest agent exceeds the
-  /// threshold and the idlest agent has an idle instance to spare.
+  /// per instance between the busiest agent and the idlest agent of the same
+  /// instance size exceeds the threshold and the idlest has an idle instance
+  /// to spare.
   std::optional<Reassignment> balance_across_agents();
+
+  /// Gives an idle instance to `agent` (the orchestrator's plan at a step's
+  /// start); false, and no change, when the instance has requests.
+  bool assign(int instance, int agent);
 
   const std::vector<Instance>& instances() const { return instances_; }
   int instance_count(int agent) const;
@@ -77,6 +86,7 @@ class LoadBalancer {
 
   int agents_ = 0;
   double threshold_ = 5;
+  std::vector<int> sizes_;  // devices per instance, per agent
   std::vector<Instance> instances_;
 };
 

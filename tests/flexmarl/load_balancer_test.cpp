@@ -63,12 +63,26 @@ TEST(LoadBalancerTest, AnIdleInstanceMovesFromTheIdlestAgentToTheBusiest) {
   EXPECT_EQ(b->instance_count(1), 1);
 }
 
+TEST(LoadBalancerTest, InstancesMoveOnlyBetweenAgentsOfOneSize) {
+  // Agent 0 (4-device instances) is busy; agent 1 (1-device) and agent 2 (4-device) are idle.
+  auto b = LoadBalancer::create({1, 2, 2}, 5, {4, 1, 4});
+  ASSERT_TRUE(b.is_ok());
+  for (int i = 0; i < 12; ++i)
+    b->dispatch(0);
+  const auto r = b->balance_across_agents();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->from, 2);  // not agent 1, whose instances are a different size
+  EXPECT_EQ(r->to, 0);
+  EXPECT_EQ(b->instance_count(1), 2);
+}
+
 TEST(LoadBalancerTest, BadConfigurationsAreOneLine) {
   EXPECT_EQ(LoadBalancer::create({2, 2}, 0).status().message(),
             "load balancer: load-gap threshold 0 must be > 0 (requests)");
   EXPECT_EQ(LoadBalancer::create({2, 0}, 5).status().message(),
             "load balancer: agent 1 has 0 inference instances (needs >= 1)");
   EXPECT_EQ(LoadBalancer::create({}, 5).status().message(), "load balancer: no agents");
+  EXPECT_EQ(LoadBalancer::create({1, 1}, 5, {1}).status().message(), "load balancer: 1 instance sizes for 2 agents");
 }
 
 }  // namespace

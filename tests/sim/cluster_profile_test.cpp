@@ -20,7 +20,8 @@ ClusterProfile load(const std::string& name) {
 }
 
 TEST(ShippedProfilesTest, NamesInTheOrderOfTheBuild) {
-  EXPECT_EQ(shipped_profile_names(), (std::vector<std::string>{"h100-1024", "gpu-128", "localhost-cpu", "npu-1536"}));
+  EXPECT_EQ(shipped_profile_names(),
+            (std::vector<std::string>{"h100-1024", "gpu-128", "localhost-cpu", "npu-1536", "npu-768"}));
 }
 
 TEST(ShippedProfilesTest, EmbeddedCopiesAreTheSourceFiles) {
@@ -40,6 +41,20 @@ TEST(ShippedProfilesTest, EveryOneLoadsByNameAndByPath) {
     ASSERT_TRUE(by_path.is_ok()) << by_path.status().message();
     EXPECT_EQ(by_path->devices(), by_name.devices()) << name;
   }
+}
+
+TEST(ShippedProfilesTest, Npu768IsNpu1536AtFlexMarlsSize) {
+  const ClusterProfile small = load("npu-768");
+  const ClusterProfile large = load("npu-1536");
+  EXPECT_EQ(small.nodes, 48);  // FlexMARL: 48 nodes x 16 NPUs
+  EXPECT_EQ(small.devices(), 768);
+  EXPECT_EQ(topology_capacity(small.topology), 48);
+  EXPECT_EQ(small.devices_per_node, large.devices_per_node);
+  EXPECT_DOUBLE_EQ(small.device.memory_bytes, 64e9);  // FlexMARL: 64 GB per NPU
+  EXPECT_DOUBLE_EQ(small.device.memory_bandwidth, large.device.memory_bandwidth);
+  EXPECT_EQ(small.device.peak_flops, large.device.peak_flops);
+  EXPECT_DOUBLE_EQ(small.nics.link.bandwidth, large.nics.link.bandwidth);
+  EXPECT_DOUBLE_EQ(small.host_link.bandwidth, large.host_link.bandwidth);
 }
 
 TEST(ShippedProfilesTest, Npu1536) {
@@ -227,7 +242,8 @@ TEST(LoadClusterProfileTest, UnknownNameListsTheShippedOnes) {
   ASSERT_FALSE(profile.is_ok());
   EXPECT_EQ(profile.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(profile.status().message(),
-            "unknown platform 'x' (shipped: h100-1024, gpu-128, localhost-cpu, npu-1536; or a path to a .yaml file)");
+            "unknown platform 'x' (shipped: h100-1024, gpu-128, localhost-cpu, npu-1536, npu-768; or a path to a .yaml "
+            "file)");
 }
 
 TEST(LoadClusterProfileTest, MissingFileIsNamed) {

@@ -1,0 +1,159 @@
+// clustertwin sim flexmarl: FlexMARL's twin from the command line.
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "cli/command.h"
+#include "models/common/text.h"
+#include "models/flexmarl/agents.h"
+#include "models/flexmarl/frameworks.h"
+#include "sim/core/cluster_profile.h"
+#include "sim/flexmarl/flexmarl_twin.h"
+
+namespace clustertwin::cli {
+namespace {
+
+struct FlexMarlArgs {
+  std::string frameworks = "all";
+  std::string agents;  // "" for the paper's MA workload
+  std::string platform = "npu-768";
+  std::string calibration = "auto";
+  double decode_efficiency = 0.5;
+  int global_batch = 64;
+  int micro_batch = 16;
+  int group = 8;
+  int max_response = 8192;
+  sim::FlexMarlSetup setup;
+  std::string trace_dir;
+  std::string csv;
+  bool json = false;
+};
+
+Status run_sim_flexmarl(FlexMarlArgs a) {
+  auto frameworks = flexmarl::parse_frameworks(a.frameworks);
+  if (!frameworks.is_ok()) return frameworks.status();
+  if (!a.agents.empty()) {
+    auto agents = flexmarl::parse_agents(a.agents);
+    if (!agents.is_ok()) return agents.status();
+    a.setup.workload = flexmarl::workload_for(*agents);
+    a.setup.workload.name = a.agents;
+  }
+  a.setup.workload.global_batch = a.global_batch;
+  a.setup.workload.micro_batch = a.micro_batch;
+  a.setup.workload.group = a.group;
+  a.setup.workload.max_response_tokens = a.max_response;
+  if (!(a.decode_efficiency > 0 && a.decode_efficiency <= 1)) {
+    return Status::invalid_argument("--decode-efficiency " + format_number("%g", a.decode_efficiency) +
+                                    ": must be in (0, 1]");
+  }
+  a.setup.efficiency.decode = a.decode_efficiency;
+  auto profile = sim::load_cluster_profile(a.platform);
+  if (!profile.is_ok()) return profile.status();
+  CT_RETURN_IF_ERROR(sim::validate(a.setup, *profile));
+
+  bool paper = false;
+  if (a.calibration == "paper") {
+    paper = true;
+  } else if (a.calibration == "auto") {
+    paper = profile->name == "npu-768";
+  } else if (a.calibration != "none") {
+    return Status::invalid_argument("--calibration '" + a.calibration + "': unknown (allowed: auto, paper, none)");
+  }
+  std::string fit_json = "null";
+  if (paper) {
+    // The paper's figure is MAS-RL on MA: fit there, with this run's batch settings, then use the efficiency.
+    sim::FlexMarlSetup ma = a.setup;
+    ma.workload = flexmarl::ma_workload();
+    ma.workload.global_batch = a.global_batch;
+    ma.workload.micro_batch = a.micro_batch;
+    ma.workload.group = a.group;
+    ma.workload.max_response_tokens = a.max_response;
+    ma.devices = 0;
+    std::fprintf(stderr, "calibrating sync to the paper's %.1f s per step on MA...\n", sim::kPaperSyncStepS);
+    auto fit = sim::calibrate_sync(ma, *profile);
+    if (!fit.is_ok()) return fit.status();
+    a.setup.efficiency.decode = fit->decode_efficiency;
+    fit_json = "{\"target_s\":" + format_number("%.6g", sim::kPaperSyncStepS) +
+               ",\"decode_efficiency\":" + format_number("%.6g", fit->decode_efficiency) +
+               ",\"sync_step_s\":" + format_number("%.6g", fit->step_s) + ",\"runs\":" + std::to_string(fit->runs) +
+               "}";
+  }
+  auto rows =
+      sim::run_flexmarl_frameworks(a.setup, *profile, *frameworks, [](const sim::FlexMarlRow& r, int done, int total) {
+        std::fprintf(stderr, "\r[%d/%d] %s: %.1f s per step (%.1f s)   ", done, total, r.framework.c_str(), r.step_s,
+                     r.wall_s);
+        if (done == total) std::fprintf(stderr, "\n");
+      });
+  if (!rows.is_ok()) return rows.status();
+  if (!a.trace_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.trace_dir, ec);
+    if (ec) return Status::io_error("--trace-dir " + a.trace_dir + ": " + ec.message());
+    for (const sim::FlexMarlRow& r : *rows) {
+      CT_RETURN_IF_ERROR(sim::write_flexmarl_trace(r, profile->name, a.trace_dir + "/" + r.framework + ".json"));
+    }
+  }
+  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flexmarl_rows_csv(*rows)));
+  const std::string extra = "{\"platform\":\"" + profile->name + "\",\"workload\":\"" + a.setup.workload.name +
+                            "\",\"decode_efficiency\":" + format_number("%.6g", a.setup.efficiency.decode) +
+                            ",\"calibration\":" + fit_json + "}";
+  if (a.json) return write_output("-", sim::flexmarl_rows_json(*rows, extra));
+  std::printf("# clustertwin sim flexmarl: workload %s (%zu agents, global batch %d, micro-batch %d) on %s\n",
+              a.setup.workload.name.c_str(), a.setup.workload.agents.size(), a.global_batch, a.micro_batch,
+              profile->name.c_str());
+  std::printf("# decode efficiency %.3f%s\n", a.setup.efficiency.decode,
+              paper ? " (fitted: sync takes the paper's 914.4 s on MA)" : "");
+  std::fputs(sim::flexmarl_rows_table(*rows).c_str(), stdout);
+  std::printf(
+      "# speedup and util_x against sync; util: device-seconds of decode, prefill, training and optimizer "
+      "work over devices x step time\n");
+  if (!a.trace_dir.empty()) std::printf("# traces: %s/FRAMEWORK.json (https://ui.perfetto.dev)\n", a.trace_dir.c_str());
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
+  auto a = std::make_shared<FlexMarlArgs>();
+  CLI::App* cmd = sim.add_subcommand(
+      "flexmarl",
+      "FlexMARL's twin (arXiv 2602.09578): multi-agent LLM RL steps (rollout of every agent's responses, GRPO "
+      "training, weight publish) under five frameworks, as an event-driven SimGrid model of rollout instances "
+      "(continuous batching, KV-limited slots), trainer groups (state swapping) and transfers.\n\n"
+      "Frameworks: sync (MAS-RL-like, colocated: agents answer one after another, then train in turn on every "
+      "device), marti (rollout and training pools apart, a barrier per turn and before training), flexmarl "
+      "(per-sample turn dependencies, hierarchical load balancing, micro-batch asynchronous training with an "
+      "on-policy optimizer step), flexmarl-nobalance, flexmarl-noasync (its ablations).\n\n"
+      "On npu-768 (the paper's 48 x 16 NPUs) the decode efficiency is first fitted so that sync takes the paper's "
+      "914.4 s per step on the MA workload (three 14B agents); everything else follows from the model. Rows: "
+      "framework, step_s, tokens_per_s, utilization, speedup (against sync).");
+  cmd->add_option("--framework", a->frameworks, "Frameworks, comma-separated, or all")->capture_default_str();
+  cmd->add_option("--agents", a->agents,
+                  "Agents by model size: 3x14B, 5x32B, 3x32B+7x14B (sizes 0.5B, 1.5B, 7B, 14B, 32B); default: the "
+                  "paper's MA workload (analysis, marketing, after-sales; 14B each)");
+  cmd->add_option("--platform", a->platform, "Shipped profile (npu-768, ...) or a YAML file")->capture_default_str();
+  cmd->add_option("--devices", a->setup.devices, "Devices the run uses (default: a node per agent)");
+  cmd->add_option("--calibration", a->calibration,
+                  "paper: fit the decode efficiency to the paper's sync step first; none: use --decode-efficiency; "
+                  "auto: paper on npu-768")
+      ->capture_default_str();
+  cmd->add_option("--decode-efficiency", a->decode_efficiency,
+                  "Share of memory bandwidth a decode iteration reaches (with --calibration none)")
+      ->capture_default_str();
+  cmd->add_option("--global-batch", a->global_batch, "Samples per agent per step")->capture_default_str();
+  cmd->add_option("--micro-batch", a->micro_batch, "Samples per training micro-batch")->capture_default_str();
+  cmd->add_option("--group", a->group, "GRPO samples per query")->capture_default_str();
+  cmd->add_option("--max-response", a->max_response, "Longest response, tokens")->capture_default_str();
+  cmd->add_option("--load-gap", a->setup.gap_threshold, "Load-gap threshold that triggers rebalancing, requests")
+      ->capture_default_str();
+  cmd->add_option("--steps", a->setup.steps, "Steps simulated (the first is warm-up)")->capture_default_str();
+  cmd->add_option("--seed", a->setup.seed, "Seed of the response lengths")->capture_default_str();
+  cmd->add_option("--trace-dir", a->trace_dir, "Write each framework's last step as a Perfetto trace here");
+  cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
+  cmd->add_flag("--json", a->json, "Print JSON: platform, workload, calibration and rows");
+  cmd->callback([a, action] { *action = [a] { return run_sim_flexmarl(*a); }; });
+}
+
+}  // namespace clustertwin::cli

@@ -1,0 +1,235 @@
+#include "models/flexmarl/frameworks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "models/common/text.h"
+
+namespace clustertwin::flexmarl {
+namespace {
+
+constexpr int kBf16Bytes = 2;
+constexpr double kKvShareOfMemory = 0.5;     // inference_tp: half of each device left for the KV cache
+constexpr double kUsableMemory = 0.9;        // decode_slots: the engine's usable share of device memory
+constexpr double kTrainStateShare = 0.6;     // training_group: Adam state in 60% of each device
+constexpr double kTrainingPoolShare = 0.25;  // deploy: the training pool's share of the devices
+
+int smallest_power_of_two_at_least(double x) {
+  int p = 1;
+  while (p < x && p < (1 << 20))
+    p *= 2;
+  return p;
+}
+
+double normal_cdf(double x) {
+  return 0.5 * std::erfc(-x / std::sqrt(2.0));
+}
+
+}  // namespace
+
+std::string_view framework_name(Framework framework) {
+  switch (framework) {
+    case Framework::kSync:
+      return "sync";
+    case Framework::kMarti:
+      return "marti";
+    case Framework::kFlexMarl:
+      return "flexmarl";
+    case Framework::kNoBalance:
+      return "flexmarl-nobalance";
+    case Framework::kNoAsync:
+      return "flexmarl-noasync";
+  }
+  return "?";
+}
+
+const std::vector<Framework>& all_frameworks() {
+  static const std::vector<Framework> all = {Framework::kSync, Framework::kMarti, Framework::kFlexMarl,
+                                             Framework::kNoBalance, Framework::kNoAsync};
+  return all;
+}
+
+std::optional<Framework> framework_from_name(std::string_view name) {
+  for (Framework f : all_frameworks()) {
+    if (framework_name(f) == name) return f;
+  }
+  return std::nullopt;
+}
+
+StatusOr<std::vector<Framework>> parse_frameworks(const std::string& text) {
+  if (text == "all") return all_frameworks();
+  std::vector<Framework> out;
+  for (const std::string& part : split_commas(text)) {
+    std::optional<Framework> f = framework_from_name(part);
+    if (!f) {
+      return Status::invalid_argument("--framework " + quote_for_message(part) +
+                                      ": unknown framework (known: sync, marti, flexmarl, flexmarl-nobalance, "
+                                      "flexmarl-noasync, or all)");
+    }
+    if (std::find(out.begin(), out.end(), *f) == out.end()) out.push_back(*f);
+  }
+  if (out.empty()) return Status::invalid_argument("--framework " + quote_for_message(text) + ": no framework named");
+  return out;
+}
+
+bool disaggregated(Framework framework) {
+  return framework != Framework::kSync;
+}
+
+double weight_bytes(const spec::LlmSpec& model) {
+  return static_cast<double>(model.params()) * kBf16Bytes;
+}
+
+double training_state_bytes(const spec::LlmSpec& model) {
+  return static_cast<double>(model.params()) * spec::LlmSpec::kTrainingBytesPerParam;
+}
+
+int inference_tp(const spec::LlmSpec& model, double device_memory) {
+  return smallest_power_of_two_at_least(weight_bytes(model) / (kKvShareOfMemory * device_memory));
+}
+
+int training_group(const spec::LlmSpec& model, double device_memory) {
+  return smallest_power_of_two_at_least(training_state_bytes(model) / (kTrainStateShare * device_memory));
+}
+
+int decode_slots(const spec::LlmSpec& model, int tp, double device_memory, int context_tokens) {
+  const double free_bytes = kUsableMemory * device_memory * tp - weight_bytes(model);
+  const double per_sequence = static_cast<double>(model.kv_bytes_per_token(kBf16Bytes)) * std::max(1, context_tokens);
+  return std::max(1, static_cast<int>(std::floor(free_bytes / per_sequence)));
+}
+
+double decode_iteration_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device,
+                          const EngineEfficiency& efficiency, double context_tokens) {
+  const double bytes = weight_bytes(model) + static_cast<double>(model.kv_bytes_per_token(kBf16Bytes)) * context_tokens;
+  return bytes / tp / (device.memory_bandwidth * efficiency.decode);
+}
+
+double prefill_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device, const EngineEfficiency& efficiency,
+                 double tokens) {
+  // Token t attends to the t before it: the mean context is half the prompt.
+  const double flops = tokens * model.forward_flops_per_token(static_cast<int64_t>(tokens / 2));
+  return flops / (tp * device.peak_flops * efficiency.prefill);
+}
+
+double train_flops(const spec::LlmSpec& model, int prompt, int response) {
+  const int tokens = prompt + response;
+  // Forward + backward = 3 forwards; the reference policy's log-probabilities one more.
+  return 4.0 * tokens * model.forward_flops_per_token(tokens / 2);
+}
+
+double train_s(double flops, int devices, const DeviceFacts& device, const EngineEfficiency& efficiency) {
+  return flops / (devices * device.peak_flops * efficiency.train);
+}
+
+double optimizer_s(const spec::LlmSpec& model, int devices, const DeviceFacts& device) {
+  return 2 * training_state_bytes(model) / devices / device.memory_bandwidth;
+}
+
+std::vector<double> expected_longest_response_tokens(const Workload& workload) {
+  // The longest of B draws sits near the 1 - 1 / (B + 1) quantile.
+  const double p = 1.0 - 1.0 / (workload.global_batch + 1.0);
+  double lo = -10, hi = 10;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (normal_cdf(mid) < p ? lo : hi) = mid;
+  }
+  std::vector<double> out;
+  for (const AgentRole& r : workload.agents) {
+    out.push_back(
+        std::min(static_cast<double>(workload.max_response_tokens), r.median_response_tokens * std::exp(r.sigma * lo)));
+  }
+  return out;
+}
+
+std::vector<double> expected_response_tokens(const Workload& workload) {
+  std::vector<double> out;
+  for (const AgentRole& r : workload.agents) {
+    // E[min(X, M)] for X log-normal(mu, sigma): e^(mu + sigma^2/2) Phi(b - sigma) + M (1 - Phi(b)), b = (ln M - mu) /
+    // sigma.
+    const double mu = std::log(r.median_response_tokens);
+    const double b = (std::log(static_cast<double>(workload.max_response_tokens)) - mu) / r.sigma;
+    out.push_back(std::exp(mu + r.sigma * r.sigma / 2) * normal_cdf(b - r.sigma) +
+                  workload.max_response_tokens * (1 - normal_cdf(b)));
+  }
+  return out;
+}
+
+StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int devices, const DeviceFacts& device) {
+  const int agents = static_cast<int>(workload.agents.size());
+  Deployment d;
+  d.devices = devices;
+  auto too_few = [&](const std::string& why) {
+    return Status::invalid_argument("--devices " + std::to_string(devices) + ": too few for " + std::to_string(agents) +
+                                    " agents (" + why + ")");
+  };
+  for (const AgentRole& r : workload.agents) {
+    const int tp = inference_tp(r.model, device.memory_bytes);
+    d.tp.push_back(tp);
+    d.train_group.push_back(training_group(r.model, device.memory_bytes));
+    d.slots.push_back(
+        decode_slots(r.model, tp, device.memory_bytes, r.prompt_tokens + workload.max_response_tokens / 2));
+  }
+  if (!disaggregated(framework)) {
+    // Colocated: D / A devices per agent's engine; every agent trains on all D.
+    const int share = devices / agents;
+    d.rollout_devices = devices;
+    for (int a = 0; a < agents; ++a) {
+      d.instances.push_back(share / d.tp[a]);
+      if (d.instances.back() < 1) {
+        return too_few("agent " + workload.agents[a].name + " needs " + std::to_string(d.tp[a]) +
+                       " per rollout instance and gets " + std::to_string(share));
+      }
+      if (devices < d.train_group[a]) {
+        return too_few("agent " + workload.agents[a].name + " trains on at least " + std::to_string(d.train_group[a]) +
+                       " devices");
+      }
+    }
+    return d;
+  }
+  d.trainer_group_devices = *std::max_element(d.train_group.begin(), d.train_group.end());
+  d.trainer_groups = std::max(1, static_cast<int>(kTrainingPoolShare * devices) / d.trainer_group_devices);
+  d.rollout_devices = devices - d.trainer_groups * d.trainer_group_devices;
+  // One instance each first.
+  int left = d.rollout_devices;
+  d.instances.assign(agents, 1);
+  for (int a = 0; a < agents; ++a)
+    left -= d.tp[a];
+  if (left < 0) {
+    return too_few("a rollout instance per agent and a training pool of " +
+                   std::to_string(d.trainer_groups * d.trainer_group_devices) + " devices");
+  }
+  // The rest an instance at a time: equally (round robin) for marti and nobalance; for flexmarl and noasync
+  // to the agent whose rollout is predicted to end last (agent-centric allocation, our reconstruction).
+  // Decode is memory-bound and an agent's rollout ends with its longest response, so its predicted time
+  // with n instances is
+  //   longest x (weights + batch / n x mean context x KV bytes per token) / tp  (bandwidth cancels),
+  // and giving the next instance to the largest minimises the largest.
+  const bool predicted = framework == Framework::kFlexMarl || framework == Framework::kNoAsync;
+  const std::vector<double> mean = expected_response_tokens(workload);
+  const std::vector<double> longest = expected_longest_response_tokens(workload);
+  auto predicted_s = [&](int a) {
+    const AgentRole& r = workload.agents[a];
+    const double context = r.prompt_tokens + mean[a] / 2;
+    const double per_instance = static_cast<double>(workload.global_batch) / d.instances[a];
+    return longest[a] *
+           (weight_bytes(r.model) + per_instance * context * static_cast<double>(r.model.kv_bytes_per_token(2))) /
+           d.tp[a];
+  };
+  for (int turn = 0;; ++turn) {
+    int best = -1;
+    for (int k = 0; k < agents; ++k) {
+      const int a = (turn + k) % agents;  // round robin start for the equal split
+      if (d.tp[a] > left) continue;
+      if (best < 0) best = a;
+      if (!predicted) break;
+      if (predicted_s(a) > predicted_s(best)) best = a;
+    }
+    if (best < 0) break;
+    d.instances[best] += 1;
+    left -= d.tp[best];
+  }
+  return d;
+}
+
+}  // namespace clustertwin::flexmarl

@@ -1,0 +1,137 @@
+#pragma once
+
+// The frameworks the FlexMARL study compares, how each places agents on the
+// devices, and what each piece of work costs on one device type. Plain C++:
+// the twin (sim/flexmarl) and the real executor both read it.
+//
+//   sync                MAS-RL-like, colocated: each agent's rollout engine on
+//                       its own share of the devices; agents answer one after
+//                       another (a turn's branches too) with a barrier after
+//                       each; then each agent in turn trains on every device
+//                       (its state swapped in and out), then engines reload
+//   marti               MARTI-like: rollout pool and training pool apart;
+//                       the agents of a turn answer together, a barrier after
+//                       each turn; each agent trains its whole batch after the
+//                       last turn; publish
+//   flexmarl            disaggregated; each sample's next turn starts when its
+//                       inputs are done (intra-query parallelism); hierarchical
+//                       load balancing; a micro-batch trains as soon as its
+//                       groups are rewarded, the optimizer step and the
+//                       publish wait for the whole batch (on-policy)
+//   flexmarl-nobalance  flexmarl with round-robin dispatch and a fixed, equal
+//                       split of rollout instances between agents
+//   flexmarl-noasync    flexmarl where an agent trains only once its whole
+//                       global batch is rolled out
+//
+// The placement rules and cost formulas are our reconstruction
+// (../shared/papers/flexmarl.md gives the setup, not the rules); each
+// assumption is named where it is made.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/common/status.h"
+#include "models/flexmarl/workload.h"
+#include "models/spec/llm.h"
+
+namespace clustertwin::flexmarl {
+
+enum class Framework { kSync, kMarti, kFlexMarl, kNoBalance, kNoAsync };
+
+std::string_view framework_name(Framework framework);  // "sync", "marti", "flexmarl", "flexmarl-nobalance", ...
+std::optional<Framework> framework_from_name(std::string_view name);
+/// Every framework, in the order above.
+const std::vector<Framework>& all_frameworks();
+/// A comma-separated list ("sync,flexmarl" or "all"); InvalidArgument naming the unknown entry.
+StatusOr<std::vector<Framework>> parse_frameworks(const std::string& text);
+
+/// Disaggregated (rollout pool apart from the training pool).
+bool disaggregated(Framework framework);
+
+/// What the cost formulas need of a device (models/flexmarl stays free of
+/// the twin's profile type).
+struct DeviceFacts {
+  double peak_flops = 0;        // bf16 FLOP/s
+  double memory_bytes = 0;      // capacity
+  double memory_bandwidth = 0;  // bytes/s
+};
+
+/// The efficiencies that turn datasheet figures into times.
+struct EngineEfficiency {
+  /// Share of memory bandwidth a decode iteration achieves. The twin fits it
+  /// so that `sync` takes the paper's 914.4 s on the MA workload.
+  double decode = 0.5;
+  /// Assumption: prefill and training reach 40% of peak, a usual MFU for
+  /// dense models of this size on large clusters.
+  double prefill = 0.4;
+  double train = 0.4;
+};
+
+/// Tensor parallelism of one inference instance: the smallest power of two
+/// that leaves half of each device for the KV cache (assumption).
+int inference_tp(const spec::LlmSpec& model, double device_memory);
+/// Devices that train one agent: the smallest power of two that holds its
+/// Adam state (16 bytes per parameter) sharded ZeRO-3 style in 60% of each
+/// device, the rest for activations (assumption).
+int training_group(const spec::LlmSpec& model, double device_memory);
+/// Sequences one instance decodes at once: what fits the KV space left by
+/// the weights (90% of memory usable) at a mean context of prompt plus half
+/// the longest response (paged KV blocks hold what a sequence uses); at least 1.
+int decode_slots(const spec::LlmSpec& model, int tp, double device_memory, int context_tokens);
+
+/// One decode iteration of an instance: every active sequence gains a token;
+/// the iteration reads the weights and the active sequences' KV caches
+/// (memory-bound). `context_tokens` sums the active sequences' contexts.
+double decode_iteration_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device,
+                          const EngineEfficiency& efficiency, double context_tokens);
+/// Prefill of `tokens` prompt tokens (compute-bound).
+double prefill_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device, const EngineEfficiency& efficiency,
+                 double tokens);
+/// FLOPs to train one sample of `prompt` + `response` tokens under GRPO:
+/// forward and backward (3 forwards) plus the reference policy's forward.
+double train_flops(const spec::LlmSpec& model, int prompt, int response);
+/// Seconds for `flops` of training on a group of `devices`.
+double train_s(double flops, int devices, const DeviceFacts& device, const EngineEfficiency& efficiency);
+/// Seconds for the optimizer step of an agent sharded over `devices`:
+/// Adam reads and writes its 16 bytes per parameter once.
+double optimizer_s(const spec::LlmSpec& model, int devices, const DeviceFacts& device);
+/// Bytes of an agent's training state (weights, gradients, Adam), swapped whole.
+double training_state_bytes(const spec::LlmSpec& model);
+/// Bytes of an agent's bf16 weights (what a publish or an engine reload moves).
+double weight_bytes(const spec::LlmSpec& model);
+
+/// Where a framework puts things, for a workload on `devices` devices.
+struct Deployment {
+  int devices = 0;
+  std::vector<int> tp;            // per agent: devices per rollout instance
+  std::vector<int> instances;     // per agent at the start of a run
+  std::vector<int> slots;         // per agent: sequences one instance decodes at once
+  std::vector<int> train_group;   // per agent: devices that train it
+  int rollout_devices = 0;        // devices of the rollout pool (all devices when colocated)
+  int trainer_groups = 0;         // disaggregated: groups in the training pool
+  int trainer_group_devices = 0;  // disaggregated: devices per group (the largest agent's need)
+};
+
+/// The placement of `framework` (see the header comment):
+///   colocated (sync)   D / A devices per agent for its engine; training on all D
+///   disaggregated      the training pool is a quarter of the devices
+///                      (assumption), rounded down to whole groups of the
+///                      largest agent's training group, at least one group;
+///                      the rest is the rollout pool, at least one instance
+///                      per agent. marti and nobalance split it equally;
+///                      flexmarl and noasync give each next instance to the
+///                      agent whose rollout is predicted to end last (its
+///                      expected longest response times its iteration cost
+///                      at its share of the batch)
+/// InvalidArgument naming the devices when they cannot hold the agents.
+StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int devices, const DeviceFacts& device);
+
+/// The expected response length of each agent (the log-normal's mean, cut at the limit).
+std::vector<double> expected_response_tokens(const Workload& workload);
+/// The expected longest response of each agent's global batch (the
+/// log-normal's 1 - 1 / (B + 1) quantile, cut at the limit).
+std::vector<double> expected_longest_response_tokens(const Workload& workload);
+
+}  // namespace clustertwin::flexmarl
