@@ -21,6 +21,7 @@ struct FlexMarlArgs {
   std::string platform = "npu-768";
   std::string calibration = "auto";
   double decode_efficiency = 0.5;
+  bool decode_efficiency_given = false;
   int global_batch = 64;
   int micro_batch = 16;
   int group = 8;
@@ -60,6 +61,11 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
     paper = profile->name == "npu-768";
   } else if (a.calibration != "none") {
     return Status::invalid_argument("--calibration '" + a.calibration + "': unknown (allowed: auto, paper, none)");
+  }
+  if (paper && a.decode_efficiency_given) {
+    return Status::invalid_argument("--decode-efficiency " + format_number("%g", a.decode_efficiency) +
+                                    ": fitted to the paper on " + profile->name +
+                                    "; give --calibration none to set it");
   }
   std::string fit_json = "null";
   if (paper) {
@@ -139,9 +145,10 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
                   "paper: fit the decode efficiency to the paper's sync step first; none: use --decode-efficiency; "
                   "auto: paper on npu-768")
       ->capture_default_str();
-  cmd->add_option("--decode-efficiency", a->decode_efficiency,
-                  "Share of memory bandwidth a decode iteration reaches (with --calibration none)")
-      ->capture_default_str();
+  CLI::Option* efficiency =
+      cmd->add_option("--decode-efficiency", a->decode_efficiency,
+                      "Share of memory bandwidth a decode iteration reaches (with --calibration none)")
+          ->capture_default_str();
   cmd->add_option("--global-batch", a->global_batch, "Samples per agent per step")->capture_default_str();
   cmd->add_option("--micro-batch", a->micro_batch, "Samples per training micro-batch")->capture_default_str();
   cmd->add_option("--group", a->group, "GRPO samples per query")->capture_default_str();
@@ -153,7 +160,10 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   cmd->add_option("--trace-dir", a->trace_dir, "Write each framework's last step as a Perfetto trace here");
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, workload, calibration and rows");
-  cmd->callback([a, action] { *action = [a] { return run_sim_flexmarl(*a); }; });
+  cmd->callback([a, action, efficiency] {
+    a->decode_efficiency_given = efficiency->count() > 0;
+    *action = [a] { return run_sim_flexmarl(*a); };
+  });
 }
 
 }  // namespace clustertwin::cli

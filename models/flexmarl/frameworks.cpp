@@ -200,30 +200,51 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
                    std::to_string(d.trainer_groups * d.trainer_group_devices) + " devices");
   }
   // The rest an instance at a time: equally (round robin) for marti and nobalance; for flexmarl and noasync
-  // to the agent whose rollout is predicted to end last (agent-centric allocation, our reconstruction).
-  // Decode is memory-bound and an agent's rollout ends with its longest response, so its predicted time
-  // with n instances is
-  //   longest x (weights + batch / n x mean context x KV bytes per token) / tp  (bandwidth cancels),
-  // and giving the next instance to the largest minimises the largest.
+  // where it shortens the predicted rollout most (agent-centric allocation, our reconstruction). Decode is
+  // memory-bound and an agent's rollout ends with its longest response, so with n instances it takes about
+  //   T_a(n) = longest x (weights + batch / n x mean context x KV bytes per token) / tp  (bandwidth cancels),
+  // and turns follow one another: the predicted rollout is the sum over turns of the turn's largest T_a.
   const bool predicted = framework == Framework::kFlexMarl || framework == Framework::kNoAsync;
   const std::vector<double> mean = expected_response_tokens(workload);
   const std::vector<double> longest = expected_longest_response_tokens(workload);
-  auto predicted_s = [&](int a) {
+  auto agent_s = [&](int a, int n) {
     const AgentRole& r = workload.agents[a];
     const double context = r.prompt_tokens + mean[a] / 2;
-    const double per_instance = static_cast<double>(workload.global_batch) / d.instances[a];
+    const double per_instance = static_cast<double>(workload.global_batch) / n;
     return longest[a] *
            (weight_bytes(r.model) + per_instance * context * static_cast<double>(r.model.kv_bytes_per_token(2))) /
            d.tp[a];
   };
-  for (int turn = 0;; ++turn) {
+  int last_turn = 0;
+  for (const AgentRole& r : workload.agents)
+    last_turn = std::max(last_turn, r.turn);
+  for (int round = 0;; ++round) {
     int best = -1;
-    for (int k = 0; k < agents; ++k) {
-      const int a = (turn + k) % agents;  // round robin start for the equal split
-      if (d.tp[a] > left) continue;
-      if (best < 0) best = a;
-      if (!predicted) break;
-      if (predicted_s(a) > predicted_s(best)) best = a;
+    if (!predicted) {
+      for (int k = 0; k < agents && best < 0; ++k) {
+        const int a = (round + k) % agents;  // round robin: the equal split
+        if (d.tp[a] <= left) best = a;
+      }
+    } else {
+      // Each turn's slowest agent that fits is its candidate; a turn's gain per instance is what the
+      // candidate's next instance cuts from it, divided by the agents tied (within 1%) at the turn's
+      // slowest, which all need one before the turn ends sooner. The best turn's candidate gets it.
+      double best_gain = -1;
+      for (int t = 0; t <= last_turn; ++t) {
+        int slowest = -1, tied = 0;
+        double slowest_s = 0;
+        for (int a = 0; a < agents; ++a) {
+          if (workload.agents[a].turn != t || d.tp[a] > left) continue;
+          const double ta = agent_s(a, d.instances[a]);
+          if (slowest < 0 || ta > slowest_s) slowest = a, slowest_s = ta;
+        }
+        if (slowest < 0) continue;
+        for (int a = 0; a < agents; ++a) {
+          if (workload.agents[a].turn == t && agent_s(a, d.instances[a]) >= 0.99 * slowest_s) ++tied;
+        }
+        const double gain = (slowest_s - agent_s(slowest, d.instances[slowest] + 1)) / tied;
+        if (gain > best_gain) best = slowest, best_gain = gain;
+      }
     }
     if (best < 0) break;
     d.instances[best] += 1;

@@ -122,9 +122,10 @@ struct Deployment {
 ///                      the rest is the rollout pool, at least one instance
 ///                      per agent. marti and nobalance split it equally;
 ///                      flexmarl and noasync give each next instance to the
-///                      agent whose rollout is predicted to end last (its
-///                      expected longest response times its iteration cost
-///                      at its share of the batch)
+///                      slowest agent of the turn where it cuts the predicted
+///                      rollout most (an agent's predicted time: its expected
+///                      longest response times its iteration cost at its
+///                      share of the batch; a turn ends with its slowest agent)
 /// InvalidArgument naming the devices when they cannot hold the agents.
 StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int devices, const DeviceFacts& device);
 

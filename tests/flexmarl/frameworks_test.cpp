@@ -119,6 +119,22 @@ TEST(FrameworksTest, MixedSizesFillTheRolloutPool) {
   EXPECT_GT(used, d->rollout_devices - 4);  // what is left cannot hold another 32B instance
 }
 
+TEST(FrameworksTest, TheFirstTurnGetsWhatTheWholeTurnAfterItGets) {
+  // 15 x 14B: one agent answers first, fourteen after it. Every sample's chain runs through the first agent,
+  // so the plan gives it far more instances than any single agent of the second turn, and within the second
+  // turn the agents with the longer responses get more.
+  auto agents = parse_agents("15x14B");
+  ASSERT_TRUE(agents.is_ok());
+  const Workload w = workload_for(*agents);
+  auto d = deploy(w, Framework::kFlexMarl, 240, npu());
+  ASSERT_TRUE(d.is_ok());
+  const int later_max = *std::max_element(d->instances.begin() + 1, d->instances.end());
+  EXPECT_GT(d->instances[0], 2 * later_max);
+  // Agents 1 and 3 have medians 1,024 and 4,096 tokens (workload_for's cycle).
+  EXPECT_LT(d->instances[1], d->instances[3]);
+  EXPECT_EQ(std::accumulate(d->instances.begin(), d->instances.end(), 0), d->rollout_devices);
+}
+
 TEST(FrameworksTest, TooFewDevicesNamesTheCount) {
   auto d = deploy(ma_workload(), Framework::kFlexMarl, 8, npu());
   ASSERT_FALSE(d.is_ok());

@@ -1,0 +1,197 @@
+// The FlexMARL study (experiments/flexmarl/README.md): one command, the
+// twin's side of the paper.
+//
+//   1. fit the decode efficiency so that sync takes the paper's 914.4 s per
+//      step on the MA workload (npu-768)
+//   2. every framework and ablation on MA
+//   3. the paper's scale tests: 5 x 32B, 3 x 32B + 7 x 14B, 15 x 14B agents
+//   4. a per-device utilisation timeline of the last step (MA and 15 x 14B)
+//   5. a Perfetto trace per framework on MA
+//   6. CSV, JSON and, when gnuplot is installed, PNG plots
+//
+// Prints the figures the issue checks and the study's wall time.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/common/file_io.h"
+#include "models/common/text.h"
+#include "models/flexmarl/agents.h"
+#include "sim/core/cluster_profile.h"
+#include "sim/flexmarl/flexmarl_twin.h"
+
+namespace {
+
+using namespace clustertwin;
+
+constexpr double kPaperSpeedup = 7.3;      // "up to 7.3x" against MAS-RL
+constexpr double kPaperUtilization = 5.6;  // "up to 5.6x" hardware utilisation
+constexpr int kTimelineBins = 120;
+
+[[noreturn]] void fail(const Status& status) {
+  std::fprintf(stderr, "flexmarl_study: %s\n", status.message().c_str());
+  std::exit(status.exit_code());
+}
+
+template <typename T>
+T value_or_fail(StatusOr<T> v) {
+  if (!v.is_ok()) fail(v.status());
+  return std::move(*v);
+}
+
+void write(const std::string& path, const std::string& text) {
+  Status s = write_file_atomically(path, text);
+  if (!s.is_ok()) fail(s);
+}
+
+// File-name form of a workload name: "3x32B+7x14B" -> "3x32B_7x14B".
+std::string slug(std::string name) {
+  std::replace(name.begin(), name.end(), '+', '_');
+  return name;
+}
+
+std::string gnuplot_script(const std::string& out, const std::vector<std::string>& timelines) {
+  const std::string q = "'" + out + "/";
+  std::string s =
+      "set datafile separator ','\nset terminal pngcairo size 960,560 noenhanced\nset grid ytics\n"
+      "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+      "set key outside right\n";
+  const char* frameworks[] = {"sync", "marti", "flexmarl", "flexmarl-nobalance", "flexmarl-noasync"};
+  // Rows go workload by workload, frameworks inside: x is the row, labelled at each workload's first.
+  s += "set style data linespoints\n";
+  auto per_workload = [&](const std::string& file, const std::string& title, const std::string& ylabel, int column) {
+    std::string p = "set output " + q + file + "'\nset title '" + title + "'\nset ylabel '" + ylabel +
+                    "'\nset xlabel 'workload'\nset xtics rotate by -20\nplot ";
+    bool first = true;
+    for (const char* f : frameworks) {
+      p += std::string(first ? "" : ", ") + q + "frameworks.csv' using 0:(strcol(1) eq '" + f + "' ? $" +
+           std::to_string(column) + " : 1/0):xtic(strcol(1) eq 'sync' ? strcol(2) : '') with points pt 7 ps 1.5 " +
+           "title '" + f + "'";
+      first = false;
+    }
+    return p + "\nunset xlabel\nset xtics norotate\n";
+  };
+  s += per_workload("step_time.png", "FlexMARL twin on npu-768: step time per framework", "s per step", 5);
+  s += per_workload("speedup.png", "speedup against sync (paper: up to 7.3x)", "x", 9);
+  s += per_workload("utilization.png", "device utilisation (paper: up to 5.6x against sync)", "busy share", 8);
+  for (const std::string& t : timelines) {
+    s += "set output " + q + "timeline_" + t + ".png'\nset title 'per-device utilisation over the last step: " + t +
+         "'\nset xlabel 'time in step (s)'\nset ylabel 'device'\nset cblabel 'busy share'\nset palette "
+         "defined (0 'white', 0.5 '#6baed6', 1 '#08306b')\nset cbrange [0:1]\nset view map\n"
+         "plot " +
+         q + "timeline_" + t + ".csv' using 2:1:3 every ::1 with points pt 5 ps 0.6 palette notitle\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string out = argc > 1 ? argv[1] : "out/flexmarl";
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code ec;
+  std::filesystem::create_directories(out + "/traces", ec);
+  if (ec) fail(Status::io_error(out + ": " + ec.message()));
+  const sim::ClusterProfile npu = value_or_fail(sim::load_cluster_profile("npu-768"));
+
+  // 1. The one fitted parameter.
+  std::fprintf(stderr, "flexmarl study -> %s\n  fitting the decode efficiency to the paper's sync step (%.1f s)...\n",
+               out.c_str(), sim::kPaperSyncStepS);
+  sim::FlexMarlSetup ma;
+  const sim::SyncFit fit = value_or_fail(sim::calibrate_sync(ma, npu));
+  ma.efficiency.decode = fit.decode_efficiency;
+
+  // 2-3. Every framework on MA and on the scale tests.
+  struct Case {
+    std::string name;
+    sim::FlexMarlSetup setup;
+  };
+  std::vector<Case> cases = {{"MA", ma}};
+  for (const char* agents : {"5x32B", "3x32B+7x14B", "15x14B"}) {
+    sim::FlexMarlSetup s = ma;
+    s.workload = flexmarl::workload_for(value_or_fail(flexmarl::parse_agents(agents)));
+    s.workload.name = agents;
+    cases.push_back({agents, s});
+  }
+  std::vector<sim::FlexMarlRow> all;
+  std::vector<std::string> timelines;
+  for (const Case& c : cases) {
+    auto rows = value_or_fail(sim::run_flexmarl_frameworks(
+        c.setup, npu, flexmarl::all_frameworks(), [&](const sim::FlexMarlRow& r, int done, int total) {
+          std::fprintf(stderr, "\r  %-12s [%d/%d] %-18s %7.1f s per step      ", c.name.c_str(), done, total,
+                       r.framework.c_str(), r.step_s);
+          if (done == total) std::fprintf(stderr, "\n");
+        }));
+    // 4-5. Timelines (MA and the largest) and traces (MA).
+    if (c.name == "MA" || c.name == "15x14B") {
+      for (const sim::FlexMarlRow& r : rows) {
+        if (r.framework != "sync" && r.framework != "flexmarl") continue;
+        const std::string tag = slug(c.name) + "_" + r.framework;
+        write(out + "/timeline_" + tag + ".csv", sim::flexmarl_timeline_csv(r, kTimelineBins));
+        timelines.push_back(tag);
+      }
+    }
+    if (c.name == "MA") {
+      for (const sim::FlexMarlRow& r : rows) {
+        Status s = sim::write_flexmarl_trace(r, npu.name, out + "/traces/" + r.framework + ".json");
+        if (!s.is_ok()) fail(s);
+      }
+    }
+    all.insert(all.end(), rows.begin(), rows.end());
+  }
+
+  // 6. Tables and plots.
+  const std::string fit_json = "{\"target_s\":" + format_number("%.6g", sim::kPaperSyncStepS) +
+                               ",\"decode_efficiency\":" + format_number("%.6g", fit.decode_efficiency) +
+                               ",\"sync_step_s\":" + format_number("%.6g", fit.step_s) +
+                               ",\"runs\":" + std::to_string(fit.runs) + "}";
+  write(out + "/frameworks.csv", sim::flexmarl_rows_csv(all));
+  write(
+      out + "/frameworks.json",
+      sim::flexmarl_rows_json(all, "{\"platform\":\"npu-768\",\"calibration\":" + fit_json +
+                                       ",\"paper\":{\"sync_step_s\":914.4,\"speedup\":7.3,\"utilization_gain\":5.6}}"));
+  write(out + "/plots.gp", gnuplot_script(out, timelines));
+  const bool plotted = std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot " + out + "/plots.gp").c_str()) == 0;
+
+  // The checks.
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s", sim::flexmarl_rows_table(all).c_str());
+  std::printf("\nfit: decode efficiency %.3f (sync on MA %.1f s, %d runs)\n", fit.decode_efficiency, fit.step_s,
+              fit.runs);
+  const sim::FlexMarlRow* best = nullptr;
+  for (const sim::FlexMarlRow& r : all) {
+    if (r.framework == "flexmarl" && (best == nullptr || r.speedup > best->speedup)) best = &r;
+  }
+  for (const sim::FlexMarlRow& r : all) {
+    if (r.framework != "flexmarl") continue;
+    std::printf("flexmarl on %-12s speedup %.2fx, utilisation %.2fx\n", r.workload.c_str(), r.speedup,
+                r.utilization_gain);
+  }
+  std::printf(
+      "largest speedup (%s): %.2fx against the paper's up-to %.1fx (%+.1f%%, within 20%%: %s); utilisation gain "
+      "there %.2fx against up-to %.1fx (%+.1f%%, within 25%%: %s)\n",
+      best->workload.c_str(), best->speedup, kPaperSpeedup, 100 * (best->speedup / kPaperSpeedup - 1),
+      std::abs(best->speedup / kPaperSpeedup - 1) <= 0.2 ? "yes" : "no", best->utilization_gain, kPaperUtilization,
+      100 * (best->utilization_gain / kPaperUtilization - 1),
+      std::abs(best->utilization_gain / kPaperUtilization - 1) <= 0.25 ? "yes" : "no");
+  for (const Case& c : cases) {
+    double flex = 0, nobalance = 0, noasync = 0;
+    for (const sim::FlexMarlRow& r : all) {
+      if (r.workload != c.setup.workload.name) continue;
+      if (r.framework == "flexmarl") flex = r.step_s;
+      if (r.framework == "flexmarl-nobalance") nobalance = r.step_s;
+      if (r.framework == "flexmarl-noasync") noasync = r.step_s;
+    }
+    std::printf("ablation order on %-12s noasync %.1f > nobalance %.1f > flexmarl %.1f: %s\n", c.name.c_str(), noasync,
+                nobalance, flex, noasync > nobalance && nobalance > flex ? "yes" : "no");
+  }
+  std::printf("outputs: %s/frameworks.{csv,json}, timeline_*.csv, traces/*.json%s\n", out.c_str(),
+              plotted ? ", *.png" : " (no gnuplot: no PNGs)");
+  std::printf("study wall time: %.1f s\n", wall);
+  return 0;
+}
