@@ -1,4 +1,4 @@
-// clustertwin run collectives|plan|nestpipe: the real executor, one rank per process
+// clustertwin run collectives|plan|nestpipe|flexmarl: the real executor, one rank per process
 // (started by `clustertwin launch`, torchrun or srun).
 
 #include <CLI/CLI.hpp>
@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "real/core/run_commands.h"
+#include "real/flexmarl/flexmarl_command.h"
 #include "real/nestpipe/nestpipe_command.h"
 
 namespace clustertwin::cli {
@@ -70,6 +71,52 @@ void add_nestpipe(CLI::App* run, Action* action) {
   np->callback([a, action] { *action = [a] { return nestpipe::run_nestpipe(*a); }; });
 }
 
+void add_flexmarl(CLI::App* run, Action* action) {
+  auto a = std::make_shared<real::flexmarl::FlexMarlArgs>();
+  CLI::App* fm = run->add_subcommand(
+      "flexmarl",
+      "Multi-agent RL for real with FlexMARL's designs: three GPT policies of different sizes (planner, solver, "
+      "checker) answer arithmetic problems in turn, GRPO trains each; rank 0 is the controller (experience store, "
+      "load balancer, published weights), ranks 1..N-1 are workers. Frameworks: sync (colocated, agents roll out "
+      "and train in turn), marti (centralised rollout, a barrier, agents train side by side), flexmarl (rollout "
+      "instances apart from trainers, hierarchical load balancing, micro-batches trained as soon as rewarded, "
+      "trainer state swapped between agents), flexmarl-nobalance, flexmarl-noasync. Disaggregated frameworks need "
+      "a controller, one rollout worker per agent and the trainers: 5 processes at least");
+  fm->add_option("--framework", a->framework, "sync, marti, flexmarl, flexmarl-nobalance or flexmarl-noasync")
+      ->capture_default_str();
+  fm->add_option("--steps", a->steps, "Training steps (each: a global batch per agent, one update per agent)")
+      ->capture_default_str();
+  fm->add_option("--queries", a->queries, "Problems per step")->capture_default_str();
+  fm->add_option("--group", a->group, "Trajectories per problem: GRPO's group")->capture_default_str();
+  fm->add_option("--micro-batch", a->micro_batch,
+                 "Samples per micro-batch (at most --queries x --group, the global batch)")
+      ->capture_default_str();
+  fm->add_option("--trainers", a->trainers,
+                 "Disaggregated frameworks: trainer workers, the rest roll out (0: a quarter of the workers, at "
+                 "least 1)")
+      ->capture_default_str();
+  fm->add_option("--load-gap", a->load_gap,
+                 "The balancer's threshold: requests of load gap between instances (or agents, per instance) that "
+                 "trigger a move; > 0")
+      ->capture_default_str();
+  fm->add_option("--loss", a->loss, "ppo (GRPO's clipped token loss), dapo or gspo")->capture_default_str();
+  fm->add_flag("--sis", a->sis, "Selective importance sampling on top of the loss (real/sis)");
+  fm->add_option("--lr", a->lr, "Adam's learning rate")->capture_default_str();
+  fm->add_option("--dump-params", a->dump_params,
+                 "Write each agent's final weights and its last step's gradient to DIR/rank-0.bin (float64)");
+  fm->add_flag("--fault-late-publish", a->fault_late_publish,
+               "Testing: worker 1 ignores its first weight load after an update, so its next rollout runs a stale "
+               "policy; the experience store must refuse it (exit 1)");
+  fm->add_flag("--json", a->json, "Print one JSON object instead of the table");
+  fm->add_option("--backend", a->backend, "gloo (auto is accepted when it picks gloo)")->capture_default_str();
+  fm->add_option("--timeout", a->timeout_s, "Seconds a receive or collective may wait before failing")
+      ->capture_default_str();
+  fm->add_option("--threads", a->threads, "Intra-op threads per rank")->capture_default_str();
+  fm->add_option("--seed", a->seed, "Seed of the problems, the policies and the sampling")->capture_default_str();
+  fm->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
+  fm->callback([a, action] { *action = [a] { return real::flexmarl::run_flexmarl(*a); }; });
+}
+
 }  // namespace
 
 void add_real_command(CLI::App& app, Action* action) {
@@ -106,6 +153,7 @@ void add_real_command(CLI::App& app, Action* action) {
   plan->callback([a, action] { *action = [a] { return real::run_plan(*a); }; });
 
   add_nestpipe(run, action);
+  add_flexmarl(run, action);
 }
 
 }  // namespace clustertwin::cli

@@ -143,6 +143,35 @@ Status Communicator::recv(Group& g, at::Tensor& t, int peer_index, int tag) {
   return CT_C10D("recv", g.pg->recv(tensors, peer_index, tag));
 }
 
+StatusOr<compat::WorkPtr> Communicator::send_async(Group& g, at::Tensor& t, int peer_index, int tag) {
+  std::vector<at::Tensor> tensors{t};
+  try {
+    return g.pg->send(tensors, peer_index, tag);
+  } catch (const std::exception& e) {
+    return failed("send", e);
+  }
+}
+
+Status Communicator::wait_send(const compat::WorkPtr& work) {
+  try {
+    compat::wait(work, options_.timeout);
+  } catch (const std::exception& e) {
+    return failed("send", e);
+  }
+  return Status::ok();
+}
+
+StatusOr<int> Communicator::recv_any(Group& g, at::Tensor& t, int tag) {
+  std::vector<at::Tensor> tensors{t};
+  compat::WorkPtr work;
+  CT_RETURN_IF_ERROR(CT_C10D("recv", (work = g.pg->recvAnysource(tensors, tag))));
+  try {
+    return work->sourceRank();
+  } catch (const std::exception& e) {
+    return failed("recv (source)", e);
+  }
+}
+
 Status Communicator::barrier(Group& g) {
   return CT_C10D("barrier", g.pg->barrier());
 }

@@ -69,6 +69,15 @@ class Communicator {
   Status broadcast(Group& g, at::Tensor& t, int root_index);
   Status send(Group& g, at::Tensor& t, int peer_index, int tag);
   Status recv(Group& g, at::Tensor& t, int peer_index, int tag);
+  /// Starts sending `t` and returns without waiting: a send completes only
+  /// once the peer posts its receive, and a rank that must keep receiving
+  /// meanwhile (a controller) cannot block on it. Keep `t` alive until the
+  /// work is done (wait_send).
+  StatusOr<compat::WorkPtr> send_async(Group& g, at::Tensor& t, int peer_index, int tag);
+  /// Waits for a send_async to complete, within the timeout.
+  Status wait_send(const compat::WorkPtr& work);
+  /// Receives `t` with `tag` from whichever member sends first; its index.
+  StatusOr<int> recv_any(Group& g, at::Tensor& t, int tag);
   Status barrier(Group& g);
 
  private:

@@ -57,6 +57,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/state_dump.h"
 #include "models/common/status.h"
 #include "models/nestpipe/plans.h"
 #include "models/spec/recommender.h"
@@ -64,7 +65,6 @@
 #include "real/nestpipe/batch_source.h"
 #include "real/nestpipe/dual_buffer.h"
 #include "real/nestpipe/embedding_store.h"
-#include "real/nestpipe/state_dump.h"
 
 namespace clustertwin::nestpipe {
 

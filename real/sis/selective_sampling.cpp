@@ -152,8 +152,14 @@ StatusOr<SisResult> sis_accept(const SisInputs& in, uint64_t seed) {
   const at::Tensor log_accept = at::clamp_max(r.log_ratio.detach().to(at::kDouble) - log_envelope.to(at::kDouble), 0);
   r.accept_prob = at::where(in_set & real, at::exp(log_accept), at::zeros_like(log_accept));
   // The draw comes from a CPU generator whatever the device, so that a seed accepts the same tokens on CPU and GPU.
-  at::Generator generator = at::detail::createCPUGenerator(seed);
-  const at::Tensor u = at::rand({b, t}, generator, at::TensorOptions().dtype(at::kDouble)).to(log_accept.device());
+  at::Tensor u;
+  if (in.draws.defined()) {
+    CT_RETURN_IF_ERROR(expect_shape("draws", in.draws, {b, t}, "like logp_new"));
+    u = in.draws.to(log_accept.device(), at::kDouble);
+  } else {
+    at::Generator generator = at::detail::createCPUGenerator(seed);
+    u = at::rand({b, t}, generator, at::TensorOptions().dtype(at::kDouble)).to(log_accept.device());
+  }
   r.accepted = (u < r.accept_prob) & real & in_set;
   const int64_t tokens = real.sum().item<int64_t>();
   r.acceptance_rate =

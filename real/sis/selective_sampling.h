@@ -34,6 +34,11 @@ struct SisInputs {
   at::Tensor full_logp_old;  // [B, T, V]
   at::Tensor full_logp_new;  // [B, T, V]
   int64_t vocab = 0;         // the vocabulary size (top-K: K must not exceed it)
+  // The acceptance draw: uniforms in [0, 1), [B, T], used instead of the
+  // seed's. A caller that splits a batch into micro-batches keys them per
+  // sample, so that every split accepts the same tokens. Undefined: drawn
+  // from the seed.
+  at::Tensor draws;
 };
 
 struct SisResult {

@@ -6,8 +6,8 @@
 
 #include <numeric>
 
+#include "models/common/state_dump.h"
 #include "real/nestpipe/exchange.h"
-#include "real/nestpipe/state_dump.h"
 
 namespace clustertwin::nestpipe {
 namespace {
@@ -141,15 +141,22 @@ TEST(StateDumpTest, RoundTripsAndNamesCorruption) {
   i.shape = {1};
   const int64_t version = 7;
   i.bytes.assign(reinterpret_cast<const char*>(&version), sizeof(version));
-  d.tensors = {f, i};
+  DumpTensor g;
+  g.name = "p";
+  g.type = DumpTensor::Type::kFloat64;
+  g.shape = {1};
+  const double weight = 0.1 + 1e-17;
+  g.bytes.assign(reinterpret_cast<const char*>(&weight), sizeof(weight));
+  d.tensors = {f, i, g};
   const std::string bytes = encode_state_dump(d);
-  // 8 magic + 4 x 4 header + (4 + 1 + 1 + 4 + 8 + 8 + 8) + (4 + 1 + 1 + 4 + 8 + 8 + 8)
-  EXPECT_EQ(bytes.size(), 24u + 34u + 34u);
+  // 8 magic + 4 x 4 header + (4 + 1 + 1 + 4 + 8 + 8 + 8) + (4 + 1 + 1 + 4 + 8 + 8 + 8) x 2
+  EXPECT_EQ(bytes.size(), 24u + 34u + 34u + 34u);
   auto back = decode_state_dump(bytes, "x.bin");
   ASSERT_TRUE(back.is_ok()) << back.status().message();
   EXPECT_EQ(back->rank, 2);
   EXPECT_EQ(back->tensors[0].values(), (std::vector<double>{1.5, -2}));
   EXPECT_EQ(back->tensors[1].values(), (std::vector<double>{7}));
+  EXPECT_EQ(back->tensors[2].values(), (std::vector<double>{weight})) << "float64 exactly";
   // 24 header bytes, then 2 of the first name length's 4.
   EXPECT_EQ(decode_state_dump(bytes.substr(0, 26), "x.bin").status().message(),
             "x.bin: truncated at byte 24 (reading a name length)");

@@ -14,7 +14,7 @@
 #include <filesystem>
 
 #include "models/common/file_io.h"
-#include "real/nestpipe/state_dump.h"
+#include "models/common/state_dump.h"
 #include "tests/cli/run_command.h"
 #include "traces/validator.h"
 

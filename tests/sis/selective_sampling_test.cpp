@@ -155,6 +155,24 @@ TEST(SisTest, BadInputNamesTheTensorAndItsShape) {
   EXPECT_EQ(sis_accept(in, 0).status().message(), "sis: logp_new has shape [1, 2, 5], expected [B, T]");
 }
 
+// Given draws replace the seed's: zeros accept every token the test lets
+// through (probability > 0), ones none; the same draws give the same
+// acceptance whatever the seed; a wrong shape is named.
+TEST(SisTest, GivenDrawsReplaceTheSeed) {
+  Positions p = draw(2, 6, 8, 0.5, 3);
+  SisInputs in = topk_inputs(p, 4);
+  in.draws = at::zeros({2, 6}, at::kDouble);
+  auto all = sis_accept(in, 1);
+  ASSERT_TRUE(all.is_ok()) << all.status().message();
+  EXPECT_TRUE(at::equal(all->accepted, all->accept_prob > 0));
+  in.draws = at::ones({2, 6}, at::kDouble);
+  EXPECT_FALSE(sis_accept(in, 1)->accepted.any().item<bool>());
+  in.draws = at::rand({2, 6}, at::TensorOptions().dtype(at::kDouble));
+  EXPECT_TRUE(at::equal(sis_accept(in, 1)->accepted, sis_accept(in, 99)->accepted));
+  in.draws = at::zeros({2, 5}, at::kDouble);
+  EXPECT_EQ(sis_accept(in, 0).status().message(), "sis: draws has shape [2, 5], expected [2, 6] (like logp_new)");
+}
+
 // The CPU path's fused envelope equals the plain max of the differences, in float and double; a non-finite entry
 // at a real position of either top-K tensor is named and located, one at a padded position is allowed.
 TEST(SisTest, FusedEnvelopeMatchesTheTensorOpsAndFindsNonFiniteEntries) {

@@ -1,15 +1,16 @@
 #pragma once
 
 // One rank's training state as a file, for comparing runs bit for bit
-// (`run nestpipe --dump-state DIR` writes DIR/rank-R.bin). No torch here, so
-// tests and tools read dumps without it.
+// (`run nestpipe --dump-state DIR` and `run flexmarl --dump-params DIR`
+// write DIR/rank-R.bin). No torch here, so tests and tools read dumps
+// without it.
 //
 // Layout, little-endian, no padding:
 //   "CTNPDUMP"           8 bytes
 //   u32 format version   1
 //   u32 rank, u32 world, u32 tensor count
 //   per tensor:  u32 name length, name bytes,
-//                u8 dtype (0 float32, 1 int64), u32 rank of the shape,
+//                u8 dtype (0 float32, 1 int64, 2 float64), u32 rank of the shape,
 //                i64 dims..., u64 byte count, the raw elements (row-major)
 
 #include <cstdint>
@@ -18,10 +19,10 @@
 
 #include "models/common/status.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin {
 
 struct DumpTensor {
-  enum class Type : uint8_t { kFloat32 = 0, kInt64 = 1 };
+  enum class Type : uint8_t { kFloat32 = 0, kInt64 = 1, kFloat64 = 2 };
   std::string name;
   Type type = Type::kFloat32;
   std::vector<int64_t> shape;
@@ -49,4 +50,4 @@ Status write_state_dump(const std::string& dir, const StateDump& dump);
 StatusOr<StateDump> read_state_dump(const std::string& path);
 std::string state_dump_path(const std::string& dir, int rank);
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin

@@ -1,4 +1,4 @@
-#include "real/nestpipe/state_dump.h"
+#include "models/common/state_dump.h"
 
 #include <cstring>
 #include <filesystem>
@@ -6,7 +6,7 @@
 
 #include "models/common/file_io.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'T', 'N', 'P', 'D', 'U', 'M', 'P'};
@@ -68,6 +68,8 @@ std::vector<double> DumpTensor::values() const {
       float f;
       std::memcpy(&f, bytes.data() + i * 4, 4);
       out[i] = f;
+    } else if (type == Type::kFloat64) {
+      std::memcpy(&out[i], bytes.data() + i * 8, 8);
     } else {
       int64_t v;
       std::memcpy(&v, bytes.data() + i * 8, 8);
@@ -122,7 +124,7 @@ StatusOr<StateDump> decode_state_dump(const std::string& bytes, const std::strin
         !c.get(&dims, "a shape rank")) {
       return c.status();
     }
-    if (type > 1) return Status::invalid_argument(name + ": tensor '" + t.name + "': dtype " + std::to_string(type));
+    if (type > 2) return Status::invalid_argument(name + ": tensor '" + t.name + "': dtype " + std::to_string(type));
     t.type = static_cast<DumpTensor::Type>(type);
     t.shape.resize(dims);
     for (int64_t& d : t.shape)
@@ -156,4 +158,4 @@ StatusOr<StateDump> read_state_dump(const std::string& path) {
   return decode_state_dump(*bytes, path);
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin

@@ -1,0 +1,112 @@
+#include "models/flexmarl/math_task.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/common/hash.h"
+
+namespace clustertwin::flexmarl {
+namespace {
+
+// A uniform in (0, 1) from a 64-bit word.
+double unit(uint64_t word) {
+  return (static_cast<double>(word >> 11) + 0.5) / 9007199254740992.0;  // 2^53
+}
+
+std::string digits_of(int64_t n) {
+  return std::to_string(n);
+}
+
+}  // namespace
+
+std::string task_text(const std::vector<int64_t>& tokens) {
+  static const char kChars[] = "0123456789+*=;E?";
+  std::string out;
+  for (int64_t t : tokens)
+    out += (t >= 0 && t < kTaskVocab) ? kChars[t] : '#';
+  return out;
+}
+
+std::vector<int64_t> Problem::tokens() const {
+  return {a, kPlus, b, kTimes, c, kEquals};
+}
+
+Problem make_problem(uint64_t seed, int64_t input) {
+  const uint64_t h = mix64(splitmix64(seed) ^ mix64(static_cast<uint64_t>(input) + 1));
+  Problem p;
+  p.a = static_cast<int>(h % 10);
+  p.b = static_cast<int>((h >> 8) % 10);
+  p.c = static_cast<int>((h >> 16) % 10);
+  return p;
+}
+
+const std::vector<TaskAgent>& task_agents() {
+  static const std::vector<TaskAgent> kAgents = {
+      {"planner", 64, false},
+      {"solver", 8, true},
+      {"checker", 2, true},
+  };
+  return kAgents;
+}
+
+int task_budget(uint64_t seed, int turn, int64_t input, int trajectory) {
+  const TaskAgent& agent = task_agents().at(static_cast<size_t>(turn));
+  if (turn != 0) return agent.max_new_tokens;
+  // Pareto(x_m = 6, alpha = 1.2) by inversion: median ~10, mean capped by the max.
+  const uint64_t h = mix64(splitmix64(seed ^ 0x9b1a7e5d3c2f4a61ull) ^
+                           mix64((static_cast<uint64_t>(input) << 20) + static_cast<uint64_t>(trajectory) + 1));
+  const double x = 6.0 * std::pow(unit(h), -1.0 / 1.2);
+  return static_cast<int>(std::min<double>(agent.max_new_tokens, std::ceil(x)));
+}
+
+std::vector<int64_t> task_prompt(const Problem& problem, int turn, const std::vector<std::vector<int64_t>>& earlier) {
+  std::vector<int64_t> p = problem.tokens();
+  if (turn == 1) {
+    p.insert(p.end(), earlier.at(0).begin(), earlier.at(0).end());
+    p.push_back(kSep);
+  } else if (turn == 2) {
+    const int64_t answer = solver_answer(earlier.at(1));
+    if (answer >= 0) {
+      for (char d : digits_of(answer))
+        p.push_back(d - '0');
+    }
+    p.push_back(kQuery);
+  }
+  return p;
+}
+
+int64_t solver_answer(const std::vector<int64_t>& response) {
+  int64_t n = -1;
+  for (int64_t t : response) {
+    if (t < 0 || t > 9) break;
+    n = (n < 0 ? 0 : n * 10) + t;
+    if (n > 1000000000) break;  // far past any answer (at most 90)
+  }
+  return n;
+}
+
+double solver_reward(const Problem& problem, const std::vector<int64_t>& response) {
+  const std::string want = digits_of(problem.answer());
+  std::string got;
+  for (int64_t t : response) {
+    if (t < 0 || t > 9) break;
+    got += static_cast<char>('0' + t);
+  }
+  if (got == want) return 1.0;
+  size_t right = 0;
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+    right += got[i] == want[i] ? 1 : 0;
+  return 0.5 * static_cast<double>(right) / static_cast<double>(std::max(got.size(), want.size()));
+}
+
+std::array<double, kTaskTurns> task_rewards(const Problem& problem,
+                                            const std::vector<std::vector<int64_t>>& responses) {
+  const double solver = solver_reward(problem, responses.at(1));
+  const bool exact = solver == 1.0;
+  const std::vector<int64_t>& verdict = responses.at(2);
+  double checker = 0;
+  if (!verdict.empty() && verdict[0] >= 0 && verdict[0] <= 9) checker = (verdict[0] % 2 == 1) == exact ? 1.0 : 0.0;
+  return {solver, solver, checker};
+}
+
+}  // namespace clustertwin::flexmarl

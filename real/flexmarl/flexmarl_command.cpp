@@ -1,0 +1,251 @@
+// clustertwin run flexmarl: one rank's work. The command line
+// (cli/real_command.cpp) only parses; this file checks the flags, connects,
+// runs the controller (rank 0) or a worker, and reports.
+
+#include "real/flexmarl/flexmarl_command.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "models/common/state_dump.h"
+#include "real/core/communicator.h"
+#include "real/core/dist_env.h"
+#include "real/core/tracer.h"
+#include "real/flexmarl/controller.h"
+#include "traces/json_text.h"
+
+namespace clustertwin::real::flexmarl {
+namespace {
+
+namespace cf = clustertwin::flexmarl;
+
+std::string number(double value) {
+  std::string out;
+  traces::append_json_number(&out, value);
+  return out;
+}
+
+// Trainer workers of a disaggregated run: --trainers, or a quarter of the workers (at least one).
+int trainer_count(const FlexMarlArgs& a, int workers) {
+  return a.trainers > 0 ? a.trainers : std::max(1, workers / 4);
+}
+
+Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::LossKind* loss) {
+  const std::optional<Framework> f = cf::framework_from_name(a.framework);
+  if (!f) {
+    return Status::invalid_argument("--framework '" + a.framework +
+                                    "': unknown (allowed: sync, marti, flexmarl, flexmarl-nobalance, "
+                                    "flexmarl-noasync)");
+  }
+  *framework = *f;
+  if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
+  if (a.queries < 1) return Status::invalid_argument("--queries " + std::to_string(a.queries) + ": must be >= 1");
+  if (a.group < 2) {
+    return Status::invalid_argument("--group " + std::to_string(a.group) + ": GRPO needs at least 2 trajectories");
+  }
+  const int batch = a.queries * a.group;
+  if (a.micro_batch < 1 || a.micro_batch > batch) {
+    return Status::invalid_argument("--micro-batch " + std::to_string(a.micro_batch) +
+                                    ": must be in [1, the global batch " + std::to_string(batch) + " (--queries " +
+                                    std::to_string(a.queries) + " x --group " + std::to_string(a.group) + ")]");
+  }
+  if (!(a.load_gap > 0) || !std::isfinite(a.load_gap)) {
+    return Status::invalid_argument("--load-gap " + number(a.load_gap) +
+                                    ": must be > 0 (requests; with 0 every request would rebalance)");
+  }
+  auto kind = sis::loss_kind_from_name(a.loss);
+  if (!kind.is_ok() ||
+      (*kind != sis::LossKind::kPpo && *kind != sis::LossKind::kDapo && *kind != sis::LossKind::kGspo)) {
+    return Status::invalid_argument("--loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
+  }
+  *loss = *kind;
+  if (!(a.lr > 0) || !std::isfinite(a.lr)) return Status::invalid_argument("--lr " + number(a.lr) + ": must be > 0");
+  if (a.trainers < 0) return Status::invalid_argument("--trainers " + std::to_string(a.trainers) + ": must be >= 0");
+  if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
+  if (!(a.timeout_s > 0)) return Status::invalid_argument("--timeout " + number(a.timeout_s) + ": must be > 0");
+  if (a.backend != "gloo" && a.backend != "auto") {
+    return Status::invalid_argument("--backend '" + a.backend +
+                                    "': run flexmarl keeps its tensors on the CPU (allowed: gloo, auto)");
+  }
+  const int workers = world - 1;
+  const int agents = cf::kTaskTurns;
+  if (workers < 1) {
+    return Status::invalid_argument("run flexmarl: " + std::to_string(world) +
+                                    " process: needs a controller and at least one worker (launch --nproc 2 or more)");
+  }
+  if (workers > 62) {
+    return Status::invalid_argument("run flexmarl: " + std::to_string(world) + " processes: at most 63");
+  }
+  if (cf::disaggregated(*f)) {
+    const int trainers = trainer_count(a, workers);
+    if (workers - trainers < agents) {
+      return Status::invalid_argument("run flexmarl --framework " + a.framework + ": " + std::to_string(world) +
+                                      " processes leave " + std::to_string(workers - trainers) +
+                                      " rollout workers for " + std::to_string(agents) + " agents; needs at least " +
+                                      std::to_string(1 + agents + trainers) + " (a controller, one rollout " +
+                                      "instance per agent, " + std::to_string(trainers) + " trainer(s))");
+    }
+  }
+  return Status::ok();
+}
+
+std::string options_json(const FlexMarlArgs& a, int world, int trainers) {
+  std::string o = "{\"framework\":";
+  traces::append_json_string(&o, a.framework);
+  o += ",\"world_size\":" + std::to_string(world) + ",\"steps\":" + std::to_string(a.steps) +
+       ",\"queries\":" + std::to_string(a.queries) + ",\"group\":" + std::to_string(a.group) +
+       ",\"micro_batch\":" + std::to_string(a.micro_batch) + ",\"trainers\":" + std::to_string(trainers) +
+       ",\"load_gap\":" + number(a.load_gap) + ",\"loss\":";
+  traces::append_json_string(&o, a.loss);
+  o += std::string(",\"sis\":") + (a.sis ? "true" : "false") + ",\"lr\":" + number(a.lr) +
+       ",\"seed\":" + std::to_string(a.seed) + "}";
+  return o;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+DumpTensor dump_tensor(const std::string& name, const at::Tensor& tensor) {
+  DumpTensor t;
+  t.name = name;
+  t.type = DumpTensor::Type::kFloat64;
+  const at::Tensor w = tensor.to(at::kDouble).contiguous();
+  t.shape = {w.numel()};
+  t.bytes.assign(reinterpret_cast<const char*>(w.data_ptr<double>()), static_cast<size_t>(w.numel()) * 8);
+  return t;
+}
+
+// Per agent: its weights ("planner") and its last step's gradient ("planner.grad").
+Status write_params(const std::string& dir, const ControllerReport& r, int world) {
+  StateDump dump;
+  dump.rank = 0;
+  dump.world = world;
+  for (size_t a = 0; a < r.weights.size(); ++a) {
+    dump.tensors.push_back(dump_tensor(cf::task_agents()[a].name, r.weights[a]));
+    dump.tensors.push_back(dump_tensor(cf::task_agents()[a].name + ".grad", r.gradients[a]));
+  }
+  return write_state_dump(dir, dump);
+}
+
+void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, int trainers,
+                  const std::string& backend) {
+  std::vector<double> times;
+  int64_t tokens = 0;
+  double step_total = 0;
+  for (const StepReport& s : r.steps) {
+    times.push_back(s.seconds);
+    tokens += s.generated_tokens;
+    step_total += s.seconds;
+  }
+  const double step_s = median(times);
+  const double tokens_per_s = step_total > 0 ? static_cast<double>(tokens) / step_total : 0;
+  const double utilization = r.wall_s > 0 ? r.worker_busy_s / (r.workers * r.wall_s) : 0;
+  const StepReport& last = r.steps.back();
+  if (a.json) {
+    std::string out = "{\"framework\":";
+    traces::append_json_string(&out, a.framework);
+    out += ",\"world_size\":" + std::to_string(world) + ",\"workers\":" + std::to_string(r.workers) +
+           ",\"trainers\":" + std::to_string(cf::disaggregated(*cf::framework_from_name(a.framework)) ? trainers : 0) +
+           ",\"steps\":" + std::to_string(a.steps) + ",\"step_s\":" + number(step_s) + ",\"step_times\":[";
+    for (size_t i = 0; i < times.size(); ++i)
+      out += (i ? "," : "") + number(times[i]);
+    out += "],\"tokens_per_s\":" + number(tokens_per_s) + ",\"utilization\":" + number(utilization) +
+           ",\"mean_reward\":[" + number(last.mean_reward[0]) + "," + number(last.mean_reward[1]) + "," +
+           number(last.mean_reward[2]) + "],\"swaps\":" + std::to_string(r.swaps) +
+           ",\"reassignments\":" + std::to_string(r.reassignments) + ",\"migrations\":" + std::to_string(r.migrations) +
+           ",\"weight_loads\":" + std::to_string(r.weight_loads) + "}\n";
+    std::fputs(out.c_str(), stdout);
+  } else {
+    std::printf(
+        "# clustertwin run flexmarl: %d ranks (%s): a controller and %d workers; planner, solver, checker; %d x %d "
+        "samples per agent and step, micro-batch %d, %s%s\n",
+        world, backend.c_str(), r.workers, a.queries, a.group, a.micro_batch, a.loss.c_str(), a.sis ? "+sis" : "");
+    std::printf("  %-18s %5s %15s %10s %11s %6s %9s  %s\n", "framework", "steps", "median step (s)", "tokens/s",
+                "utilization", "swaps", "reassign", "mean reward, last step (planner/solver/checker)");
+    std::printf("  %-18s %5d %15.3f %10.1f %10.1f%% %6lld %9lld  %.3f / %.3f / %.3f\n", a.framework.c_str(), a.steps,
+                step_s, tokens_per_s, 100 * utilization, static_cast<long long>(r.swaps),
+                static_cast<long long>(r.reassignments), last.mean_reward[0], last.mean_reward[1], last.mean_reward[2]);
+    if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
+    if (!a.dump_params.empty()) std::printf("# final weights: %s\n", state_dump_path(a.dump_params, 0).c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+Status run_flexmarl(const FlexMarlArgs& a) {
+  // Everything a user can get wrong is checked before the rendezvous.
+  auto env = real::read_dist_env();
+  if (!env.is_ok()) return env.status();
+  Framework framework = Framework::kFlexMarl;
+  sis::LossKind loss_kind = sis::LossKind::kPpo;
+  CT_RETURN_IF_ERROR(check_args(a, env->world_size, &framework, &loss_kind));
+  const int trainers = trainer_count(a, env->world_size - 1);
+  at::set_num_threads(a.threads);
+
+  real::CommOptions comm_options;
+  comm_options.backend = a.backend;
+  comm_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
+  auto comm = real::Communicator::connect(*env, comm_options);
+  if (!comm.is_ok()) return comm.status();
+  if ((*comm)->device().type() != at::kCPU) {
+    return Status::invalid_argument("--backend " + a.backend + ": chose " + (*comm)->backend() +
+                                    "; run flexmarl keeps its tensors on the CPU, use --backend gloo");
+  }
+  auto world = (*comm)->world(0);
+  if (!world.is_ok()) return world.status();
+
+  sis::LossOptions loss;
+  loss.kind = loss_kind;
+  loss.sis = a.sis;
+  loss.seed = a.seed;
+  AdamOptions adam;
+  adam.lr = a.lr;
+  real::Tracer tracer((*comm)->rank());
+  CT_RETURN_IF_ERROR((*comm)->barrier(**world));
+  tracer.start();
+
+  const traces::Metadata metadata =
+      real::real_run_metadata(**comm, "flexmarl", a.framework, options_json(a, env->world_size, trainers), a.seed);
+  if ((*comm)->rank() != 0) {
+    WorkerOptions w;
+    w.adam = adam;
+    w.loss = loss;
+    w.rollout.topk = 4;
+    w.rollout.end_token = cf::kEnd;
+    w.rollout.seed = a.seed;
+    w.seed = a.seed;
+    w.fault_late_publish = a.fault_late_publish;
+    Worker worker(**comm, **world, tracer, w);
+    CT_RETURN_IF_ERROR(worker.run());
+    if (worker.aborted() || a.trace.empty()) return Status::ok();
+    return tracer.gather_and_write(**comm, **world, metadata, a.trace);
+  }
+
+  ControllerOptions c;
+  c.framework = framework;
+  c.steps = a.steps;
+  c.queries = a.queries;
+  c.group = a.group;
+  c.micro_batch = a.micro_batch;
+  c.trainers = trainers;
+  c.load_gap = a.load_gap;
+  c.token_normalised = loss_kind == sis::LossKind::kDapo;
+  c.topk = 4;
+  c.seed = a.seed;
+  c.adam = adam;
+  c.loss = loss;
+  Controller controller(**comm, **world, tracer, c);
+  auto report = controller.run();
+  if (!report.is_ok()) return report.status();
+  if (!a.trace.empty()) CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, metadata, a.trace));
+  if (!a.dump_params.empty()) CT_RETURN_IF_ERROR(write_params(a.dump_params, *report, env->world_size));
+  print_report(a, *report, env->world_size, trainers, (*comm)->backend());
+  return Status::ok();
+}
+
+}  // namespace clustertwin::real::flexmarl

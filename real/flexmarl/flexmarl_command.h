@@ -1,0 +1,63 @@
+#pragma once
+
+// `clustertwin run flexmarl`: FlexMARL's real executor, one rank per process.
+// No torch in this header: cli/real_command.cpp includes it.
+//
+// Rank 0 is the controller: it holds the experience store, the load
+// balancer, the agents' published weights and the host copies of swapped-out
+// trainer state, and decides what every worker does next. Ranks 1..W are
+// workers ("devices"): each runs whatever job the controller sends it (a
+// rollout batch for an agent, a micro-batch's forward and backward, an
+// optimizer step, a weight load, a state swap) and answers. The frameworks
+// differ only in the controller's decisions (models/flexmarl/frameworks.h):
+//
+//   sync      all workers roll out turn by turn (agents answer one after
+//             another), then each agent trains in turn on all workers
+//   marti     all workers roll out every agent as requests become ready,
+//             a barrier, then the agents train side by side on their own workers
+//   flexmarl  workers split into rollout instances (one or more per agent,
+//             hierarchically load-balanced) and trainers bound to whichever
+//             agent has a ready micro-batch (state swapped through the
+//             controller); a micro-batch trains as soon as it is rewarded,
+//             the optimizer step waits for the agent's whole batch
+//   flexmarl-nobalance, flexmarl-noasync   the ablations
+//
+// Every framework trains on the same samples (a response depends only on the
+// seed, the sample's key and the policy version), so one step's parameters
+// agree across frameworks up to rounding; the store refuses any row written
+// by a policy version other than the published one.
+
+#include <cstdint>
+#include <string>
+
+#include "models/common/status.h"
+
+namespace clustertwin::real::flexmarl {
+
+struct FlexMarlArgs {
+  std::string framework = "flexmarl";
+  int steps = 3;
+  int queries = 4;           // inputs per step
+  int group = 4;             // trajectories per input: GRPO's group
+  int micro_batch = 4;       // samples per micro-batch
+  int trainers = 0;          // flexmarl: trainer workers (0: a quarter of the workers, at least 1)
+  double load_gap = 2;       // flexmarl: the balancer's load-gap threshold (requests)
+  std::string loss = "ppo";  // ppo | dapo | gspo
+  bool sis = false;
+  double lr = 1e-3;
+  uint64_t seed = 0;
+  std::string trace;
+  std::string dump_params;  // DIR: the final weights and last gradients, DIR/rank-0.bin
+  bool json = false;
+  int threads = 1;
+  double timeout_s = 120;
+  bool fault_late_publish = false;  // tests: worker 1 ignores the first weight publish
+  std::string backend = "gloo";
+};
+
+/// This rank's part of a FlexMARL run; rank 0 prints the table (or JSON).
+/// InvalidArgument (exit 2) for bad flags before any rendezvous; Internal
+/// (exit 1) when the experience store catches a version violation.
+Status run_flexmarl(const FlexMarlArgs& args);
+
+}  // namespace clustertwin::real::flexmarl

@@ -1,0 +1,83 @@
+#pragma once
+
+// The controller-worker protocol of `run flexmarl`: a message is a header of
+// eight int64 (kind, agent, version, count, two arguments, the payload
+// sizes) and up to two payloads, one float64 and one int64 tensor, sent
+// point to point over the world group.
+//
+// The controller never blocks on a send (a Gloo send completes only once the
+// peer posts its receive, and a worker may at that moment be sending to the
+// controller): its sends are started and kept in an Outbox until done.
+// Workers send their replies and wait; the controller always comes back to
+// receive.
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <deque>
+#include <string>
+
+#include "models/common/status.h"
+#include "real/core/communicator.h"
+
+namespace clustertwin::real::flexmarl {
+
+enum class Kind : int64_t {
+  kLoad = 1,   // controller -> worker: an agent's published weights (f64)
+  kGenerate,   // -> worker: rollout requests (i64); reply kGenerated
+  kGenerated,  // <- worker: responses (i64) and behaviour log-probabilities (f64)
+  kTrain,      // -> worker: a micro-batch (i64 tokens, f64 advantages and log-probabilities); reply kTrained
+  kTrained,    // <- worker: the micro-batch's loss (f64)
+  kStep,       // -> worker: the optimizer step over the workers in arg1 (a bit mask); reply kPublished or kDone
+  kPublished,  // <- the step's lowest worker: the new weights (f64)
+  kSwapIn,     // -> worker: an agent's trainer state (f64); reply kDone
+  kSwapOut,    // -> worker: give the agent's trainer state back; reply kState
+  kState,      // <- worker: the trainer state (f64)
+  kDone,       // <- worker: a job without a result finished
+  kStop,       // -> worker: leave the loop; reply kStopped
+  kStopped,    // <- worker: its busy seconds and generated tokens (f64)
+};
+const char* kind_name(Kind kind);
+
+struct Message {
+  Kind kind = Kind::kDone;
+  int64_t agent = 0;
+  int64_t version = 0;
+  int64_t count = 0;
+  int64_t arg1 = 0;
+  int64_t arg2 = 0;
+  at::Tensor f64;  // undefined or empty: none
+  at::Tensor i64;
+};
+
+/// Sends and waits (workers).
+Status send_message(Communicator& comm, Group& world, int peer, const Message& m);
+/// The next message from `peer` (workers: from the controller).
+Status recv_message(Communicator& comm, Group& world, int peer, Message* m);
+/// The next message from any peer; its sender's index.
+StatusOr<int> recv_any_message(Communicator& comm, Group& world, Message* m);
+
+/// The controller's sends in flight, with their tensors kept alive.
+class Outbox {
+ public:
+  Outbox(Communicator& comm, Group& world) : comm_(comm), world_(world) {}
+  /// Starts sending `m` to `peer`.
+  Status post(int peer, const Message& m);
+  /// Forgets the sends that completed.
+  void reap();
+  /// Waits for every send.
+  Status flush();
+
+ private:
+  struct Pending {
+    compat::WorkPtr work;
+    at::Tensor tensor;
+  };
+  Status start(int peer, at::Tensor t, int tag);
+
+  Communicator& comm_;
+  Group& world_;
+  std::deque<Pending> pending_;
+};
+
+}  // namespace clustertwin::real::flexmarl

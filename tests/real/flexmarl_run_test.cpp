@@ -1,0 +1,130 @@
+// `clustertwin run flexmarl` as a user starts it: 5 processes through
+// `clustertwin launch` (a controller and four workers). One step of every
+// framework trains on the same samples, so the micro-batch pipeline with
+// swapped trainer state (flexmarl) ends where the synchronous full-batch
+// update (sync: each agent on all workers, gradients all-reduced) does;
+// a deliberately late weight publish is caught by the experience store; bad
+// flags exit 2 with one line.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "models/common/state_dump.h"
+#include "tests/cli/run_command.h"
+
+namespace clustertwin::real::flexmarl {
+namespace {
+
+using testing::CommandResult;
+using testing::run_clustertwin;
+
+std::string temp_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "ct_flexmarl_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+CommandResult run_flexmarl(int nproc, const std::vector<std::string>& args) {
+  std::vector<std::string> all = {"launch", "--nproc", std::to_string(nproc), "--", "run", "flexmarl", "--seed",
+                                  "3",      "--json"};
+  all.insert(all.end(), args.begin(), args.end());
+  return run_clustertwin(all);
+}
+
+StateDump read_dump(const std::string& dir) {
+  auto d = read_state_dump(state_dump_path(dir, 0));
+  EXPECT_TRUE(d.is_ok()) << d.status().message();
+  return d.is_ok() ? *d : StateDump{};
+}
+
+// max |a - b| / max |b| per tensor, the worst over the tensors whose name
+// ends with `suffix` ("" for the weights, ".grad" for the last gradients).
+double worst_relative_difference(const std::string& dir, const std::string& reference, const std::string& suffix) {
+  const StateDump a = read_dump(dir), b = read_dump(reference);
+  EXPECT_EQ(a.tensors.size(), 6u) << "weights and gradient of three agents";
+  EXPECT_EQ(a.tensors.size(), b.tensors.size());
+  double worst = 0;
+  for (size_t t = 0; t < std::min(a.tensors.size(), b.tensors.size()); ++t) {
+    EXPECT_EQ(a.tensors[t].name, b.tensors[t].name);
+    const bool is_grad = a.tensors[t].name.ends_with(".grad");
+    if (is_grad != (suffix == ".grad")) continue;
+    const std::vector<double> x = a.tensors[t].values(), y = b.tensors[t].values();
+    EXPECT_EQ(x.size(), y.size());
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+      diff = std::max(diff, std::abs(x[i] - y[i]));
+      scale = std::max(scale, std::abs(y[i]));
+    }
+    EXPECT_GT(scale, 0) << a.tensors[t].name << " is all zeros";
+    worst = std::max(worst, scale > 0 ? diff / scale : diff);
+  }
+  return worst;
+}
+
+const std::vector<std::string> kCommon = {"--steps", "2", "--queries", "4", "--group", "4", "--micro-batch", "4"};
+
+std::string run_and_dump(const std::string& framework, const std::vector<std::string>& extra = {}) {
+  const std::string dir = temp_dir(framework + (extra.empty() ? "" : "_" + extra.back()));
+  std::vector<std::string> args = kCommon;
+  args.insert(args.end(), {"--framework", framework, "--dump-params", dir});
+  args.insert(args.end(), extra.begin(), extra.end());
+  const CommandResult r = run_flexmarl(5, args);
+  EXPECT_EQ(r.exit_code, 0) << framework << ": " << r.err;
+  EXPECT_NE(r.out.find("\"framework\":\"" + framework + "\""), std::string::npos) << r.out;
+  return dir;
+}
+
+// Two steps (the second's Adam update depends on the first's moments); the
+// last step's gradient is compared too, since Adam's first update is nearly
+// the gradient's sign and would hide a wrong scale.
+TEST(FlexMarlRunTest, EveryFrameworkEqualsTheSynchronousUpdate) {
+  const std::string sync = run_and_dump("sync");
+  for (const std::string framework : {"marti", "flexmarl", "flexmarl-noasync", "flexmarl-nobalance"}) {
+    const std::string dir = run_and_dump(framework);
+    const double weights = worst_relative_difference(dir, sync, "");
+    const double grads = worst_relative_difference(dir, sync, ".grad");
+    std::printf("%s vs sync after two steps: weights %.3g, last gradient %.3g (worst relative difference)\n",
+                framework.c_str(), weights, grads);
+    EXPECT_LE(weights, 1e-6) << framework;
+    EXPECT_LE(grads, 1e-6) << framework;
+  }
+  // The comparison can fail: another loss (DAPO's token mean) gives another gradient.
+  const std::string dapo = run_and_dump("flexmarl", {"--loss", "dapo"});
+  EXPECT_GT(worst_relative_difference(dapo, sync, ".grad"), 1e-3);
+}
+
+TEST(FlexMarlRunTest, ALatePublishIsCaughtByTheStore) {
+  const CommandResult r = run_flexmarl(5, {"--framework", "flexmarl", "--steps", "2", "--fault-late-publish"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("(a rollout on a stale policy)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("written while version 1 is published"), std::string::npos) << r.err;
+}
+
+TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"--micro-batch", "17"}, "--micro-batch 17: must be in [1, the global batch 16 (--queries 4 x --group 4)]"},
+      {{"--load-gap", "0"}, "--load-gap 0: must be > 0"},
+      {{"--framework", "mappo"}, "--framework 'mappo': unknown (allowed: sync, marti, flexmarl"},
+      {{"--loss", "tis"}, "--loss 'tis': unknown (allowed: ppo, dapo, gspo)"},
+  };
+  for (const Case& c : cases) {
+    const CommandResult r = run_flexmarl(2, c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+  const CommandResult few = run_flexmarl(4, {"--framework", "flexmarl"});
+  EXPECT_EQ(few.exit_code, 2) << few.err;
+  EXPECT_NE(few.err.find("4 processes leave 2 rollout workers for 3 agents; needs at least 5"), std::string::npos)
+      << few.err;
+}
+
+}  // namespace
+}  // namespace clustertwin::real::flexmarl
