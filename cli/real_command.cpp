@@ -91,6 +91,10 @@ void add_flexmarl(CLI::App* run, Action* action) {
   fm->add_option("--micro-batch", a->micro_batch,
                  "Samples per micro-batch (at most --queries x --group, the global batch)")
       ->capture_default_str();
+  fm->add_option("--rollout-batch", a->rollout_batch,
+                 "Requests an instance takes per rollout job at most: the engine's static batch (a row that stops "
+                 "early waits for the batch's longest)")
+      ->capture_default_str();
   fm->add_option("--trainers", a->trainers,
                  "Disaggregated frameworks: trainer workers, the rest roll out (0: a quarter of the workers, at "
                  "least 1)")

@@ -238,17 +238,19 @@ Status Controller::schedule_sync() {
         phase_started_ = false;
         continue;
       }
-      if (!phase_started_ && static_cast<int>(pending_[static_cast<size_t>(phase_)].size()) == batch) {
-        std::deque<int>& ready = pending_[static_cast<size_t>(phase_)];
-        std::vector<int> all(ready.begin(), ready.end());
-        ready.clear();
-        for (int w = 0; w < workers_; ++w) {
-          const size_t begin = all.size() * w / workers_, end = all.size() * (w + 1) / workers_;
-          if (begin == end) continue;
-          CT_RETURN_IF_ERROR(
-              dispatch_generate(1 + w, phase_, std::vector<int>(all.begin() + begin, all.begin() + end)));
+      // The turn starts once every request of it is ready (the previous turn
+      // is done); idle workers then take up to --rollout-batch requests each.
+      std::deque<int>& ready = pending_[static_cast<size_t>(phase_)];
+      if (!phase_started_ && static_cast<int>(ready.size()) == batch) phase_started_ = true;
+      if (!phase_started_) return Status::ok();
+      for (int r = 1; r <= workers_ && !ready.empty(); ++r) {
+        if (!idle(r)) continue;
+        std::vector<int> take;
+        while (!ready.empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
+          take.push_back(ready.front());
+          ready.pop_front();
         }
-        phase_started_ = true;
+        CT_RETURN_IF_ERROR(dispatch_generate(r, phase_, std::move(take)));
       }
       return Status::ok();
     }
@@ -293,7 +295,8 @@ Status Controller::schedule_marti() {
       for (int q = 1; q <= workers_; ++q)
         idle_workers += idle(q) ? 1 : 0;
       std::deque<int>& ready = pending_[static_cast<size_t>(best)];
-      const size_t n = std::min<size_t>(32, (ready.size() + idle_workers - 1) / idle_workers);
+      const size_t n =
+          std::min<size_t>(static_cast<size_t>(o_.rollout_batch), (ready.size() + idle_workers - 1) / idle_workers);
       std::vector<int> take(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(n));
       ready.erase(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(n));
       CT_RETURN_IF_ERROR(dispatch_generate(r, best, std::move(take)));
@@ -330,7 +333,7 @@ Status Controller::schedule_flexmarl() {
     if (queue_[i].empty() || !idle(rank)) continue;
     const int agent = balancer_->instances()[i].agent;
     std::vector<int> take;
-    while (!queue_[i].empty() && take.size() < 32) {
+    while (!queue_[i].empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
       take.push_back(queue_[i].front());
       queue_[i].pop_front();
       balancer_->start(static_cast<int>(i));
@@ -567,7 +570,10 @@ Status Controller::stop_workers(bool abort, ControllerReport* report) {
     if (!jobs.empty()) jobs.pop_front();
     if (m.kind == Kind::kStopped) {
       ++stopped;
-      if (m.f64.numel() >= 2) report->worker_busy_s += m.f64[0].item<double>();
+      if (m.f64.numel() >= 3) {
+        report->worker_busy_s += m.f64[0].item<double>();
+        report->worker_cpu_s += m.f64[2].item<double>();
+      }
     }
   }
   return outbox_.flush();

@@ -31,7 +31,8 @@ struct ControllerOptions {
   int queries = 4;
   int group = 4;
   int micro_batch = 4;
-  int trainers = 1;  // disaggregated frameworks: trainer workers (the last ones)
+  int rollout_batch = 8;  // requests per rollout job at most
+  int trainers = 1;       // disaggregated frameworks: trainer workers (the last ones)
   double load_gap = 2;
   bool token_normalised = false;  // dapo: the step divides by the batch's response tokens
   int topk = 4;
@@ -49,7 +50,8 @@ struct StepReport {
 struct ControllerReport {
   std::vector<StepReport> steps;
   int workers = 0;
-  double worker_busy_s = 0;  // summed over workers, whole run
+  double worker_busy_s = 0;  // wall seconds in jobs, summed over workers, whole run
+  double worker_cpu_s = 0;   // CPU seconds in jobs (without waiting for a core), summed over workers
   double wall_s = 0;         // the whole run
   int64_t swaps = 0, reassignments = 0, migrations = 0, weight_loads = 0;
   std::vector<at::Tensor> weights;    // the final published weights, per agent

@@ -50,6 +50,9 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
                                     ": must be in [1, the global batch " + std::to_string(batch) + " (--queries " +
                                     std::to_string(a.queries) + " x --group " + std::to_string(a.group) + ")]");
   }
+  if (a.rollout_batch < 1) {
+    return Status::invalid_argument("--rollout-batch " + std::to_string(a.rollout_batch) + ": must be >= 1");
+  }
   if (!(a.load_gap > 0) || !std::isfinite(a.load_gap)) {
     return Status::invalid_argument("--load-gap " + number(a.load_gap) +
                                     ": must be > 0 (requests; with 0 every request would rebalance)");
@@ -95,8 +98,8 @@ std::string options_json(const FlexMarlArgs& a, int world, int trainers) {
   traces::append_json_string(&o, a.framework);
   o += ",\"world_size\":" + std::to_string(world) + ",\"steps\":" + std::to_string(a.steps) +
        ",\"queries\":" + std::to_string(a.queries) + ",\"group\":" + std::to_string(a.group) +
-       ",\"micro_batch\":" + std::to_string(a.micro_batch) + ",\"trainers\":" + std::to_string(trainers) +
-       ",\"load_gap\":" + number(a.load_gap) + ",\"loss\":";
+       ",\"micro_batch\":" + std::to_string(a.micro_batch) + ",\"rollout_batch\":" + std::to_string(a.rollout_batch) +
+       ",\"trainers\":" + std::to_string(trainers) + ",\"load_gap\":" + number(a.load_gap) + ",\"loss\":";
   traces::append_json_string(&o, a.loss);
   o += std::string(",\"sis\":") + (a.sis ? "true" : "false") + ",\"lr\":" + number(a.lr) +
        ",\"seed\":" + std::to_string(a.seed) + "}";
@@ -143,7 +146,10 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
   }
   const double step_s = median(times);
   const double tokens_per_s = step_total > 0 ? static_cast<double>(tokens) / step_total : 0;
-  const double utilization = r.wall_s > 0 ? r.worker_busy_s / (r.workers * r.wall_s) : 0;
+  // Utilisation: the CPU seconds workers spent in jobs per worker-second of
+  // the steps (CPU time, not wall time: ranks share this machine's cores,
+  // and a job waiting for a core is not a device at work).
+  const double utilization = step_total > 0 ? r.worker_cpu_s / (r.workers * step_total) : 0;
   const StepReport& last = r.steps.back();
   if (a.json) {
     std::string out = "{\"framework\":";
@@ -232,6 +238,7 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   c.queries = a.queries;
   c.group = a.group;
   c.micro_batch = a.micro_batch;
+  c.rollout_batch = a.rollout_batch;
   c.trainers = trainers;
   c.load_gap = a.load_gap;
   c.token_normalised = loss_kind == sis::LossKind::kDapo;

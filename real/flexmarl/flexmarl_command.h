@@ -40,6 +40,7 @@ struct FlexMarlArgs {
   int queries = 4;           // inputs per step
   int group = 4;             // trajectories per input: GRPO's group
   int micro_batch = 4;       // samples per micro-batch
+  int rollout_batch = 8;     // requests per rollout job at most (the engine's static batch)
   int trainers = 0;          // flexmarl: trainer workers (0: a quarter of the workers, at least 1)
   double load_gap = 2;       // flexmarl: the balancer's load-gap threshold (requests)
   std::string loss = "ppo";  // ppo | dapo | gspo

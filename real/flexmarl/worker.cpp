@@ -198,7 +198,7 @@ Status Worker::run() {
       aborted_ = m.arg1 != 0;
       Message reply;
       reply.kind = Kind::kStopped;
-      reply.f64 = at::tensor(std::vector<double>{busy_s_, static_cast<double>(generated_tokens_)}, at::kDouble);
+      reply.f64 = at::tensor(std::vector<double>{busy_s_, static_cast<double>(generated_tokens_), cpu_s_}, at::kDouble);
       return send_message(comm_, world_, 0, reply);
     }
     if (m.agent < 0 || m.agent >= clustertwin::flexmarl::kTaskTurns) return malformed(m);
@@ -230,6 +230,8 @@ Status Worker::run() {
     }
     const double t1 = tracer_.now_us();
     busy_s_ += (t1 - t0) / 1e6;
+    const double cpu = Tracer::thread_cpu_us() - cpu0;
+    cpu_s_ += cpu / 1e6;
     traces::Event e;
     e.name = std::string(kind_name(m.kind)) + " " + kAgentNames[m.agent];
     e.category = m.kind == Kind::kLoad || m.kind == Kind::kSwapIn || m.kind == Kind::kSwapOut
@@ -239,7 +241,7 @@ Status Worker::run() {
     e.dur_us = t1 - t0;
     e.step = m.arg2;
     e.cost_key = std::string("flexmarl/") + kind_name(m.kind) + "/" + kAgentNames[m.agent];
-    e.cpu_us = Tracer::thread_cpu_us() - cpu0;
+    e.cpu_us = cpu;
     tracer_.record(std::move(e));
     CT_RETURN_IF_ERROR(send_message(comm_, world_, 0, reply));
   }

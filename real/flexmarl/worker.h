@@ -62,7 +62,7 @@ class Worker {
   std::map<int64_t, std::unique_ptr<AgentTrainer>> trainers_;
   bool faulted_ = false;
   bool aborted_ = false;
-  double busy_s_ = 0;
+  double busy_s_ = 0, cpu_s_ = 0;
   int64_t generated_tokens_ = 0;
 };
 

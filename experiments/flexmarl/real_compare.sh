@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# FlexMARL's real executor, every framework on the same task and machine:
+# `clustertwin launch --nproc N -- run flexmarl --framework F ...`, REPS times
+# each, one CSV row per run (median step, tokens/s, utilisation, swaps, ...).
+#
+#   experiments/flexmarl/real_compare.sh [OUT.csv] [NPROC=5] [STEPS=6] [QUERIES=8] [REPS=3]
+#
+# The runs share this machine's cores: with more ranks than cores, a worker's
+# step time includes waiting for a core (see experiments/flexmarl/README.md).
+set -euo pipefail
+out=${1:-out/flexmarl/real.csv}
+nproc=${2:-5}
+steps=${3:-6}
+queries=${4:-8}
+reps=${5:-3}
+cli=${CLI:-build/cli/clustertwin}
+[[ -x $cli ]] || { echo "real_compare.sh: $cli not built (make build)" >&2; exit 2; }
+mkdir -p "$(dirname "$out")"
+tmp=$(mktemp "$out.XXXXXX")
+echo "framework,nproc,rep,step_s,tokens_per_s,utilization,swaps,reassignments,migrations,weight_loads" > "$tmp"
+for framework in sync marti flexmarl flexmarl-nobalance flexmarl-noasync; do
+  for rep in $(seq 1 "$reps"); do
+    line=$("$cli" launch --nproc "$nproc" -- run flexmarl --framework "$framework" --steps "$steps" \
+      --queries "$queries" --seed "$rep" --json | sed -n 's/^\[rank 0\] //p')
+    field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<< "$line" | tr -d '"'; }
+    row="$(field framework),$(field world_size),$rep,$(field step_s),$(field tokens_per_s),$(field utilization)"
+    row+=",$(field swaps),$(field reassignments),$(field migrations),$(field weight_loads)"
+    echo "$row" >> "$tmp"
+    echo "  $row" >&2
+  done
+done
+mv "$tmp" "$out"
+echo "wrote $out" >&2
