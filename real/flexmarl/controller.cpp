@@ -506,6 +506,51 @@ Status Controller::handle(int rank, Message& m) {
   return Status::ok();
 }
 
+void Controller::allocate_instances() {
+  // Agent-centric allocation at the step's start: rollout instances in
+  // proportion to each agent's decode work this step (the sum of its length
+  // budgets, known up front), at least one each, by largest remainder; the
+  // balancer moves them during the step.
+  std::array<double, kAgents> work{};
+  for (int64_t q = 0; q < o_.queries; ++q) {
+    for (int j = 0; j < o_.group; ++j) {
+      for (int t = 0; t < kAgents; ++t) {
+        work[static_cast<size_t>(t)] += cf::task_budget(o_.seed, t, static_cast<int64_t>(step_) * o_.queries + q, j);
+      }
+    }
+  }
+  const int instances = static_cast<int>(queue_.size());
+  double total = 0;
+  for (double w : work)
+    total += w;
+  std::array<int, kAgents> target{};
+  std::array<double, kAgents> remainder{};
+  int given = 0;
+  for (int a = 0; a < kAgents; ++a) {
+    const double share = (instances - kAgents) * work[static_cast<size_t>(a)] / total;
+    target[static_cast<size_t>(a)] = 1 + static_cast<int>(share);
+    remainder[static_cast<size_t>(a)] = share - static_cast<int>(share);
+    given += target[static_cast<size_t>(a)];
+  }
+  while (given < instances) {
+    int best = 0;
+    for (int a = 1; a < kAgents; ++a) {
+      if (remainder[static_cast<size_t>(a)] > remainder[static_cast<size_t>(best)]) best = a;
+    }
+    ++target[static_cast<size_t>(best)];
+    remainder[static_cast<size_t>(best)] = -1;
+    ++given;
+  }
+  // Move instances from agents above their target to agents below it.
+  for (int i = 0; i < instances; ++i) {
+    const int from = balancer_->instances()[static_cast<size_t>(i)].agent;
+    if (balancer_->instance_count(from) <= target[static_cast<size_t>(from)]) continue;
+    for (int to = 0; to < kAgents; ++to) {
+      if (balancer_->instance_count(to) < target[static_cast<size_t>(to)] && balancer_->assign(i, to)) break;
+    }
+  }
+}
+
 Status Controller::run_step(int step) {
   step_ = step;
   samples_.clear();
@@ -520,6 +565,7 @@ Status Controller::run_step(int step) {
   training_started_ = false;
   report_.steps.emplace_back();
   const double t0 = tracer_.now_us();
+  if (balancer_) allocate_instances();
   for (int64_t q = 0; q < o_.queries; ++q) {
     for (int j = 0; j < o_.group; ++j)
       make_ready(new_sample(static_cast<int64_t>(step) * o_.queries + q, j, 0));

@@ -88,6 +88,7 @@ class Controller {
   };
 
   Status run_step(int step);
+  void allocate_instances();
   Status schedule();
   Status schedule_sync();
   Status schedule_marti();
