@@ -1,5 +1,7 @@
 #include "real/flexmarl/worker.h"
 
+#include <algorithm>
+
 #include "models/common/hash.h"
 #include "models/flexmarl/math_task.h"
 
@@ -25,6 +27,14 @@ class Reader {
   at::Tensor t_;
   int64_t n_ = 0, at_ = 0;
 };
+
+// Parameters a token's forward touches (the Linears and the head; the
+// embedding tables are lookups): the FLOPs a job reports per token are 2x
+// (inference) or 6x (forward and backward) this.
+double linear_params(int64_t agent) {
+  const ByteLmOptions o = task_model_options(static_cast<int>(agent));
+  return static_cast<double>(torch_models::byte_lm_params(o) - o.vocab * o.d_model - o.context * o.d_model);
+}
 
 Status malformed(const Message& m) {
   return Status::internal(std::string("flexmarl worker: malformed ") + kind_name(m.kind) + " message for agent " +
@@ -70,6 +80,7 @@ Status Worker::load(const Message& m) {
     inf.model = *model;
   }
   CT_RETURN_IF_ERROR(load_flat_params(inf.model, m.f64));
+  job_bytes_ = m.f64.numel() * 8;
   inf.version = m.version;
   return Status::ok();
 }
@@ -94,6 +105,18 @@ Status Worker::generate(const Message& m, Message* reply) {
   }
   auto results = ::clustertwin::real::flexmarl::generate(it->second.model, requests, options_.rollout);
   if (!results.is_ok()) return results.status();
+  // What the engine computed, padding included: per batch of one prompt
+  // length, every row runs until the batch's longest response.
+  std::map<size_t, std::pair<int64_t, int64_t>> batches;  // prompt length -> rows, longest response
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto& b = batches[requests[i].prompt.size()];
+    ++b.first;
+    b.second = std::max(b.second, static_cast<int64_t>((*results)[i].response.size()));
+  }
+  double positions = 0;
+  for (const auto& [prompt, b] : batches)
+    positions += static_cast<double>(b.first * (static_cast<int64_t>(prompt) + b.second - 1));
+  job_flops_ = 2 * linear_params(m.agent) * positions;
   std::vector<at::Tensor> longs, doubles;
   for (const RolloutResult& r : *results) {
     longs.push_back(at::tensor(std::vector<int64_t>{static_cast<int64_t>(r.response.size())}, at::kLong));
@@ -133,6 +156,10 @@ Status Worker::train(const Message& m, Message* reply) {
     s.logp_old = doubles.take(t - 1).clone();
     s.topk_logp_old = doubles.take((t - 1) * k).view({t - 1, k}).clone();
   }
+  int64_t longest = 0;
+  for (const TrainSample& s : micro)
+    longest = std::max(longest, s.tokens.size(0));
+  job_flops_ = 6 * linear_params(m.agent) * static_cast<double>(static_cast<int64_t>(micro.size()) * (longest - 1));
   // Totals of 1: the step scales the summed gradient by the batch's real
   // count, known only once the whole batch is rolled out.
   auto loss = it->second->accumulate(micro, BatchTotals{1, 1});
@@ -158,6 +185,7 @@ Status Worker::step(const Message& m, Message* reply) {
     group = *g;
   }
   CT_RETURN_IF_ERROR(it->second->step(&comm_, group, m.f64[0].item<double>()));
+  if (group != nullptr) job_bytes_ = static_cast<int64_t>(it->second->last_gradient().numel()) * 8;  // all-reduced
   reply->agent = m.agent;
   reply->version = it->second->version();
   if (members.empty() || members.front() == comm_.rank()) {
@@ -175,6 +203,7 @@ Status Worker::swap_in(const Message& m) {
   if (!model.is_ok()) return model.status();
   auto trainer = std::make_unique<AgentTrainer>(*model, options_.adam, options_.loss);
   CT_RETURN_IF_ERROR(trainer->unpack_state(m.f64));
+  job_bytes_ = m.f64.numel() * 8;
   trainers_[m.agent] = std::move(trainer);
   return Status::ok();
 }
@@ -186,6 +215,7 @@ Status Worker::swap_out(const Message& m, Message* reply) {
   reply->agent = m.agent;
   reply->version = it->second->version();
   reply->f64 = it->second->pack_state();
+  job_bytes_ = reply->f64.numel() * 8;
   trainers_.erase(it);
   return Status::ok();
 }
@@ -202,6 +232,8 @@ Status Worker::run() {
       return send_message(comm_, world_, 0, reply);
     }
     if (m.agent < 0 || m.agent >= clustertwin::flexmarl::kTaskTurns) return malformed(m);
+    job_flops_ = 0;
+    job_bytes_ = 0;
     const double t0 = tracer_.now_us(), cpu0 = Tracer::thread_cpu_us();
     Message reply;
     reply.kind = Kind::kDone;
@@ -242,6 +274,8 @@ Status Worker::run() {
     e.step = m.arg2;
     e.cost_key = std::string("flexmarl/") + kind_name(m.kind) + "/" + kAgentNames[m.agent];
     e.cpu_us = cpu;
+    if (job_flops_ > 0) e.flops = job_flops_;
+    if (job_bytes_ > 0) e.bytes = job_bytes_;
     tracer_.record(std::move(e));
     CT_RETURN_IF_ERROR(send_message(comm_, world_, 0, reply));
   }

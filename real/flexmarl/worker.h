@@ -63,6 +63,9 @@ class Worker {
   bool faulted_ = false;
   bool aborted_ = false;
   double busy_s_ = 0, cpu_s_ = 0;
+  // The current job's cost drivers, for its trace event.
+  double job_flops_ = 0;
+  int64_t job_bytes_ = 0;
   int64_t generated_tokens_ = 0;
 };
 

@@ -12,9 +12,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "models/common/state_dump.h"
 #include "tests/cli/run_command.h"
+#include "traces/trace_reader.h"
 
 namespace clustertwin::real::flexmarl {
 namespace {
@@ -92,6 +94,35 @@ TEST(FlexMarlRunTest, EveryFrameworkEqualsTheSynchronousUpdate) {
     EXPECT_LE(weights, 1e-6) << framework;
     EXPECT_LE(grads, 1e-6) << framework;
   }
+  // The trace: every worker job with its cost key and its cost driver
+  // (FLOPs for compute, bytes for transfers), the step on the controller.
+  const std::string trace = temp_dir("trace") + ".json";
+  std::vector<std::string> traced = kCommon;
+  traced.insert(traced.end(), {"--framework", "flexmarl", "--trace", trace});
+  ASSERT_EQ(run_flexmarl(5, traced).exit_code, 0);
+  auto reader = traces::TraceReader::open(trace);
+  ASSERT_TRUE(reader.is_ok()) << reader.status().message();
+  std::map<std::string, int> seen;
+  traces::Event e;
+  while ((*reader)->next(&e)) {
+    ++seen[e.cost_key];
+    const bool compute = e.cost_key.starts_with("flexmarl/generate/") || e.cost_key.starts_with("flexmarl/train/");
+    const bool transfer = e.cost_key.starts_with("flexmarl/load/") || e.cost_key.starts_with("flexmarl/swap-");
+    if (compute) {
+      EXPECT_GT(e.flops.value_or(0), 0) << e.cost_key;
+    }
+    if (transfer) {
+      EXPECT_GT(e.bytes.value_or(0), 0) << e.cost_key;
+    }
+  }
+  EXPECT_TRUE((*reader)->status().is_ok()) << (*reader)->status().message();
+  EXPECT_EQ(seen["flexmarl/step"], 2);
+  for (const std::string agent : {"planner", "solver", "checker"}) {
+    EXPECT_GT(seen["flexmarl/generate/" + agent], 0) << agent;
+    EXPECT_EQ(seen["flexmarl/step/" + agent], 2) << agent << ": one optimizer step per training step";
+    EXPECT_EQ(seen["flexmarl/train/" + agent], 8) << agent << ": 16 samples in micro-batches of 4, two steps";
+  }
+
   // The comparison can fail: another loss (DAPO's token mean) gives another gradient.
   const std::string dapo = run_and_dump("flexmarl", {"--loss", "dapo"});
   EXPECT_GT(worst_relative_difference(dapo, sync, ".grad"), 1e-3);
