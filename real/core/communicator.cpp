@@ -178,4 +178,18 @@ Status Communicator::barrier(Group& g) {
 
 #undef CT_C10D
 
+StatusOr<std::unique_ptr<Communicator>> connect_cpu(const DistEnv& env, const std::string& backend, double timeout_s,
+                                                    const std::string& command) {
+  CommOptions options;
+  options.backend = backend;
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  auto comm = Communicator::connect(env, options);
+  if (!comm.is_ok()) return comm.status();
+  if ((*comm)->device().type() != at::kCPU) {
+    return Status::invalid_argument("--backend " + backend + ": chose " + (*comm)->backend() + "; " + command +
+                                    " keeps its tensors on the CPU, use --backend gloo");
+  }
+  return comm;
+}
+
 }  // namespace clustertwin::real

@@ -93,4 +93,10 @@ class Communicator {
   std::map<std::pair<int, std::vector<int>>, std::unique_ptr<Group>> groups_;
 };
 
+/// Connects for a command that keeps its tensors on the CPU (`run nestpipe`,
+/// `run flexmarl`): `backend` ("gloo" or "auto") with a timeout in seconds;
+/// InvalidArgument naming `command` when the backend chosen is not on the CPU.
+StatusOr<std::unique_ptr<Communicator>> connect_cpu(const DistEnv& env, const std::string& backend, double timeout_s,
+                                                    const std::string& command);
+
 }  // namespace clustertwin::real

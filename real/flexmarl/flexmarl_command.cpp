@@ -193,15 +193,8 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   const int trainers = trainer_count(a, env->world_size - 1);
   at::set_num_threads(a.threads);
 
-  real::CommOptions comm_options;
-  comm_options.backend = a.backend;
-  comm_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
-  auto comm = real::Communicator::connect(*env, comm_options);
+  auto comm = real::connect_cpu(*env, a.backend, a.timeout_s, "run flexmarl");
   if (!comm.is_ok()) return comm.status();
-  if ((*comm)->device().type() != at::kCPU) {
-    return Status::invalid_argument("--backend " + a.backend + ": chose " + (*comm)->backend() +
-                                    "; run flexmarl keeps its tensors on the CPU, use --backend gloo");
-  }
   auto world = (*comm)->world(0);
   if (!world.is_ok()) return world.status();
 
