@@ -80,7 +80,7 @@ void add_flexmarl(CLI::App* run, Action* action) {
       "load balancer, published weights), ranks 1..N-1 are workers. Frameworks: sync (colocated, agents roll out "
       "and train in turn), marti (centralised rollout, a barrier, agents train side by side), flexmarl (rollout "
       "instances apart from trainers, hierarchical load balancing, micro-batches trained as soon as rewarded, "
-      "trainer state swapped between agents), flexmarl-nobalance, flexmarl-noasync. Disaggregated frameworks need "
+      "trainer state swapped between agents), flexmarl-nobalance, flexmarl-noasync. The flexmarl variants need "
       "a controller, one rollout worker per agent and the trainers: 5 processes at least");
   fm->add_option("--framework", a->framework, "sync, marti, flexmarl, flexmarl-nobalance or flexmarl-noasync")
       ->capture_default_str();
@@ -96,7 +96,7 @@ void add_flexmarl(CLI::App* run, Action* action) {
                  "early waits for the batch's longest)")
       ->capture_default_str();
   fm->add_option("--trainers", a->trainers,
-                 "Disaggregated frameworks: trainer workers, the rest roll out (0: a quarter of the workers, at "
+                 "flexmarl variants: trainer workers, the rest roll out (0: a quarter of the workers, at "
                  "least 1)")
       ->capture_default_str();
   fm->add_option("--load-gap", a->load_gap,

@@ -32,6 +32,10 @@ bool answers(Kind job, Kind reply) {
 
 }  // namespace
 
+bool separates_trainers(Framework framework) {
+  return framework != Framework::kSync && framework != Framework::kMarti;
+}
+
 Controller::Controller(Communicator& comm, Group& world, Tracer& tracer, ControllerOptions options)
     : comm_(comm), world_(world), tracer_(tracer), o_(std::move(options)), outbox_(comm, world) {
   workers_ = comm.world_size() - 1;
@@ -185,7 +189,7 @@ Status Controller::swap_in(int rank, int agent) {
   m.kind = Kind::kSwapIn;
   m.agent = agent;
   m.f64 = host_state_[static_cast<size_t>(agent)];
-  if (o_.framework != Framework::kSync && o_.framework != Framework::kMarti) {
+  if (separates_trainers(o_.framework)) {
     host_state_[static_cast<size_t>(agent)] = at::Tensor();  // it lives on the trainer now
     holder_[static_cast<size_t>(agent)] = rank;
     ++report_.swaps;
@@ -616,17 +620,13 @@ Status Controller::stop_workers(bool abort, ControllerReport* report) {
     if (!jobs.empty()) jobs.pop_front();
     if (m.kind == Kind::kStopped) {
       ++stopped;
-      if (m.f64.numel() >= 3) {
-        report->worker_busy_s += m.f64[0].item<double>();
-        report->worker_cpu_s += m.f64[2].item<double>();
-      }
+      if (m.f64.numel() >= 1) report->worker_cpu_s += m.f64[0].item<double>();
     }
   }
   return outbox_.flush();
 }
 
 StatusOr<ControllerReport> Controller::run() {
-  const double t0 = tracer_.now_us();
   for (int a = 0; a < kAgents; ++a) {
     CT_RETURN_IF_ERROR(store_.add_agent(cf::task_agents()[static_cast<size_t>(a)].name, kFields));
     auto model = make_task_model(a, o_.seed);
@@ -635,7 +635,7 @@ StatusOr<ControllerReport> Controller::run() {
     weights_[static_cast<size_t>(a)] = flat_params(fresh.model());
     host_state_[static_cast<size_t>(a)] = fresh.pack_state();
   }
-  if (o_.framework == Framework::kSync || o_.framework == Framework::kMarti) {
+  if (!separates_trainers(o_.framework)) {
     // Colocated: the trainers' state stays resident where the agent trains.
     for (int a = 0; a < kAgents; ++a) {
       std::vector<int> ranks = o_.framework == Framework::kMarti ? marti_trainers(a) : std::vector<int>{};
@@ -667,7 +667,6 @@ StatusOr<ControllerReport> Controller::run() {
     }
   }
   CT_RETURN_IF_ERROR(stop_workers(false, &report_));
-  report_.wall_s = (tracer_.now_us() - t0) / 1e6;
   report_.weights = weights_;
   report_.gradients = gradients_;
   return report_;

@@ -25,6 +25,12 @@ namespace clustertwin::real::flexmarl {
 
 using clustertwin::flexmarl::Framework;
 
+/// Whether the real executor runs `framework` with rollout workers apart from
+/// trainer workers that swap agents' state (flexmarl and its ablations). sync
+/// and marti keep each trainer's state resident where it trains and roll out
+/// on every worker (the twin models marti's pools apart, on a cluster).
+bool separates_trainers(Framework framework);
+
 struct ControllerOptions {
   Framework framework = Framework::kFlexMarl;
   int steps = 1;
@@ -32,7 +38,7 @@ struct ControllerOptions {
   int group = 4;
   int micro_batch = 4;
   int rollout_batch = 8;  // requests per rollout job at most
-  int trainers = 1;       // disaggregated frameworks: trainer workers (the last ones)
+  int trainers = 1;       // flexmarl variants: trainer workers (the last ones)
   double load_gap = 2;
   bool token_normalised = false;  // dapo: the step divides by the batch's response tokens
   int topk = 4;
@@ -50,9 +56,7 @@ struct StepReport {
 struct ControllerReport {
   std::vector<StepReport> steps;
   int workers = 0;
-  double worker_busy_s = 0;  // wall seconds in jobs, summed over workers, whole run
-  double worker_cpu_s = 0;   // CPU seconds in jobs (without waiting for a core), summed over workers
-  double wall_s = 0;         // the whole run
+  double worker_cpu_s = 0;  // CPU seconds in jobs (without waiting for a core), summed over workers
   int64_t swaps = 0, reassignments = 0, migrations = 0, weight_loads = 0;
   std::vector<at::Tensor> weights;    // the final published weights, per agent
   std::vector<at::Tensor> gradients;  // the gradient of each agent's last step
@@ -124,7 +128,7 @@ class Controller {
   // Weights, versions, trainer state.
   std::vector<at::Tensor> weights_, gradients_, host_state_;
   std::vector<int64_t> version_;
-  std::vector<int> holder_;  // disaggregated: the trainer rank holding the agent's state, -1 on the host
+  std::vector<int> holder_;  // flexmarl variants: the trainer rank holding the agent's state, -1 on the host
   std::vector<std::map<int, int64_t>> cached_;  // per rank: agent -> weight version loaded there
   std::vector<std::deque<Job>> jobs_;           // per rank: sent, not answered, in order
 
@@ -140,7 +144,7 @@ class Controller {
   bool phase_started_ = false;
   bool training_started_ = false;
 
-  // Disaggregated rollout.
+  // The flexmarl variants' rollout instances.
   std::optional<clustertwin::flexmarl::LoadBalancer> balancer_;
   std::vector<int> instance_rank_;
   std::vector<std::deque<int>> queue_;  // per instance

@@ -26,7 +26,7 @@ std::string number(double value) {
   return out;
 }
 
-// Trainer workers of a disaggregated run: --trainers, or a quarter of the workers (at least one).
+// Trainer workers of a flexmarl variant: --trainers, or a quarter of the workers (at least one).
 int trainer_count(const FlexMarlArgs& a, int workers) {
   return a.trainers > 0 ? a.trainers : std::max(1, workers / 4);
 }
@@ -80,7 +80,7 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   if (workers > 62) {
     return Status::invalid_argument("run flexmarl: " + std::to_string(world) + " processes: at most 63");
   }
-  if (cf::disaggregated(*f)) {
+  if (separates_trainers(*f)) {
     const int trainers = trainer_count(a, workers);
     if (workers - trainers < agents) {
       return Status::invalid_argument("run flexmarl --framework " + a.framework + ": " + std::to_string(world) +
@@ -155,7 +155,7 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
     std::string out = "{\"framework\":";
     traces::append_json_string(&out, a.framework);
     out += ",\"world_size\":" + std::to_string(world) + ",\"workers\":" + std::to_string(r.workers) +
-           ",\"trainers\":" + std::to_string(cf::disaggregated(*cf::framework_from_name(a.framework)) ? trainers : 0) +
+           ",\"trainers\":" + std::to_string(separates_trainers(*cf::framework_from_name(a.framework)) ? trainers : 0) +
            ",\"steps\":" + std::to_string(a.steps) + ",\"step_s\":" + number(step_s) + ",\"step_times\":[";
     for (size_t i = 0; i < times.size(); ++i)
       out += (i ? "," : "") + number(times[i]);

@@ -35,7 +35,7 @@ enum class Kind : int64_t {
   kState,      // <- worker: the trainer state (f64)
   kDone,       // <- worker: a job without a result finished
   kStop,       // -> worker: leave the loop; reply kStopped
-  kStopped,    // <- worker: its busy seconds and generated tokens (f64)
+  kStopped,    // <- worker: the CPU seconds its jobs took (f64)
 };
 const char* kind_name(Kind kind);
 

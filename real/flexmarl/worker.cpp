@@ -8,8 +8,6 @@
 namespace clustertwin::real::flexmarl {
 namespace {
 
-const char* const kAgentNames[] = {"planner", "solver", "checker"};
-
 // Reads int64/float64 payloads front to back.
 class Reader {
  public:
@@ -39,6 +37,10 @@ double linear_params(int64_t agent) {
 Status malformed(const Message& m) {
   return Status::internal(std::string("flexmarl worker: malformed ") + kind_name(m.kind) + " message for agent " +
                           std::to_string(m.agent));
+}
+
+const std::string& agent_name(int64_t agent) {
+  return clustertwin::flexmarl::task_agents()[static_cast<size_t>(agent)].name;
 }
 
 }  // namespace
@@ -89,7 +91,7 @@ Status Worker::generate(const Message& m, Message* reply) {
   auto it = inference_.find(m.agent);
   if (it == inference_.end() || !it->second.model) {
     return Status::internal("flexmarl worker " + std::to_string(world_.index) + ": asked to generate for " +
-                            kAgentNames[m.agent] + " without its weights");
+                            agent_name(m.agent) + " without its weights");
   }
   Reader in(m.i64);
   std::vector<RolloutRequest> requests(static_cast<size_t>(m.count));
@@ -124,7 +126,6 @@ Status Worker::generate(const Message& m, Message* reply) {
     longs.push_back(r.topk_ids.reshape(-1));
     doubles.push_back(r.logp);
     doubles.push_back(r.topk_logp.reshape(-1));
-    generated_tokens_ += static_cast<int64_t>(r.response.size());
   }
   reply->kind = Kind::kGenerated;
   reply->agent = m.agent;
@@ -139,7 +140,7 @@ Status Worker::train(const Message& m, Message* reply) {
   auto it = trainers_.find(m.agent);
   if (it == trainers_.end()) {
     return Status::internal("flexmarl worker " + std::to_string(world_.index) + ": asked to train " +
-                            kAgentNames[m.agent] + " without its state");
+                            agent_name(m.agent) + " without its state");
   }
   const int64_t k = m.arg1;
   Reader longs(m.i64), doubles(m.f64);
@@ -228,7 +229,7 @@ Status Worker::run() {
       aborted_ = m.arg1 != 0;
       Message reply;
       reply.kind = Kind::kStopped;
-      reply.f64 = at::tensor(std::vector<double>{busy_s_, static_cast<double>(generated_tokens_), cpu_s_}, at::kDouble);
+      reply.f64 = at::full({1}, cpu_s_, at::kDouble);
       return send_message(comm_, world_, 0, reply);
     }
     if (m.agent < 0 || m.agent >= clustertwin::flexmarl::kTaskTurns) return malformed(m);
@@ -261,18 +262,17 @@ Status Worker::run() {
         return malformed(m);
     }
     const double t1 = tracer_.now_us();
-    busy_s_ += (t1 - t0) / 1e6;
     const double cpu = Tracer::thread_cpu_us() - cpu0;
     cpu_s_ += cpu / 1e6;
     traces::Event e;
-    e.name = std::string(kind_name(m.kind)) + " " + kAgentNames[m.agent];
+    e.name = std::string(kind_name(m.kind)) + " " + agent_name(m.agent);
     e.category = m.kind == Kind::kLoad || m.kind == Kind::kSwapIn || m.kind == Kind::kSwapOut
                      ? traces::Category::kCopy
                      : traces::Category::kCompute;
     e.ts_us = t0;
     e.dur_us = t1 - t0;
     e.step = m.arg2;
-    e.cost_key = std::string("flexmarl/") + kind_name(m.kind) + "/" + kAgentNames[m.agent];
+    e.cost_key = std::string("flexmarl/") + kind_name(m.kind) + "/" + agent_name(m.agent);
     e.cpu_us = cpu;
     if (job_flops_ > 0) e.flops = job_flops_;
     if (job_bytes_ > 0) e.bytes = job_bytes_;

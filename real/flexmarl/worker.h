@@ -62,11 +62,10 @@ class Worker {
   std::map<int64_t, std::unique_ptr<AgentTrainer>> trainers_;
   bool faulted_ = false;
   bool aborted_ = false;
-  double busy_s_ = 0, cpu_s_ = 0;
+  double cpu_s_ = 0;  // CPU seconds in jobs: the kStopped reply
   // The current job's cost drivers, for its trace event.
   double job_flops_ = 0;
   int64_t job_bytes_ = 0;
-  int64_t generated_tokens_ = 0;
 };
 
 }  // namespace clustertwin::real::flexmarl

@@ -145,12 +145,19 @@ TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
       {{"--load-gap", "0"}, "--load-gap 0: must be > 0"},
       {{"--framework", "mappo"}, "--framework 'mappo': unknown (allowed: sync, marti, flexmarl"},
       {{"--loss", "tis"}, "--loss 'tis': unknown (allowed: ppo, dapo, gspo)"},
+      {{"--rollout-batch", "0"}, "--rollout-batch 0: must be >= 1"},
+      {{"--group", "1"}, "--group 1: GRPO needs at least 2 trajectories"},
+      {{"--trainers", "-1"}, "--trainers -1: must be >= 0"},
+      {{"--steps", "0"}, "--steps 0: must be at least 1"},
   };
   for (const Case& c : cases) {
     const CommandResult r = run_flexmarl(2, c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+  // marti and sync roll out on every worker: 4 processes are enough for them.
+  const CommandResult marti = run_flexmarl(4, {"--framework", "marti", "--steps", "1"});
+  EXPECT_EQ(marti.exit_code, 0) << marti.err;
   const CommandResult few = run_flexmarl(4, {"--framework", "flexmarl"});
   EXPECT_EQ(few.exit_code, 2) << few.err;
   EXPECT_NE(few.err.find("4 processes leave 2 rollout workers for 3 agents; needs at least 5"), std::string::npos)
