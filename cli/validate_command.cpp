@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrators/network_fit.h"
+#include "calibrators/process_fit.h"
 #include "calibrators/replay.h"
 #include "calibrators/stats.h"
 #include "cli/command.h"
@@ -27,6 +28,7 @@ struct ValidateArgs {
   double max_error = 0;
   bool max_error_given = false;
   int warmup = 3;
+  bool warmup_given = false;
   int drain = 2;
   bool json = false;
 };
@@ -89,6 +91,102 @@ Status validate_collectives(const ValidateArgs& a, const sim::ClusterProfile& pr
   return worst ? check(a, worst->error, "the largest collective-time error") : Status::ok();
 }
 
+// flexmarl: the process twin (sim/flexmarl/process_twin.h) on each run's
+// framework, worker count and response lengths, priced by --costs-from's
+// runs (or the run itself), on the profile's node cores.
+Status validate_flexmarl(const ValidateArgs& a, const sim::ClusterProfile& profile) {
+  if (profile.node_cores < 1) {
+    return Status::invalid_argument("--profile " + a.profile +
+                                    ": field 'node_cores' missing: the process twin needs the machine's cores");
+  }
+  const int first_step = a.warmup_given ? a.warmup : 1;
+  std::vector<calibrators::FlexMarlRun> reals, others;
+  for (const std::string& path : split_commas(a.real)) {
+    auto run = calibrators::read_flexmarl_run(path);
+    if (!run.is_ok()) return run.status();
+    reals.push_back(std::move(*run));
+  }
+  if (reals.empty()) return Status::invalid_argument("--real: give at least one trace");
+  for (const std::string& path : a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from)) {
+    auto run = calibrators::read_flexmarl_run(path);
+    if (!run.is_ok()) return run.status();
+    others.push_back(std::move(*run));
+  }
+  std::vector<calibrators::FlexMarlCheck> checks;
+  for (const calibrators::FlexMarlRun& real : reals) {
+    std::vector<const calibrators::FlexMarlRun*> sources;
+    for (const auto& o : others)
+      sources.push_back(&o);
+    if (sources.empty()) sources.push_back(&real);
+    std::vector<calibrators::KeyFit> fits;
+    auto costs = calibrators::fit_process_costs(sources, first_step, profile.node_cores, &fits);
+    if (!costs.is_ok()) return costs.status();
+    auto check = calibrators::check_flexmarl(real, *costs, profile.node_cores, first_step);
+    if (!check.is_ok()) return check.status().with_context(real.path);
+    check->fits = std::move(fits);
+    checks.push_back(std::move(*check));
+  }
+  std::vector<double> errors;
+  for (const auto& c : checks)
+    errors.push_back(c.error);
+  const double m = calibrators::quantile(errors, 0.5);
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["system"] = "flexmarl";
+    j["costs"] = a.costs_from.empty() ? "replay" : "runs";
+    j["step_error"] = m;
+    j["runs"] = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const auto& c = checks[i];
+      nlohmann::ordered_json r{{"trace", reals[i].path},
+                               {"framework", c.framework},
+                               {"workers", c.workers},
+                               {"cores", c.cores},
+                               {"first_step", c.first_step},
+                               {"real_step_s", c.real_step_s},
+                               {"twin_step_s", c.twin_step_s},
+                               {"step_error", c.error},
+                               {"real_cpu_utilization", c.real_cpu_utilization},
+                               {"twin_cpu_utilization", c.twin_cpu_utilization},
+                               {"controller_s_per_job", c.costs.controller_s_per_job},
+                               {"message_latency_s", c.costs.message_latency_s}};
+      r["per_key"] = nlohmann::ordered_json::array();
+      for (const auto& e : c.per_key) {
+        r["per_key"].push_back({{"cost_key", e.cost_key},
+                                {"real_jobs", e.real_jobs},
+                                {"twin_jobs", e.twin_jobs},
+                                {"real_s", e.real_s},
+                                {"twin_s", e.twin_s},
+                                {"error", e.error}});
+      }
+      j["runs"].push_back(r);
+    }
+    CT_RETURN_IF_ERROR(write_output("-", j.dump(2) + "\n"));
+  } else {
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const auto& c = checks[i];
+      std::printf("# clustertwin validate flexmarl: %s, %s, %d workers on %d cores, steps %d.. measured\n",
+                  reals[i].path.c_str(), c.framework.c_str(), c.workers, c.cores, c.first_step);
+      std::printf("  real step %.3f s, twin step %.3f s, error %s; worker CPU utilisation real %.1f%%, twin %.1f%%\n",
+                  c.real_step_s, c.twin_step_s, percent(c.error).c_str(), 100 * c.real_cpu_utilization,
+                  100 * c.twin_cpu_utilization);
+      std::printf("  fitted: controller CPU %.3f ms per job, message latency %.3f ms one way\n",
+                  c.costs.controller_s_per_job * 1e3, c.costs.message_latency_s * 1e3);
+      std::printf("  %-28s %9s %9s %12s %12s %9s\n", "cost key (wall per job)", "real jobs", "twin jobs", "real ms",
+                  "twin ms", "error");
+      for (const auto& e : c.per_key) {
+        std::printf("  %-28s %9lld %9lld %12.3f %12.3f %9s\n", e.cost_key.c_str(), static_cast<long long>(e.real_jobs),
+                    static_cast<long long>(e.twin_jobs), e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str());
+      }
+    }
+    std::printf("# %s: %zu run(s), median step-time error %s\n",
+                a.costs_from.empty() ? "a replay: costs fitted on each run itself"
+                                     : ("a prediction: costs fitted on " + a.costs_from).c_str(),
+                checks.size(), percent(m).c_str());
+  }
+  return check(a, m, "median step-time error");
+}
+
 void print_run(const ValidateArgs& a, const calibrators::ReplayResult& r, const std::string& profile) {
   std::printf("# clustertwin validate %s: %s, %d workers, runner steps %d..%d measured, profile %s\n", a.system.c_str(),
               r.variant.c_str(), r.workers, r.first_step, r.last_step, profile.c_str());
@@ -116,6 +214,7 @@ Status run_validate(const ValidateArgs& a) {
   auto profile = sim::load_cluster_profile(a.profile);
   if (!profile.is_ok()) return profile.status();
   if (a.system == "collectives") return validate_collectives(a, *profile);
+  if (a.system == "flexmarl") return validate_flexmarl(a, *profile);
   // Several traces: repetitions of one configuration, judged by their median error.
   std::vector<calibrators::ReplayResult> results;
   for (const std::string& path : split_commas(a.real)) {
@@ -175,7 +274,10 @@ void add_validate_command(CLI::App& app, Action* action) {
       "(a calibrated profile), by --costs-from's runs when given, else by the run itself (a replay); prints the "
       "step-time error and each cost key's. For `collectives`: the twin's benchmark at every size of a recorded "
       "collective benchmark, against its mean. Exit code 3 when the error exceeds --max-error");
-  cmd->add_option("SYSTEM", a->system, "nestpipe, or collectives for a collective benchmark")->required();
+  cmd->add_option("SYSTEM", a->system,
+                  "nestpipe, flexmarl (the process twin: the real controller's decisions on simulated processes "
+                  "sharing the profile's node_cores), or collectives for a collective benchmark")
+      ->required();
   cmd->add_option("--real", a->real,
                   "A trace of `clustertwin run SYSTEM --trace`, or several comma-separated: repetitions of one "
                   "configuration, judged by their median error (collectives: benchmark traces, pooled)")
@@ -189,13 +291,16 @@ void add_validate_command(CLI::App& app, Action* action) {
       cmd->add_option("--max-error", a->max_error,
                       "Exit 3 when the absolute relative step-time error (collectives: the largest per size) exceeds "
                       "this (0.05 = 5%)");
-  cmd->add_option("--warmup", a->warmup, "Runner steps after the pipeline prologue left out")->capture_default_str();
+  CLI::Option* warmup = cmd->add_option(
+      "--warmup", a->warmup, "Runner steps after the pipeline prologue left out (flexmarl: first steps, default 1)");
+  warmup->capture_default_str();
   cmd->add_option("--drain", a->drain, "Runner steps at the end left out")->capture_default_str();
   cmd->add_flag("--json", a->json,
                 "Print JSON: step_error (relative, signed), per_key, costs, runs, measured_steps (collectives: "
                 "sizes, max_abs_error)");
-  cmd->callback([a, action, max_error] {
+  cmd->callback([a, action, max_error, warmup] {
     a->max_error_given = max_error->count() > 0;
+    a->warmup_given = warmup->count() > 0;
     *action = [a] { return run_validate(*a); };
   });
 }

@@ -49,6 +49,35 @@ const std::vector<TaskAgent>& task_agents() {
   return kAgents;
 }
 
+TaskModelDims task_model_dims(int agent) {
+  TaskModelDims d;
+  switch (agent) {
+    case 0:  // planner
+      d.d_model = 64, d.layers = 2, d.heads = 4, d.d_ff = 256;
+      break;
+    case 1:  // solver
+      d.d_model = 48, d.layers = 2, d.heads = 4, d.d_ff = 192;
+      break;
+    default:  // checker
+      d.d_model = 32, d.layers = 1, d.heads = 2, d.d_ff = 128;
+      break;
+  }
+  return d;
+}
+
+int64_t task_linear_params(int agent) {
+  const TaskModelDims m = task_model_dims(agent);
+  const int64_t d = m.d_model;
+  // A block: two LayerNorms, Q, K, V and the output projection, the MLP's two Linears.
+  const int64_t block = 2 * (2 * d) + 4 * (d * d + d) + (d * m.d_ff + m.d_ff) + (m.d_ff * d + d);
+  return m.layers * block + 2 * d + (d * kTaskVocab + kTaskVocab);  // the final LayerNorm, the head
+}
+
+int64_t task_params(int agent) {
+  const TaskModelDims m = task_model_dims(agent);
+  return task_linear_params(agent) + (kTaskVocab + m.context) * m.d_model;
+}
+
 int task_budget(uint64_t seed, int turn, int64_t input, int trajectory) {
   const TaskAgent& agent = task_agents().at(static_cast<size_t>(turn));
   if (turn != 0) return agent.max_new_tokens;

@@ -55,6 +55,20 @@ struct TaskAgent {
 const std::vector<TaskAgent>& task_agents();
 constexpr int kTaskTurns = 3;
 
+/// Each agent's policy, a small byte-level GPT (models/torch/byte_lm.h):
+/// the planner, the long writer, is the largest.
+struct TaskModelDims {
+  int d_model = 0, layers = 0, heads = 0, d_ff = 0;
+  int context = 96;  // positions: the longest prompt and response fit
+};
+TaskModelDims task_model_dims(int agent);
+/// The parameters a token's forward pass multiplies by (the blocks' and
+/// the head's; the embedding tables are lookups): a job's FLOPs are 2x
+/// (inference) or 6x (forward and backward) this per position.
+int64_t task_linear_params(int agent);
+/// All of its parameters, the embedding tables included.
+int64_t task_params(int agent);
+
 /// Turn `turn`'s length budget for trajectory `trajectory` of `input`: the
 /// planner's is Pareto (scale 6, shape 1.2) capped at its max, the others'
 /// their max.

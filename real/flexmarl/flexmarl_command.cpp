@@ -93,7 +93,11 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   return Status::ok();
 }
 
-std::string options_json(const FlexMarlArgs& a, int world, int trainers) {
+// The run's options as the trace's config; with `steps`, also each step's
+// response tokens per agent (response_tokens[step][agent][input x group +
+// trajectory]): what the rollouts produced, for the process twin.
+std::string options_json(const FlexMarlArgs& a, int world, int trainers,
+                         const std::vector<StepReport>* steps = nullptr) {
   std::string o = "{\"framework\":";
   traces::append_json_string(&o, a.framework);
   o += ",\"world_size\":" + std::to_string(world) + ",\"steps\":" + std::to_string(a.steps) +
@@ -102,8 +106,23 @@ std::string options_json(const FlexMarlArgs& a, int world, int trainers) {
        ",\"trainers\":" + std::to_string(trainers) + ",\"load_gap\":" + number(a.load_gap) + ",\"loss\":";
   traces::append_json_string(&o, a.loss);
   o += std::string(",\"sis\":") + (a.sis ? "true" : "false") + ",\"lr\":" + number(a.lr) +
-       ",\"seed\":" + std::to_string(a.seed) + "}";
-  return o;
+       ",\"seed\":" + std::to_string(a.seed);
+  if (steps != nullptr) {
+    o += ",\"response_tokens\":[";
+    for (size_t k = 0; k < steps->size(); ++k) {
+      o += k ? ",[" : "[";
+      for (size_t t = 0; t < (*steps)[k].response_tokens.size(); ++t) {
+        o += t ? ",[" : "[";
+        const std::vector<int64_t>& lengths = (*steps)[k].response_tokens[t];
+        for (size_t i = 0; i < lengths.size(); ++i)
+          o += (i ? "," : "") + std::to_string(lengths[i]);
+        o += "]";
+      }
+      o += "]";
+    }
+    o += "]";
+  }
+  return o + "}";
 }
 
 double median(std::vector<double> v) {
@@ -226,23 +245,28 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   }
 
   ControllerOptions c;
-  c.framework = framework;
+  c.orchestrator.framework = framework;
+  c.orchestrator.queries = a.queries;
+  c.orchestrator.group = a.group;
+  c.orchestrator.micro_batch = a.micro_batch;
+  c.orchestrator.rollout_batch = a.rollout_batch;
+  c.orchestrator.trainers = trainers;
+  c.orchestrator.load_gap = a.load_gap;
+  c.orchestrator.token_normalised = loss_kind == sis::LossKind::kDapo;
+  c.orchestrator.seed = a.seed;
   c.steps = a.steps;
-  c.queries = a.queries;
-  c.group = a.group;
-  c.micro_batch = a.micro_batch;
-  c.rollout_batch = a.rollout_batch;
-  c.trainers = trainers;
-  c.load_gap = a.load_gap;
-  c.token_normalised = loss_kind == sis::LossKind::kDapo;
   c.topk = 4;
-  c.seed = a.seed;
   c.adam = adam;
   c.loss = loss;
   Controller controller(**comm, **world, tracer, c);
   auto report = controller.run();
   if (!report.is_ok()) return report.status();
-  if (!a.trace.empty()) CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, metadata, a.trace));
+  if (!a.trace.empty()) {
+    // The responses' lengths go along: the process twin replays them.
+    traces::Metadata with_responses = metadata;
+    with_responses.config_json = options_json(a, env->world_size, trainers, &report->steps);
+    CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, with_responses, a.trace));
+  }
   if (!a.dump_params.empty()) CT_RETURN_IF_ERROR(write_params(a.dump_params, *report, env->world_size));
   print_report(a, *report, env->world_size, trainers, (*comm)->backend());
   return Status::ok();

@@ -7,26 +7,6 @@
 
 namespace clustertwin::real::flexmarl {
 
-StatusOr<std::vector<double>> group_advantages(const std::vector<double>& rewards, int group) {
-  if (group < 1 || rewards.size() % static_cast<size_t>(group) != 0) {
-    return Status::invalid_argument("group advantages: group " + std::to_string(group) + " does not divide " +
-                                    std::to_string(rewards.size()) + " rewards");
-  }
-  std::vector<double> out(rewards.size());
-  for (size_t g = 0; g < rewards.size(); g += static_cast<size_t>(group)) {
-    double mean = 0, var = 0;
-    for (int i = 0; i < group; ++i)
-      mean += rewards[g + i];
-    mean /= group;
-    for (int i = 0; i < group; ++i)
-      var += (rewards[g + i] - mean) * (rewards[g + i] - mean);
-    const double sd = std::sqrt(var / group);
-    for (int i = 0; i < group; ++i)
-      out[g + i] = (rewards[g + i] - mean) / (sd + 1e-6);
-  }
-  return out;
-}
-
 BatchTotals batch_totals(const std::vector<TrainSample>& batch) {
   BatchTotals t;
   t.sequences = static_cast<int64_t>(batch.size());

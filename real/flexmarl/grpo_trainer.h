@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "models/common/status.h"
+#include "models/flexmarl/orchestrator.h"
 #include "models/torch/byte_lm.h"
 #include "real/core/communicator.h"
 #include "real/sis/policy_loss.h"
@@ -51,10 +52,7 @@ struct TrainSample {
   at::Tensor topk_logp_old;
 };
 
-/// GRPO's advantages: each reward minus its group's mean, over the group's
-/// standard deviation (population; 1e-6 added). Consecutive groups of
-/// `group` rewards; InvalidArgument when `group` does not divide the count.
-StatusOr<std::vector<double>> group_advantages(const std::vector<double>& rewards, int group);
+using clustertwin::flexmarl::group_advantages;  // models/flexmarl/orchestrator.h
 
 /// What the whole global batch holds, for the losses' normalisation.
 struct BatchTotals {

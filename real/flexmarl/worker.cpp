@@ -4,6 +4,7 @@
 
 #include "models/common/hash.h"
 #include "models/flexmarl/math_task.h"
+#include "models/flexmarl/orchestrator.h"
 
 namespace clustertwin::real::flexmarl {
 namespace {
@@ -26,14 +27,6 @@ class Reader {
   int64_t n_ = 0, at_ = 0;
 };
 
-// Parameters a token's forward touches (the Linears and the head; the
-// embedding tables are lookups): the FLOPs a job reports per token are 2x
-// (inference) or 6x (forward and backward) this.
-double linear_params(int64_t agent) {
-  const ByteLmOptions o = task_model_options(static_cast<int>(agent));
-  return static_cast<double>(torch_models::byte_lm_params(o) - o.vocab * o.d_model - o.context * o.d_model);
-}
-
 Status malformed(const Message& m) {
   return Status::internal(std::string("flexmarl worker: malformed ") + kind_name(m.kind) + " message for agent " +
                           std::to_string(m.agent));
@@ -46,20 +39,11 @@ const std::string& agent_name(int64_t agent) {
 }  // namespace
 
 ByteLmOptions task_model_options(int agent) {
+  const clustertwin::flexmarl::TaskModelDims d = clustertwin::flexmarl::task_model_dims(agent);
   ByteLmOptions o;
   o.vocab = clustertwin::flexmarl::kTaskVocab;
-  o.context = 96;
-  switch (agent) {
-    case 0:  // planner: the long writer, the largest
-      o.d_model = 64, o.layers = 2, o.heads = 4, o.d_ff = 256;
-      break;
-    case 1:  // solver
-      o.d_model = 48, o.layers = 2, o.heads = 4, o.d_ff = 192;
-      break;
-    default:  // checker
-      o.d_model = 32, o.layers = 1, o.heads = 2, o.d_ff = 128;
-      break;
-  }
+  o.context = d.context;
+  o.d_model = d.d_model, o.layers = d.layers, o.heads = d.heads, o.d_ff = d.d_ff;
   return o;
 }
 
@@ -107,18 +91,15 @@ Status Worker::generate(const Message& m, Message* reply) {
   }
   auto results = ::clustertwin::real::flexmarl::generate(it->second.model, requests, options_.rollout);
   if (!results.is_ok()) return results.status();
-  // What the engine computed, padding included: per batch of one prompt
-  // length, every row runs until the batch's longest response.
-  std::map<size_t, std::pair<int64_t, int64_t>> batches;  // prompt length -> rows, longest response
+  // What the engine computed, padding included (the orchestrator's formula:
+  // the process twin prices the same positions).
+  std::vector<int64_t> prompts, responses;
   for (size_t i = 0; i < requests.size(); ++i) {
-    auto& b = batches[requests[i].prompt.size()];
-    ++b.first;
-    b.second = std::max(b.second, static_cast<int64_t>((*results)[i].response.size()));
+    prompts.push_back(static_cast<int64_t>(requests[i].prompt.size()));
+    responses.push_back(static_cast<int64_t>((*results)[i].response.size()));
   }
-  double positions = 0;
-  for (const auto& [prompt, b] : batches)
-    positions += static_cast<double>(b.first * (static_cast<int64_t>(prompt) + b.second - 1));
-  job_flops_ = 2 * linear_params(m.agent) * positions;
+  job_flops_ = 2 * static_cast<double>(clustertwin::flexmarl::task_linear_params(static_cast<int>(m.agent))) *
+               static_cast<double>(clustertwin::flexmarl::generate_positions(prompts, responses));
   std::vector<at::Tensor> longs, doubles;
   for (const RolloutResult& r : *results) {
     longs.push_back(at::tensor(std::vector<int64_t>{static_cast<int64_t>(r.response.size())}, at::kLong));
@@ -157,10 +138,11 @@ Status Worker::train(const Message& m, Message* reply) {
     s.logp_old = doubles.take(t - 1).clone();
     s.topk_logp_old = doubles.take((t - 1) * k).view({t - 1, k}).clone();
   }
-  int64_t longest = 0;
+  std::vector<int64_t> lengths;
   for (const TrainSample& s : micro)
-    longest = std::max(longest, s.tokens.size(0));
-  job_flops_ = 6 * linear_params(m.agent) * static_cast<double>(static_cast<int64_t>(micro.size()) * (longest - 1));
+    lengths.push_back(s.tokens.size(0));
+  job_flops_ = 6 * static_cast<double>(clustertwin::flexmarl::task_linear_params(static_cast<int>(m.agent))) *
+               static_cast<double>(clustertwin::flexmarl::train_positions(lengths));
   // Totals of 1: the step scales the summed gradient by the batch's real
   // count, known only once the whole batch is rolled out.
   auto loss = it->second->accumulate(micro, BatchTotals{1, 1});

@@ -12,7 +12,10 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "models/common/state_dump.h"
 #include "tests/cli/run_command.h"
@@ -133,6 +136,45 @@ TEST(FlexMarlRunTest, ALatePublishIsCaughtByTheStore) {
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("(a rollout on a stale policy)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("written while version 1 is published"), std::string::npos) << r.err;
+}
+
+// The process twin (validate flexmarl) runs the orchestrator the real
+// controller ran: on sync, whose schedule does not depend on timing, it
+// posts exactly the jobs the real run did, per cost key and step. Its step
+// time is printed, not bounded: the tests share this machine's cores.
+TEST(FlexMarlRunTest, TheProcessTwinRunsTheRealSchedule) {
+  const std::string trace = temp_dir("twin") + ".json";
+  const CommandResult real = run_flexmarl(5, {"--framework", "sync", "--steps", "3", "--trace", trace});
+  ASSERT_EQ(real.exit_code, 0) << real.err;
+  const CommandResult v = run_clustertwin({"validate", "flexmarl", "--real", trace, "--json"});
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  const nlohmann::json j = nlohmann::json::parse(v.out);
+  ASSERT_EQ(j["runs"].size(), 1u);
+  const nlohmann::json& run = j["runs"][0];
+  std::printf("sync, 4 workers: real step %.3f s, twin (replay) %.3f s, error %+.1f%%\n",
+              run["real_step_s"].get<double>(), run["twin_step_s"].get<double>(),
+              100 * run["step_error"].get<double>());
+  EXPECT_GT(run["twin_step_s"].get<double>(), 0);
+  int keys = 0;
+  for (const auto& k : run["per_key"]) {
+    ++keys;
+    EXPECT_EQ(k["twin_jobs"], k["real_jobs"]) << k["cost_key"];
+  }
+  EXPECT_GE(keys, 9) << "generate, train and step of three agents";
+
+  // A trace without the responses' lengths is refused with the field's name.
+  std::stringstream text;
+  text << std::ifstream(trace).rdbuf();
+  std::string edited = text.str();
+  const size_t at = edited.find("\"response_tokens\"");
+  ASSERT_NE(at, std::string::npos);
+  edited.replace(at, 17, "\"response_tokenz\"");
+  const std::string bad = temp_dir("twin_bad") + ".json";
+  std::ofstream(bad) << edited;
+  const CommandResult refused = run_clustertwin({"validate", "flexmarl", "--real", bad});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find(bad + ": field 'metadata.config.response_tokens': missing"), std::string::npos)
+      << refused.err;
 }
 
 TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
