@@ -145,6 +145,12 @@ StatusOr<sim::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMa
   sim::ProcessTwinCosts costs;
   for (const KeyFit& f : fits)
     costs.keys[f.cost_key] = sim::ProcessKeyCost{f.latency_s, f.seconds_per_unit, f.mean_size};
+  // A swap moves the same state either way: a direction the runs never took is priced as the other.
+  for (const auto& agent : cf::task_agents()) {
+    const std::string in = "flexmarl/swap-in/" + agent.name, out = "flexmarl/swap-out/" + agent.name;
+    if (costs.keys.count(in) && !costs.keys.count(out)) costs.keys[out] = costs.keys[in];
+    if (costs.keys.count(out) && !costs.keys.count(in)) costs.keys[in] = costs.keys[out];
+  }
   costs.controller_s_per_job = jobs > 0 ? controller_cpu / static_cast<double>(jobs) : 0;
   // All-reduce steps: per (key, run, step) instance, last start to end, less the members' mean CPU.
   std::map<std::string, std::vector<double>> exchanges;

@@ -77,11 +77,13 @@ void add_flexmarl(CLI::App* run, Action* action) {
       "flexmarl",
       "Multi-agent RL for real with FlexMARL's designs: three GPT policies of different sizes (planner, solver, "
       "checker) answer arithmetic problems in turn, GRPO trains each; rank 0 is the controller (experience store, "
-      "load balancer, published weights), ranks 1..N-1 are workers. Frameworks: sync (colocated, agents roll out "
-      "and train in turn), marti (centralised rollout, a barrier, agents train side by side), flexmarl (rollout "
-      "instances apart from trainers, hierarchical load balancing, micro-batches trained as soon as rewarded, "
-      "trainer state swapped between agents), flexmarl-nobalance, flexmarl-noasync. The flexmarl variants need "
-      "a controller, one rollout worker per agent and the trainers: 5 processes at least");
+      "load balancer, published weights), ranks 1..N-1 are workers. Frameworks: sync (colocated: each agent's "
+      "engine on its share of the workers, agents roll out turn by turn, then train in turn on every worker), "
+      "marti (a rollout pool and a training pool: turn-by-turn rollout, then the agents train side by side), "
+      "flexmarl (rollout instances apart from trainers, hierarchical load balancing, micro-batches trained as soon "
+      "as rewarded on whichever trainers are free, state copied between host and trainers), flexmarl-nobalance, "
+      "flexmarl-noasync. marti needs 3 processes at least, the flexmarl variants a controller, one rollout worker "
+      "per agent and the trainers: 5 at least");
   fm->add_option("--framework", a->framework, "sync, marti, flexmarl, flexmarl-nobalance or flexmarl-noasync")
       ->capture_default_str();
   fm->add_option("--steps", a->steps, "Training steps (each: a global batch per agent, one update per agent)")
@@ -96,8 +98,8 @@ void add_flexmarl(CLI::App* run, Action* action) {
                  "early waits for the batch's longest)")
       ->capture_default_str();
   fm->add_option("--trainers", a->trainers,
-                 "flexmarl variants: trainer workers, the rest roll out (0: a quarter of the workers, at "
-                 "least 1)")
+                 "marti and the flexmarl variants: trainer workers, the last ones; the rest roll out (0: a quarter "
+                 "of the workers, at least 1)")
       ->capture_default_str();
   fm->add_option("--load-gap", a->load_gap,
                  "The balancer's threshold: requests of load gap between instances (or agents, per instance) that "

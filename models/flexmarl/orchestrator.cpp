@@ -82,10 +82,14 @@ StatusOr<Orchestrator> Orchestrator::create(const OrchestratorOptions& options) 
   }
   for (int a = 0; a < kAgents; ++a)
     CT_RETURN_IF_ERROR(o.store_.add_agent(task_agents()[static_cast<size_t>(a)].name, kFields));
-  o.holder_.fill(-1);
-  o.on_host_.fill(true);
+  o.host_valid_.fill(true);
   o.cached_.resize(static_cast<size_t>(options.workers) + 1);
   o.jobs_.resize(static_cast<size_t>(options.workers) + 1);
+  if (options.framework == Framework::kMarti && (options.trainers < 1 || options.workers - options.trainers < 1)) {
+    return Status::invalid_argument("flexmarl marti: " + std::to_string(options.workers) + " workers with " +
+                                    std::to_string(options.trainers) +
+                                    " trainers leave no rollout pool (need at least one rollout worker)");
+  }
   if (separates_trainers(options.framework)) {
     const int rollout = options.workers - options.trainers;
     if (options.trainers < 1 || rollout < kAgents) {
@@ -216,6 +220,7 @@ Status Orchestrator::dispatch_step(JobSink& sink, const std::vector<int>& ranks,
     job.version = version_[static_cast<size_t>(agent)];
     job.members = mask;
     job.scale = scale;
+    job.return_state = separates_trainers(o_.framework);
     CT_RETURN_IF_ERROR(post(sink, std::move(job)));
   }
   return Status::ok();
@@ -223,8 +228,7 @@ Status Orchestrator::dispatch_step(JobSink& sink, const std::vector<int>& ranks,
 
 Status Orchestrator::swap_in(JobSink& sink, int rank, int agent) {
   if (separates_trainers(o_.framework)) {
-    on_host_[static_cast<size_t>(agent)] = false;  // it lives on the trainer now
-    holder_[static_cast<size_t>(agent)] = rank;
+    holders_[static_cast<size_t>(agent)].push_back(rank);
     ++counts_.swaps;
   }
   Job job;
@@ -235,7 +239,12 @@ Status Orchestrator::swap_in(JobSink& sink, int rank, int agent) {
 }
 
 Status Orchestrator::swap_out(JobSink& sink, int rank, int agent) {
-  holder_[static_cast<size_t>(agent)] = -1;  // on its way to the host
+  const size_t a = static_cast<size_t>(agent);
+  // Its gradients go to the host with it: the host copy is back once the state arrives.
+  holders_[a].clear();
+  trained_on_[a].clear();
+  host_valid_[a] = false;
+  host_grad_[a] = true;
   Job job;
   job.kind = JobKind::kSwapOut;
   job.rank = rank;
@@ -243,13 +252,73 @@ Status Orchestrator::swap_out(JobSink& sink, int rank, int agent) {
   return post(sink, std::move(job));
 }
 
-std::vector<int> Orchestrator::marti_trainers(int agent) const {
+StatusOr<int> Orchestrator::trainer_for(JobSink& sink, int a) {
+  const size_t ai = static_cast<size_t>(a);
+  for (int r : holders_[ai]) {
+    if (idle(r)) return r;
+  }
+  // A new holder needs the host copy, and a second one a copy without gradients.
+  if (!host_valid_[ai] || (host_grad_[ai] && !holders_[ai].empty())) return -1;
+  const int batch = o_.queries * o_.group;
+  auto held_by = [&](int r) {
+    std::vector<int> agents;
+    for (int b = 0; b < kAgents; ++b) {
+      const auto& h = holders_[static_cast<size_t>(b)];
+      if (std::find(h.begin(), h.end(), r) != h.end()) agents.push_back(b);
+    }
+    return agents;
+  };
+  auto has_gradients = [&](int r, int b) {
+    const auto& t = trained_on_[static_cast<size_t>(b)];
+    return std::find(t.begin(), t.end(), r) != t.end();
+  };
+  // Preference: a trainer holding nothing; one whose agents it can drop (the
+  // host has the same state); one whose only agent it can swap out (its
+  // only holder, its batch not yet wholly sent: never one waiting to step).
+  int chosen = -1, how = 3;
+  for (int r = o_.workers - o_.trainers + 1; r <= o_.workers; ++r) {
+    if (!idle(r)) continue;
+    const std::vector<int> held = held_by(r);
+    int kind = 0;
+    for (int b : held) {
+      if (b == a) return Status::internal("flexmarl: an idle holder was passed over");
+      if (!has_gradients(r, b)) {
+        kind = std::max(kind, 1);
+      } else if (holders_[static_cast<size_t>(b)].size() == 1 && sent_[static_cast<size_t>(b)] < batch) {
+        kind = 2;
+      } else {
+        kind = 3;
+      }
+    }
+    if (kind < how) chosen = r, how = kind;
+  }
+  if (chosen < 0 || how == 3) return -1;
+  for (int b : held_by(chosen)) {
+    auto& h = holders_[static_cast<size_t>(b)];
+    if (has_gradients(chosen, b)) {
+      CT_RETURN_IF_ERROR(swap_out(sink, chosen, b));
+    } else {
+      h.erase(std::find(h.begin(), h.end(), chosen));  // dropped: the host has it
+    }
+  }
+  CT_RETURN_IF_ERROR(swap_in(sink, chosen, a));
+  return chosen;
+}
+
+std::vector<int> Orchestrator::share_of(int agent, int first, int last) {
+  // Rank r of [first, last] serves agent (r - first) mod A; with fewer ranks
+  // than agents, agent a shares rank first + a mod count.
+  const int count = last - first + 1;
+  if (count < kAgents) return {first + agent % count};
   std::vector<int> ranks;
-  if (o_.workers < kAgents) return {1 + agent % o_.workers};
-  for (int r = 1; r <= o_.workers; ++r) {
-    if ((r - 1) % kAgents == agent) ranks.push_back(r);
+  for (int r = first; r <= last; ++r) {
+    if ((r - first) % kAgents == agent) ranks.push_back(r);
   }
   return ranks;
+}
+
+std::vector<int> Orchestrator::marti_trainers(int agent) const {
+  return share_of(agent, o_.workers - o_.trainers + 1, o_.workers);
 }
 
 Status Orchestrator::train_sharded(JobSink& sink, const std::vector<int>& ranks, int agent) {
@@ -282,11 +351,14 @@ Status Orchestrator::schedule_sync(JobSink& sink) {
         continue;
       }
       // The turn starts once every request of it is ready (the previous turn
-      // is done); idle workers then take up to --rollout-batch requests each.
+      // is done); idle engine workers then take up to --rollout-batch
+      // requests each.
       std::deque<int>& ready = pending_[static_cast<size_t>(phase_)];
       if (!phase_started_ && static_cast<int>(ready.size()) == batch) phase_started_ = true;
       if (!phase_started_) return Status::ok();
-      for (int r = 1; r <= o_.workers && !ready.empty(); ++r) {
+      // The turn's agent answers on its own engine: its share of the workers.
+      for (int r : share_of(phase_, 1, o_.workers)) {
+        if (ready.empty()) break;
         if (!idle(r)) continue;
         std::vector<int> take;
         while (!ready.empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
@@ -319,34 +391,30 @@ Status Orchestrator::schedule_sync(JobSink& sink) {
 
 Status Orchestrator::schedule_marti(JobSink& sink) {
   const int batch = o_.queries * o_.group;
-  bool rolled_out = true;
-  for (int a = 0; a < kAgents; ++a)
-    rolled_out = rolled_out && generated_[static_cast<size_t>(a)] == batch;
-  if (!rolled_out) {
-    // Centralised rollout: every idle worker takes the agent with the most ready requests.
-    for (int r = 1; r <= o_.workers; ++r) {
+  // Centralised rollout on the rollout pool (the workers before the
+  // trainers), turn by turn with a barrier after each: the turn's agents
+  // answer together (this task has one agent per turn), any idle pool
+  // worker taking up to --rollout-batch requests.
+  while (phase_ < kAgents && generated_[static_cast<size_t>(phase_)] == batch) {
+    ++phase_;
+    phase_started_ = false;
+  }
+  if (phase_ < kAgents) {
+    std::deque<int>& ready = pending_[static_cast<size_t>(phase_)];
+    if (!phase_started_ && static_cast<int>(ready.size()) == batch) phase_started_ = true;
+    if (!phase_started_) return Status::ok();
+    for (int r = 1; r <= o_.workers - o_.trainers && !ready.empty(); ++r) {
       if (!idle(r)) continue;
-      int best = -1;
-      for (int a = 0; a < kAgents; ++a) {
-        if (!pending_[static_cast<size_t>(a)].empty() &&
-            (best < 0 || pending_[static_cast<size_t>(a)].size() > pending_[static_cast<size_t>(best)].size())) {
-          best = a;
-        }
+      std::vector<int> take;
+      while (!ready.empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
+        take.push_back(ready.front());
+        ready.pop_front();
       }
-      if (best < 0) break;
-      int idle_workers = 0;
-      for (int q = 1; q <= o_.workers; ++q)
-        idle_workers += idle(q) ? 1 : 0;
-      std::deque<int>& ready = pending_[static_cast<size_t>(best)];
-      const size_t n =
-          std::min<size_t>(static_cast<size_t>(o_.rollout_batch), (ready.size() + idle_workers - 1) / idle_workers);
-      std::vector<int> take(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(n));
-      ready.erase(ready.begin(), ready.begin() + static_cast<std::ptrdiff_t>(n));
-      CT_RETURN_IF_ERROR(dispatch_generate(sink, r, best, std::move(take)));
+      CT_RETURN_IF_ERROR(dispatch_generate(sink, r, phase_, std::move(take)));
     }
     return Status::ok();
   }
-  if (!training_started_) {  // the barrier is behind us: the agents train side by side
+  if (!training_started_) {  // after the last turn the agents train side by side on the training pool
     training_started_ = true;
     for (int a = 0; a < kAgents; ++a)
       CT_RETURN_IF_ERROR(train_sharded(sink, marti_trainers(a), a));
@@ -384,8 +452,7 @@ Status Orchestrator::schedule_flexmarl(JobSink& sink) {
     CT_RETURN_IF_ERROR(dispatch_generate(sink, rank, agent, std::move(take), static_cast<int>(i)));
   }
   // Training: a micro-batch goes out as soon as its rows are complete (their
-  // groups rewarded, advantages fixed), to the trainer holding the agent.
-  const int first_trainer = o_.workers - o_.trainers + 1;
+  // groups rewarded, advantages fixed), to an idle trainer of the agent.
   for (int a = 0; a < kAgents; ++a) {
     const size_t ai = static_cast<size_t>(a);
     const int64_t version = version_[ai];
@@ -395,40 +462,21 @@ Status Orchestrator::schedule_flexmarl(JobSink& sink) {
       const bool all_complete = sent_[ai] + static_cast<int>(untaken) == batch;
       if (untaken == 0 || (!micro_async && !all_complete)) break;
       if (untaken < static_cast<size_t>(o_.micro_batch) && !all_complete) break;
-      int rank = holder_[ai];
-      if (rank < 0) {
-        if (!on_host_[ai]) break;  // still on its way back from another trainer
-        // A free trainer: one holding nothing, else one whose agent has nothing in flight.
-        int free = -1;
-        for (int r = first_trainer; r <= o_.workers && free < 0; ++r) {
-          if (!idle(r)) continue;
-          bool holds = false;
-          for (int b = 0; b < kAgents; ++b)
-            holds = holds || holder_[static_cast<size_t>(b)] == r;
-          if (!holds) free = r;
-        }
-        for (int r = first_trainer; r <= o_.workers && free < 0; ++r) {
-          // Never an agent whose whole batch is trained but not yet stepped.
-          bool pinned = false;
-          for (int b = 0; b < kAgents; ++b) {
-            const size_t bi = static_cast<size_t>(b);
-            pinned = pinned || (holder_[bi] == r && sent_[bi] == batch && !step_sent_[bi]);
-          }
-          if (idle(r) && !pinned) free = r;
-        }
-        if (free < 0) break;
-        for (int b = 0; b < kAgents; ++b) {
-          if (holder_[static_cast<size_t>(b)] == free) CT_RETURN_IF_ERROR(swap_out(sink, free, b));
-        }
-        CT_RETURN_IF_ERROR(swap_in(sink, free, a));
-        rank = free;
-      }
+      auto rank = trainer_for(sink, a);
+      if (!rank.is_ok()) return rank.status();
+      if (*rank < 0) break;
       const std::vector<SampleId> ids =
           table(a).take(version, std::min<size_t>(untaken, static_cast<size_t>(o_.micro_batch)), true);
-      CT_RETURN_IF_ERROR(dispatch_train(sink, rank, a, ids));
+      CT_RETURN_IF_ERROR(dispatch_train(sink, *rank, a, ids));
+      auto& t = trained_on_[ai];
+      if (std::find(t.begin(), t.end(), *rank) == t.end()) t.push_back(*rank);
     }
-    if (sent_[ai] == batch && trained_[ai] == batch && !step_sent_[ai] && holder_[ai] >= 0) {
-      CT_RETURN_IF_ERROR(dispatch_step(sink, {holder_[ai]}, a));
+    if (sent_[ai] == batch && trained_[ai] == batch && !step_sent_[ai] && !trained_on_[ai].empty()) {
+      // The holders that trained step together; the others hold the old state and are dropped.
+      std::vector<int> members = trained_on_[ai];
+      std::sort(members.begin(), members.end());
+      holders_[ai] = members;
+      CT_RETURN_IF_ERROR(dispatch_step(sink, members, a));
     }
   }
   return Status::ok();
@@ -539,10 +587,14 @@ Status Orchestrator::complete(int rank, Completion c, JobSink& sink) {
         version_[a] = c.version;
         CT_RETURN_IF_ERROR(table(job.agent).publish(c.version));
         published_[a] = true;
+        // The new state came back with the publish (flexmarl variants).
+        trained_on_[a].clear();
+        host_valid_[a] = true;
+        host_grad_[a] = false;
       }
       break;
     case JobKind::kSwapOut:
-      on_host_[a] = true;
+      host_valid_[a] = true;
       break;
     default:
       break;

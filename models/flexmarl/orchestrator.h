@@ -9,10 +9,12 @@
 // posted, and the orchestrator decides what comes next, framework by
 // framework:
 //
-//   sync      all workers roll out turn by turn (agents answer one after
-//             another), then each agent trains in turn on all workers
-//   marti     all workers roll out every agent as requests become ready, a
-//             barrier, then the agents train side by side on their workers
+//   sync      colocated: each agent's engine on its own share of the
+//             workers; agents answer turn by turn (a barrier after each),
+//             then each agent trains in turn on all workers (all-reduce)
+//   marti     a rollout pool and a training pool (the last --trainers
+//             workers): the pool rolls out turn by turn (a barrier after
+//             each), then the agents train side by side on their trainers
 //   flexmarl  workers split into rollout instances (at least one per agent,
 //             allocated by each agent's decode work at the step's start,
 //             then hierarchically load-balanced) and trainers bound to
@@ -69,11 +71,12 @@ struct Job {
   JobKind kind = JobKind::kLoad;
   int rank = 1;
   int agent = 0;
-  int64_t version = 0;       // load, generate, train: the policy version it works at
-  std::vector<int> samples;  // generate, train: indices into samples()
-  int instance = -1;         // generate (flexmarl variants): the rollout instance
-  int64_t members = 0;       // step: the bit mask of the ranks that step together (all-reduce)
-  double scale = 0;          // step: what the summed gradient is multiplied by
+  int64_t version = 0;        // load, generate, train: the policy version it works at
+  std::vector<int> samples;   // generate, train: indices into samples()
+  int instance = -1;          // generate (flexmarl variants): the rollout instance
+  int64_t members = 0;        // step: the bit mask of the ranks that step together (all-reduce)
+  double scale = 0;           // step: what the summed gradient is multiplied by
+  bool return_state = false;  // step: the publishing member sends the agent's new state back too
 };
 
 /// Where the orchestrator's jobs go.
@@ -164,7 +167,12 @@ class Orchestrator {
   Status dispatch_step(JobSink& sink, const std::vector<int>& ranks, int agent);
   Status swap_in(JobSink& sink, int rank, int agent);
   Status swap_out(JobSink& sink, int rank, int agent);
+  /// flexmarl variants: a trainer for agent `a`'s next micro-batch (an idle
+  /// holder, else a freed trainer it is swapped into), -1 when none now.
+  StatusOr<int> trainer_for(JobSink& sink, int a);
   Status train_sharded(JobSink& sink, const std::vector<int>& ranks, int agent);
+  /// The ranks of [first, last] that serve `agent` (sync's engines, marti's trainers).
+  static std::vector<int> share_of(int agent, int first, int last);
   std::vector<int> marti_trainers(int agent) const;
   void allocate_instances();
   Status schedule(JobSink& sink);
@@ -181,10 +189,20 @@ class Orchestrator {
 
   // Versions and where each agent's trainer state is.
   std::array<int64_t, kAgents> version_{};
-  std::array<int, kAgents> holder_{};           // flexmarl variants: the trainer rank holding it, -1 on the host
-  std::array<bool, kAgents> on_host_{};         // flexmarl variants: on the host (not on its way back)
-  std::vector<std::map<int, int64_t>> cached_;  // per rank: agent -> weight version loaded there
-  std::vector<std::deque<Job>> jobs_;           // per rank: posted, not completed, in order
+  // The flexmarl variants' trainer state. The host keeps a copy of every
+  // agent's state at its current version (the step's publish brings it
+  // back); a swap-in copies it to a trainer, so an agent with several ready
+  // micro-batches can be bound to several trainers (replicas, data
+  // parallel: their gradients are all-reduced at the step). A trainer that
+  // trained a micro-batch of the current version holds gradients the host
+  // lacks: it steps with the agent's other replicas, or, as the agent's
+  // only holder, is swapped out to the host with them to free it.
+  std::array<std::vector<int>, kAgents> holders_;     // trainer ranks with the agent's current state
+  std::array<std::vector<int>, kAgents> trained_on_;  // holders with gradients of the current version
+  std::array<bool, kAgents> host_valid_{};            // the host copy is there (not on its way back)
+  std::array<bool, kAgents> host_grad_{};             // the host copy carries gradients of the current version
+  std::vector<std::map<int, int64_t>> cached_;        // per rank: agent -> weight version loaded there
+  std::vector<std::deque<Job>> jobs_;                 // per rank: posted, not completed, in order
 
   // The step.
   int step_ = 0;

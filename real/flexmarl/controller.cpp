@@ -72,13 +72,12 @@ Status Controller::post(const cf::Job& job) {
     case cf::JobKind::kStep:
       m.kind = Kind::kStep;
       m.arg1 = job.members;
+      m.count = job.return_state ? 1 : 0;
       m.f64 = at::full({1}, job.scale, at::kDouble);
       break;
     case cf::JobKind::kSwapIn:
       m.kind = Kind::kSwapIn;
-      m.f64 = host_state_[a];
-      // Apart from the trainers, the state lives on the trainer now.
-      if (separates_trainers(o_.orchestrator.framework)) host_state_[a] = at::Tensor();
+      m.f64 = host_state_[a];  // a copy: the host keeps the agent's current state
       break;
     case cf::JobKind::kSwapOut:
       m.kind = Kind::kSwapOut;
@@ -123,12 +122,21 @@ Status Controller::handle(int rank, Message& m) {
     case Kind::kTrained:
       c.kind = cf::JobKind::kTrain;
       break;
-    case Kind::kPublished:
+    case Kind::kPublished: {
       c.kind = cf::JobKind::kStep;
       c.version = m.version;
-      weights_[a] = m.f64.slice(0, 0, m.f64.numel() / 2).clone();
-      gradients_[a] = m.f64.slice(0, m.f64.numel() / 2).clone();
+      // The new weights, the gradient that made them, and (when asked) the whole new state.
+      const int64_t p = weights_[a].numel();
+      if (m.f64.numel() < 2 * p) {
+        return Status::internal("flexmarl controller: a publish of " + std::to_string(m.f64.numel()) +
+                                " values from rank " + std::to_string(rank) + " for " + std::to_string(p) +
+                                " parameters");
+      }
+      weights_[a] = m.f64.slice(0, 0, p).clone();
+      gradients_[a] = m.f64.slice(0, p, 2 * p).clone();
+      if (m.f64.numel() > 2 * p) host_state_[a] = m.f64.slice(0, 2 * p).clone();
       break;
+    }
     case Kind::kState:
       c.kind = cf::JobKind::kSwapOut;
       host_state_[a] = m.f64;

@@ -80,6 +80,13 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   if (workers > 62) {
     return Status::invalid_argument("run flexmarl: " + std::to_string(world) + " processes: at most 63");
   }
+  if (*f == Framework::kMarti && workers - trainer_count(a, workers) < 1) {
+    const int trainers = trainer_count(a, workers);
+    return Status::invalid_argument("run flexmarl --framework marti: " + std::to_string(world) + " processes leave " +
+                                    std::to_string(workers - trainers) + " rollout workers; needs at least " +
+                                    std::to_string(2 + trainers) + " (a controller, a rollout pool of one, " +
+                                    std::to_string(trainers) + " trainer(s))");
+  }
   if (separates_trainers(*f)) {
     const int trainers = trainer_count(a, workers);
     if (workers - trainers < agents) {
@@ -174,7 +181,7 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
     std::string out = "{\"framework\":";
     traces::append_json_string(&out, a.framework);
     out += ",\"world_size\":" + std::to_string(world) + ",\"workers\":" + std::to_string(r.workers) +
-           ",\"trainers\":" + std::to_string(separates_trainers(*cf::framework_from_name(a.framework)) ? trainers : 0) +
+           ",\"trainers\":" + std::to_string(a.framework != "sync" ? trainers : 0) +
            ",\"steps\":" + std::to_string(a.steps) + ",\"step_s\":" + number(step_s) + ",\"step_times\":[";
     for (size_t i = 0; i < times.size(); ++i)
       out += (i ? "," : "") + number(times[i]);

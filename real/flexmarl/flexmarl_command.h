@@ -11,10 +11,12 @@
 // optimizer step, a weight load, a state swap) and answers. The frameworks
 // differ only in the controller's decisions (models/flexmarl/frameworks.h):
 //
-//   sync      all workers roll out turn by turn (agents answer one after
-//             another), then each agent trains in turn on all workers
-//   marti     all workers roll out every agent as requests become ready,
-//             a barrier, then the agents train side by side on their own workers
+//   sync      colocated: each agent's engine on its own share of the
+//             workers; agents answer turn by turn (a barrier after each),
+//             then each agent trains in turn on all workers
+//   marti     a rollout pool and a training pool (the last --trainers
+//             workers): the pool rolls out turn by turn, then the agents
+//             train side by side on their trainers
 //   flexmarl  workers split into rollout instances (one or more per agent,
 //             hierarchically load-balanced) and trainers bound to whichever
 //             agent has a ready micro-batch (state swapped through the
@@ -41,7 +43,7 @@ struct FlexMarlArgs {
   int group = 4;             // trajectories per input: GRPO's group
   int micro_batch = 4;       // samples per micro-batch
   int rollout_batch = 8;     // requests per rollout job at most (the engine's static batch)
-  int trainers = 0;          // flexmarl: trainer workers (0: a quarter of the workers, at least 1)
+  int trainers = 0;          // marti, flexmarl: trainer workers (0: a quarter of the workers, at least 1)
   double load_gap = 2;       // flexmarl: the balancer's load-gap threshold (requests)
   std::string loss = "ppo";  // ppo | dapo | gspo
   bool sis = false;

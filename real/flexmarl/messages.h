@@ -28,7 +28,8 @@ enum class Kind : int64_t {
   kGenerated,  // <- worker: responses (i64) and behaviour log-probabilities (f64)
   kTrain,      // -> worker: a micro-batch (i64 tokens, f64 advantages and log-probabilities); reply kTrained
   kTrained,    // <- worker: the micro-batch's loss (f64)
-  kStep,       // -> worker: the optimizer step over the workers in arg1 (a bit mask); reply kPublished or kDone
+  kStep,       // -> worker: the optimizer step over the workers in arg1 (a bit mask), count 1: send the state
+               //    back too; reply kPublished or kDone
   kPublished,  // <- the step's lowest worker: the new weights (f64)
   kSwapIn,     // -> worker: an agent's trainer state (f64); reply kDone
   kSwapOut,    // -> worker: give the agent's trainer state back; reply kState

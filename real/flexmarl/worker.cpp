@@ -173,8 +173,11 @@ Status Worker::step(const Message& m, Message* reply) {
   reply->version = it->second->version();
   if (members.empty() || members.front() == comm_.rank()) {
     reply->kind = Kind::kPublished;
-    // The new weights, then the gradient that made them (for checks).
-    reply->f64 = at::cat({flat_params(it->second->model()), it->second->last_gradient()});
+    // The new weights, then the gradient that made them (for checks), then
+    // when asked the whole new state (the host's copy, flexmarl variants).
+    std::vector<at::Tensor> parts = {flat_params(it->second->model()), it->second->last_gradient()};
+    if (m.count == 1) parts.push_back(it->second->pack_state());
+    reply->f64 = at::cat(parts);
   } else {
     reply->kind = Kind::kDone;
   }

@@ -140,6 +140,34 @@ TEST(OrchestratorTest, SyncStepsOnEveryWorkerAsOneAllReduce) {
   EXPECT_EQ(steps, 3 * 4);
 }
 
+// Agent-centric binding: with several trainers, an agent with ready
+// micro-batches is copied to idle trainers (replicas) that step together.
+TEST(OrchestratorTest, SeveralTrainersHoldReplicasThatStepTogether) {
+  OrchestratorOptions opt = options(Framework::kFlexMarl, 7);
+  opt.trainers = 3;
+  opt.queries = 8;  // 32 samples per agent: 8 micro-batches
+  auto o = Orchestrator::create(opt);
+  ASSERT_TRUE(o.is_ok());
+  FakeExecutor x;
+  for (int step = 0; step < 2; ++step) {
+    x.trained.clear();
+    ASSERT_TRUE(x.run_step(*o, step).is_ok());
+    EXPECT_EQ(x.trained.size(), 3u * 32u);
+  }
+  int replicated = 0;
+  for (const Job& j : x.posted) {
+    if (j.kind == JobKind::kStep) {
+      replicated += std::popcount(static_cast<uint64_t>(j.members)) > 1;
+      EXPECT_TRUE(j.return_state);
+      EXPECT_GE(j.rank, 5) << "trainers are the last workers";
+    }
+    if (j.kind == JobKind::kTrain) {
+      EXPECT_GE(j.rank, 5);
+    }
+  }
+  EXPECT_GT(replicated, 0) << "no agent was ever trained on two trainers at once";
+}
+
 TEST(OrchestratorTest, AStaleRolloutIsRefusedByTheStore) {
   auto o = Orchestrator::create(options(Framework::kFlexMarl, 5));
   ASSERT_TRUE(o.is_ok());

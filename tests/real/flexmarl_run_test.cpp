@@ -72,12 +72,23 @@ double worst_relative_difference(const std::string& dir, const std::string& refe
 
 const std::vector<std::string> kCommon = {"--steps", "2", "--queries", "4", "--group", "4", "--micro-batch", "4"};
 
-std::string run_and_dump(const std::string& framework, const std::vector<std::string>& extra = {}) {
-  const std::string dir = temp_dir(framework + (extra.empty() ? "" : "_" + extra.back()));
+std::string run_and_dump(const std::string& framework, const std::vector<std::string>& extra = {}, int nproc = 5) {
+  const std::string dir = temp_dir(framework + (extra.empty() ? "" : "_" + extra.back()) + std::to_string(nproc));
+  // kCommon, with extra's --queries in place of its own.
   std::vector<std::string> args = kCommon;
+  const auto queries = std::find(extra.begin(), extra.end(), "--queries");
+  if (queries != extra.end() && queries + 1 != extra.end()) {
+    *(std::find(args.begin(), args.end(), "--queries") + 1) = *(queries + 1);
+  }
   args.insert(args.end(), {"--framework", framework, "--dump-params", dir});
-  args.insert(args.end(), extra.begin(), extra.end());
-  const CommandResult r = run_flexmarl(5, args);
+  for (auto it = extra.begin(); it != extra.end(); ++it) {
+    if (it == queries) {
+      ++it;
+      continue;
+    }
+    args.push_back(*it);
+  }
+  const CommandResult r = run_flexmarl(nproc, args);
   EXPECT_EQ(r.exit_code, 0) << framework << ": " << r.err;
   EXPECT_NE(r.out.find("\"framework\":\"" + framework + "\""), std::string::npos) << r.out;
   return dir;
@@ -129,6 +140,33 @@ TEST(FlexMarlRunTest, EveryFrameworkEqualsTheSynchronousUpdate) {
   // The comparison can fail: another loss (DAPO's token mean) gives another gradient.
   const std::string dapo = run_and_dump("flexmarl", {"--loss", "dapo"});
   EXPECT_GT(worst_relative_difference(dapo, sync, ".grad"), 1e-3);
+}
+
+// Three trainers: an agent's micro-batches spread over replicas of its
+// state that all-reduce at the step, and the update is still sync's.
+TEST(FlexMarlRunTest, ReplicatedTrainersEqualTheSynchronousUpdate) {
+  const std::vector<std::string> wide = {"--queries", "8", "--trainers", "3"};
+  const std::string sync = run_and_dump("sync", {"--queries", "8"});
+  const std::string trace = temp_dir("replicas") + ".json";
+  std::vector<std::string> traced = wide;
+  traced.insert(traced.end(), {"--trace", trace});
+  const std::string dir = run_and_dump("flexmarl", traced, 8);
+  const double weights = worst_relative_difference(dir, sync, "");
+  const double grads = worst_relative_difference(dir, sync, ".grad");
+  std::printf("flexmarl, 3 trainers, vs sync: weights %.3g, last gradient %.3g\n", weights, grads);
+  EXPECT_LE(weights, 1e-6);
+  EXPECT_LE(grads, 1e-6);
+  auto reader = traces::TraceReader::open(trace);
+  ASSERT_TRUE(reader.is_ok()) << reader.status().message();
+  int all_reduced = 0;
+  traces::Event e;
+  while ((*reader)->next(&e)) {
+    all_reduced += e.cost_key.starts_with("flexmarl/step/") && e.bytes.value_or(0) > 0;
+    if (e.cost_key.starts_with("flexmarl/train/")) {
+      EXPECT_GE(e.rank, 5) << "the trainers are the last three workers";
+    }
+  }
+  EXPECT_GT(all_reduced, 0) << "no agent stepped on two replicas";
 }
 
 TEST(FlexMarlRunTest, ALatePublishIsCaughtByTheStore) {
@@ -197,9 +235,14 @@ TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
     EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
-  // marti and sync roll out on every worker: 4 processes are enough for them.
+  // sync needs one worker, marti a rollout worker and a trainer, flexmarl one rollout worker per agent more.
   const CommandResult marti = run_flexmarl(4, {"--framework", "marti", "--steps", "1"});
   EXPECT_EQ(marti.exit_code, 0) << marti.err;
+  const CommandResult lone = run_flexmarl(2, {"--framework", "marti"});
+  EXPECT_EQ(lone.exit_code, 2) << lone.err;
+  EXPECT_NE(lone.err.find("--framework marti: 2 processes leave 0 rollout workers; needs at least 3"),
+            std::string::npos)
+      << lone.err;
   const CommandResult few = run_flexmarl(4, {"--framework", "flexmarl"});
   EXPECT_EQ(few.exit_code, 2) << few.err;
   EXPECT_NE(few.err.find("4 processes leave 2 rollout workers for 3 agents; needs at least 5"), std::string::npos)

@@ -108,13 +108,13 @@ TEST(ProcessTwinTest, EveryFrameworkRunsAndIsDeterministic) {
 
 TEST(ProcessTwinTest, AJobWithoutACostIsRefused) {
   ProcessTwinCosts c = costs(1e-3);
-  c.keys.erase("flexmarl/swap-out/checker");
-  c.keys.erase("flexmarl/swap-out/solver");
-  c.keys.erase("flexmarl/swap-out/planner");
+  c.keys.erase("flexmarl/swap-in/checker");
+  c.keys.erase("flexmarl/swap-in/solver");
+  c.keys.erase("flexmarl/swap-in/planner");
   auto r = run_process_twin(setup(cf::Framework::kFlexMarl, 4, 2, 2), c);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("process twin: no cost for 'flexmarl/swap-out/"), std::string::npos)
+  EXPECT_NE(r.status().message().find("process twin: no cost for 'flexmarl/swap-in/"), std::string::npos)
       << r.status().message();
 }
 
