@@ -40,7 +40,7 @@ StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path) {
   run.events = std::move(trace->events);
   if (run.metadata.system != "flexmarl") {
     return Status::invalid_argument(path + ": field 'metadata.system': '" + run.metadata.system +
-                                    "' (a trace of `clustertwin run flexmarl --trace` is needed)");
+                                    "' is not the system asked for ('flexmarl')");
   }
   nlohmann::json config;
   try {

@@ -5,6 +5,10 @@
 #
 #   experiments/flexmarl/real_compare.sh [OUT.csv] [NPROC=5] [STEPS=6] [QUERIES=8] [REPS=3]
 #
+# EXTRA="--trainers 3 --micro-batch 16" passes flags to every run; with
+# TRACES=DIR each run also writes DIR/FRAMEWORK-REP.json for
+# `clustertwin validate flexmarl` (the process twin).
+#
 # The runs share this machine's cores: with more ranks than cores, a worker's
 # step time includes waiting for a core (see experiments/flexmarl/README.md).
 set -euo pipefail
@@ -18,10 +22,15 @@ cli=${CLI:-build/cli/clustertwin}
 mkdir -p "$(dirname "$out")"
 tmp=$(mktemp "$out.XXXXXX")
 echo "framework,nproc,rep,step_s,tokens_per_s,utilization,swaps,reassignments,migrations,weight_loads" > "$tmp"
-for framework in sync marti flexmarl flexmarl-nobalance flexmarl-noasync; do
-  for rep in $(seq 1 "$reps"); do
+extra=${EXTRA:-}
+[[ -n ${TRACES:-} ]] && mkdir -p "$TRACES"
+for rep in $(seq 1 "$reps"); do
+  for framework in sync marti flexmarl flexmarl-nobalance flexmarl-noasync; do
+    trace=()
+    [[ -n ${TRACES:-} ]] && trace=(--trace "$TRACES/$framework-$rep.json")
+    # shellcheck disable=SC2086
     line=$("$cli" launch --nproc "$nproc" -- run flexmarl --framework "$framework" --steps "$steps" \
-      --queries "$queries" --seed "$rep" --json | sed -n 's/^\[rank 0\] //p')
+      --queries "$queries" --seed "$rep" $extra "${trace[@]}" --json | sed -n 's/^\[rank 0\] //p')
     field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<< "$line" | tr -d '"'; }
     row="$(field framework),$(field world_size),$rep,$(field step_s),$(field tokens_per_s),$(field utilization)"
     row+=",$(field swaps),$(field reassignments),$(field migrations),$(field weight_loads)"
