@@ -29,6 +29,7 @@ struct ValidateArgs {
   bool max_error_given = false;
   int warmup = 3;
   bool warmup_given = false;
+  int cores = 0;  // flexmarl: a what-if machine's cores (0: the profile's)
   int drain = 2;
   bool json = false;
 };
@@ -100,6 +101,8 @@ Status validate_flexmarl(const ValidateArgs& a, const sim::ClusterProfile& profi
                                     ": field 'node_cores' missing: the process twin needs the machine's cores");
   }
   const int first_step = a.warmup_given ? a.warmup : 1;
+  if (a.cores < 0) return Status::invalid_argument("--cores " + std::to_string(a.cores) + ": must be >= 1");
+  const int cores = a.cores > 0 ? a.cores : profile.node_cores;
   std::vector<calibrators::FlexMarlRun> reals, others;
   for (const std::string& path : split_commas(a.real)) {
     auto run = calibrators::read_flexmarl_run(path);
@@ -121,7 +124,7 @@ Status validate_flexmarl(const ValidateArgs& a, const sim::ClusterProfile& profi
     std::vector<calibrators::KeyFit> fits;
     auto costs = calibrators::fit_process_costs(sources, first_step, profile.node_cores, &fits);
     if (!costs.is_ok()) return costs.status();
-    auto check = calibrators::check_flexmarl(real, *costs, profile.node_cores, first_step);
+    auto check = calibrators::check_flexmarl(real, *costs, cores, first_step);
     if (!check.is_ok()) return check.status().with_context(real.path);
     check->fits = std::move(fits);
     checks.push_back(std::move(*check));
@@ -178,6 +181,12 @@ Status validate_flexmarl(const ValidateArgs& a, const sim::ClusterProfile& profi
         std::printf("  %-28s %9lld %9lld %12.3f %12.3f %9s\n", e.cost_key.c_str(), static_cast<long long>(e.real_jobs),
                     static_cast<long long>(e.twin_jobs), e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str());
       }
+    }
+    if (cores != profile.node_cores) {
+      std::printf(
+          "# a what-if: the twin on %d cores, the runs on %d (errors compare with a machine they did not "
+          "have)\n",
+          cores, profile.node_cores);
     }
     std::printf("# %s: %zu run(s), median step-time error %s\n",
                 a.costs_from.empty() ? "a replay: costs fitted on each run itself"
@@ -295,6 +304,9 @@ void add_validate_command(CLI::App& app, Action* action) {
       "--warmup", a->warmup, "Runner steps after the pipeline prologue left out (flexmarl: first steps, default 1)");
   warmup->capture_default_str();
   cmd->add_option("--drain", a->drain, "Runner steps at the end left out")->capture_default_str();
+  cmd->add_option("--cores", a->cores,
+                  "flexmarl: run the twin on this many cores instead of the profile's node_cores (the machine the "
+                  "runs were recorded on, where the costs are fitted): a what-if");
   cmd->add_flag("--json", a->json,
                 "Print JSON: step_error (relative, signed), per_key, costs, runs, measured_steps (collectives: "
                 "sizes, max_abs_error)");

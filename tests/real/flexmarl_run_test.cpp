@@ -200,6 +200,16 @@ TEST(FlexMarlRunTest, TheProcessTwinRunsTheRealSchedule) {
   }
   EXPECT_GE(keys, 9) << "generate, train and step of three agents";
 
+  // A what-if on more cores: sync's schedule is fixed, so its jobs only get faster.
+  const CommandResult wide = run_clustertwin({"validate", "flexmarl", "--real", trace, "--cores", "8", "--json"});
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  const double eight = nlohmann::json::parse(wide.out)["runs"][0]["twin_step_s"].get<double>();
+  EXPECT_LE(eight, run["twin_step_s"].get<double>() * (1 + 1e-9));
+  EXPECT_GT(eight, 0);
+  const CommandResult no_cores = run_clustertwin({"validate", "flexmarl", "--real", trace, "--cores", "-1"});
+  EXPECT_EQ(no_cores.exit_code, 2);
+  EXPECT_EQ(no_cores.err, "clustertwin: --cores -1: must be >= 1\n");
+
   // A trace without the responses' lengths is refused with the field's name.
   std::stringstream text;
   text << std::ifstream(trace).rdbuf();
