@@ -341,6 +341,21 @@ Status Orchestrator::train_sharded(JobSink& sink, const std::vector<int>& ranks,
   return dispatch_step(sink, ranks, agent);
 }
 
+Status Orchestrator::roll_out_turn(JobSink& sink, const std::vector<int>& ranks) {
+  std::deque<int>& ready = pending_[static_cast<size_t>(phase_)];
+  for (int r : ranks) {
+    if (ready.empty()) break;
+    if (!idle(r)) continue;
+    std::vector<int> take;
+    while (!ready.empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
+      take.push_back(ready.front());
+      ready.pop_front();
+    }
+    CT_RETURN_IF_ERROR(dispatch_generate(sink, r, phase_, std::move(take)));
+  }
+  return Status::ok();
+}
+
 Status Orchestrator::schedule_sync(JobSink& sink) {
   const int batch = o_.queries * o_.group;
   for (;;) {
@@ -353,21 +368,12 @@ Status Orchestrator::schedule_sync(JobSink& sink) {
       // The turn starts once every request of it is ready (the previous turn
       // is done); idle engine workers then take up to --rollout-batch
       // requests each.
-      std::deque<int>& ready = pending_[static_cast<size_t>(phase_)];
-      if (!phase_started_ && static_cast<int>(ready.size()) == batch) phase_started_ = true;
+      if (!phase_started_ && static_cast<int>(pending_[static_cast<size_t>(phase_)].size()) == batch) {
+        phase_started_ = true;
+      }
       if (!phase_started_) return Status::ok();
       // The turn's agent answers on its own engine: its share of the workers.
-      for (int r : share_of(phase_, 1, o_.workers)) {
-        if (ready.empty()) break;
-        if (!idle(r)) continue;
-        std::vector<int> take;
-        while (!ready.empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
-          take.push_back(ready.front());
-          ready.pop_front();
-        }
-        CT_RETURN_IF_ERROR(dispatch_generate(sink, r, phase_, std::move(take)));
-      }
-      return Status::ok();
+      return roll_out_turn(sink, share_of(phase_, 1, o_.workers));
     }
     if (phase_ < 2 * kAgents) {  // training of agent phase_ - 3, on every worker
       const int agent = phase_ - kAgents;
@@ -400,19 +406,14 @@ Status Orchestrator::schedule_marti(JobSink& sink) {
     phase_started_ = false;
   }
   if (phase_ < kAgents) {
-    std::deque<int>& ready = pending_[static_cast<size_t>(phase_)];
-    if (!phase_started_ && static_cast<int>(ready.size()) == batch) phase_started_ = true;
-    if (!phase_started_) return Status::ok();
-    for (int r = 1; r <= o_.workers - o_.trainers && !ready.empty(); ++r) {
-      if (!idle(r)) continue;
-      std::vector<int> take;
-      while (!ready.empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
-        take.push_back(ready.front());
-        ready.pop_front();
-      }
-      CT_RETURN_IF_ERROR(dispatch_generate(sink, r, phase_, std::move(take)));
+    if (!phase_started_ && static_cast<int>(pending_[static_cast<size_t>(phase_)].size()) == batch) {
+      phase_started_ = true;
     }
-    return Status::ok();
+    if (!phase_started_) return Status::ok();
+    std::vector<int> pool;
+    for (int r = 1; r <= o_.workers - o_.trainers; ++r)
+      pool.push_back(r);
+    return roll_out_turn(sink, pool);
   }
   if (!training_started_) {  // after the last turn the agents train side by side on the training pool
     training_started_ = true;

@@ -176,6 +176,9 @@ class Orchestrator {
   std::vector<int> marti_trainers(int agent) const;
   void allocate_instances();
   Status schedule(JobSink& sink);
+  /// sync, marti: each idle rank of `ranks` takes up to --rollout-batch of
+  /// the current turn's ready requests.
+  Status roll_out_turn(JobSink& sink, const std::vector<int>& ranks);
   Status schedule_sync(JobSink& sink);
   Status schedule_marti(JobSink& sink);
   Status schedule_flexmarl(JobSink& sink);

@@ -88,6 +88,18 @@ void configure_engine_for_twin() {
   e->set_config("network/crosstraffic:0");
 }
 
+TwinEngine::TwinEngine() {
+  int argc = 3;
+  char arg0[] = "clustertwin";
+  char arg1[] = "--log=root.thresh:critical";
+  char arg2[] = "--cfg=contexts/stack-size:256";
+  char* argv[] = {arg0, arg1, arg2, nullptr};
+  engine_ = std::make_unique<sg::Engine>(&argc, argv);
+  configure_engine_for_twin();
+}
+
+TwinEngine::~TwinEngine() = default;
+
 Platform::Platform(const ClusterProfile& profile, int workers)
     : profile_(profile), workers_(workers), devices_per_node_(std::min(workers, profile.devices_per_node)) {}
 

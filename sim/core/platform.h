@@ -12,6 +12,7 @@
 namespace simgrid::s4u {
 class Host;
 class Mailbox;
+class Engine;
 }  // namespace simgrid::s4u
 
 namespace clustertwin::sim {
@@ -111,5 +112,20 @@ inline constexpr double kWorkUnitsPerSecond = 1e9;
 
 /// Sets the SimGrid network model the twin uses (call before building a platform).
 void configure_engine_for_twin();
+
+/// The SimGrid engine of one twin run (in a child process of
+/// sim/core/isolated.h: one engine per process), SimGrid's own logging
+/// off, actor stacks of 256 KiB, configure_engine_for_twin applied.
+class TwinEngine {
+ public:
+  TwinEngine();
+  ~TwinEngine();
+  TwinEngine(const TwinEngine&) = delete;
+  TwinEngine& operator=(const TwinEngine&) = delete;
+  simgrid::s4u::Engine& engine() { return *engine_; }
+
+ private:
+  std::unique_ptr<simgrid::s4u::Engine> engine_;
+};
 
 }  // namespace clustertwin::sim

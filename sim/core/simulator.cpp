@@ -383,13 +383,8 @@ bool symmetric_world(const models::Plan& plan, const ClusterProfile& profile, co
 StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options,
                                    std::vector<std::vector<double>> seconds) {
   const auto wall_start = std::chrono::steady_clock::now();
-  int argc = 3;
-  char arg0[] = "clustertwin";
-  char arg1[] = "--log=root.thresh:critical";
-  char arg2[] = "--cfg=contexts/stack-size:256";
-  char* argv[] = {arg0, arg1, arg2, nullptr};
-  sg::Engine engine(&argc, argv);
-  configure_engine_for_twin();
+  TwinEngine twin;
+  sg::Engine& engine = twin.engine();
   auto platform = Platform::build(profile, options.workers);
   if (!platform.is_ok()) return platform.status();
   (*platform)->set_group_merge_min_nodes(options.group_merge_min_nodes);

@@ -754,13 +754,8 @@ FlexMarlRow row_from_json(const nlohmann::json& j) {
 
 StatusOr<std::string> run_in_child(const FlexMarlSetup& setup, const ClusterProfile& profile, Framework framework,
                                    const flexmarl::Deployment& deployment) {
-  int argc = 3;
-  char arg0[] = "clustertwin";
-  char arg1[] = "--log=root.thresh:critical";
-  char arg2[] = "--cfg=contexts/stack-size:256";
-  char* argv[] = {arg0, arg1, arg2, nullptr};
-  sg::Engine engine(&argc, argv);
-  configure_engine_for_twin();
+  TwinEngine twin;
+  sg::Engine& engine = twin.engine();
   auto platform = Platform::build(profile, deployment.devices);
   if (!platform.is_ok()) return platform.status();
   Run run(setup, profile, **platform, framework, deployment);

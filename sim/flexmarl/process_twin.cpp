@@ -194,13 +194,8 @@ ProcessTwinResult from_json(const nlohmann::json& j) {
 }
 
 StatusOr<std::string> run_in_child(const ProcessTwinSetup& setup, const ProcessTwinCosts& costs) {
-  int argc = 3;
-  char arg0[] = "clustertwin";
-  char arg1[] = "--log=root.thresh:critical";
-  char arg2[] = "--cfg=contexts/stack-size:256";
-  char* argv[] = {arg0, arg1, arg2, nullptr};
-  sg::Engine engine(&argc, argv);
-  configure_engine_for_twin();
+  TwinEngine twin;
+  sg::Engine& engine = twin.engine();
   sg::NetZone* zone = sg::create_full_zone("machine");
   sg::Host* machine = zone->create_host("machine", kUnitsPerSecond)->set_core_count(setup.cores)->seal();
   zone->seal();
