@@ -137,7 +137,7 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
       "framework, step_s, tokens_per_s, utilization, speedup (against sync).");
   cmd->add_option("--framework", a->frameworks, "Frameworks, comma-separated, or all")->capture_default_str();
   cmd->add_option("--agents", a->agents,
-                  "Agents by model size: 3x14B, 5x32B, 3x32B+7x14B (sizes 0.5B, 1.5B, 7B, 14B, 32B); default: the "
+                  "Agents by model size: 3x14B, 5x32B, 3x32B+7x14B (sizes 0.5B, 1.5B, 7B, 14B, 32B, 72B); default: the "
                   "paper's MA workload (analysis, marketing, after-sales; 14B each)");
   cmd->add_option("--platform", a->platform, "Shipped profile (npu-768, ...) or a YAML file")->capture_default_str();
   cmd->add_option("--devices", a->setup.devices, "Devices the run uses (default: a node per agent)");

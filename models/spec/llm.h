@@ -37,7 +37,7 @@ struct LlmSpec {
   static constexpr int kTrainingBytesPerParam = 16;
 };
 
-/// The shipped sizes, by name: 0.5B, 1.5B, 7B, 14B, 32B (Qwen2.5's configs).
+/// The shipped sizes, by name: 0.5B, 1.5B, 7B, 14B, 32B, 72B (Qwen2.5's configs).
 const std::vector<LlmSpec>& llm_specs();
 /// NotFound naming the known sizes.
 StatusOr<LlmSpec> llm_spec(const std::string& name);

@@ -60,7 +60,8 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, SimFlexMarlBadFlagTest,
     ::testing::Values(
         // The three: an unknown model size, a micro-batch above the global batch, a load gap of 0.
-        BadFlag{{"--agents", "3x13B"}, "--agents '3x13B': unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B)"},
+        BadFlag{{"--agents", "3x13B"},
+                "--agents '3x13B': unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B, 72B)"},
         BadFlag{{"--micro-batch", "128"}, "workload MA: micro-batch 128 must be in [1, 64] (the global batch)"},
         BadFlag{{"--load-gap", "0"}, "--load-gap 0: the load-gap threshold must be > 0 (requests)"},
         BadFlag{{"--framework", "verl"},

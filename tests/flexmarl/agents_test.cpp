@@ -19,7 +19,7 @@ TEST(AgentsTest, CountsAndSizesInTheOrderWritten) {
 
 TEST(AgentsTest, BadTermsAreOneLine) {
   EXPECT_EQ(parse_agents("3x13B").status().message(),
-            "--agents '3x13B': unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B)");
+            "--agents '3x13B': unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B, 72B)");
   EXPECT_EQ(parse_agents("0x14B").status().message(), "--agents '0x14B': '0x14B' has 0 agents (needs >= 1)");
   EXPECT_EQ(parse_agents("ax14B").status().message(),
             "--agents 'ax14B': 'ax14B' is not COUNTxSIZE (for example 3x14B)");

@@ -14,9 +14,11 @@ struct Published {
 };
 
 TEST(LlmSpecTest, ParameterCountsMatchThePublishedOnesWithinTwoPercent) {
-  // Qwen2.5 model cards: 0.49B (0.36B non-embedding), 1.54B (1.31B), 7.61B (6.53B), 14.7B (13.1B), 32.5B (31.0B).
-  for (const Published& p : {Published{"0.5B", 0.49, 0.36}, Published{"1.5B", 1.54, 1.31}, Published{"7B", 7.61, 6.53},
-                             Published{"14B", 14.7, 13.1}, Published{"32B", 32.5, 31.0}}) {
+  // Qwen2.5 model cards: 0.49B (0.36B non-embedding), 1.54B (1.31B), 7.61B (6.53B), 14.7B (13.1B), 32.5B (31.0B),
+  // 72.7B (70.0B).
+  for (const Published& p :
+       {Published{"0.5B", 0.49, 0.36}, Published{"1.5B", 1.54, 1.31}, Published{"7B", 7.61, 6.53},
+        Published{"14B", 14.7, 13.1}, Published{"32B", 32.5, 31.0}, Published{"72B", 72.7, 70.0}}) {
     const LlmSpec s = *llm_spec(p.name);
     EXPECT_NEAR(static_cast<double>(s.params()) / 1e9, p.params, 0.02 * p.params) << p.name;
     EXPECT_NEAR(static_cast<double>(s.non_embedding_params()) / 1e9, p.non_embedding, 0.02 * p.non_embedding) << p.name;
@@ -31,7 +33,7 @@ TEST(LlmSpecTest, PerTokenCosts) {
   EXPECT_DOUBLE_EQ(s.forward_flops_per_token(1000) - s.forward_flops_per_token(0), 1000 * 983'040.0);
   // Without context: 2 FLOPs per multiplied weight, every weight but the input embedding.
   EXPECT_DOUBLE_EQ(s.forward_flops_per_token(0), 2.0 * static_cast<double>(s.params() - s.vocab * s.hidden));
-  EXPECT_EQ(llm_spec("13B").status().message(), "unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B)");
+  EXPECT_EQ(llm_spec("13B").status().message(), "unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B, 72B)");
 }
 
 }  // namespace
