@@ -18,8 +18,9 @@
 //   flexmarl  workers split into rollout instances (at least one per agent,
 //             allocated by each agent's decode work at the step's start,
 //             then hierarchically load-balanced) and trainers bound to
-//             whichever agent has a ready micro-batch, state swapped through
-//             the controller's host; a micro-batch trains as soon as its rows
+//             whichever agent has a ready micro-batch (several at once:
+//             replicas of its state copied from the controller's host,
+//             all-reduced at the step); a micro-batch trains as soon as its rows
 //             are complete, the optimizer step waits for the agent's batch
 //   flexmarl-nobalance, flexmarl-noasync   the ablations
 //
