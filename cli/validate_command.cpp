@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -29,7 +30,8 @@ struct ValidateArgs {
   bool max_error_given = false;
   int warmup = 3;
   bool warmup_given = false;
-  int cores = 0;  // flexmarl: a what-if machine's cores (0: the profile's)
+  int cores = 0;                         // flexmarl: a what-if machine's cores (0: the profile's)
+  std::vector<std::string> scale_costs;  // flexmarl: KIND=FACTOR what-ifs on the fitted costs
   int drain = 2;
   bool json = false;
 };
@@ -115,6 +117,23 @@ Status validate_flexmarl(const ValidateArgs& a, const sim::ClusterProfile& profi
     if (!run.is_ok()) return run.status();
     others.push_back(std::move(*run));
   }
+  // --scale-costs KIND=FACTOR: every flexmarl/KIND/* cost times FACTOR.
+  std::vector<std::pair<std::string, double>> scales;
+  for (const std::string& spec : a.scale_costs) {
+    const size_t eq = spec.find('=');
+    double factor = 0;
+    if (eq != std::string::npos) {
+      const std::string text = spec.substr(eq + 1);
+      char* end = nullptr;
+      factor = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size()) factor = 0;
+    }
+    if (eq == std::string::npos || eq == 0 || !(factor > 0) || !std::isfinite(factor)) {
+      return Status::invalid_argument("--scale-costs '" + spec +
+                                      "': not KIND=FACTOR with a factor > 0 (for example generate=5)");
+    }
+    scales.emplace_back("flexmarl/" + spec.substr(0, eq) + "/", factor);
+  }
   std::vector<calibrators::FlexMarlCheck> checks;
   for (const calibrators::FlexMarlRun& real : reals) {
     std::vector<const calibrators::FlexMarlRun*> sources;
@@ -124,6 +143,19 @@ Status validate_flexmarl(const ValidateArgs& a, const sim::ClusterProfile& profi
     std::vector<calibrators::KeyFit> fits;
     auto costs = calibrators::fit_process_costs(sources, first_step, profile.node_cores, &fits);
     if (!costs.is_ok()) return costs.status();
+    for (const auto& [prefix, factor] : scales) {
+      bool any = false;
+      for (auto& [key, cost] : costs->keys) {
+        if (key.rfind(prefix, 0) != 0) continue;
+        cost.latency_s *= factor;
+        cost.seconds_per_unit *= factor;
+        any = true;
+      }
+      if (!any) {
+        return Status::invalid_argument("--scale-costs: no cost key starts with '" + prefix +
+                                        "' (kinds: generate, train, step, load, swap-in, swap-out)");
+      }
+    }
     auto check = calibrators::check_flexmarl(real, *costs, cores, first_step);
     if (!check.is_ok()) return check.status().with_context(real.path);
     check->fits = std::move(fits);
@@ -182,6 +214,7 @@ Status validate_flexmarl(const ValidateArgs& a, const sim::ClusterProfile& profi
                     static_cast<long long>(e.twin_jobs), e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str());
       }
     }
+    if (!scales.empty()) std::printf("# a what-if: fitted costs scaled by --scale-costs\n");
     if (cores != profile.node_cores) {
       std::printf(
           "# a what-if: the twin on %d cores, the runs on %d (errors compare with a machine they did not "
@@ -307,6 +340,9 @@ void add_validate_command(CLI::App& app, Action* action) {
   cmd->add_option("--cores", a->cores,
                   "flexmarl: run the twin on this many cores instead of the profile's node_cores (the machine the "
                   "runs were recorded on, where the costs are fitted): a what-if");
+  cmd->add_option("--scale-costs", a->scale_costs,
+                  "flexmarl: KIND=FACTOR (repeatable), every fitted flexmarl/KIND/* job cost times FACTOR, e.g. "
+                  "generate=5 for a rollout-heavier task: a what-if");
   cmd->add_flag("--json", a->json,
                 "Print JSON: step_error (relative, signed), per_key, costs, runs, measured_steps (collectives: "
                 "sizes, max_abs_error)");

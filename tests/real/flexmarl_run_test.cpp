@@ -206,6 +206,22 @@ TEST(FlexMarlRunTest, TheProcessTwinRunsTheRealSchedule) {
   const double eight = nlohmann::json::parse(wide.out)["runs"][0]["twin_step_s"].get<double>();
   EXPECT_LE(eight, run["twin_step_s"].get<double>() * (1 + 1e-9));
   EXPECT_GT(eight, 0);
+  // A rollout-heavier what-if: sync's fixed schedule only gets longer.
+  const CommandResult heavy =
+      run_clustertwin({"validate", "flexmarl", "--real", trace, "--scale-costs", "generate=5", "--json"});
+  ASSERT_EQ(heavy.exit_code, 0) << heavy.err;
+  EXPECT_GT(nlohmann::json::parse(heavy.out)["runs"][0]["twin_step_s"].get<double>(), run["twin_step_s"].get<double>());
+  const CommandResult bad_scale =
+      run_clustertwin({"validate", "flexmarl", "--real", trace, "--scale-costs", "decode=2"});
+  EXPECT_EQ(bad_scale.exit_code, 2);
+  EXPECT_EQ(bad_scale.err,
+            "clustertwin: --scale-costs: no cost key starts with 'flexmarl/decode/' (kinds: generate, train, step, "
+            "load, swap-in, swap-out)\n");
+  const CommandResult no_factor =
+      run_clustertwin({"validate", "flexmarl", "--real", trace, "--scale-costs", "generate=x"});
+  EXPECT_EQ(no_factor.exit_code, 2);
+  EXPECT_EQ(no_factor.err,
+            "clustertwin: --scale-costs 'generate=x': not KIND=FACTOR with a factor > 0 (for example generate=5)\n");
   const CommandResult no_cores = run_clustertwin({"validate", "flexmarl", "--real", trace, "--cores", "-1"});
   EXPECT_EQ(no_cores.exit_code, 2);
   EXPECT_EQ(no_cores.err, "clustertwin: --cores -1: must be >= 1\n");
