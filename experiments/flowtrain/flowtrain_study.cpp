@@ -67,11 +67,7 @@ int main(int argc, char** argv) {
     for (uint64_t seed : {0, 1, 2}) {
       DatasetOptions o;
       o.seed = seed;
-      std::vector<PackItem> items;
-      for (int i = 0; i < kSamplesPerStep; ++i) {
-        const SampleCost c = sample_cost(model, dataset_sample(o, i));
-        items.push_back(PackItem{i, c.llm_tokens, c.backbone_flops});
-      }
+      const std::vector<PackItem> items = dataset_pack_items(model, o, kSamplesPerStep);
       for (int bins : {16, 32, 64}) {
         const double cost = value_or_fail(pack_by_cost(items, bins, kCapacity)).imbalance();
         const double tokens = value_or_fail(pack_by_tokens(items, bins, kCapacity)).imbalance();
@@ -103,15 +99,7 @@ int main(int argc, char** argv) {
     in.peak_flops = profile.device.peak_flops.at("bf16");
     in.memory_bytes = profile.device.memory_bytes;
     in.devices_per_node = profile.devices_per_node;
-    const int n = 4096;
-    for (int i = 0; i < n; ++i) {
-      const Sample s = dataset_sample(DatasetOptions{}, i);
-      const SampleCost c = sample_cost(in.model, s);
-      in.encoder_flops += c.encoder_flops / n;
-      in.backbone_flops += c.backbone_flops / n;
-      in.images += static_cast<double>(s.images) / n;
-      in.llm_tokens += static_cast<double>(c.llm_tokens) / n;
-    }
+    set_dataset_means(&in, DatasetOptions{}, 4096);
     for (int workers : {64, 128, 256, 512, 1024}) {
       in.workers = workers;
       const Allocation a = value_or_fail(allocate(in));

@@ -23,6 +23,18 @@ double state_bytes(double params, int tp, int pp, int dp) {
 
 }  // namespace
 
+void set_dataset_means(AllocatorInputs* in, const DatasetOptions& options, int samples) {
+  in->encoder_flops = in->backbone_flops = in->images = in->llm_tokens = 0;
+  for (int i = 0; i < samples; ++i) {
+    const Sample s = dataset_sample(options, i);
+    const SampleCost c = sample_cost(in->model, s);
+    in->encoder_flops += c.encoder_flops / samples;
+    in->backbone_flops += c.backbone_flops / samples;
+    in->images += static_cast<double>(s.images) / samples;
+    in->llm_tokens += static_cast<double>(c.llm_tokens) / samples;
+  }
+}
+
 SideLayout best_encoder_layout(const AllocatorInputs& in, int devices) {
   SideLayout best;
   best.devices = devices;

@@ -60,6 +60,10 @@ struct Allocation {
   int splits_evaluated = 0;
 };
 
+/// Sets in->encoder_flops, backbone_flops, images and llm_tokens to their
+/// means over the first `samples` samples of the dataset `options`.
+void set_dataset_means(AllocatorInputs* in, const DatasetOptions& options, int samples);
+
 /// The best layout of a side on `devices` devices; rate 0 when none fits.
 SideLayout best_encoder_layout(const AllocatorInputs& in, int devices);
 SideLayout best_backbone_layout(const AllocatorInputs& in, int devices);

@@ -56,6 +56,15 @@ StatusOr<Packing> greedy(const std::vector<PackItem>& items, int bins, int64_t c
 
 }  // namespace
 
+std::vector<PackItem> dataset_pack_items(const VlmSpec& model, const DatasetOptions& options, int samples) {
+  std::vector<PackItem> items;
+  for (int i = 0; i < samples; ++i) {
+    const SampleCost c = sample_cost(model, dataset_sample(options, i));
+    items.push_back(PackItem{i, c.llm_tokens, c.backbone_flops});
+  }
+  return items;
+}
+
 double Packing::imbalance() const {
   if (cost.empty()) return 0;
   const double total = std::accumulate(cost.begin(), cost.end(), 0.0);

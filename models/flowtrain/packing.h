@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "models/common/status.h"
+#include "models/flowtrain/vlm.h"
 
 namespace clustertwin::flowtrain {
 
@@ -37,6 +38,10 @@ struct Packing {
   /// max / mean of the bins' costs (1 is perfect balance); 0 without cost.
   double imbalance() const;
 };
+
+/// The first `samples` samples of the dataset `options` as packing items
+/// (backbone tokens and backbone cost under `model`).
+std::vector<PackItem> dataset_pack_items(const VlmSpec& model, const DatasetOptions& options, int samples);
 
 /// InvalidArgument for bins < 1, capacity < 1, a sample longer than the
 /// capacity, or samples that do not fit the bins' room (naming the first).

@@ -17,12 +17,7 @@ namespace {
 std::vector<PackItem> dataset_items(const VlmSpec& m, int n, uint64_t seed) {
   DatasetOptions o;
   o.seed = seed;
-  std::vector<PackItem> items;
-  for (int i = 0; i < n; ++i) {
-    const SampleCost c = sample_cost(m, dataset_sample(o, i));
-    items.push_back(PackItem{i, c.llm_tokens, c.backbone_flops});
-  }
-  return items;
+  return dataset_pack_items(m, o, n);
 }
 
 void expect_valid(const Packing& p, const std::vector<PackItem>& items, int64_t capacity) {
