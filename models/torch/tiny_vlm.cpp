@@ -1,0 +1,244 @@
+#include "models/torch/tiny_vlm.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "models/common/hash.h"
+#include "models/flowtrain/vlm.h"
+
+namespace clustertwin::torch_models {
+namespace {
+
+torch::nn::Linear linear(int64_t in, int64_t out) {
+  return torch::nn::Linear(torch::nn::LinearOptions(in, out));
+}
+
+torch::nn::LayerNorm layer_norm(int64_t d) {
+  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}));
+}
+
+// GPT-2's initialisation from an explicit generator, decided by the kind of module that owns each parameter
+// (not by its name); every parameter is covered.
+void init_parameters(torch::nn::Module& model, uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  int64_t initialised = 0;
+  for (const std::shared_ptr<torch::nn::Module>& module : model.modules()) {
+    const bool is_norm = dynamic_cast<torch::nn::LayerNormImpl*>(module.get()) != nullptr;
+    for (const auto& item : module->named_parameters(/*recurse=*/false)) {
+      torch::Tensor p = item.value();
+      if (is_norm) {
+        p.fill_(item.key() == "weight" ? 1.0 : 0.0);
+      } else if (item.key() == "bias") {
+        p.zero_();
+      } else {
+        p.normal_(0.0, 0.02, generator);
+      }
+      initialised += p.numel();
+    }
+  }
+  int64_t total = 0;
+  for (const torch::Tensor& p : model.parameters())
+    total += p.numel();
+  TORCH_CHECK(initialised == total, "TinyVlm: ", total - initialised, " parameters have no seeded init");
+}
+
+Status bad(const std::string& what) {
+  return Status::invalid_argument(what);
+}
+
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
+
+}  // namespace
+
+Status check_tiny_vlm_options(const TinyVlmOptions& o) {
+  const std::pair<const char*, int64_t> positive[] = {
+      {"channels", o.channels},       {"image_size", o.image_size}, {"patch", o.patch},
+      {"d_vision", o.d_vision},       {"enc_layers", o.enc_layers}, {"enc_heads", o.enc_heads},
+      {"d_vision_ff", o.d_vision_ff}, {"vocab", o.vocab},           {"d_model", o.d_model},
+      {"layers", o.layers},           {"heads", o.heads},           {"d_ff", o.d_ff},
+      {"context", o.context}};
+  for (const auto& [name, value] : positive) {
+    if (value < 1 || value > (int64_t{1} << 24)) {
+      return bad(std::string(name) + " " + str(value) + " must be in [1, 2^24]");
+    }
+  }
+  if (o.max_images < 0 || o.max_images > 1024) return bad("max_images " + str(o.max_images) + " must be in [0, 1024]");
+  if (o.image_size % o.patch != 0) {
+    return bad("patch " + str(o.patch) + " must divide image_size " + str(o.image_size));
+  }
+  if (o.d_vision % o.enc_heads != 0) {
+    return bad("enc_heads " + str(o.enc_heads) + " must divide d_vision " + str(o.d_vision));
+  }
+  if (o.d_model % o.heads != 0) return bad("heads " + str(o.heads) + " must divide d_model " + str(o.d_model));
+  // Every sample, even one with the most images, keeps room for two text tokens (one prediction without images).
+  const int64_t longest_images = o.max_images * o.tokens_per_image();
+  if (o.context < longest_images + 2) {
+    return bad("context " + str(o.context) + " must be >= max_images " + str(o.max_images) + " x " +
+               str(o.tokens_per_image()) + " tokens per image + 2 = " + str(longest_images + 2));
+  }
+  return Status::ok();
+}
+
+TinyVlmBlockImpl::TinyVlmBlockImpl(int64_t d, int64_t heads, int64_t d_ff, bool causal)
+    : heads_(heads), causal_(causal) {
+  ln1_ = register_module("ln1", layer_norm(d));
+  qkv_ = register_module("qkv", linear(d, 3 * d));
+  out_ = register_module("out", linear(d, d));
+  ln2_ = register_module("ln2", layer_norm(d));
+  fc1_ = register_module("fc1", linear(d, d_ff));
+  fc2_ = register_module("fc2", linear(d_ff, d));
+}
+
+torch::Tensor TinyVlmBlockImpl::forward(const torch::Tensor& x) {
+  const int64_t b = x.size(0), t = x.size(1), d = x.size(2), dh = d / heads_;
+  // [B, T, 3d] -> three [B, H, T, dh]
+  const std::vector<torch::Tensor> qkv =
+      qkv_->forward(ln1_->forward(x)).view({b, t, 3, heads_, dh}).permute({2, 0, 3, 1, 4}).unbind(0);
+  torch::Tensor scores = torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(dh));
+  if (causal_) {
+    const torch::Tensor future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
+    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+  }
+  const torch::Tensor attended = torch::matmul(torch::softmax(scores, -1), qkv[2]).transpose(1, 2).reshape({b, t, d});
+  const torch::Tensor y = x + out_->forward(attended);
+  return y + fc2_->forward(torch::gelu(fc1_->forward(ln2_->forward(y))));
+}
+
+TinyVlmEncoderImpl::TinyVlmEncoderImpl(const TinyVlmOptions& o) : options_(o) {
+  patch_ = register_module(
+      "patch", torch::nn::Conv2d(torch::nn::Conv2dOptions(o.channels, o.d_vision, o.patch).stride(o.patch)));
+  position_ = register_parameter("position", torch::empty({o.tokens_per_image(), o.d_vision}));
+  for (int64_t i = 0; i < o.enc_layers; ++i) {
+    blocks_.push_back(register_module("block" + str(i), TinyVlmBlock(o.d_vision, o.enc_heads, o.d_vision_ff,
+                                                                     /*causal=*/false)));
+  }
+  norm_ = register_module("norm", layer_norm(o.d_vision));
+  project1_ = register_module("project1", linear(o.d_vision, o.d_model));
+  project2_ = register_module("project2", linear(o.d_model, o.d_model));
+}
+
+torch::Tensor TinyVlmEncoderImpl::forward(const torch::Tensor& images) {
+  const TinyVlmOptions& o = options_;
+  TORCH_CHECK(images.dim() == 4 && images.size(0) >= 1 && images.size(1) == o.channels &&
+                  images.size(2) == o.image_size && images.size(3) == o.image_size,
+              "TinyVlm::encode: images of shape ", images.sizes(), ", expected [n >= 1, ", o.channels, ", ",
+              o.image_size, ", ", o.image_size, "]");
+  // [n, d_vision, H/p, W/p] -> [n, P, d_vision], patches in row-major order.
+  torch::Tensor x = patch_->forward(images).flatten(2).transpose(1, 2) + position_;
+  for (TinyVlmBlock& block : blocks_)
+    x = block->forward(x);
+  return project2_->forward(torch::gelu(project1_->forward(norm_->forward(x))));
+}
+
+TinyVlmBackboneImpl::TinyVlmBackboneImpl(const TinyVlmOptions& o) : options_(o) {
+  token_ = register_module("token", torch::nn::Embedding(o.vocab, o.d_model));
+  position_ = register_module("position", torch::nn::Embedding(o.context, o.d_model));
+  for (int64_t i = 0; i < o.layers; ++i)
+    blocks_.push_back(register_module("block" + str(i), TinyVlmBlock(o.d_model, o.heads, o.d_ff, /*causal=*/true)));
+  final_norm_ = register_module("final_norm", layer_norm(o.d_model));
+  head_ = register_module("head", linear(o.d_model, o.vocab));
+}
+
+torch::Tensor TinyVlmBackboneImpl::sample_loss(const torch::Tensor& image_tokens, const torch::Tensor& text) {
+  const TinyVlmOptions& o = options_;
+  const int64_t p = o.tokens_per_image();
+  const bool has_images = image_tokens.defined() && image_tokens.numel() > 0;
+  const int64_t k = has_images ? image_tokens.size(0) : 0;
+  if (image_tokens.defined()) {
+    TORCH_CHECK(image_tokens.dim() == 3 && image_tokens.size(1) == p && image_tokens.size(2) == o.d_model,
+                "TinyVlm::sample_loss: image tokens of shape ", image_tokens.sizes(), ", expected [k, ", p, ", ",
+                o.d_model, "]");
+  }
+  TORCH_CHECK(text.dim() == 1 && text.size(0) >= 2 && text.scalar_type() == torch::kLong,
+              "TinyVlm::sample_loss: text of shape ", text.sizes(), " and type ", text.scalar_type(),
+              ", expected int64 [T >= 2]");
+  const int64_t t = text.size(0), length = k * p + t;
+  TORCH_CHECK(length <= o.context, "TinyVlm::sample_loss: ", k, " images x ", p, " tokens + ", t,
+              " text tokens = ", length, " exceed the context of ", o.context);
+
+  torch::Tensor x = token_->forward(text);
+  if (has_images) x = torch::cat({image_tokens.reshape({k * p, o.d_model}), x}, 0);
+  x = (x + position_->forward(torch::arange(length, torch::TensorOptions().dtype(torch::kLong)))).unsqueeze(0);
+  for (TinyVlmBlock& block : blocks_)
+    x = block->forward(x);
+  // Position j predicts position j + 1's token, for every text token but a first one with nothing before it.
+  const int64_t first = has_images ? k * p - 1 : 0;
+  const torch::Tensor logits = head_->forward(final_norm_->forward(x[0].slice(0, first, length - 1)));
+  const torch::Tensor targets = text.slice(0, has_images ? 0 : 1, t);
+  return torch::nn::functional::cross_entropy(logits, targets,
+                                              torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+}
+
+TinyVlmImpl::TinyVlmImpl(const TinyVlmOptions& options) : options_(options) {
+  const Status checked = check_tiny_vlm_options(options_);
+  TORCH_CHECK(checked.is_ok(), "TinyVlm: ", checked.message());
+  encoder_ = register_module("encoder", TinyVlmEncoder(options_));
+  backbone_ = register_module("backbone", TinyVlmBackbone(options_));
+}
+
+torch::Tensor TinyVlmImpl::encode(const torch::Tensor& images) {
+  return encoder_->forward(images);
+}
+
+torch::Tensor TinyVlmImpl::sample_loss(const torch::Tensor& image_tokens, const torch::Tensor& text) {
+  return backbone_->sample_loss(image_tokens, text);
+}
+
+StatusOr<TinyVlm> make_tiny_vlm(const TinyVlmOptions& options, uint64_t seed) {
+  CT_RETURN_IF_ERROR(check_tiny_vlm_options(options));
+  TinyVlm model(options);
+  init_parameters(*model, seed);
+  return model;
+}
+
+TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& o, uint64_t seed, int64_t id, double text_scale) {
+  const Status checked = check_tiny_vlm_options(o);
+  TORCH_CHECK(checked.is_ok(), "tiny_vlm_sample: ", checked.message());
+  TORCH_CHECK(text_scale > 0 && std::isfinite(text_scale), "tiny_vlm_sample: text_scale ", text_scale,
+              " must be positive");
+  flowtrain::DatasetOptions dataset;
+  dataset.seed = seed;
+  const flowtrain::Sample sizes = flowtrain::dataset_sample(dataset, id);
+  const int64_t k = std::min<int64_t>(sizes.images, o.max_images), p = o.tokens_per_image();
+  const double longest = static_cast<double>(o.context - k * p);
+  const auto t =
+      static_cast<int64_t>(std::clamp(std::round(static_cast<double>(sizes.text_tokens) * text_scale), 2.0, longest));
+
+  // A stream of its own (not dataset_sample's), so the sizes and the content are independent.
+  at::Generator generator =
+      at::detail::createCPUGenerator(mix64(seed ^ mix64(static_cast<uint64_t>(id) + 0x7f4a7c15ull)));
+  TinyVlmSample sample;
+  sample.id = id;
+  // Element-wise ops only (no reductions), so the pixels are the same whatever the thread count.
+  const torch::Tensor brightness = torch::rand({k}, generator);
+  sample.images =
+      brightness.view({k, 1, 1, 1}) + 0.1 * torch::randn({k, o.channels, o.image_size, o.image_size}, generator);
+  double mean_brightness = 0;
+  for (int64_t i = 0; i < k; ++i)
+    mean_brightness += brightness[i].item<double>() / static_cast<double>(k);
+  const int64_t stride = k == 0 ? 1 : 1 + std::min<int64_t>(3, static_cast<int64_t>(4 * mean_brightness));
+
+  // Per token: a draw for "follow the rule?" and a draw for the token it would be otherwise.
+  const torch::Tensor draws = torch::rand({t, 2}, generator, torch::TensorOptions().dtype(torch::kDouble));
+  const auto u = draws.accessor<double, 2>();
+  auto uniform_token = [&](int64_t j) {
+    return std::min<int64_t>(o.vocab - 1, static_cast<int64_t>(u[j][1] * o.vocab));
+  };
+  sample.text = torch::empty({t}, torch::TensorOptions().dtype(torch::kLong));
+  auto tokens = sample.text.accessor<int64_t, 1>();
+  tokens[0] = uniform_token(0);
+  for (int64_t j = 1; j < t; ++j)
+    tokens[j] = u[j][0] < 0.9 ? (tokens[j - 1] + stride) % o.vocab : uniform_token(j);
+  return sample;
+}
+
+}  // namespace clustertwin::torch_models
