@@ -34,6 +34,8 @@ void add_sim_command(CLI::App& app, Action* action);
 void add_sim_nestpipe_command(CLI::App& sim, Action* action);
 /// Registers `clustertwin sim flexmarl` (cli/sim_flexmarl_command.cpp).
 void add_sim_flexmarl_command(CLI::App& sim, Action* action);
+/// Registers `clustertwin sim flowtrain` (cli/sim_flowtrain_command.cpp).
+void add_sim_flowtrain_command(CLI::App& sim, Action* action);
 
 /// "128,256,512" -> {128, 256, 512}; InvalidArgument naming --workers and the bad item.
 StatusOr<std::vector<int>> parse_workers(const std::string& text);

@@ -253,6 +253,7 @@ void add_sim_command(CLI::App& app, Action* action) {
 
   add_sim_nestpipe_command(*sim, action);
   add_sim_flexmarl_command(*sim, action);
+  add_sim_flowtrain_command(*sim, action);
 }
 
 }  // namespace clustertwin::cli

@@ -1,17 +1,22 @@
-// The FlowTrain study, its first part (experiments/flowtrain/README.md):
-// the pieces that need no simulation yet.
+// The FlowTrain study (experiments/flowtrain/README.md):
 //
 //   1. packing: max/mean micro-batch backbone cost of the cost-based packer
 //      and of the token-count baseline, on the synthetic dataset, for both
 //      shipped models, several seeds and micro-batch counts
 //   2. allocation: the throughput-matching allocator's split and layouts on
-//      the shipped h100-1024 profile's device, 64 to 1,024 workers
+//      the shipped h100-1024 profile's device, 128 to 1,024 workers
+//   3. the twin's three modes (monolithic, disagg-sync, flowtrain) against
+//      worker count on h100-1024, both models: samples/s, MFU, speedup
+//      against monolithic; Perfetto traces of each mode's last step at
+//      1,024 workers; PNG plots when gnuplot is installed
 //
-// Writes packing.csv, allocation.csv and study.json (atomically) to OUT
-// (default out/flowtrain) and prints the tables and its wall time. The
-// twin's modes (monolithic, disagg-sync, flowtrain) come with sim/flowtrain.
+// Writes packing.csv, allocation.csv, modes.csv, study.json (atomically),
+// traces/ and plots to OUT (default out/flowtrain) and prints the tables and
+// its wall time.
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +30,7 @@
 #include "models/flowtrain/packing.h"
 #include "models/flowtrain/vlm.h"
 #include "sim/core/cluster_profile.h"
+#include "sim/flowtrain/flowtrain_twin.h"
 
 namespace {
 
@@ -96,13 +102,18 @@ int main(int argc, char** argv) {
   for (const char* name : {"6B+72B", "300M+7B"}) {
     AllocatorInputs in;
     in.model = value_or_fail(vlm_spec(name));
-    in.peak_flops = profile.device.peak_flops.at("bf16");
+    in.device = sim::flowtrain_device(sim::FlowTrainSetup{}, profile);
     in.memory_bytes = profile.device.memory_bytes;
     in.devices_per_node = profile.devices_per_node;
     set_dataset_means(&in, DatasetOptions{}, 4096);
     for (int workers : {64, 128, 256, 512, 1024}) {
       in.workers = workers;
-      const Allocation a = value_or_fail(allocate(in));
+      auto fits = allocate(in);
+      if (!fits.is_ok()) {
+        std::printf("  %-8s %7d  no split fits: %s\n", name, workers, fits.status().message().c_str());
+        continue;
+      }
+      const Allocation a = *fits;
       std::printf("  %-8s %7d %8d %9d %9dx%-4d %12.1f %12.1f\n", name, workers, a.encoder.devices, a.encoder.tp,
                   a.backbone.tp, a.backbone.pp, a.encoder.rate, a.backbone.rate);
       allocation_csv += std::string(name) + "," + std::to_string(workers) + "," + std::to_string(a.encoder.devices) +
@@ -122,11 +133,76 @@ int main(int argc, char** argv) {
                                     {"rate", a.rate}});
     }
   }
-  for (const auto& [file, text] : std::vector<std::pair<std::string, std::string>>{
-           {"packing.csv", packing_csv}, {"allocation.csv", allocation_csv}, {"study.json", json.dump(2) + "\n"}}) {
+  // 3. The twin's modes.
+  const std::vector<int> workers = {128, 256, 512, 1024};
+  const std::vector<sim::FlowTrainMode> modes = {sim::FlowTrainMode::kMonolithic, sim::FlowTrainMode::kDisaggSync,
+                                                 sim::FlowTrainMode::kFlowTrain};
+  std::filesystem::create_directories(out + "/traces", ec);
+  if (ec) fail(Status::io_error(out + "/traces: " + ec.message()));
+  std::vector<sim::FlowTrainRow> all;
+  for (const char* name : {"6B+72B", "300M+7B"}) {
+    sim::FlowTrainSetup setup;
+    setup.model = name;
+    std::printf("\n# the twin's modes on %s: %s, %d samples a step, micro-batches of %lld tokens\n",
+                profile.name.c_str(), name, setup.global_batch, static_cast<long long>(setup.micro_batch_tokens));
+    auto rows = value_or_fail(
+        sim::run_flowtrain_modes(setup, profile, modes, workers, [](const sim::FlowTrainRow& r, int done, int total) {
+          std::fprintf(stderr, "\r  [%d/%d] %s at %d workers   ", done, total, r.mode.c_str(), r.workers);
+          if (done == total) std::fprintf(stderr, "\n");
+        }));
+    std::fputs(sim::flowtrain_rows_table(rows).c_str(), stdout);
+    for (const sim::FlowTrainRow& r : rows) {
+      if (r.workers != 1024) continue;
+      std::string model = name;
+      std::replace(model.begin(), model.end(), '+', '_');
+      if (Status s = sim::write_flowtrain_trace(r, profile.name, out + "/traces/" + model + "_" + r.mode + ".json");
+          !s.is_ok()) {
+        fail(s);
+      }
+    }
+    all.insert(all.end(), rows.begin(), rows.end());
+  }
+  const sim::FlowTrainRow *mono = nullptr, *sync = nullptr, *flow = nullptr;
+  for (const sim::FlowTrainRow& r : all) {
+    if (r.model != "6B+72B" || r.workers != 1024) continue;
+    (r.mode == "monolithic" ? mono : r.mode == "disagg-sync" ? sync : flow) = &r;
+  }
+  if (mono && sync && flow) {
+    std::printf(
+        "\nat 1,024 H100s, 6B+72B: flowtrain MFU %.1f%% (paper: over 50%%), speedup over monolithic %.2fx (paper: up "
+        "to 1.7x; within 15%%: %s), above disagg-sync (%.1f vs %.1f samples/s): %s\n",
+        100 * flow->mfu, flow->speedup, std::abs(flow->speedup - 1.7) <= 0.15 * 1.7 ? "yes" : "no", flow->samples_per_s,
+        sync->samples_per_s, flow->samples_per_s > sync->samples_per_s ? "yes" : "no");
+  }
+  const std::string modes_csv = sim::flowtrain_rows_csv(all);
+  json["modes"] = nlohmann::json::parse(sim::flowtrain_rows_json(all))["rows"];
+  const std::string plots =
+      "set datafile separator ','\nset terminal pngcairo size 900,520 noenhanced\nset grid\nset key left top\n"
+      "set logscale x 2\nset xlabel 'workers (H100)'\n"
+      "set output '" +
+      out +
+      "/throughput.png'\nset title 'FlowTrain twin, 6B+72B on h100-1024: throughput'\n"
+      "set ylabel 'samples/s'\nplot for [m in 'monolithic disagg-sync flowtrain'] '" +
+      out +
+      "/modes.csv' using 3:((strcol(1) eq m && strcol(2) eq '6B+72B') ? $9 : 1/0) with linespoints pt 7 title m\n"
+      "set output '" +
+      out +
+      "/mfu.png'\nset title 'FlowTrain twin, 6B+72B on h100-1024: MFU (paper: over 50%)'\n"
+      "set ylabel 'MFU'\nset yrange [0:1]\nplot for [m in 'monolithic disagg-sync flowtrain'] '" +
+      out +
+      "/modes.csv' using 3:((strcol(1) eq m && strcol(2) eq '6B+72B') ? $10 : 1/0) with linespoints pt 7 title m, "
+      "0.5 with lines dt 2 lc 'gray' title '50%'\n";
+  for (const auto& [file, text] :
+       std::vector<std::pair<std::string, std::string>>{{"packing.csv", packing_csv},
+                                                        {"allocation.csv", allocation_csv},
+                                                        {"modes.csv", modes_csv},
+                                                        {"plots.gp", plots},
+                                                        {"study.json", json.dump(2) + "\n"}}) {
     if (Status s = write_file_atomically(out + "/" + file, text); !s.is_ok()) fail(s);
   }
-  std::printf("outputs: %s/{packing.csv,allocation.csv,study.json}\n", out.c_str());
+  const bool plotted = std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot " + out + "/plots.gp").c_str()) == 0;
+  std::printf("outputs: %s/{packing.csv,allocation.csv,modes.csv,study.json,traces/*.json%s}\n", out.c_str(),
+              plotted ? ",throughput.png,mfu.png" : "; no gnuplot: no PNGs");
   std::printf("study wall time: %.1f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return 0;

@@ -7,15 +7,24 @@
 // Exact: every split N_enc = 1..N-1, and on each side every layout that
 // fits the device's memory, are evaluated.
 //
-// A side's rate: devices x peak x efficiency / FLOPs per sample, with
-//   efficiency = base x 0.94^log2(TP) x m / (m + PP - 1)
-// (tensor parallelism's activation exchange; the pipeline's fill and drain
-// with m micro-batches per pipeline and step). Memory per device: bf16
-// weights and gradients over TP x PP, fp32 master weights and Adam moments
-// also over DP (ZeRO-1), activations of the micro-batches in flight with
-// per-layer recomputation (2 bytes x hidden per token and layer kept, one
-// layer's 34 x hidden per token live), over TP. The encoder runs without
-// pipeline stages (PP = 1).
+// A side's rate comes from the cost model of models/flowtrain/timing.h (the
+// twin's): the encoder side's groups of TP devices each take a sample in
+// kEncoderRecompute x stack_seconds(mean sample's work, TP); a backbone
+// replica of TP x PP devices passes one micro-batch per stage time
+// (stack_seconds of a stage's share of a micro-batch) in 1F1B's steady
+// state, times m / (m + PP - 1) for the fill and drain with m micro-batches
+// per replica and step. Monolithic: the first stage also runs the encoder
+// for the micro-batch's images, and the slowest stage sets the pace.
+//
+// Memory per device: bf16
+// weights and fp32 gradient accumulation over TP x PP, fp32 master weights
+// and Adam moments also over DP (ZeRO-1), activations of the micro-batches
+// in flight with selective recomputation and sequence parallelism (34 bytes
+// x hidden per token and layer, over TP; 1F1B keeps PP micro-batches of
+// layers/PP in flight on the first stage). The encoder runs without
+// pipeline stages (PP = 1) and recomputes its forward in backward: a sample
+// in flight keeps its layers' inputs (2 bytes x hidden per token and
+// layer), one layer's 34 bytes per token live.
 //
 // Reconstruction: the paper names throughput matching, not its model; the
 // constants are assumptions (../shared/papers/flowtrain.md), the twin
@@ -26,6 +35,7 @@
 #include <vector>
 
 #include "models/common/status.h"
+#include "models/flowtrain/timing.h"
 #include "models/flowtrain/vlm.h"
 
 namespace clustertwin::flowtrain {
@@ -34,22 +44,23 @@ struct AllocatorInputs {
   VlmSpec model;
   int workers = 0;
   int devices_per_node = 8;  // TP stays within a node
-  double peak_flops = 0;     // per device, bf16
+  DeviceModel device;        // prices the work (timing.h)
   double memory_bytes = 0;   // per device
-  /// Per-sample means (sample_cost over the dataset, or a trace).
+  /// Per-sample means (over the dataset, or a trace): each side's work, the
+  /// model FLOPs (sample_cost), images and backbone tokens.
+  StackWork encoder_work, backbone_work;
   double encoder_flops = 0, backbone_flops = 0;
   double images = 0, llm_tokens = 0;
-  int global_batch = 512;              // samples per step
+  int global_batch = 4096;             // samples per step
   int64_t micro_batch_tokens = 16384;  // backbone tokens per micro-batch (packed)
   int micro_batch_images = 16;         // encoder images per micro-batch
-  double base_efficiency = 0.6;        // of peak, for large dense GEMMs
   int encoder_workers = -1;            // >= 0: force the split (0 is refused)
 };
 
 /// One side's layout and what it gives.
 struct SideLayout {
   int devices = 0, tp = 1, pp = 1, dp = 1;
-  double efficiency = 0;
+  double efficiency = 0;    // model FLOPs per second over devices x peak, at `rate`
   double memory_bytes = 0;  // per device
   double rate = 0;          // samples per second
 };
@@ -60,13 +71,21 @@ struct Allocation {
   int splits_evaluated = 0;
 };
 
-/// Sets in->encoder_flops, backbone_flops, images and llm_tokens to their
-/// means over the first `samples` samples of the dataset `options`.
+/// Sets in->encoder_work, backbone_work, encoder_flops, backbone_flops,
+/// images and llm_tokens to their means over the first `samples` samples of
+/// the dataset `options`.
 void set_dataset_means(AllocatorInputs* in, const DatasetOptions& options, int samples);
 
 /// The best layout of a side on `devices` devices; rate 0 when none fits.
 SideLayout best_encoder_layout(const AllocatorInputs& in, int devices);
 SideLayout best_backbone_layout(const AllocatorInputs& in, int devices);
+
+/// Monolithic (Megatron-style, the baseline): one uniform TP x PP x DP over
+/// all `devices` for both modules, every worker running the encoder for its
+/// own samples on the first pipeline stage (whose memory then also holds the
+/// encoder's state and activations). The layout with the best rate under the
+/// same efficiency and memory models; rate 0 when none fits.
+SideLayout best_monolithic_layout(const AllocatorInputs& in, int devices);
 
 /// InvalidArgument naming the field: fewer than 2 workers, a forced split
 /// of 0 or N encoder workers, missing device facts or costs, or no split

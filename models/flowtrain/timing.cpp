@@ -1,0 +1,121 @@
+#include "models/flowtrain/timing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "models/common/check.h"
+
+namespace clustertwin::flowtrain {
+
+StackWork scaled(StackWork w, double factor) {
+  w.gemm_flops *= factor;
+  w.attention_flops *= factor;
+  w.tokens *= factor;
+  return w;
+}
+
+StackWork stage_work(StackWork w, int stages) {
+  w.gemm_flops /= stages;
+  w.attention_flops /= stages;
+  w.layers = std::max<int64_t>(1, w.layers / stages);
+  return w;
+}
+
+StackWork encoder_work(const VlmSpec& model, int images) {
+  const spec::VitSpec& v = model.encoder;
+  const double n = static_cast<double>(v.patches()), h = static_cast<double>(v.hidden);
+  const double attention = static_cast<double>(v.layers) * 4 * h * n * n;
+  const double projector =
+      2.0 * static_cast<double>(model.projector_params()) * static_cast<double>(v.tokens_per_image());
+  StackWork w;
+  w.layers = v.layers;
+  w.hidden = v.hidden;
+  w.tokens = n * images;
+  w.attention_flops = 3 * attention * images;
+  w.gemm_flops = 3 * (v.forward_flops_per_image() - attention + projector) * images;
+  return w;
+}
+
+StackWork backbone_work(const VlmSpec& model, int64_t llm_tokens) {
+  const spec::LlmSpec& m = model.backbone;
+  const double fixed = m.forward_flops_per_token(0);
+  const double per_context = m.forward_flops_per_token(1) - fixed;
+  const double t = static_cast<double>(llm_tokens);
+  StackWork w;
+  w.layers = m.layers;
+  w.hidden = m.hidden;
+  w.tokens = t;
+  w.gemm_flops = 3 * t * fixed;
+  w.attention_flops = 3 * per_context * t * (t - 1) / 2;
+  return w;
+}
+
+double tp_exchange_seconds(const StackWork& w, int tp, const DeviceModel& d) {
+  if (tp <= 1 || w.tokens <= 0) return 0;
+  const double bytes = w.tokens * static_cast<double>(w.hidden) * 2;
+  const double ring = 2.0 * (tp - 1) / tp * bytes / d.link_bandwidth + 2.0 * (tp - 1) * d.link_latency_s;
+  return 4 * static_cast<double>(w.layers) * ring;
+}
+
+double stack_seconds(const StackWork& w, int tp, const DeviceModel& d) {
+  if (w.tokens <= 0) return 0;
+  const double compute =
+      (w.gemm_flops / d.gemm_efficiency + w.attention_flops / d.attention_efficiency) / (tp * d.peak_flops);
+  const double elementwise =
+      kElementwiseBytes * w.tokens * static_cast<double>(w.hidden * w.layers) / (tp * d.memory_bandwidth);
+  return compute + elementwise + (1 - d.tp_overlap) * tp_exchange_seconds(w, tp, d);
+}
+
+double pipeline_makespan(const std::vector<std::vector<double>>& forward,
+                         const std::vector<std::vector<double>>& backward) {
+  const int m = static_cast<int>(forward.size());
+  if (m == 0) return 0;
+  const int p = static_cast<int>(forward[0].size());
+  CT_CHECK(p >= 1 && backward.size() == forward.size());
+  // Each stage's op list in 1F1B order: +j+1 for forward j, -(j+1) for backward j.
+  std::vector<std::vector<int>> order(p);
+  for (int s = 0; s < p; ++s) {
+    const int warmup = std::min(p - s - 1, m);
+    for (int j = 0; j < warmup; ++j)
+      order[s].push_back(j + 1);
+    for (int i = 0; i < m - warmup; ++i) {
+      order[s].push_back(warmup + i + 1);
+      order[s].push_back(-(i + 1));
+    }
+    for (int j = m - warmup; j < m; ++j)
+      order[s].push_back(-(j + 1));
+  }
+  constexpr double kNotYet = -1;
+  std::vector<std::vector<double>> f_end(m, std::vector<double>(p, kNotYet)), b_end = f_end;
+  std::vector<size_t> next(p, 0);
+  std::vector<double> free_at(p, 0);
+  size_t remaining = static_cast<size_t>(2 * m * p);
+  while (remaining > 0) {
+    bool progressed = false;
+    for (int s = 0; s < p; ++s) {
+      while (next[s] < order[s].size()) {
+        const int op = order[s][next[s]];
+        const int j = std::abs(op) - 1;
+        double ready;
+        if (op > 0) {
+          ready = s == 0 ? 0 : f_end[j][s - 1];
+        } else {
+          ready = s == p - 1 ? f_end[j][s] : b_end[j][s + 1];
+        }
+        if (ready == kNotYet) break;
+        const double start = std::max(ready, free_at[s]);
+        const double end = start + (op > 0 ? forward[j][s] : backward[j][s]);
+        (op > 0 ? f_end : b_end)[j][s] = end;
+        free_at[s] = end;
+        ++next[s];
+        --remaining;
+        progressed = true;
+      }
+    }
+    CT_CHECK(progressed);  // 1F1B's order has no cycle
+  }
+  return *std::max_element(free_at.begin(), free_at.end());
+}
+
+}  // namespace clustertwin::flowtrain

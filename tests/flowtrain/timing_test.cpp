@@ -1,0 +1,85 @@
+// FlowTrain's cost model (models/flowtrain/timing.h): the 1F1B pipeline's
+// makespan against its closed forms, a slow stage setting the pace, and the
+// stack's time: its FLOPs equal sample_cost's, tensor parallelism's exchange.
+
+#include "models/flowtrain/timing.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace clustertwin::flowtrain {
+namespace {
+
+std::vector<std::vector<double>> uniform(int micro_batches, int stages, double t) {
+  return std::vector<std::vector<double>>(micro_batches, std::vector<double>(stages, t));
+}
+
+TEST(PipelineMakespanTest, OneStageIsTheSum) {
+  std::vector<std::vector<double>> f = {{1}, {2}, {3}}, b = {{2}, {4}, {6}};
+  EXPECT_DOUBLE_EQ(pipeline_makespan(f, b), 18);
+  EXPECT_DOUBLE_EQ(pipeline_makespan({}, {}), 0);
+}
+
+TEST(PipelineMakespanTest, UniformStagesGiveTheFillAndDrainFormula) {
+  // 1F1B with equal stages: (m + p - 1) x (forward + backward).
+  for (int p : {1, 2, 4, 8}) {
+    for (int m : {1, 3, 8, 16}) {
+      EXPECT_NEAR(pipeline_makespan(uniform(m, p, 1), uniform(m, p, 2)), (m + p - 1) * 3.0, 1e-9)
+          << "p " << p << " m " << m;
+    }
+  }
+}
+
+TEST(PipelineMakespanTest, ASlowFirstStageSetsThePace) {
+  // The monolithic baseline's shape: the first stage also runs the encoder.
+  const int m = 12, p = 4;
+  auto f = uniform(m, p, 1), b = uniform(m, p, 2);
+  for (int j = 0; j < m; ++j) {
+    f[j][0] += 1;
+    b[j][0] += 2;
+  }
+  const double makespan = pipeline_makespan(f, b);
+  EXPECT_GE(makespan, m * 6.0);  // the first stage's own work
+  EXPECT_GT(makespan, pipeline_makespan(uniform(m, p, 1), uniform(m, p, 2)));
+  EXPECT_LE(makespan, m * 6.0 + (p - 1) * 3.0 + 1e-9);  // plus at most one fill and drain
+}
+
+TEST(StackTimeTest, WorkMatchesSampleCostAndTensorParallelismCostsAnExchange) {
+  const VlmSpec model = *vlm_spec("6B+72B");
+  const Sample s{7, 3, 900};
+  const SampleCost c = sample_cost(model, s);
+  const StackWork enc = encoder_work(model, s.images), llm = backbone_work(model, c.llm_tokens);
+  EXPECT_NEAR(enc.gemm_flops + enc.attention_flops, c.encoder_flops, 1e-9 * c.encoder_flops);
+  EXPECT_NEAR(llm.gemm_flops + llm.attention_flops, c.backbone_flops, 1e-9 * c.backbone_flops);
+  EXPECT_DOUBLE_EQ(llm.tokens, static_cast<double>(c.llm_tokens));
+
+  DeviceModel d;
+  d.peak_flops = 989.5e12;
+  d.memory_bandwidth = 3.35e12;
+  d.link_bandwidth = 450e9;
+  d.link_latency_s = 1e-6;
+  d.tp_overlap = 0;
+  EXPECT_EQ(tp_exchange_seconds(llm, 1, d), 0);
+  // TP 1: the GEMMs at their efficiency, attention at its own, the elementwise passes.
+  const double tp1 = stack_seconds(llm, 1, d);
+  const double expected =
+      llm.gemm_flops / (d.peak_flops * d.gemm_efficiency) +
+      llm.attention_flops / (d.peak_flops * d.attention_efficiency) +
+      kElementwiseBytes * llm.tokens * static_cast<double>(llm.hidden * llm.layers) / d.memory_bandwidth;
+  EXPECT_NEAR(tp1, expected, 1e-12 * expected);
+  // TP 8: an eighth of that plus the exchange: 4 rings a layer of tokens x hidden x 2 bytes.
+  const double ring = 2.0 * 7 / 8 * llm.tokens * static_cast<double>(llm.hidden) * 2 / d.link_bandwidth + 14e-6;
+  EXPECT_NEAR(tp_exchange_seconds(llm, 8, d), 4 * static_cast<double>(llm.layers) * ring, 1e-12);
+  EXPECT_NEAR(stack_seconds(llm, 8, d), tp1 / 8 + 4 * static_cast<double>(llm.layers) * ring, 1e-9);
+  d.tp_overlap = 1;
+  EXPECT_NEAR(stack_seconds(llm, 8, d), tp1 / 8, 1e-9);
+  // A stage of a 4-stage pipeline: a quarter of the layers and FLOPs, every token.
+  const StackWork stage = stage_work(llm, 4);
+  EXPECT_EQ(stage.layers, llm.layers / 4);
+  EXPECT_DOUBLE_EQ(stage.tokens, llm.tokens);
+  EXPECT_NEAR(stack_seconds(stage, 8, d), stack_seconds(llm, 8, d) / 4, 1e-9);
+}
+
+}  // namespace
+}  // namespace clustertwin::flowtrain

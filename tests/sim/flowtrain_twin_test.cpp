@@ -1,0 +1,114 @@
+// FlowTrain's twin (sim/flowtrain): the three modes at cluster scale in the
+// order the design implies, MFU as the paper counts it, determinism, the
+// trace, and a pool too small for a micro-batch reported instead of hanging.
+
+#include "sim/flowtrain/flowtrain_twin.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "traces/trace_reader.h"
+#include "traces/validator.h"
+
+namespace clustertwin::sim {
+namespace {
+
+ClusterProfile h100() {
+  auto p = load_cluster_profile("h100-1024");
+  EXPECT_TRUE(p.is_ok()) << p.status().message();
+  return *p;
+}
+
+FlowTrainRow run(const FlowTrainSetup& setup, FlowTrainMode mode) {
+  auto row = run_flowtrain(setup, h100(), mode);
+  EXPECT_TRUE(row.is_ok()) << row.status().message();
+  return row.is_ok() ? *row : FlowTrainRow();
+}
+
+TEST(FlowTrainTwinTest, AtClusterScaleFlowTrainLeadsAndReachesHalfThePeak) {
+  FlowTrainSetup s;  // 6B+72B, 1,024 workers, 4,096 samples a step
+  auto rows = run_flowtrain_modes(
+      s, h100(), {FlowTrainMode::kMonolithic, FlowTrainMode::kDisaggSync, FlowTrainMode::kFlowTrain}, {1024});
+  ASSERT_TRUE(rows.is_ok()) << rows.status().message();
+  std::fputs(flowtrain_rows_table(*rows).c_str(), stdout);
+  const FlowTrainRow &mono = (*rows)[0], &sync = (*rows)[1], &flow = (*rows)[2];
+  EXPECT_EQ(mono.encoder_workers, 0);
+  EXPECT_GT(flow.encoder_workers, 0);
+  EXPECT_EQ(flow.encoder_workers, sync.encoder_workers);  // the allocator's split, for both
+  EXPECT_GT(flow.samples_per_s, sync.samples_per_s);
+  EXPECT_GT(sync.samples_per_s, mono.samples_per_s);
+  EXPECT_GT(flow.mfu, 0.5);
+  EXPECT_NEAR(flow.speedup, 1.7, 0.15 * 1.7);
+  EXPECT_DOUBLE_EQ(mono.speedup, 1.0);
+  // Cost packing balances the backbone's micro-batches better than token packing.
+  EXPECT_LT(flow.micro_batch_imbalance, sync.micro_batch_imbalance);
+}
+
+TEST(FlowTrainTwinTest, MfuIsTheStepsModelFlopsOverDevicesTimesPeak) {
+  FlowTrainSetup s;
+  s.workers = 128;
+  s.global_batch = 512;
+  const FlowTrainRow r = run(s, FlowTrainMode::kFlowTrain);
+  ASSERT_EQ(r.step_times_s.size(), 3u);
+  double flops = 0;
+  const flowtrain::VlmSpec model = *flowtrain::vlm_spec(s.model);
+  for (int64_t id = 512; id < 3 * 512; ++id) {  // the measured steps: all but the first
+    const flowtrain::SampleCost c = flowtrain::sample_cost(model, flowtrain::dataset_sample(s.data, id));
+    flops += c.encoder_flops + c.backbone_flops;
+  }
+  const double time = r.step_times_s[1] + r.step_times_s[2];
+  EXPECT_NEAR(r.mfu, flops / (time * 128 * 989.5e12), 1e-9);
+  EXPECT_NEAR(r.samples_per_s, 512 / r.step_s, 1e-9);
+  EXPECT_NEAR(r.step_s, time / 2, 1e-12);
+}
+
+TEST(FlowTrainTwinTest, SameInputsSameBytesAndAValidTrace) {
+  FlowTrainSetup s;
+  s.workers = 128;
+  s.global_batch = 512;
+  const std::string a = flowtrain_rows_json({run(s, FlowTrainMode::kFlowTrain), run(s, FlowTrainMode::kDisaggSync)});
+  const std::string b = flowtrain_rows_json({run(s, FlowTrainMode::kFlowTrain), run(s, FlowTrainMode::kDisaggSync)});
+  EXPECT_EQ(a, b);
+  s.data.seed = 1;
+  EXPECT_NE(flowtrain_rows_json({run(s, FlowTrainMode::kFlowTrain), run(s, FlowTrainMode::kDisaggSync)}), a);
+
+  const FlowTrainRow r = run(s, FlowTrainMode::kFlowTrain);
+  const std::string path = ::testing::TempDir() + "/flowtrain_trace.json";
+  ASSERT_TRUE(write_flowtrain_trace(r, "h100-1024", path).is_ok());
+  auto trace = traces::read_trace(path);
+  ASSERT_TRUE(trace.is_ok()) << trace.status().message();
+  EXPECT_EQ(trace->metadata.system, "flowtrain");
+  EXPECT_EQ(trace->metadata.variant, "flowtrain");
+  traces::ValidationStats stats;
+  const Status valid = traces::validate_trace(path, &stats);
+  EXPECT_TRUE(valid.is_ok()) << valid.message();
+  bool encoder = false, backbone = false, backward = false;
+  for (const traces::Event& e : trace->events) {
+    encoder |= e.name == "encoder";
+    backbone |= e.name == "backbone";
+    backward |= e.name == "encoder-backward";
+  }
+  EXPECT_TRUE(encoder && backbone && backward);
+  std::filesystem::remove(path);
+}
+
+TEST(FlowTrainTwinTest, APoolTooSmallForAMicroBatchIsReportedNotAHang) {
+  FlowTrainSetup s;
+  s.model = "300M+7B";
+  s.workers = 16;
+  s.global_batch = 512;
+  s.encoder_workers = 4;
+  s.pool_bytes = 15e6;  // one 8-image sample per worker: 32 images in all, and micro-batches hold up to 64
+  auto row = run_flowtrain(s, h100(), FlowTrainMode::kFlowTrain);
+  ASSERT_FALSE(row.is_ok());
+  EXPECT_EQ(row.status().message(),
+            "--pool-memory 15 MB: the 4 encoder workers' pools cannot hold a whole micro-batch's embeddings "
+            "(flowtrain stalled)");
+  s.pool_bytes = 8e9;
+  EXPECT_TRUE(run_flowtrain(s, h100(), FlowTrainMode::kFlowTrain).is_ok());
+}
+
+}  // namespace
+}  // namespace clustertwin::sim
