@@ -1,0 +1,157 @@
+// `clustertwin run flowtrain` as a user starts it: 4 processes through
+// `clustertwin launch`. Two steps of each mode train on the same samples, so
+// the disaggregated modes (lock-step send/recv, and the decoupled flow
+// through the shared-memory pool) end where monolithic data parallelism
+// does, within 1e-5; the trace carries every task's cost key and FLOPs; bad
+// flags exit 2 with one line.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "models/common/state_dump.h"
+#include "tests/cli/run_command.h"
+#include "traces/trace_reader.h"
+
+namespace clustertwin::real::flowtrain {
+namespace {
+
+using testing::CommandResult;
+using testing::run_clustertwin;
+
+std::string temp_dir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "ct_flowtrain_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+CommandResult run_flowtrain(int nproc, const std::vector<std::string>& args) {
+  std::vector<std::string> all = {"launch", "--nproc", std::to_string(nproc), "--", "run",     "flowtrain",
+                                  "--seed", "5",       "--timeout",           "60", "--steps", "2",
+                                  "--json"};
+  all.insert(all.end(), args.begin(), args.end());
+  return run_clustertwin(all);
+}
+
+StateDump read_dump(const std::string& dir) {
+  auto d = read_state_dump(state_dump_path(dir, 0));
+  EXPECT_TRUE(d.is_ok()) << d.status().message();
+  return d.is_ok() ? *d : StateDump{};
+}
+
+// max |a - b| / max |b| per tensor, the worst over the tensors.
+double worst_relative_difference(const std::string& dir, const std::string& reference) {
+  const StateDump a = read_dump(dir), b = read_dump(reference);
+  EXPECT_EQ(a.tensors.size(), b.tensors.size());
+  EXPECT_GT(a.tensors.size(), 20u) << "every parameter of the tiny VLM";
+  double worst = 0;
+  for (size_t t = 0; t < std::min(a.tensors.size(), b.tensors.size()); ++t) {
+    EXPECT_EQ(a.tensors[t].name, b.tensors[t].name);
+    const std::vector<double> x = a.tensors[t].values(), y = b.tensors[t].values();
+    EXPECT_EQ(x.size(), y.size());
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+      diff = std::max(diff, std::abs(x[i] - y[i]));
+      scale = std::max(scale, std::abs(y[i]));
+    }
+    worst = std::max(worst, scale > 0 ? diff / scale : diff);
+  }
+  return worst;
+}
+
+nlohmann::json run_and_dump(const std::string& mode, const std::string& dir, std::vector<std::string> extra = {}) {
+  extra.insert(extra.end(), {"--mode", mode, "--dump-params", dir});
+  const CommandResult r = run_flowtrain(4, extra);
+  EXPECT_EQ(r.exit_code, 0) << mode << ": " << r.err;
+  const size_t brace = r.out.find('{');
+  return brace == std::string::npos ? nlohmann::json() : nlohmann::json::parse(r.out.substr(brace));
+}
+
+TEST(FlowTrainRunTest, DisaggregatedModesEndWhereMonolithicDoes) {
+  const std::string mono = temp_dir("monolithic");
+  const nlohmann::json m = run_and_dump("monolithic", mono);
+  ASSERT_TRUE(m.contains("loss"));
+  for (const std::string mode : {"disagg-sync", "flowtrain"}) {
+    const std::string dir = temp_dir(mode);
+    const nlohmann::json j = run_and_dump(mode, dir);
+    const double worst = worst_relative_difference(dir, mono);
+    std::printf("%s vs monolithic after two steps: worst relative parameter difference %.3g\n", mode.c_str(), worst);
+    EXPECT_LE(worst, 1e-5) << mode;
+    EXPECT_EQ(j["encoder_workers"], 1);
+    ASSERT_EQ(j["loss"].size(), 2u);
+    for (int s = 0; s < 2; ++s)
+      EXPECT_NEAR(j["loss"][s].get<double>(), m["loss"][s].get<double>(), 1e-6 * m["loss"][s].get<double>());
+    EXPECT_GT(j["samples_per_s"].get<double>(), 0);
+    EXPECT_GT(j["mfu"].get<double>(), 0);
+  }
+  // Two encoder workers with a pool of one slot each (the most back-pressure) still agree; the comparison can fail:
+  // another learning rate does not.
+  const std::string two = temp_dir("two_encoders");
+  run_and_dump("flowtrain", two, {"--encoder-workers", "2", "--pool-slots", "1"});
+  EXPECT_LE(worst_relative_difference(two, mono), 1e-5);
+  const std::string other = temp_dir("other_lr");
+  run_and_dump("flowtrain", other, {"--lr", "0.1"});
+  EXPECT_GT(worst_relative_difference(other, mono), 1e-3);
+}
+
+TEST(FlowTrainRunTest, TheTraceHasEveryTaskWithItsCost) {
+  const std::string trace = temp_dir("trace") + ".json";
+  ASSERT_EQ(run_flowtrain(4, {"--mode", "flowtrain", "--trace", trace}).exit_code, 0);
+  auto reader = traces::TraceReader::open(trace);
+  ASSERT_TRUE(reader.is_ok()) << reader.status().message();
+  std::map<std::string, int> seen;
+  traces::Event e;
+  while ((*reader)->next(&e)) {
+    ++seen[e.cost_key];
+    if (e.cost_key == "flowtrain/encoder" || e.cost_key == "flowtrain/backbone" ||
+        e.cost_key == "flowtrain/encoder_backward") {
+      EXPECT_GT(e.flops.value_or(0), 0) << e.cost_key;
+    }
+    if (e.cost_key.starts_with("flowtrain/pool_")) {
+      EXPECT_GT(e.bytes.value_or(0), 0) << e.cost_key;
+    }
+    EXPECT_TRUE(e.cpu_us.has_value());
+  }
+  EXPECT_TRUE((*reader)->status().is_ok()) << (*reader)->status().message();
+  EXPECT_EQ((*reader)->metadata().system, "flowtrain");
+  EXPECT_EQ((*reader)->metadata().variant, "flowtrain");
+  EXPECT_EQ(seen["flowtrain/backbone"], 32) << "16 samples a step, two steps";
+  // Each image sample: one forward into the pool and one recomputed before its backward.
+  EXPECT_EQ(seen["flowtrain/encoder"], 2 * seen["flowtrain/encoder_backward"]);
+  EXPECT_GT(seen["flowtrain/encoder_backward"], 10);
+  EXPECT_EQ(seen["flowtrain/allreduce"], 8) << "one per rank and step";
+}
+
+struct BadFlag {
+  std::vector<std::string> args;
+  const char* line;
+};
+
+class FlowTrainRunBadFlagTest : public ::testing::TestWithParam<BadFlag> {};
+
+TEST_P(FlowTrainRunBadFlagTest, ExitsTwoWithOneLine) {
+  std::vector<std::string> args = {"launch", "--nproc", "2", "--", "run", "flowtrain"};
+  args.insert(args.end(), GetParam().args.begin(), GetParam().args.end());
+  const CommandResult r = run_clustertwin(args);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(GetParam().line), std::string::npos) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, FlowTrainRunBadFlagTest,
+    ::testing::Values(
+        BadFlag{{"--mode", "pipeline"}, "--mode 'pipeline': unknown (allowed: monolithic, disagg-sync, flowtrain)"},
+        BadFlag{{"--encoder-workers", "2"},
+                "--encoder-workers 2 of 2 ranks: each side needs at least one worker (1..1; launch --nproc 2 or more)"},
+        BadFlag{{"--pool-slots", "0"},
+                "--pool-slots 0: smaller than one sample (a slot holds one sample's embeddings)"},
+        BadFlag{{"--micro-batch-tokens", "100"}, "--micro-batch-tokens 100: must hold the longest sample (256 tokens)"},
+        BadFlag{{"--steps", "0"}, "--steps 0: must be at least 1"}));
+
+}  // namespace
+}  // namespace clustertwin::real::flowtrain
