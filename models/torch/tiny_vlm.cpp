@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "models/common/hash.h"
+#include "models/flowtrain/tiny_plan.h"
 #include "models/flowtrain/vlm.h"
 
 namespace clustertwin::torch_models {
@@ -205,13 +206,14 @@ TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& o, uint64_t seed, int64_t id
   TORCH_CHECK(checked.is_ok(), "tiny_vlm_sample: ", checked.message());
   TORCH_CHECK(text_scale > 0 && std::isfinite(text_scale), "tiny_vlm_sample: text_scale ", text_scale,
               " must be positive");
-  flowtrain::DatasetOptions dataset;
-  dataset.seed = seed;
-  const flowtrain::Sample sizes = flowtrain::dataset_sample(dataset, id);
-  const int64_t k = std::min<int64_t>(sizes.images, o.max_images), p = o.tokens_per_image();
-  const double longest = static_cast<double>(o.context - k * p);
-  const auto t =
-      static_cast<int64_t>(std::clamp(std::round(static_cast<double>(sizes.text_tokens) * text_scale), 2.0, longest));
+  // The sizes are models/flowtrain/tiny_plan.h's, which the process twin replays.
+  flowtrain::TinyFacts facts;
+  facts.tokens_per_image = o.tokens_per_image();
+  facts.max_images = o.max_images;
+  facts.context = o.context;
+  facts.text_scale = text_scale;
+  const flowtrain::TinySample sizes = flowtrain::tiny_sample(facts, seed, id);
+  const int64_t k = sizes.images, t = sizes.text;
 
   // A stream of its own (not dataset_sample's), so the sizes and the content are independent.
   at::Generator generator =

@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "models/common/state_dump.h"
-#include "models/flowtrain/packing.h"
+#include "models/flowtrain/tiny_plan.h"
 #include "models/torch/tiny_vlm.h"
 #include "real/core/communicator.h"
 #include "real/core/dist_env.h"
@@ -85,31 +85,21 @@ Status check_args(const FlowTrainRunArgs& a, int world, Mode* mode) {
 // ---- the samples and what they cost -----------------------------------------------------------------------------
 
 struct StepSample {
+  pf::TinySample shape;  // sizes and model FLOPs (models/flowtrain/tiny_plan.h)
   tm::TinyVlmSample data;
-  int images = 0;
-  int64_t tokens = 0;  // backbone tokens: images x P + text
-  double encoder_flops = 0, backbone_flops = 0;
 };
 
-// Model FLOPs of training (6 x parameters x tokens, plus attention: 3 x 4 x width x n^2 per layer for the encoder's
-// bidirectional attention, 3 x 2 x width x t^2 for the backbone's causal one), as
-// ../shared/papers/flowtrain.md counts them.
-struct FlopModel {
-  double encoder_params = 0, backbone_params = 0;  // backbone: without the embeddings (lookups)
-  tm::TinyVlmOptions o;
-  double encoder(int images) const {
-    const double n = static_cast<double>(o.tokens_per_image());
-    return images * (6 * encoder_params * n + 12.0 * static_cast<double>(o.d_vision * o.enc_layers) * n * n);
-  }
-  double backbone(int64_t tokens) const {
-    const double t = static_cast<double>(tokens);
-    return 6 * backbone_params * t + 6.0 * static_cast<double>(o.d_model * o.layers) * t * t;
-  }
-};
-
-FlopModel flop_model(tm::TinyVlm& model) {
-  FlopModel f;
-  f.o = model->options();
+// The facts of the model the sizes and FLOPs need: its options and parameter counts.
+pf::TinyFacts tiny_facts(tm::TinyVlm& model) {
+  const tm::TinyVlmOptions& o = model->options();
+  pf::TinyFacts f;
+  f.tokens_per_image = o.tokens_per_image();
+  f.max_images = o.max_images;
+  f.context = o.context;
+  f.d_vision = o.d_vision;
+  f.enc_layers = o.enc_layers;
+  f.d_model = o.d_model;
+  f.layers = o.layers;
   for (const torch::Tensor& p : model->encoder_parameters())
     f.encoder_params += static_cast<double>(p.numel());
   for (const auto& item : model->named_parameters()) {
@@ -121,49 +111,16 @@ FlopModel flop_model(tm::TinyVlm& model) {
   return f;
 }
 
-std::vector<StepSample> step_samples(const tm::TinyVlmOptions& o, const FlopModel& f, uint64_t seed, int step,
+std::vector<StepSample> step_samples(const tm::TinyVlmOptions& o, const pf::TinyFacts& f, uint64_t seed, int step,
                                      int batch) {
   std::vector<StepSample> out;
-  for (int i = 0; i < batch; ++i) {
+  for (const pf::TinySample& shape : pf::tiny_step(f, seed, step, batch)) {
     StepSample s;
-    s.data = tm::tiny_vlm_sample(o, seed, static_cast<int64_t>(step) * batch + i);
-    s.images = static_cast<int>(s.data.images.size(0));
-    s.tokens = s.images * o.tokens_per_image() + s.data.text.size(0);
-    s.encoder_flops = f.encoder(s.images);
-    s.backbone_flops = f.backbone(s.tokens);
+    s.shape = shape;
+    s.data = tm::tiny_vlm_sample(o, seed, shape.id);
     out.push_back(std::move(s));
   }
   return out;
-}
-
-// The step's micro-batches (sample indices), a multiple of `replicas` of them: by cost, image-heavy first
-// (flowtrain), or by tokens (disagg-sync).
-StatusOr<std::vector<std::vector<int64_t>>> micro_batches(const std::vector<StepSample>& samples, int replicas,
-                                                          int64_t capacity, bool by_cost) {
-  std::vector<pf::PackItem> items;
-  int64_t tokens = 0;
-  for (size_t i = 0; i < samples.size(); ++i) {
-    items.push_back({static_cast<int64_t>(i), samples[i].tokens, samples[i].backbone_flops});
-    tokens += samples[i].tokens;
-  }
-  int bins = static_cast<int>(std::max<int64_t>(1, (tokens + capacity - 1) / capacity));
-  bins = (bins + replicas - 1) / replicas * replicas;
-  for (int tries = 0; tries < 64; ++tries, bins += replicas) {
-    auto p = by_cost ? pf::pack_by_cost(items, bins, capacity) : pf::pack_by_tokens(items, bins, capacity);
-    if (!p.is_ok()) continue;
-    std::vector<std::vector<int64_t>> out = p->bins;
-    if (by_cost) {
-      auto images = [&](const std::vector<int64_t>& bin) {
-        int n = 0;
-        for (int64_t i : bin)
-          n += samples[i].images;
-        return n;
-      };
-      std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return images(a) > images(b); });
-    }
-    return out;
-  }
-  return Status::internal("run flowtrain: no packing of " + std::to_string(samples.size()) + " samples");
 }
 
 // ---- tensors --------------------------------------------------------------------------------------------------
@@ -219,7 +176,7 @@ class Run {
   Run(const FlowTrainRunArgs& a, Mode mode, Communicator& comm, Group& world, Tracer& tracer, tm::TinyVlm model)
       : a_(a), mode_(mode), comm_(comm), world_(world), tracer_(tracer), model_(std::move(model)) {
     o_ = model_->options();
-    flops_ = flop_model(model_);
+    facts_ = tiny_facts(model_);
     const int n = comm_.world_size();
     encoders_ = mode_ == Mode::kMonolithic ? 0 : encoder_count(a_, n);
     rank_ = comm_.rank();
@@ -231,6 +188,7 @@ class Run {
     optimizer_.emplace(params_, torch::optim::SGDOptions(a_.lr).momentum(0.9));
   }
 
+  const pf::TinyFacts& facts() const { return facts_; }
   bool is_encoder() const { return mode_ != Mode::kMonolithic && rank_ < encoders_; }
   int backbones() const { return comm_.world_size() - encoders_; }
   int encoders() const { return encoders_; }
@@ -270,7 +228,10 @@ class Run {
   // One step; returns this rank's loss sum (the backbone's).
   StatusOr<double> step(int step) {
     step_ = step;
-    samples_ = step_samples(o_, flops_, a_.seed, step, a_.global_batch);
+    samples_ = step_samples(o_, facts_, a_.seed, step, a_.global_batch);
+    shapes_.clear();
+    for (const StepSample& s : samples_)
+      shapes_.push_back(s.shape);
     optimizer_->zero_grad();
     loss_sum_ = 0;
     Status s = mode_ == Mode::kMonolithic ? monolithic() : mode_ == Mode::kDisaggSync ? disagg_sync() : flowtrain();
@@ -292,7 +253,10 @@ class Run {
     record("allreduce", "flowtrain/allreduce", start, cpu, 0, static_cast<int64_t>(flat.numel() * 4));
     const double opt_start = tracer_.now_us(), opt_cpu = Tracer::thread_cpu_us();
     optimizer_->step();
-    record("optimizer", "flowtrain/optimizer", opt_start, opt_cpu, 0);
+    int64_t param_bytes = 0;
+    for (const torch::Tensor& p : params_)
+      param_bytes += p.numel() * 4;
+    record("optimizer", "flowtrain/optimizer", opt_start, opt_cpu, 0, param_bytes);
     return loss_sum_;
   }
 
@@ -329,7 +293,7 @@ class Run {
   double step_model_flops() const {
     double f = 0;
     for (const StepSample& s : samples_)
-      f += s.encoder_flops + s.backbone_flops;
+      f += s.shape.encoder_flops + s.shape.backbone_flops;
     return f;
   }
 
@@ -363,7 +327,7 @@ class Run {
     torch::Tensor loss = model_->sample_loss(image_tokens, s.data.text) / a_.global_batch;
     loss.backward();
     loss_sum_ += loss.item<double>() * a_.global_batch;
-    record("backbone", "flowtrain/backbone", start, cpu, s.backbone_flops);
+    record("backbone", "flowtrain/backbone", start, cpu, s.shape.backbone_flops);
     return loss;
   }
 
@@ -376,66 +340,43 @@ class Run {
       torch::NoGradGuard no_grad;
       e = model_->encode(s.data.images);
     }
-    record("encoder", "flowtrain/encoder", start, cpu, s.encoder_flops / 3);
+    record("encoder", "flowtrain/encoder", start, cpu, s.shape.encoder_flops / 3);
     return e;
   }
 
   void encoder_backward(const StepSample& s, const torch::Tensor& tokens, const torch::Tensor& grad) {
     const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
     tokens.backward(grad);
-    record("encoder-backward", "flowtrain/encoder_backward", start, cpu, 2 * s.encoder_flops / 3);
+    record("encoder-backward", "flowtrain/encoder_backward", start, cpu, 2 * s.shape.encoder_flops / 3);
   }
 
   // ---- monolithic: encoder and backbone on every rank --------------------------------------------------------
   Status monolithic() {
     for (size_t i = static_cast<size_t>(rank_); i < samples_.size(); i += static_cast<size_t>(comm_.world_size())) {
       const StepSample& s = samples_[i];
-      if (s.images == 0) {
+      if (s.shape.images == 0) {
         backbone_sample(s, torch::Tensor());
         continue;
       }
-      // One backward through both modules, timed as the backbone's part; the encoder's forward is timed apart.
+      // The backward split at the image tokens (the same gradients as one backward, tiny_vlm_test), so that the
+      // trace times the encoder's backward apart from the backbone's.
       torch::Tensor tokens = encode(s, true);
-      backbone_sample(s, tokens);
+      torch::Tensor detached = tokens.detach().requires_grad_(true);
+      backbone_sample(s, detached);
+      encoder_backward(s, tokens, detached.grad());
     }
     return Status::ok();
   }
 
-  // The static assignment of the split modes: micro-batch j to backbone rank E + j mod B; the step's image
-  // samples, in micro-batch order, to encoder rank q mod E.
-  struct Assignment {
-    std::vector<std::vector<int64_t>> bins;
-    std::vector<int> backbone_of;  // per sample: its backbone rank
-    std::vector<int> encoder_of;   // per sample: its encoder rank (-1 without images)
-    std::vector<int> order;        // image samples in micro-batch order
-  };
-  Assignment assign(std::vector<std::vector<int64_t>> bins) const {
-    Assignment as;
-    as.bins = std::move(bins);
-    as.backbone_of.assign(samples_.size(), -1);
-    as.encoder_of.assign(samples_.size(), -1);
-    int q = 0;
-    for (size_t j = 0; j < as.bins.size(); ++j) {
-      for (int64_t i : as.bins[j]) {
-        as.backbone_of[i] = encoders_ + static_cast<int>(j % static_cast<size_t>(backbones()));
-        if (samples_[i].images > 0) {
-          as.encoder_of[i] = q++ % encoders_;
-          as.order.push_back(static_cast<int>(i));
-        }
-      }
-    }
-    return as;
-  }
-
   torch::Tensor token_buffer(const StepSample& s) const {
-    return torch::empty({s.images, o_.tokens_per_image(), o_.d_model});
+    return torch::empty({s.shape.images, o_.tokens_per_image(), o_.d_model});
   }
 
   // ---- disagg-sync: lock-step rounds over c10d send/recv ------------------------------------------------------
   Status disagg_sync() {
-    auto bins = micro_batches(samples_, backbones(), a_.micro_batch_tokens, false);
-    if (!bins.is_ok()) return bins.status();
-    const Assignment as = assign(std::move(*bins));
+    auto plan = pf::plan_step(shapes_, encoders_, backbones(), a_.micro_batch_tokens, false);
+    if (!plan.is_ok()) return plan.status();
+    const pf::StepPlan& as = *plan;
     const size_t rounds = as.bins.size() / static_cast<size_t>(backbones());
     for (size_t r = 0; r < rounds; ++r) {
       std::vector<int64_t> round;  // the round's samples, bin by bin
@@ -470,7 +411,7 @@ class Run {
         for (int64_t i : round) {
           if (as.backbone_of[i] != rank_) continue;
           const StepSample& s = samples_[i];
-          if (s.images == 0) {
+          if (s.shape.images == 0) {
             backbone_sample(s, torch::Tensor());
             continue;
           }
@@ -493,9 +434,9 @@ class Run {
 
   // ---- flowtrain: decoupled through the pool -------------------------------------------------------------------
   Status flowtrain() {
-    auto bins = micro_batches(samples_, backbones(), a_.micro_batch_tokens, true);
-    if (!bins.is_ok()) return bins.status();
-    const Assignment as = assign(std::move(*bins));
+    auto plan = pf::plan_step(shapes_, encoders_, backbones(), a_.micro_batch_tokens, true);
+    if (!plan.is_ok()) return plan.status();
+    const pf::StepPlan& as = *plan;
     if (is_encoder()) {
       std::vector<uint64_t> wanted;
       std::map<uint64_t, int> sample_of;
@@ -521,7 +462,8 @@ class Run {
         record("pool-take", "flowtrain/pool_take", start, cpu, 0, static_cast<int64_t>(taken->bytes));
         wanted.erase(std::find(wanted.begin(), wanted.end(), taken->key));
         const StepSample& s = samples_[sample_of[taken->key]];
-        torch::Tensor grad = torch::from_blob(buffer.data(), {s.images, o_.tokens_per_image(), o_.d_model}).clone();
+        torch::Tensor grad =
+            torch::from_blob(buffer.data(), {s.shape.images, o_.tokens_per_image(), o_.d_model}).clone();
         torch::Tensor tokens = encode(s, true);
         encoder_backward(s, tokens, grad);
       }
@@ -530,7 +472,7 @@ class Run {
     for (size_t j = static_cast<size_t>(rank_ - encoders_); j < as.bins.size(); j += backbones()) {
       for (int64_t i : as.bins[j]) {
         const StepSample& s = samples_[i];
-        if (s.images == 0) {
+        if (s.shape.images == 0) {
           backbone_sample(s, torch::Tensor());
           continue;
         }
@@ -566,7 +508,8 @@ class Run {
   Tracer& tracer_;
   tm::TinyVlm model_;
   tm::TinyVlmOptions o_;
-  FlopModel flops_;
+  pf::TinyFacts facts_;
+  std::vector<pf::TinySample> shapes_;
   int encoders_ = 0, rank_ = 0, step_ = 0;
   std::vector<torch::Tensor> params_;
   std::optional<torch::optim::SGD> optimizer_;
@@ -581,14 +524,21 @@ double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-std::string options_json(const FlowTrainRunArgs& a, int world, int encoders) {
+std::string options_json(const FlowTrainRunArgs& a, int world, int encoders, const pf::TinyFacts& f) {
   std::string o = "{\"mode\":";
   traces::append_json_string(&o, a.mode);
   o += ",\"world_size\":" + std::to_string(world) + ",\"encoder_workers\":" + std::to_string(encoders) +
        ",\"steps\":" + std::to_string(a.steps) + ",\"global_batch\":" + std::to_string(a.global_batch) +
        ",\"micro_batch_tokens\":" + std::to_string(a.micro_batch_tokens) +
        ",\"pool_slots\":" + std::to_string(a.pool_slots) + ",\"lr\":" + number(a.lr) +
-       ",\"seed\":" + std::to_string(a.seed) + "}";
+       ",\"seed\":" + std::to_string(a.seed) + ",\"threads\":" + std::to_string(a.threads) +
+       ",\"model\":{\"encoder_params\":" + number(f.encoder_params) +
+       ",\"backbone_params\":" + number(f.backbone_params) +
+       ",\"tokens_per_image\":" + std::to_string(f.tokens_per_image) +
+       ",\"max_images\":" + std::to_string(f.max_images) + ",\"context\":" + std::to_string(f.context) +
+       ",\"text_scale\":" + number(f.text_scale) + ",\"d_vision\":" + std::to_string(f.d_vision) +
+       ",\"enc_layers\":" + std::to_string(f.enc_layers) + ",\"d_model\":" + std::to_string(f.d_model) +
+       ",\"layers\":" + std::to_string(f.layers) + "}}";
   return o;
 }
 
@@ -630,7 +580,7 @@ Status run_flowtrain(const FlowTrainRunArgs& a) {
   const int encoders = mode == Mode::kMonolithic ? 0 : run.encoders();
   if (!a.trace.empty()) {
     const traces::Metadata metadata =
-        real_run_metadata(**comm, "flowtrain", a.mode, options_json(a, env->world_size, encoders), a.seed);
+        real_run_metadata(**comm, "flowtrain", a.mode, options_json(a, env->world_size, encoders, run.facts()), a.seed);
     CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, metadata, a.trace));
   }
   auto params = run.gather_parameters();
