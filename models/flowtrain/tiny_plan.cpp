@@ -26,6 +26,10 @@ TinySample tiny_sample(const TinyFacts& f, uint64_t seed, int64_t id) {
   return s;
 }
 
+int64_t tiny_sample_bytes(const TinyFacts& facts, const TinySample& s) {
+  return 4 * s.images * 3 * facts.tokens_per_image * 16 + 8 * s.text;
+}
+
 std::vector<TinySample> tiny_step(const TinyFacts& facts, uint64_t seed, int step, int batch) {
   std::vector<TinySample> out;
   for (int i = 0; i < batch; ++i)

@@ -22,7 +22,7 @@ struct TinyFacts {
   double text_scale = 1.0 / 16;
   double encoder_params = 0;   // every encoder-side parameter
   double backbone_params = 0;  // backbone parameters less the embeddings (lookups)
-  int64_t d_vision = 32, enc_layers = 2, d_model = 48, layers = 2;
+  int64_t d_vision = 32, enc_layers = 2, d_model = 48, layers = 2, vocab = 64;
 };
 
 struct TinySample {
@@ -40,6 +40,10 @@ struct TinySample {
 /// attention: 12 x d_vision x n^2 per encoder layer and image (n patches,
 /// bidirectional), 6 x d_model x t^2 per backbone layer (causal).
 TinySample tiny_sample(const TinyFacts& facts, uint64_t seed, int64_t id);
+
+/// The bytes of a sample's tensors (float pixels of 3-channel square images
+/// of tokens_per_image patches of 4 x 4, int64 text): a data loader's size.
+int64_t tiny_sample_bytes(const TinyFacts& facts, const TinySample& sample);
 
 /// The step's samples: ids step x batch .. (step + 1) x batch - 1.
 std::vector<TinySample> tiny_step(const TinyFacts& facts, uint64_t seed, int step, int batch);

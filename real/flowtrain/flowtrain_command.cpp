@@ -85,8 +85,9 @@ Status check_args(const FlowTrainRunArgs& a, int world, Mode* mode) {
 // ---- the samples and what they cost -----------------------------------------------------------------------------
 
 struct StepSample {
-  pf::TinySample shape;  // sizes and model FLOPs (models/flowtrain/tiny_plan.h)
-  tm::TinyVlmSample data;
+  pf::TinySample shape;    // sizes and model FLOPs (models/flowtrain/tiny_plan.h)
+  tm::TinyVlmSample data;  // made when a rank first needs it (Run::load)
+  bool loaded = false;
 };
 
 // The facts of the model the sizes and FLOPs need: its options and parameter counts.
@@ -100,6 +101,7 @@ pf::TinyFacts tiny_facts(tm::TinyVlm& model) {
   f.enc_layers = o.enc_layers;
   f.d_model = o.d_model;
   f.layers = o.layers;
+  f.vocab = o.vocab;
   for (const torch::Tensor& p : model->encoder_parameters())
     f.encoder_params += static_cast<double>(p.numel());
   for (const auto& item : model->named_parameters()) {
@@ -111,13 +113,11 @@ pf::TinyFacts tiny_facts(tm::TinyVlm& model) {
   return f;
 }
 
-std::vector<StepSample> step_samples(const tm::TinyVlmOptions& o, const pf::TinyFacts& f, uint64_t seed, int step,
-                                     int batch) {
+std::vector<StepSample> step_samples(const pf::TinyFacts& f, uint64_t seed, int step, int batch) {
   std::vector<StepSample> out;
   for (const pf::TinySample& shape : pf::tiny_step(f, seed, step, batch)) {
     StepSample s;
     s.shape = shape;
-    s.data = tm::tiny_vlm_sample(o, seed, shape.id);
     out.push_back(std::move(s));
   }
   return out;
@@ -228,7 +228,7 @@ class Run {
   // One step; returns this rank's loss sum (the backbone's).
   StatusOr<double> step(int step) {
     step_ = step;
-    samples_ = step_samples(o_, facts_, a_.seed, step, a_.global_batch);
+    samples_ = step_samples(facts_, a_.seed, step, a_.global_batch);
     shapes_.clear();
     for (const StepSample& s : samples_)
       shapes_.push_back(s.shape);
@@ -321,10 +321,22 @@ class Run {
     tracer_.record(std::move(e));
   }
 
+  // The sample's tensors, made the first time this rank needs them (a data loader's work, traced).
+  const tm::TinyVlmSample& load(const StepSample& s) {
+    StepSample& mutable_s = const_cast<StepSample&>(s);
+    if (!mutable_s.loaded) {
+      const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
+      mutable_s.data = tm::tiny_vlm_sample(o_, a_.seed, s.shape.id);
+      mutable_s.loaded = true;
+      record("data", "flowtrain/data", start, cpu, 0, pf::tiny_sample_bytes(facts_, s.shape));
+    }
+    return mutable_s.data;
+  }
+
   // The backbone's part of one sample; `image_tokens` undefined for a text-only sample.
   torch::Tensor backbone_sample(const StepSample& s, const torch::Tensor& image_tokens) {
     const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
-    torch::Tensor loss = model_->sample_loss(image_tokens, s.data.text) / a_.global_batch;
+    torch::Tensor loss = model_->sample_loss(image_tokens, load(s).text) / a_.global_batch;
     loss.backward();
     loss_sum_ += loss.item<double>() * a_.global_batch;
     record("backbone", "flowtrain/backbone", start, cpu, s.shape.backbone_flops);
@@ -335,10 +347,10 @@ class Run {
     const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
     torch::Tensor e;
     if (with_graph) {
-      e = model_->encode(s.data.images);
+      e = model_->encode(load(s).images);
     } else {
       torch::NoGradGuard no_grad;
-      e = model_->encode(s.data.images);
+      e = model_->encode(load(s).images);
     }
     record("encoder", "flowtrain/encoder", start, cpu, s.shape.encoder_flops / 3);
     return e;
@@ -524,7 +536,8 @@ double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-std::string options_json(const FlowTrainRunArgs& a, int world, int encoders, const pf::TinyFacts& f) {
+std::string options_json(const FlowTrainRunArgs& a, int world, int encoders, const pf::TinyFacts& f,
+                         double matmul_rate) {
   std::string o = "{\"mode\":";
   traces::append_json_string(&o, a.mode);
   o += ",\"world_size\":" + std::to_string(world) + ",\"encoder_workers\":" + std::to_string(encoders) +
@@ -532,13 +545,13 @@ std::string options_json(const FlowTrainRunArgs& a, int world, int encoders, con
        ",\"micro_batch_tokens\":" + std::to_string(a.micro_batch_tokens) +
        ",\"pool_slots\":" + std::to_string(a.pool_slots) + ",\"lr\":" + number(a.lr) +
        ",\"seed\":" + std::to_string(a.seed) + ",\"threads\":" + std::to_string(a.threads) +
-       ",\"model\":{\"encoder_params\":" + number(f.encoder_params) +
+       ",\"matmul_flops_per_s\":" + number(matmul_rate) + ",\"model\":{\"encoder_params\":" + number(f.encoder_params) +
        ",\"backbone_params\":" + number(f.backbone_params) +
        ",\"tokens_per_image\":" + std::to_string(f.tokens_per_image) +
        ",\"max_images\":" + std::to_string(f.max_images) + ",\"context\":" + std::to_string(f.context) +
        ",\"text_scale\":" + number(f.text_scale) + ",\"d_vision\":" + std::to_string(f.d_vision) +
        ",\"enc_layers\":" + std::to_string(f.enc_layers) + ",\"d_model\":" + std::to_string(f.d_model) +
-       ",\"layers\":" + std::to_string(f.layers) + "}}";
+       ",\"layers\":" + std::to_string(f.layers) + ",\"vocab\":" + std::to_string(f.vocab) + "}}";
   return o;
 }
 
@@ -568,19 +581,32 @@ Status run_flowtrain(const FlowTrainRunArgs& a) {
   double flops = 0;
   for (int s = 0; s < a.steps; ++s) {
     const auto start = std::chrono::steady_clock::now();
+    const double start_us = tracer.now_us();
     auto loss = run.step(s);
     if (!loss.is_ok()) return loss.status();
     // The step ends on every rank at once: the loss sum over the ranks doubles as the barrier.
     torch::Tensor total = torch::full({1}, *loss, torch::kFloat64);
     CT_RETURN_IF_ERROR((*comm)->all_reduce(**world, total));
     step_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if ((*comm)->rank() == 0) {
+      traces::Event e;
+      e.name = "step";
+      e.category = traces::Category::kCompute;
+      e.stream = 2;
+      e.ts_us = start_us;
+      e.dur_us = tracer.now_us() - start_us;
+      e.step = s;
+      e.cost_key = "flowtrain/step";
+      tracer.record(std::move(e));
+    }
     losses.push_back(total.item<double>() / a.global_batch);
     flops += run.step_model_flops();
   }
   const int encoders = mode == Mode::kMonolithic ? 0 : run.encoders();
   if (!a.trace.empty()) {
-    const traces::Metadata metadata =
-        real_run_metadata(**comm, "flowtrain", a.mode, options_json(a, env->world_size, encoders, run.facts()), a.seed);
+    traces::Metadata metadata = real_run_metadata(
+        **comm, "flowtrain", a.mode, options_json(a, env->world_size, encoders, run.facts(), matmul_rate), a.seed);
+    metadata.streams = {"compute", "comm", "step"};
     CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, metadata, a.trace));
   }
   auto params = run.gather_parameters();

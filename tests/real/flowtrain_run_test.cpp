@@ -115,7 +115,9 @@ TEST(FlowTrainRunTest, TheTraceHasEveryTaskWithItsCost) {
     if (e.cost_key.starts_with("flowtrain/pool_")) {
       EXPECT_GT(e.bytes.value_or(0), 0) << e.cost_key;
     }
-    EXPECT_TRUE(e.cpu_us.has_value());
+    if (e.cost_key != "flowtrain/step") {
+      EXPECT_TRUE(e.cpu_us.has_value()) << e.cost_key;
+    }
   }
   EXPECT_TRUE((*reader)->status().is_ok()) << (*reader)->status().message();
   EXPECT_EQ((*reader)->metadata().system, "flowtrain");
@@ -125,6 +127,28 @@ TEST(FlowTrainRunTest, TheTraceHasEveryTaskWithItsCost) {
   EXPECT_EQ(seen["flowtrain/encoder"], 2 * seen["flowtrain/encoder_backward"]);
   EXPECT_GT(seen["flowtrain/encoder_backward"], 10);
   EXPECT_EQ(seen["flowtrain/allreduce"], 8) << "one per rank and step";
+  EXPECT_EQ(seen["flowtrain/step"], 2);
+
+  // The process twin replays it (validate flowtrain, costs fitted on the run itself) and predicts the monolithic
+  // mode from it.
+  const CommandResult v = run_clustertwin({"validate", "flowtrain", "--real", trace, "--json"});
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  const auto j = nlohmann::json::parse(v.out);
+  EXPECT_EQ(j["system"], "flowtrain");
+  ASSERT_EQ(j["runs"].size(), 1u);
+  EXPECT_EQ(j["runs"][0]["mode"], "flowtrain");
+  EXPECT_GT(j["runs"][0]["twin_step_s"].get<double>(), 0);
+  EXPECT_LT(std::abs(j["runs"][0]["step_error"].get<double>()), 1.0);
+  const std::string mono = temp_dir("trace_mono") + ".json";
+  ASSERT_EQ(run_flowtrain(4, {"--mode", "monolithic", "--trace", mono}).exit_code, 0);
+  const CommandResult p = run_clustertwin({"validate", "flowtrain", "--real", mono, "--costs-from", trace, "--json"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(nlohmann::json::parse(p.out)["costs"], "runs");
+  // A trace of another system is refused with one line.
+  const CommandResult wrong =
+      run_clustertwin({"validate", "flowtrain", "--real", std::string(CT_TEST_DATA_DIR) + "/traces/valid.json"});
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
+  EXPECT_NE(wrong.err.find("is not the system asked for ('flowtrain')"), std::string::npos) << wrong.err;
 }
 
 struct BadFlag {

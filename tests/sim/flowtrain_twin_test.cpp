@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "sim/flowtrain/process_twin.h"
 #include "traces/trace_reader.h"
 #include "traces/validator.h"
 
@@ -108,6 +109,75 @@ TEST(FlowTrainTwinTest, APoolTooSmallForAMicroBatchIsReportedNotAHang) {
             "(flowtrain stalled)");
   s.pool_bytes = 8e9;
   EXPECT_TRUE(run_flowtrain(s, h100(), FlowTrainMode::kFlowTrain).is_ok());
+}
+
+}  // namespace
+}  // namespace clustertwin::sim
+
+namespace clustertwin::sim {
+namespace {
+
+// The process twin of `run flowtrain`: on one rank and one core its step is
+// the sum of its tasks' costs; more cores than ranks never slow it; the
+// split modes' hand-off latency delays them.
+FlowTrainProcessCosts unit_costs(double handoff_s = 0) {
+  FlowTrainProcessCosts c;
+  for (const char* key : {"flowtrain/data", "flowtrain/encoder", "flowtrain/encoder_backward", "flowtrain/backbone",
+                          "flowtrain/allreduce", "flowtrain/optimizer", "flowtrain/transfer", "flowtrain/pool_put",
+                          "flowtrain/pool_take"}) {
+    c.keys[key] = {1e-4, 1e-9};  // 0.1 ms plus 1 ns per FLOP or byte
+  }
+  c.handoff_latency_s = handoff_s;
+  return c;
+}
+
+FlowTrainProcessSetup tiny_setup(const std::string& mode, int world, int cores) {
+  FlowTrainProcessSetup s;
+  s.mode = mode;
+  s.world = world;
+  s.encoders = 1;
+  s.steps = 2;
+  s.global_batch = 8;
+  s.cores = cores;
+  s.facts.encoder_params = 31488;
+  s.facts.backbone_params = 59776;
+  return s;
+}
+
+TEST(FlowTrainProcessTwinTest, OneRankOnOneCoreIsTheSumOfItsTasks) {
+  const FlowTrainProcessSetup s = tiny_setup("monolithic", 1, 1);
+  const FlowTrainProcessCosts c = unit_costs();
+  auto r = run_flowtrain_process_twin(s, c);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->step_s.size(), 2u);
+  double expected = 0;
+  auto cost = [&](double size) { return 1e-4 + 1e-9 * size; };
+  const double params = s.facts.encoder_params + s.facts.backbone_params +
+                        static_cast<double>((s.facts.vocab + s.facts.context) * s.facts.d_model);
+  for (const flowtrain::TinySample& t : flowtrain::tiny_step(s.facts, s.seed, 0, s.global_batch)) {
+    expected += cost(static_cast<double>(flowtrain::tiny_sample_bytes(s.facts, t))) + cost(t.backbone_flops);
+    if (t.images > 0) expected += cost(t.encoder_flops / 3) + cost(2 * t.encoder_flops / 3);
+  }
+  expected += 2 * cost(4 * params);  // the all-reduce's CPU and the optimizer
+  EXPECT_NEAR(r->step_s[0], expected, 1e-9);
+}
+
+TEST(FlowTrainProcessTwinTest, CoresAndHandOffsMoveTheStepTheRightWay) {
+  for (const std::string mode : {"monolithic", "disagg-sync", "flowtrain"}) {
+    auto two = run_flowtrain_process_twin(tiny_setup(mode, 4, 2), unit_costs());
+    auto four = run_flowtrain_process_twin(tiny_setup(mode, 4, 4), unit_costs());
+    ASSERT_TRUE(two.is_ok() && four.is_ok()) << mode;
+    EXPECT_LE(four->step_s[1], two->step_s[1] * (1 + 1e-9)) << mode;
+    if (mode != "monolithic") {
+      auto slow = run_flowtrain_process_twin(tiny_setup(mode, 4, 2), unit_costs(0.01));
+      ASSERT_TRUE(slow.is_ok());
+      EXPECT_GT(slow->step_s[1], two->step_s[1] + 0.01) << mode;
+    }
+  }
+  FlowTrainProcessCosts missing = unit_costs();
+  missing.keys.erase("flowtrain/pool_put");
+  EXPECT_EQ(run_flowtrain_process_twin(tiny_setup("flowtrain", 4, 2), missing).status().message(),
+            "costs: no 'flowtrain/pool_put' (the runs fitted do not have it; flowtrain needs it)");
 }
 
 }  // namespace

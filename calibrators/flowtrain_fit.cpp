@@ -1,0 +1,259 @@
+#include "calibrators/flowtrain_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+#include "calibrators/stats.h"
+#include "traces/trace_reader.h"
+
+namespace clustertwin::calibrators {
+namespace {
+
+constexpr const char* kStepKey = "flowtrain/step";
+
+std::vector<double> measured_steps(const FlowTrainRun& run, int first_step) {
+  std::vector<double> out;
+  for (size_t k = static_cast<size_t>(std::max(0, first_step)); k < run.step_s.size(); ++k)
+    out.push_back(run.step_s[k]);
+  return out;
+}
+
+StatusOr<sim::FlowTrainProcessResult> twin(const FlowTrainRun& run, const sim::FlowTrainProcessCosts& costs,
+                                           int cores) {
+  sim::FlowTrainProcessSetup s = run.setup;
+  s.cores = cores;
+  return sim::run_flowtrain_process_twin(s, costs);
+}
+
+double twin_total(const sim::FlowTrainProcessResult& r, int first_step) {
+  double total = 0;
+  for (size_t k = static_cast<size_t>(std::max(0, first_step)); k < r.step_s.size(); ++k)
+    total += r.step_s[k];
+  return total;
+}
+
+}  // namespace
+
+StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
+  auto trace = traces::read_trace(path);
+  if (!trace.is_ok()) return trace.status();
+  FlowTrainRun run;
+  run.path = path;
+  run.metadata = trace->metadata;
+  run.events = std::move(trace->events);
+  if (run.metadata.system != "flowtrain") {
+    return Status::invalid_argument(path + ": field 'metadata.system': '" + run.metadata.system +
+                                    "' is not the system asked for ('flowtrain')");
+  }
+  nlohmann::json config;
+  try {
+    config = nlohmann::json::parse(run.metadata.config_json);
+  } catch (const nlohmann::json::exception&) {
+    return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
+  }
+  if (!config.is_object()) return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
+  auto bad = [&](const std::string& field, const std::string& why) {
+    return Status::invalid_argument(path + ": field 'metadata.config." + field + "': " + why);
+  };
+  auto integer = [&](const nlohmann::json& o, const std::string& prefix, const char* field, int64_t min,
+                     int64_t* out) -> Status {
+    if (!o.contains(field) || !o[field].is_number_integer() || o[field].get<int64_t>() < min ||
+        o[field].get<int64_t>() > 1'000'000'000) {
+      return bad(prefix + field, "missing or not an integer >= " + std::to_string(min));
+    }
+    *out = o[field].get<int64_t>();
+    return Status::ok();
+  };
+  auto real = [&](const nlohmann::json& o, const std::string& prefix, const char* field, double* out) -> Status {
+    if (!o.contains(field) || !o[field].is_number() || !(o[field].get<double>() >= 0)) {
+      return bad(prefix + field, "missing or not a number >= 0");
+    }
+    *out = o[field].get<double>();
+    return Status::ok();
+  };
+  sim::FlowTrainProcessSetup& s = run.setup;
+  if (!config.contains("mode") || !config["mode"].is_string()) return bad("mode", "missing or not a string");
+  s.mode = config["mode"].get<std::string>();
+  int64_t v = 0;
+  CT_RETURN_IF_ERROR(integer(config, "", "world_size", 1, &v));
+  s.world = static_cast<int>(v);
+  CT_RETURN_IF_ERROR(integer(config, "", "encoder_workers", 0, &v));
+  s.encoders = static_cast<int>(v);
+  CT_RETURN_IF_ERROR(integer(config, "", "steps", 1, &v));
+  s.steps = static_cast<int>(v);
+  CT_RETURN_IF_ERROR(integer(config, "", "global_batch", 1, &v));
+  s.global_batch = static_cast<int>(v);
+  CT_RETURN_IF_ERROR(integer(config, "", "micro_batch_tokens", 1, &s.micro_batch_tokens));
+  CT_RETURN_IF_ERROR(integer(config, "", "pool_slots", 1, &v));
+  s.pool_slots = static_cast<int>(v);
+  CT_RETURN_IF_ERROR(integer(config, "", "seed", 0, &v));
+  s.seed = static_cast<uint64_t>(v);
+  if (!config.contains("model") || !config["model"].is_object()) return bad("model", "missing or not an object");
+  const nlohmann::json& m = config["model"];
+  flowtrain::TinyFacts& f = s.facts;
+  CT_RETURN_IF_ERROR(real(m, "model.", "encoder_params", &f.encoder_params));
+  CT_RETURN_IF_ERROR(real(m, "model.", "backbone_params", &f.backbone_params));
+  CT_RETURN_IF_ERROR(real(m, "model.", "text_scale", &f.text_scale));
+  CT_RETURN_IF_ERROR(integer(m, "model.", "tokens_per_image", 1, &f.tokens_per_image));
+  CT_RETURN_IF_ERROR(integer(m, "model.", "max_images", 0, &f.max_images));
+  CT_RETURN_IF_ERROR(integer(m, "model.", "context", 2, &f.context));
+  CT_RETURN_IF_ERROR(integer(m, "model.", "d_vision", 1, &f.d_vision));
+  CT_RETURN_IF_ERROR(integer(m, "model.", "enc_layers", 1, &f.enc_layers));
+  CT_RETURN_IF_ERROR(integer(m, "model.", "d_model", 1, &f.d_model));
+  CT_RETURN_IF_ERROR(integer(m, "model.", "layers", 1, &f.layers));
+  CT_RETURN_IF_ERROR(integer(m, "model.", "vocab", 1, &f.vocab));
+  if (config.contains("matmul_flops_per_s") && config["matmul_flops_per_s"].is_number()) {
+    run.matmul_flops_per_s = config["matmul_flops_per_s"].get<double>();
+  }
+  std::map<int64_t, double> steps;
+  for (const traces::Event& e : run.events) {
+    if (e.cost_key == kStepKey && e.step) steps[*e.step] = e.dur_us * 1e-6;
+  }
+  for (const auto& [k, seconds] : steps)
+    run.step_s.push_back(seconds);
+  if (static_cast<int>(run.step_s.size()) != s.steps) {
+    return Status::invalid_argument(path + ": " + std::to_string(run.step_s.size()) + " '" + kStepKey +
+                                    "' events for " + std::to_string(s.steps) + " steps");
+  }
+  sim::FlowTrainProcessCosts none;
+  for (const char* key : {"flowtrain/data", "flowtrain/encoder", "flowtrain/encoder_backward", "flowtrain/backbone",
+                          "flowtrain/allreduce", "flowtrain/optimizer", "flowtrain/transfer", "flowtrain/pool_put",
+                          "flowtrain/pool_take"})
+    none.keys[key] = {};
+  if (Status ok = sim::validate(s, none); !ok.is_ok()) return Status::invalid_argument(path + ": " + ok.message());
+  return run;
+}
+
+StatusOr<sim::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs, int first_step,
+                                                         int cores) {
+  if (runs.empty()) return Status::invalid_argument("fit: no runs");
+  sim::FlowTrainProcessCosts costs;
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> points;  // size, cpu seconds
+  std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, double> exchange;       // the least wait beyond CPU
+  std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, std::pair<double, int>> exchange_size;  // bytes, members
+  for (const FlowTrainRun* run : runs) {
+    for (const traces::Event& e : run->events) {
+      if (e.cost_key.empty() || e.cost_key == kStepKey || !e.cpu_us) continue;
+      if (e.step && *e.step < first_step && run->setup.steps > first_step) continue;
+      const double size = e.flops ? *e.flops : e.bytes ? static_cast<double>(*e.bytes) : 0;
+      points[e.cost_key].first.push_back(size);
+      points[e.cost_key].second.push_back(*e.cpu_us * 1e-6);
+      if (e.cost_key == "flowtrain/allreduce" && e.step && e.bytes) {
+        // Per run, step and group (the buffer's size tells the sides apart): the least wait beyond the CPU, the
+        // last member's, is the exchange itself.
+        const double beyond = std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6);
+        auto key = std::make_tuple(run, *e.step, *e.bytes);
+        auto it = exchange.find(key);
+        exchange[key] = it == exchange.end() ? beyond : std::min(it->second, beyond);
+        exchange_size[key].first = static_cast<double>(*e.bytes);
+        ++exchange_size[key].second;
+      }
+    }
+  }
+  for (const auto& [key, xy] : points) {
+    const Line line = robust_line(xy.first, xy.second);
+    sim::FlowTrainKeyCost c;
+    c.latency_s = line.intercept;
+    c.seconds_per_unit = line.slope;
+    // A single size (every event alike): the mean as a per-unit rate, so that other sizes scale.
+    if (line.slope == 0 && !xy.first.empty() && xy.first.front() > 0) {
+      c.latency_s = 0;
+      c.seconds_per_unit = line.intercept / xy.first.front();
+    }
+    costs.keys[key] = c;
+  }
+  // The hand-off keys copy bytes alike (into a pool slot, out of one, into a send buffer): a mode's key the fitting
+  // runs lack takes a sibling's line.
+  for (const char* key : {"flowtrain/transfer", "flowtrain/pool_put", "flowtrain/pool_take"}) {
+    if (costs.keys.count(key) > 0) continue;
+    for (const char* sibling : {"flowtrain/pool_put", "flowtrain/pool_take", "flowtrain/transfer"}) {
+      if (costs.keys.count(sibling) > 0) {
+        costs.keys[key] = costs.keys[sibling];
+        break;
+      }
+    }
+  }
+  // The exchange, per byte of the all-reduced buffer and ring factor 2 (n - 1) / n, so that a larger group or
+  // buffer (monolithic's whole model on every rank) scales.
+  std::vector<double> per_byte;
+  for (const auto& [key, beyond] : exchange) {
+    const auto& [bytes, members] = exchange_size[key];
+    if (bytes > 0 && members > 1) per_byte.push_back(beyond / (bytes * 2.0 * (members - 1) / members));
+  }
+  costs.exchange_s_per_byte = quantile(per_byte, 0.5);
+
+  // The hand-off latency: the one value (bisection in [0, 20 ms]) giving the runs' total measured step time.
+  double measured = 0;
+  for (const FlowTrainRun* run : runs) {
+    for (double s : measured_steps(*run, first_step))
+      measured += s;
+  }
+  auto total_at = [&](double latency) -> StatusOr<double> {
+    sim::FlowTrainProcessCosts c = costs;
+    c.handoff_latency_s = latency;
+    double total = 0;
+    for (const FlowTrainRun* run : runs) {
+      auto r = twin(*run, c, cores);
+      if (!r.is_ok()) return r.status();
+      total += twin_total(*r, first_step);
+    }
+    return total;
+  };
+  double lo = 0, hi = 0.02;
+  auto at_lo = total_at(lo);
+  if (!at_lo.is_ok()) return at_lo.status();
+  if (*at_lo >= measured) return costs;  // no latency needed (or the costs alone overshoot)
+  auto at_hi = total_at(hi);
+  if (!at_hi.is_ok()) return at_hi.status();
+  if (*at_hi <= measured) {
+    costs.handoff_latency_s = hi;
+    return costs;
+  }
+  for (int i = 0; i < 14; ++i) {
+    const double mid = (lo + hi) / 2;
+    auto t = total_at(mid);
+    if (!t.is_ok()) return t.status();
+    (*t < measured ? lo : hi) = mid;
+  }
+  costs.handoff_latency_s = (lo + hi) / 2;
+  return costs;
+}
+
+StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::FlowTrainProcessCosts& costs, int cores,
+                                         int first_step) {
+  auto r = twin(run, costs, cores);
+  if (!r.is_ok()) return r.status();
+  FlowTrainCheck c;
+  c.mode = run.setup.mode;
+  c.world = run.setup.world;
+  c.encoders = run.setup.mode == "monolithic" ? 0 : run.setup.encoders;
+  c.cores = cores;
+  c.first_step = std::min(first_step, run.setup.steps - 1);
+  c.costs = costs;
+  std::vector<double> twin_steps;
+  for (size_t k = static_cast<size_t>(c.first_step); k < r->step_s.size(); ++k)
+    twin_steps.push_back(r->step_s[k]);
+  c.real_step_s = quantile(measured_steps(run, c.first_step), 0.5);
+  c.twin_step_s = quantile(twin_steps, 0.5);
+  c.error = c.real_step_s > 0 ? (c.twin_step_s - c.real_step_s) / c.real_step_s : 0;
+  c.real_samples_per_s = run.setup.global_batch / c.real_step_s;
+  c.twin_samples_per_s = run.setup.global_batch / c.twin_step_s;
+  if (run.matmul_flops_per_s > 0) {
+    double flops = 0;
+    int steps = 0;
+    for (int k = c.first_step; k < run.setup.steps; ++k, ++steps) {
+      for (const flowtrain::TinySample& s :
+           flowtrain::tiny_step(run.setup.facts, run.setup.seed, k, run.setup.global_batch))
+        flops += s.encoder_flops + s.backbone_flops;
+    }
+    const double per_step = flops / steps, peak = run.setup.world * run.matmul_flops_per_s;
+    c.real_mfu = per_step / (c.real_step_s * peak);
+    c.twin_mfu = per_step / (c.twin_step_s * peak);
+  }
+  return c;
+}
+
+}  // namespace clustertwin::calibrators

@@ -1,0 +1,53 @@
+#pragma once
+
+// Validating the FlowTrain process twin (sim/flowtrain/process_twin.h)
+// against real `run flowtrain` runs: read a run's trace, fit each cost key's
+// CPU time as a line in its size (model FLOPs or bytes) from the ranks'
+// events, the all-reduce's exchange, and the one parameter fitted by
+// simulation, the hand-off latency (bisection, so that the twin gives the
+// fitting runs' total measured step time); then run the twin on another
+// run's mode and compare step times.
+
+#include <string>
+#include <vector>
+
+#include "models/common/status.h"
+#include "sim/flowtrain/process_twin.h"
+#include "traces/event.h"
+
+namespace clustertwin::calibrators {
+
+/// A `run flowtrain --trace` run: its options and what it recorded.
+struct FlowTrainRun {
+  std::string path;
+  traces::Metadata metadata;
+  std::vector<traces::Event> events;
+  sim::FlowTrainProcessSetup setup;  // the run's mode, ranks, batch, seed, steps and model facts
+  std::vector<double> step_s;        // rank 0's flowtrain/step events
+  double matmul_flops_per_s = 0;     // the run's measured matmul rate (its MFU's peak per rank)
+};
+
+/// InvalidArgument naming the file and field for a trace that is not of
+/// `run flowtrain` or lacks its options.
+StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path);
+
+/// The costs of `runs`' events from step `first_step` on, pooled; the
+/// hand-off latency fitted on `cores` cores.
+StatusOr<sim::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs, int first_step,
+                                                         int cores);
+
+struct FlowTrainCheck {
+  std::string mode;
+  int world = 0, encoders = 0, cores = 0, first_step = 0;
+  double real_step_s = 0, twin_step_s = 0;  // medians over the measured steps
+  double error = 0;                         // (twin - real) / real
+  double real_samples_per_s = 0, twin_samples_per_s = 0;
+  double real_mfu = 0, twin_mfu = 0;  // against the run's measured matmul rate (0 when the trace lacks it)
+  sim::FlowTrainProcessCosts costs;
+};
+
+/// Runs the twin on `run`'s setup with `costs` on `cores` cores and compares.
+StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::FlowTrainProcessCosts& costs, int cores,
+                                         int first_step);
+
+}  // namespace clustertwin::calibrators
