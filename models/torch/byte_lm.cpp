@@ -6,41 +6,10 @@
 #include <sstream>
 
 #include "models/common/file_io.h"
+#include "models/torch/init.h"
 
 namespace clustertwin::torch_models {
 namespace {
-
-torch::nn::Linear linear(int64_t in, int64_t out) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out));
-}
-
-torch::nn::LayerNorm layer_norm(int64_t d) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}));
-}
-
-// GPT-2's initialisation from an explicit generator; every parameter is covered.
-void init_parameters(torch::nn::Module& module, uint64_t seed) {
-  torch::NoGradGuard no_grad;
-  at::Generator generator = at::detail::createCPUGenerator(seed);
-  int64_t initialised = 0;
-  for (const auto& item : module.named_parameters()) {
-    torch::Tensor p = item.value();
-    const std::string& name = item.key();
-    const bool is_norm = name.find("norm") != std::string::npos || name.find("ln") != std::string::npos;
-    if (is_norm) {
-      p.fill_(name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0 ? 1.0 : 0.0);
-    } else if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) {
-      p.zero_();
-    } else {
-      p.normal_(0.0, 0.02, generator);
-    }
-    initialised += p.numel();
-  }
-  int64_t total = 0;
-  for (const torch::Tensor& p : module.parameters())
-    total += p.numel();
-  TORCH_CHECK(initialised == total, "init_parameters: ", total - initialised, " parameters have no seeded init");
-}
 
 const char* const kOptionNames[] = {"vocab", "context", "d_model", "layers", "heads", "d_ff"};
 
@@ -158,7 +127,7 @@ torch::Tensor ByteLmImpl::decode(const torch::Tensor& bytes, DecodeState& state)
 StatusOr<ByteLm> make_byte_lm(const ByteLmOptions& options, uint64_t seed) {
   CT_RETURN_IF_ERROR(check_byte_lm_options(options));
   ByteLm model(options);
-  init_parameters(*model, seed);
+  init_gpt2(*model, seed, "ByteLm");
   return model;
 }
 

@@ -12,43 +12,10 @@
 #include "models/common/hash.h"
 #include "models/flowtrain/tiny_plan.h"
 #include "models/flowtrain/vlm.h"
+#include "models/torch/init.h"
 
 namespace clustertwin::torch_models {
 namespace {
-
-torch::nn::Linear linear(int64_t in, int64_t out) {
-  return torch::nn::Linear(torch::nn::LinearOptions(in, out));
-}
-
-torch::nn::LayerNorm layer_norm(int64_t d) {
-  return torch::nn::LayerNorm(torch::nn::LayerNormOptions({d}));
-}
-
-// GPT-2's initialisation from an explicit generator, decided by the kind of module that owns each parameter
-// (not by its name); every parameter is covered.
-void init_parameters(torch::nn::Module& model, uint64_t seed) {
-  torch::NoGradGuard no_grad;
-  at::Generator generator = at::detail::createCPUGenerator(seed);
-  int64_t initialised = 0;
-  for (const std::shared_ptr<torch::nn::Module>& module : model.modules()) {
-    const bool is_norm = dynamic_cast<torch::nn::LayerNormImpl*>(module.get()) != nullptr;
-    for (const auto& item : module->named_parameters(/*recurse=*/false)) {
-      torch::Tensor p = item.value();
-      if (is_norm) {
-        p.fill_(item.key() == "weight" ? 1.0 : 0.0);
-      } else if (item.key() == "bias") {
-        p.zero_();
-      } else {
-        p.normal_(0.0, 0.02, generator);
-      }
-      initialised += p.numel();
-    }
-  }
-  int64_t total = 0;
-  for (const torch::Tensor& p : model.parameters())
-    total += p.numel();
-  TORCH_CHECK(initialised == total, "TinyVlm: ", total - initialised, " parameters have no seeded init");
-}
 
 Status bad(const std::string& what) {
   return Status::invalid_argument(what);
@@ -197,7 +164,7 @@ torch::Tensor TinyVlmImpl::sample_loss(const torch::Tensor& image_tokens, const 
 StatusOr<TinyVlm> make_tiny_vlm(const TinyVlmOptions& options, uint64_t seed) {
   CT_RETURN_IF_ERROR(check_tiny_vlm_options(options));
   TinyVlm model(options);
-  init_parameters(*model, seed);
+  init_gpt2(*model, seed, "TinyVlm");
   return model;
 }
 
