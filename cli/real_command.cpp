@@ -116,6 +116,10 @@ void add_flexmarl(CLI::App* run, Action* action) {
                "policy; the experience store must refuse it (exit 1)");
   fm->add_flag("--json", a->json, "Print one JSON object instead of the table");
   fm->add_option("--backend", a->backend, "gloo (auto is accepted when it picks gloo)")->capture_default_str();
+  fm->add_option("--transport", a->transport,
+                 "Weights and trainer state between ranks: shm (shared memory), gloo (the process group), auto (shm "
+                 "when every rank is on this machine)")
+      ->capture_default_str();
   fm->add_option("--timeout", a->timeout_s, "Seconds a receive or collective may wait before failing")
       ->capture_default_str();
   fm->add_option("--threads", a->threads, "Intra-op threads per rank")->capture_default_str();

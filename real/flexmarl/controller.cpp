@@ -10,7 +10,7 @@ namespace cf = clustertwin::flexmarl;
 }  // namespace
 
 Controller::Controller(Communicator& comm, Group& world, Tracer& tracer, ControllerOptions options)
-    : comm_(comm), world_(world), tracer_(tracer), o_(std::move(options)), outbox_(comm, world) {
+    : comm_(comm), world_(world), tracer_(tracer), o_(std::move(options)), outbox_(comm, world, o_.payloads) {
   o_.orchestrator.workers = comm.world_size() - 1;
   report_.workers = o_.orchestrator.workers;
   weights_.resize(kAgents);
@@ -167,7 +167,7 @@ Status Controller::run_step(int step) {
   report_.steps.back().jobs = orchestrator_->counts().jobs - jobs0;
   while (!orchestrator_->step_done()) {
     Message m;
-    auto rank = recv_any_message(comm_, world_, &m);
+    auto rank = recv_any_message(comm_, world_, &m, o_.payloads);
     if (!rank.is_ok()) return rank.status();
     CT_RETURN_IF_ERROR(handle(*rank, m));
     outbox_.reap();
@@ -213,7 +213,7 @@ Status Controller::stop_workers(bool abort, ControllerReport* report) {
   int stopped = 0;
   while (stopped < workers) {
     Message m;
-    auto rank = recv_any_message(comm_, world_, &m);
+    auto rank = recv_any_message(comm_, world_, &m, o_.payloads);
     if (!rank.is_ok()) return rank.status();
     if (m.kind == Kind::kStopped) {
       ++stopped;

@@ -28,6 +28,7 @@ struct ControllerOptions {
   int topk = 4;
   AdamOptions adam;
   sis::LossOptions loss;
+  PayloadStore* payloads = nullptr;  // large payloads through shared memory (messages.h)
 };
 
 struct StepReport {

@@ -71,6 +71,9 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
     return Status::invalid_argument("--backend '" + a.backend +
                                     "': run flexmarl keeps its tensors on the CPU (allowed: gloo, auto)");
   }
+  if (a.transport != "shm" && a.transport != "gloo" && a.transport != "auto") {
+    return Status::invalid_argument("--transport '" + a.transport + "': unknown (allowed: shm, gloo, auto)");
+  }
   const int workers = world - 1;
   const int agents = cf::kTaskTurns;
   if (workers < 1) {
@@ -224,6 +227,24 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   auto world = (*comm)->world(0);
   if (!world.is_ok()) return world.status();
 
+  // Large payloads through shared memory when every rank is on this machine.
+  std::unique_ptr<PayloadStore> payloads;
+  const bool local = env->local_world_size == env->world_size;
+  if (a.transport == "shm" && !local) {
+    return Status::invalid_argument("--transport shm: the ranks span several machines (LOCAL_WORLD_SIZE " +
+                                    std::to_string(env->local_world_size) + " of " + std::to_string(env->world_size) +
+                                    "); use gloo or auto");
+  }
+  if (a.transport == "shm" || (a.transport == "auto" && local)) {
+    int64_t largest = 0;
+    for (int agent = 0; agent < cf::kTaskTurns; ++agent)
+      largest = std::max(largest, cf::task_params(agent));
+    // A trainer's state is the largest payload: weights, gradients and two moments, and two counters.
+    auto store = PayloadStore::open(**comm, **world, std::max(8, env->world_size + 4), 4 * largest + 16, a.timeout_s);
+    if (!store.is_ok()) return store.status();
+    payloads = std::move(*store);
+  }
+
   sis::LossOptions loss;
   loss.kind = loss_kind;
   loss.sis = a.sis;
@@ -245,6 +266,7 @@ Status run_flexmarl(const FlexMarlArgs& a) {
     w.rollout.seed = a.seed;
     w.seed = a.seed;
     w.fault_late_publish = a.fault_late_publish;
+    w.payloads = payloads.get();
     Worker worker(**comm, **world, tracer, w);
     CT_RETURN_IF_ERROR(worker.run());
     if (worker.aborted() || a.trace.empty()) return Status::ok();
@@ -265,6 +287,7 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   c.topk = 4;
   c.adam = adam;
   c.loss = loss;
+  c.payloads = payloads.get();
   Controller controller(**comm, **world, tracer, c);
   auto report = controller.run();
   if (!report.is_ok()) return report.status();

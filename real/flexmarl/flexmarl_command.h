@@ -56,6 +56,9 @@ struct FlexMarlArgs {
   double timeout_s = 120;
   bool fault_late_publish = false;  // tests: worker 1 ignores the first weight publish
   std::string backend = "gloo";
+  /// Large payloads (weights, trainer state): "shm" through shared memory, "gloo" through the process group,
+  /// "auto" shm when every rank is on this machine.
+  std::string transport = "auto";
 };
 
 /// This rank's part of a FlexMARL run; rank 0 prints the table (or JSON).

@@ -209,13 +209,13 @@ Status Worker::swap_out(const Message& m, Message* reply) {
 Status Worker::run() {
   for (;;) {
     Message m;
-    CT_RETURN_IF_ERROR(recv_message(comm_, world_, 0, &m));
+    CT_RETURN_IF_ERROR(recv_message(comm_, world_, 0, &m, options_.payloads));
     if (m.kind == Kind::kStop) {
       aborted_ = m.arg1 != 0;
       Message reply;
       reply.kind = Kind::kStopped;
       reply.f64 = at::full({1}, cpu_s_, at::kDouble);
-      return send_message(comm_, world_, 0, reply);
+      return send_message(comm_, world_, 0, reply, options_.payloads);
     }
     if (m.agent < 0 || m.agent >= clustertwin::flexmarl::kTaskTurns) return malformed(m);
     job_flops_ = 0;
@@ -262,7 +262,7 @@ Status Worker::run() {
     if (job_flops_ > 0) e.flops = job_flops_;
     if (job_bytes_ > 0) e.bytes = job_bytes_;
     tracer_.record(std::move(e));
-    CT_RETURN_IF_ERROR(send_message(comm_, world_, 0, reply));
+    CT_RETURN_IF_ERROR(send_message(comm_, world_, 0, reply, options_.payloads));
   }
 }
 

@@ -108,6 +108,10 @@ TEST(FlexMarlRunTest, EveryFrameworkEqualsTheSynchronousUpdate) {
     EXPECT_LE(weights, 1e-6) << framework;
     EXPECT_LE(grads, 1e-6) << framework;
   }
+  // The runs above pass weights and state through shared memory (--transport auto on one machine); through Gloo
+  // they end at the same place.
+  const std::string gloo = run_and_dump("flexmarl", {"--transport", "gloo"});
+  EXPECT_LE(worst_relative_difference(gloo, sync, ""), 1e-6);
   // The trace: every worker job with its cost key and its cost driver
   // (FLOPs for compute, bytes for transfers), the step on the controller.
   const std::string trace = temp_dir("trace") + ".json";
@@ -252,6 +256,7 @@ TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
       {{"--framework", "mappo"}, "--framework 'mappo': unknown (allowed: sync, marti, flexmarl"},
       {{"--loss", "tis"}, "--loss 'tis': unknown (allowed: ppo, dapo, gspo)"},
       {{"--rollout-batch", "0"}, "--rollout-batch 0: must be >= 1"},
+      {{"--transport", "rdma"}, "--transport 'rdma': unknown (allowed: shm, gloo, auto)"},
       {{"--group", "1"}, "--group 1: GRPO needs at least 2 trajectories"},
       {{"--trainers", "-1"}, "--trainers -1: must be >= 0"},
       {{"--steps", "0"}, "--steps 0: must be at least 1"},
