@@ -85,9 +85,10 @@ Status check_args(const FlowTrainRunArgs& a, int world, Mode* mode) {
 // ---- the samples and what they cost -----------------------------------------------------------------------------
 
 struct StepSample {
-  pf::TinySample shape;    // sizes and model FLOPs (models/flowtrain/tiny_plan.h)
-  tm::TinyVlmSample data;  // made when a rank first needs it (Run::load)
-  bool loaded = false;
+  pf::TinySample shape;  // sizes and model FLOPs (models/flowtrain/tiny_plan.h)
+  // Made when a rank first needs them (Run::load): a cache, so a const sample can fill it.
+  mutable tm::TinyVlmSample data;
+  mutable bool loaded = false;
 };
 
 // The facts of the model the sizes and FLOPs need: its options and parameter counts.
@@ -323,14 +324,13 @@ class Run {
 
   // The sample's tensors, made the first time this rank needs them (a data loader's work, traced).
   const tm::TinyVlmSample& load(const StepSample& s) {
-    StepSample& mutable_s = const_cast<StepSample&>(s);
-    if (!mutable_s.loaded) {
+    if (!s.loaded) {
       const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
-      mutable_s.data = tm::tiny_vlm_sample(o_, a_.seed, s.shape.id);
-      mutable_s.loaded = true;
+      s.data = tm::tiny_vlm_sample(o_, a_.seed, s.shape.id);
+      s.loaded = true;
       record("data", "flowtrain/data", start, cpu, 0, pf::tiny_sample_bytes(facts_, s.shape));
     }
-    return mutable_s.data;
+    return s.data;
   }
 
   // The backbone's part of one sample; `image_tokens` undefined for a text-only sample.
