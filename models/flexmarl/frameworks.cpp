@@ -171,14 +171,14 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
         decode_slots(r.model, tp, device.memory_bytes, r.prompt_tokens + workload.max_response_tokens / 2));
   }
   if (!disaggregated(framework)) {
-    // Colocated: D / A devices per agent's engine; every agent trains on all D.
-    const int share = devices / agents;
+    // Colocated: each agent's engine spans all D devices (loaded when its phase starts); every agent trains
+    // on all D.
     d.rollout_devices = devices;
     for (int a = 0; a < agents; ++a) {
-      d.instances.push_back(share / d.tp[a]);
+      d.instances.push_back(devices / d.tp[a]);
       if (d.instances.back() < 1) {
         return too_few("agent " + workload.agents[a].name + " needs " + std::to_string(d.tp[a]) +
-                       " per rollout instance and gets " + std::to_string(share));
+                       " per rollout instance");
       }
       if (devices < d.train_group[a]) {
         return too_few("agent " + workload.agents[a].name + " trains on at least " + std::to_string(d.train_group[a]) +

@@ -4,11 +4,12 @@
 // devices, and what each piece of work costs on one device type. Plain C++:
 // the twin (sim/flexmarl) and the real executor both read it.
 //
-//   sync                MAS-RL-like, colocated: each agent's rollout engine on
-//                       its own share of the devices; agents answer one after
+//   sync                MAS-RL-like, colocated: each agent's rollout engine
+//                       spans every device and is loaded from host memory
+//                       when its phase starts; agents answer one after
 //                       another (a turn's branches too) with a barrier after
 //                       each; then each agent in turn trains on every device
-//                       (its state swapped in and out), then engines reload
+//                       (its state swapped in and out)
 //   marti               MARTI-like: rollout pool and training pool apart;
 //                       the agents of a turn answer together, a barrier after
 //                       each turn; each agent trains its whole batch after the
@@ -115,7 +116,8 @@ struct Deployment {
 };
 
 /// The placement of `framework` (see the header comment):
-///   colocated (sync)   D / A devices per agent for its engine; training on all D
+///   colocated (sync)   every agent's engine on all D devices (D / tp instances;
+///                      the agents take turns); training on all D
 ///   disaggregated      the training pool is a quarter of the devices
 ///                      (assumption), rounded down to whole groups of the
 ///                      largest agent's training group, at least one group;

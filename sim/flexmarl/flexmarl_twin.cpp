@@ -88,7 +88,7 @@ class Run {
     int next_device = 0;
     std::vector<int> per_agent;
     for (int a = 0; a < agents; ++a) {
-      if (framework_ == Framework::kSync) next_device = a * (d_.devices / agents);
+      if (framework_ == Framework::kSync) next_device = 0;  // every agent's engine spans all devices
       for (int i = 0; i < d_.instances[a]; ++i) {
         Instance inst;
         inst.agent = a;
@@ -262,10 +262,29 @@ class Run {
 
   void issue_phase(int phase) {
     phase_ = phase;
-    for (int a : phases_[static_cast<size_t>(phase)]) {
-      for (int s = 0; s < w_.global_batch; ++s)
-        issue(a, s);
+    const std::vector<int>& agents = phases_[static_cast<size_t>(phase)];
+    auto issue_all = [this, agents] {
+      for (int a : agents) {
+        for (int s = 0; s < w_.global_batch; ++s)
+          issue(a, s);
+      }
+    };
+    if (framework_ != Framework::kSync) {
+      issue_all();
+      return;
     }
+    // Sync's engines share the devices: the phase's agent's weights come in from host memory first (each
+    // device its shard), over the weights of the agent before it.
+    std::vector<Flow> flows;
+    for (const Instance& inst : instances_) {
+      if (std::find(agents.begin(), agents.end(), inst.agent) == agents.end()) continue;
+      for (int t = 0; t < inst.tp; ++t) {
+        const int dev = inst.first_device + t;
+        flows.push_back(
+            {platform_.cpu(dev), platform_.device(dev), flexmarl::weight_bytes(w_.agents[inst.agent].model) / inst.tp});
+      }
+    }
+    transfer(flows, 0, d_.devices, agents.front(), "reload", issue_all);
   }
 
   bool balanced() const { return framework_ == Framework::kFlexMarl || framework_ == Framework::kNoAsync; }
@@ -608,20 +627,12 @@ class Run {
     });
   }
 
-  // Sync: agent after agent, every device trains it: state in, train, optimizer, state out; then the
-  // engines reload their weights.
+  // Sync: agent after agent, every device trains it: state in, train, optimizer, state out (the new weights
+  // reach the engines with the next step's per-phase load).
   void sync_train(int agent) {
     const int agents = static_cast<int>(w_.agents.size());
     if (agent == agents) {
-      std::vector<Flow> flows;
-      for (const Instance& inst : instances_) {
-        for (int t = 0; t < inst.tp; ++t) {
-          const int dev = inst.first_device + t;
-          flows.push_back({platform_.cpu(dev), platform_.device(dev),
-                           flexmarl::weight_bytes(w_.agents[inst.agent].model) / inst.tp});
-        }
-      }
-      transfer(flows, 0, d_.devices, 0, "reload", [this] { step_done_ = true; });
+      step_done_ = true;
       return;
     }
     const int devices = d_.devices;

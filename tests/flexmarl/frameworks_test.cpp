@@ -71,10 +71,12 @@ TEST(FrameworksTest, ExpectedResponseMatchesTheSampler) {
   }
 }
 
-TEST(FrameworksTest, SyncSplitsDevicesByAgent) {
+TEST(FrameworksTest, SyncEnginesSpanAllDevices) {
+  // Colocated: each agent's engine has an instance on every device (one 14B instance per device), loaded when
+  // the agent's phase starts.
   auto d = deploy(ma_workload(), Framework::kSync, 48, npu());
   ASSERT_TRUE(d.is_ok()) << d.status().message();
-  EXPECT_EQ(d->instances, (std::vector<int>{16, 16, 16}));
+  EXPECT_EQ(d->instances, (std::vector<int>{48, 48, 48}));
   EXPECT_EQ(d->rollout_devices, 48);
   EXPECT_EQ(d->trainer_groups, 0);
 }
@@ -142,8 +144,7 @@ TEST(FrameworksTest, TooFewDevicesNamesTheCount) {
             "--devices 8: too few for 3 agents (a rollout instance per agent and a training pool of 8 devices)");
   auto s = deploy(ma_workload(), Framework::kSync, 2, npu());
   ASSERT_FALSE(s.is_ok());
-  EXPECT_EQ(s.status().message(),
-            "--devices 2: too few for 3 agents (agent analysis needs 1 per rollout instance and gets 0)");
+  EXPECT_EQ(s.status().message(), "--devices 2: too few for 3 agents (agent analysis trains on at least 8 devices)");
 }
 
 }  // namespace
