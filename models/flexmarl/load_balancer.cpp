@@ -1,6 +1,7 @@
 #include "models/flexmarl/load_balancer.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "models/common/check.h"
 #include "models/common/text.h"
@@ -8,7 +9,7 @@
 namespace clustertwin::flexmarl {
 
 StatusOr<LoadBalancer> LoadBalancer::create(const std::vector<int>& instances_per_agent, double gap_threshold,
-                                            const std::vector<int>& devices_per_instance) {
+                                            const std::vector<int>& devices_per_instance, bool keep_one) {
   if (instances_per_agent.empty()) return Status::invalid_argument("load balancer: no agents");
   if (!devices_per_instance.empty() && devices_per_instance.size() != instances_per_agent.size()) {
     return Status::invalid_argument("load balancer: " + std::to_string(devices_per_instance.size()) +
@@ -19,6 +20,8 @@ StatusOr<LoadBalancer> LoadBalancer::create(const std::vector<int>& instances_pe
                                     " must be > 0 (requests)");
   }
   LoadBalancer b(static_cast<int>(instances_per_agent.size()), gap_threshold);
+  b.keep_one_ = keep_one;
+  b.unplaced_.assign(instances_per_agent.size(), 0);
   b.sizes_ = devices_per_instance.empty() ? std::vector<int>(instances_per_agent.size(), 1) : devices_per_instance;
   for (size_t a = 0; a < instances_per_agent.size(); ++a) {
     if (instances_per_agent[a] < 1) {
@@ -36,9 +39,22 @@ int LoadBalancer::dispatch(int agent) {
   for (Instance& i : instances_) {
     if (i.agent == agent && (best == nullptr || i.load() < best->load())) best = &i;
   }
-  CT_CHECK(best != nullptr) << "agent " << agent << " has no instance";
+  if (best == nullptr) {
+    CT_CHECK(!keep_one_) << "agent " << agent << " has no instance";
+    ++unplaced_.at(static_cast<size_t>(agent));
+    return -1;
+  }
   ++best->queued;
   return best->id;
+}
+
+int LoadBalancer::place_unplaced(int agent) {
+  int& waiting = unplaced_.at(static_cast<size_t>(agent));
+  CT_CHECK(waiting > 0) << "agent " << agent << " has no unplaced request";
+  --waiting;
+  const int instance = dispatch(agent);
+  CT_CHECK(instance >= 0) << "agent " << agent << " still has no instance";
+  return instance;
 }
 
 void LoadBalancer::start(int instance) {
@@ -64,6 +80,7 @@ std::vector<Migration> LoadBalancer::balance_within_agents() {
         if (busiest == nullptr || i.load() > busiest->load()) busiest = &i;
         if (idlest == nullptr || i.load() < idlest->load()) idlest = &i;
       }
+      if (busiest == nullptr) break;  // the agent has no instance now
       const int gap = busiest->load() - idlest->load();
       // Only queued requests move; half the gap evens the pair.
       const int n = std::min(busiest->queued, gap / 2);
@@ -98,7 +115,8 @@ double LoadBalancer::load_per_instance(int agent) const {
     load += i.load();
     ++n;
   }
-  return n > 0 ? static_cast<double>(load) / n : 0;
+  if (n == 0) return unplaced_.at(static_cast<size_t>(agent)) > 0 ? std::numeric_limits<double>::infinity() : 0;
+  return static_cast<double>(load) / n;
 }
 
 std::optional<Reassignment> LoadBalancer::balance_across_agents() {
@@ -106,18 +124,26 @@ std::optional<Reassignment> LoadBalancer::balance_across_agents() {
   for (int a = 1; a < agents_; ++a) {
     if (load_per_instance(a) > load_per_instance(busiest)) busiest = a;
   }
-  int idlest = busiest;
+  // The giver: the idlest agent of the busiest's instance size with an idle instance to spare (with keep_one
+  // every agent keeps one; without, an agent gives up its last only when it has nothing to do).
+  int idlest = -1;
+  Instance* give = nullptr;
   for (int a = 0; a < agents_; ++a) {
-    if (sizes_[a] == sizes_[busiest] && load_per_instance(a) < load_per_instance(idlest)) idlest = a;
-  }
-  if (load_per_instance(busiest) - load_per_instance(idlest) <= threshold_ || instance_count(idlest) < 2) return {};
-  for (Instance& i : instances_) {
-    if (i.agent == idlest && i.load() == 0) {
-      i.agent = busiest;
-      return Reassignment{i.id, idlest, busiest};
+    if (a == busiest || sizes_[a] != sizes_[busiest]) continue;
+    const double load = load_per_instance(a);
+    if (instance_count(a) - (keep_one_ || load > 0 ? 1 : 0) < 1) continue;
+    if (idlest >= 0 && load >= load_per_instance(idlest)) continue;
+    for (Instance& i : instances_) {
+      if (i.agent == a && i.load() == 0) {
+        idlest = a;
+        give = &i;
+        break;
+      }
     }
   }
-  return {};  // every instance of the idlest agent is busy: it cannot be taken mid-request
+  if (give == nullptr || load_per_instance(busiest) - load_per_instance(idlest) <= threshold_) return {};
+  give->agent = busiest;
+  return Reassignment{give->id, idlest, busiest};
 }
 
 }  // namespace clustertwin::flexmarl

@@ -9,8 +9,12 @@
 //                 gap threshold, queued requests move to the sibling
 //   inter-agent   when the busiest agent's load per instance exceeds the
 //                 idlest agent's by more than the threshold, one instance
-//                 (an idle one of the idlest agent, which keeps at least one)
-//                 is reassigned to the busiest agent
+//                 (an idle one of the idlest agent that has one to spare) is
+//                 reassigned to the busiest agent. With `keep_one` (the
+//                 default) every agent keeps an instance; without it an agent
+//                 with no requests may give up its last, and requests of an
+//                 agent with no instance wait unplaced (an infinite load per
+//                 instance) until the next reassignment gives it one
 //
 // The paper gives the trigger (a load gap of 5 requests) but not the rules
 // that act on it: those above are our reconstruction. An instance that
@@ -52,10 +56,16 @@ class LoadBalancer {
   /// instance, a size list of the wrong length, or a gap threshold <= 0
   /// (with 0 every request would rebalance).
   static StatusOr<LoadBalancer> create(const std::vector<int>& instances_per_agent, double gap_threshold,
-                                       const std::vector<int>& devices_per_instance = {});
+                                       const std::vector<int>& devices_per_instance = {}, bool keep_one = true);
 
-  /// The instance that takes a new request of `agent` (queued there).
+  /// The instance that takes a new request of `agent` (queued there); -1
+  /// when the agent has no instance: the request waits unplaced.
   int dispatch(int agent);
+  /// Requests of `agent` waiting for an instance.
+  int unplaced(int agent) const { return unplaced_.at(static_cast<size_t>(agent)); }
+  /// Places one of the agent's unplaced requests (which must exist, and the
+  /// agent must have an instance now): the instance that takes it.
+  int place_unplaced(int agent);
   /// A queued request of `instance` starts decoding.
   void start(int instance);
   /// A running request of `instance` finishes.
@@ -77,7 +87,9 @@ class LoadBalancer {
 
   const std::vector<Instance>& instances() const { return instances_; }
   int instance_count(int agent) const;
-  /// Requests queued and running on the agent's instances, per instance.
+  /// Requests queued and running on the agent's instances, per instance
+  /// (unplaced requests with no instance: infinite; no requests and no
+  /// instance: 0).
   double load_per_instance(int agent) const;
   int agents() const { return agents_; }
 
@@ -86,7 +98,9 @@ class LoadBalancer {
 
   int agents_ = 0;
   double threshold_ = 5;
-  std::vector<int> sizes_;  // devices per instance, per agent
+  bool keep_one_ = true;
+  std::vector<int> sizes_;     // devices per instance, per agent
+  std::vector<int> unplaced_;  // per agent: requests waiting for an instance
   std::vector<Instance> instances_;
 };
 

@@ -101,7 +101,9 @@ StatusOr<Orchestrator> Orchestrator::create(const OrchestratorOptions& options) 
     std::vector<int> per_agent(kAgents, rollout / kAgents);
     for (int a = 0; a < rollout % kAgents; ++a)
       ++per_agent[static_cast<size_t>(a)];
-    auto balancer = LoadBalancer::create(per_agent, options.load_gap);
+    // One rollout worker per agent at least, and often no more: an agent with nothing to do lends its last
+    // instance (the next step's allocation, or the balancer, gives one back).
+    auto balancer = LoadBalancer::create(per_agent, options.load_gap, {}, /*keep_one=*/false);
     if (!balancer.is_ok()) return balancer.status();
     o.balancer_ = std::move(*balancer);
     for (int i = 0; i < rollout; ++i)
@@ -160,7 +162,11 @@ void Orchestrator::make_ready(int sample) {
   const int agent = samples_[static_cast<size_t>(sample)].agent;
   if (balancer_) {
     const int instance = balancer_->dispatch(agent);
-    queue_[static_cast<size_t>(instance)].push_back(sample);
+    if (instance < 0) {
+      unplaced_[static_cast<size_t>(agent)].push_back(sample);  // until an instance is reassigned to the agent
+    } else {
+      queue_[static_cast<size_t>(instance)].push_back(sample);
+    }
   } else {
     pending_[static_cast<size_t>(agent)].push_back(sample);
   }
@@ -259,7 +265,15 @@ StatusOr<int> Orchestrator::trainer_for(JobSink& sink, int a) {
   }
   // A new holder needs the host copy, and a second one a copy without gradients.
   if (!host_valid_[ai] || (host_grad_[ai] && !holders_[ai].empty())) return -1;
+  // A replica only from the trainers no other agent will need: one stays free for each agent that still has
+  // samples to train and holds no trainer, so the agent whose rows complete first cannot take every trainer
+  // and leave the others' micro-batches waiting for its step.
   const int batch = o_.queries * o_.group;
+  int reserved = 0;
+  for (int b = 0; b < kAgents; ++b) {
+    reserved += b != a && holders_[static_cast<size_t>(b)].empty() && sent_[static_cast<size_t>(b)] < batch;
+  }
+  if (static_cast<int>(holders_[ai].size()) >= std::max(1, o_.trainers - reserved)) return -1;
   auto held_by = [&](int r) {
     std::vector<int> agents;
     for (int b = 0; b < kAgents; ++b) {
@@ -438,7 +452,14 @@ Status Orchestrator::schedule_flexmarl(JobSink& sink) {
       }
       ++counts_.migrations;
     }
-    if (balancer_->balance_across_agents()) ++counts_.reassignments;
+    if (std::optional<Reassignment> move = balancer_->balance_across_agents()) {
+      ++counts_.reassignments;
+      std::deque<int>& waiting = unplaced_[static_cast<size_t>(move->to)];
+      while (!waiting.empty()) {
+        queue_[static_cast<size_t>(balancer_->place_unplaced(move->to))].push_back(waiting.front());
+        waiting.pop_front();
+      }
+    }
   }
   for (size_t i = 0; i < queue_.size(); ++i) {
     const int rank = instance_rank_[i];

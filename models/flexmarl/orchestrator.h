@@ -223,7 +223,8 @@ class Orchestrator {
   // The flexmarl variants' rollout instances.
   std::optional<LoadBalancer> balancer_;
   std::vector<int> instance_rank_;
-  std::vector<std::deque<int>> queue_;  // per instance
+  std::vector<std::deque<int>> queue_;             // per instance
+  std::array<std::deque<int>, kAgents> unplaced_;  // flexmarl: requests of an agent that has lent every instance
 };
 
 }  // namespace clustertwin::flexmarl

@@ -63,6 +63,48 @@ TEST(LoadBalancerTest, AnIdleInstanceMovesFromTheIdlestAgentToTheBusiest) {
   EXPECT_EQ(b->instance_count(1), 1);
 }
 
+TEST(LoadBalancerTest, WithoutKeepOneAnIdleAgentLendsItsLastInstanceAndGetsOneBack) {
+  // The real executor's pool: one instance per agent. Agent 0 has work, agents 1 and 2 have none yet.
+  auto b = LoadBalancer::create({1, 1, 1}, 2, {}, /*keep_one=*/false);
+  ASSERT_TRUE(b.is_ok());
+  for (int i = 0; i < 9; ++i)
+    b->dispatch(0);
+  auto r = b->balance_across_agents();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->to, 0);
+  r = b->balance_across_agents();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->to, 0);
+  EXPECT_EQ(b->instance_count(0), 3);
+  EXPECT_EQ(b->instance_count(1) + b->instance_count(2), 0);
+  EXPECT_FALSE(b->balance_across_agents().has_value());  // nobody left to give
+  b->balance_within_agents();                            // agent 0's queue spreads over its three instances
+  for (const Instance& i : b->instances())
+    EXPECT_GT(i.load(), 0) << "instance " << i.id;
+  // Agent 1's request has no instance: it waits unplaced, an infinite load per instance.
+  EXPECT_EQ(b->dispatch(1), -1);
+  EXPECT_EQ(b->unplaced(1), 1);
+  EXPECT_FALSE(b->balance_across_agents().has_value());  // every instance of agent 0 is busy
+  // Once one of agent 0's instances runs dry, agent 1 gets it.
+  const int dry = 2;
+  drain(*b, dry, b->instances()[dry].load());
+  const auto back = b->balance_across_agents();
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->from, 0);
+  EXPECT_EQ(back->to, 1);
+  EXPECT_EQ(back->instance, dry);
+  EXPECT_EQ(b->place_unplaced(1), dry);
+  EXPECT_EQ(b->unplaced(1), 0);
+}
+
+TEST(LoadBalancerTest, WithKeepOneEveryAgentKeepsAnInstance) {
+  auto b = LoadBalancer::create({1, 1}, 2);
+  for (int i = 0; i < 9; ++i)
+    b->dispatch(0);
+  EXPECT_FALSE(b->balance_across_agents().has_value());
+  EXPECT_EQ(b->instance_count(1), 1);
+}
+
 TEST(LoadBalancerTest, InstancesMoveOnlyBetweenAgentsOfOneSize) {
   // Agent 0 (4-device instances) is busy; agent 1 (1-device) and agent 2 (4-device) are idle.
   auto b = LoadBalancer::create({1, 2, 2}, 5, {4, 1, 4});
