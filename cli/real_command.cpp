@@ -79,7 +79,7 @@ void add_flexmarl(CLI::App* run, Action* action) {
       "Multi-agent RL for real with FlexMARL's designs: three GPT policies of different sizes (planner, solver, "
       "checker) answer arithmetic problems in turn, GRPO trains each; rank 0 is the controller (experience store, "
       "load balancer, published weights), ranks 1..N-1 are workers. Frameworks: sync (colocated: each agent's "
-      "engine on its share of the workers, agents roll out turn by turn, then train in turn on every worker), "
+      "engine on every worker, agents roll out turn by turn, then train in turn on every worker), "
       "marti (a rollout pool and a training pool: turn-by-turn rollout, then the agents train side by side), "
       "flexmarl (rollout instances apart from trainers, hierarchical load balancing, micro-batches trained as soon "
       "as rewarded on whichever trainers are free, state copied between host and trainers), flexmarl-nobalance, "

@@ -3,9 +3,12 @@
 # `clustertwin launch --nproc N -- run flexmarl --framework F ...`, REPS times
 # each, one CSV row per run (median step, tokens/s, utilisation, swaps, ...).
 #
-#   experiments/flexmarl/real_compare.sh [OUT.csv] [NPROC=5] [STEPS=6] [QUERIES=8] [REPS=3]
+#   experiments/flexmarl/real_compare.sh [OUT.csv] [NPROC=5] [STEPS=10] [QUERIES=16] [REPS=3]
 #
-# EXTRA="--trainers 3 --micro-batch 16" passes flags to every run; with
+# The defaults are the README's measured configuration: a controller, three
+# rollout workers and one trainer, 16 problems x 4 trajectories per agent and
+# step in micro-batches of 8 (EXTRA's default, "--micro-batch 8").
+# EXTRA="--trainers 3 --micro-batch 16" passes other flags to every run; with
 # TRACES=DIR each run also writes DIR/FRAMEWORK-REP.json for
 # `clustertwin validate flexmarl` (the process twin).
 #
@@ -14,15 +17,15 @@
 set -euo pipefail
 out=${1:-out/flexmarl/real.csv}
 nproc=${2:-5}
-steps=${3:-6}
-queries=${4:-8}
+steps=${3:-10}
+queries=${4:-16}
 reps=${5:-3}
 cli=${CLI:-build/cli/clustertwin}
 [[ -x $cli ]] || { echo "real_compare.sh: $cli not built (make build)" >&2; exit 2; }
 mkdir -p "$(dirname "$out")"
 tmp=$(mktemp "$out.XXXXXX")
 echo "framework,nproc,rep,step_s,tokens_per_s,utilization,swaps,reassignments,migrations,weight_loads" > "$tmp"
-extra=${EXTRA:-}
+extra=${EXTRA---micro-batch 8}
 [[ -n ${TRACES:-} ]] && mkdir -p "$TRACES"
 for rep in $(seq 1 "$reps"); do
   for framework in sync marti flexmarl flexmarl-nobalance flexmarl-noasync; do

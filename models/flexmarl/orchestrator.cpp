@@ -386,8 +386,11 @@ Status Orchestrator::schedule_sync(JobSink& sink) {
         phase_started_ = true;
       }
       if (!phase_started_) return Status::ok();
-      // The turn's agent answers on its own engine: its share of the workers.
-      return roll_out_turn(sink, share_of(phase_, 1, o_.workers));
+      // Colocated: the turn's agent has its engine on every worker (each loads the weights once per step).
+      std::vector<int> every;
+      for (int r = 1; r <= o_.workers; ++r)
+        every.push_back(r);
+      return roll_out_turn(sink, every);
     }
     if (phase_ < 2 * kAgents) {  // training of agent phase_ - 3, on every worker
       const int agent = phase_ - kAgents;

@@ -9,9 +9,10 @@
 // posted, and the orchestrator decides what comes next, framework by
 // framework:
 //
-//   sync      colocated: each agent's engine on its own share of the
-//             workers; agents answer turn by turn (a barrier after each),
-//             then each agent trains in turn on all workers (all-reduce)
+//   sync      colocated: each agent's engine on every worker (loaded when
+//             its turn starts); agents answer turn by turn (a barrier
+//             after each), then each agent trains in turn on all workers
+//             (all-reduce)
 //   marti     a rollout pool and a training pool (the last --trainers
 //             workers): the pool rolls out turn by turn (a barrier after
 //             each), then the agents train side by side on their trainers

@@ -11,9 +11,9 @@
 // optimizer step, a weight load, a state swap) and answers. The frameworks
 // differ only in the controller's decisions (models/flexmarl/frameworks.h):
 //
-//   sync      colocated: each agent's engine on its own share of the
-//             workers; agents answer turn by turn (a barrier after each),
-//             then each agent trains in turn on all workers
+//   sync      colocated: each agent's engine on every worker (loaded when
+//             its turn starts); agents answer turn by turn (a barrier
+//             after each), then each agent trains in turn on all workers
 //   marti     a rollout pool and a training pool (the last --trainers
 //             workers): the pool rolls out turn by turn, then the agents
 //             train side by side on their trainers
