@@ -175,7 +175,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--pool-slots", "0"},
                 "--pool-slots 0: smaller than one sample (a slot holds one sample's embeddings)"},
         BadFlag{{"--micro-batch-tokens", "100"}, "--micro-batch-tokens 100: must hold the longest sample (256 tokens)"},
-        BadFlag{{"--steps", "0"}, "--steps 0: must be at least 1"}));
+        BadFlag{{"--steps", "0"}, "--steps 0: must be at least 1"}, BadFlag{{"--lr", "0"}, "--lr 0: must be > 0"},
+        BadFlag{{"--threads", "0"}, "--threads 0: must be >= 1"},
+        BadFlag{{"--timeout", "0"}, "--timeout 0: must be > 0"}));
 
 }  // namespace
 }  // namespace clustertwin::real::flowtrain
