@@ -331,6 +331,13 @@ std::vector<int> Orchestrator::share_of(int agent, int first, int last) {
   return ranks;
 }
 
+std::vector<int> Orchestrator::every_worker() const {
+  std::vector<int> ranks;
+  for (int r = 1; r <= o_.workers; ++r)
+    ranks.push_back(r);
+  return ranks;
+}
+
 std::vector<int> Orchestrator::marti_trainers(int agent) const {
   return share_of(agent, o_.workers - o_.trainers + 1, o_.workers);
 }
@@ -387,10 +394,7 @@ Status Orchestrator::schedule_sync(JobSink& sink) {
       }
       if (!phase_started_) return Status::ok();
       // Colocated: the turn's agent has its engine on every worker (each loads the weights once per step).
-      std::vector<int> every;
-      for (int r = 1; r <= o_.workers; ++r)
-        every.push_back(r);
-      return roll_out_turn(sink, every);
+      return roll_out_turn(sink, every_worker());
     }
     if (phase_ < 2 * kAgents) {  // training of agent phase_ - 3, on every worker
       const int agent = phase_ - kAgents;
@@ -400,10 +404,7 @@ Status Orchestrator::schedule_sync(JobSink& sink) {
         continue;
       }
       if (!phase_started_) {
-        std::vector<int> ranks;
-        for (int r = 1; r <= o_.workers; ++r)
-          ranks.push_back(r);
-        CT_RETURN_IF_ERROR(train_sharded(sink, ranks, agent));
+        CT_RETURN_IF_ERROR(train_sharded(sink, every_worker(), agent));
         phase_started_ = true;
       }
       return Status::ok();
@@ -676,11 +677,7 @@ Status Orchestrator::start(JobSink& sink) {
   if (separates_trainers(o_.framework)) return Status::ok();
   // Colocated: the trainers' state stays resident where the agent trains.
   for (int a = 0; a < kAgents; ++a) {
-    std::vector<int> ranks = o_.framework == Framework::kMarti ? marti_trainers(a) : std::vector<int>{};
-    if (o_.framework == Framework::kSync) {
-      for (int r = 1; r <= o_.workers; ++r)
-        ranks.push_back(r);
-    }
+    const std::vector<int> ranks = o_.framework == Framework::kMarti ? marti_trainers(a) : every_worker();
     for (int r : ranks)
       CT_RETURN_IF_ERROR(swap_in(sink, r, a));
   }

@@ -175,6 +175,7 @@ class Orchestrator {
   Status train_sharded(JobSink& sink, const std::vector<int>& ranks, int agent);
   /// The ranks of [first, last] that serve `agent` (sync's engines, marti's trainers).
   static std::vector<int> share_of(int agent, int first, int last);
+  std::vector<int> every_worker() const;  // ranks 1..workers
   std::vector<int> marti_trainers(int agent) const;
   void allocate_instances();
   Status schedule(JobSink& sink);
