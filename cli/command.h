@@ -9,6 +9,11 @@
 namespace CLI {
 class App;
 }
+namespace clustertwin::sim {
+struct ClusterProfile;
+struct NestPipeSetup;
+struct BaselineFit;
+}  // namespace clustertwin::sim
 
 namespace clustertwin::cli {
 
@@ -36,6 +41,18 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action);
 void add_sim_flexmarl_command(CLI::App& sim, Action* action);
 /// Registers `clustertwin sim flowtrain` (cli/sim_flowtrain_command.cpp).
 void add_sim_flowtrain_command(CLI::App& sim, Action* action);
+
+/// The profile NestPipe's twin runs on: `platform` (a shipped name or a YAML
+/// file) with NestPipe's default costs, or, when `calibration` asks ("paper";
+/// "auto" on npu-1536 and gpu-128), with the TorchRec baseline fitted to the
+/// paper's figures (`*fit` and `*fit_json` describe the fit). Shared by sim
+/// nestpipe and plan nestpipe.
+StatusOr<sim::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
+                                               const sim::NestPipeSetup& setup, std::string* fit_json,
+                                               sim::BaselineFit* fit);
+
+/// Registers `clustertwin plan ...` (capacity planning with the twin) on `app`.
+void add_plan_command(CLI::App& app, Action* action);
 
 /// "128,256,512" -> {128, 256, 512}; InvalidArgument naming --workers and the bad item.
 StatusOr<std::vector<int>> parse_workers(const std::string& text);

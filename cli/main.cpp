@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   clustertwin::cli::add_calibrate_command(app, &action);
   clustertwin::cli::add_igsp_command(app, &action);
   clustertwin::cli::add_launch_command(app, &action);
+  clustertwin::cli::add_plan_command(app, &action);
   clustertwin::cli::add_real_command(app, &action);
   clustertwin::cli::add_sim_command(app, &action);
   clustertwin::cli::add_sis_command(app, &action);

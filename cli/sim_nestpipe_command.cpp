@@ -46,32 +46,6 @@ StatusOr<std::vector<nestpipe::Variant>> parse_variants(const std::string& text)
   return out;
 }
 
-// The profile the sweep runs on: calibrated to the paper's TorchRec figures
-// when asked (or, with "auto", on the paper's own cluster).
-StatusOr<sim::ClusterProfile> profile_for(const NestPipeArgs& a, std::string* fit_json, sim::BaselineFit* fit) {
-  auto profile = sim::load_cluster_profile(a.platform);
-  if (!profile.is_ok()) return profile.status();
-  bool paper = false;
-  if (a.calibration == "paper") {
-    paper = true;
-  } else if (a.calibration == "auto") {
-    paper = profile->name == "npu-1536" || profile->name == "gpu-128";
-  } else if (a.calibration != "none") {
-    return Status::invalid_argument("--calibration '" + a.calibration + "': unknown (allowed: auto, paper, none)");
-  }
-  if (!paper) {
-    sim::add_nestpipe_default_costs(&*profile);
-    return profile;
-  }
-  // The paper's figures are for its two clusters: 1,536 NPUs (step and shares at two scales) and 128 GPUs
-  // (NestPipe's speedup only; TorchRec's shares assumed as at 128 NPUs).
-  const sim::PaperBaseline baseline =
-      profile->devices() >= 1536 ? sim::PaperBaseline{} : sim::gpu_128_assumed_baseline();
-  auto calibrated = sim::calibrate_nestpipe_baseline(*profile, a.setup, baseline, fit);
-  if (calibrated.is_ok()) *fit_json = sim::baseline_fit_json(*fit);
-  return calibrated;
-}
-
 Status run_sim_nestpipe(NestPipeArgs a) {
   a.setup.clustering = !a.no_clustering;
   CT_RETURN_IF_ERROR(sim::validate(a.setup));
@@ -81,7 +55,7 @@ Status run_sim_nestpipe(NestPipeArgs a) {
   if (!variants.is_ok()) return variants.status();
   sim::BaselineFit fit;
   std::string fit_json;
-  auto profile = profile_for(a, &fit_json, &fit);
+  auto profile = nestpipe_profile(a.platform, a.calibration, a.setup, &fit_json, &fit);
   if (!profile.is_ok()) return profile.status();
 
   sim::NestPipeSweep sweep;
@@ -131,6 +105,32 @@ Status run_sim_nestpipe(NestPipeArgs a) {
 }
 
 }  // namespace
+
+StatusOr<sim::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
+                                               const sim::NestPipeSetup& setup, std::string* fit_json,
+                                               sim::BaselineFit* fit) {
+  auto profile = sim::load_cluster_profile(platform);
+  if (!profile.is_ok()) return profile.status();
+  bool paper = false;
+  if (calibration == "paper") {
+    paper = true;
+  } else if (calibration == "auto") {
+    paper = profile->name == "npu-1536" || profile->name == "gpu-128";
+  } else if (calibration != "none") {
+    return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
+  }
+  if (!paper) {
+    sim::add_nestpipe_default_costs(&*profile);
+    return profile;
+  }
+  // The paper's figures are for its two clusters: 1,536 NPUs (step and shares at two scales) and 128 GPUs
+  // (NestPipe's speedup only; TorchRec's shares assumed as at 128 NPUs).
+  const sim::PaperBaseline baseline =
+      profile->devices() >= 1536 ? sim::PaperBaseline{} : sim::gpu_128_assumed_baseline();
+  auto calibrated = sim::calibrate_nestpipe_baseline(*profile, setup, baseline, fit);
+  if (calibrated.is_ok()) *fit_json = sim::baseline_fit_json(*fit);
+  return calibrated;
+}
 
 void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   auto a = std::make_shared<NestPipeArgs>();

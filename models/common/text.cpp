@@ -1,5 +1,6 @@
 #include "models/common/text.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace clustertwin {
@@ -37,6 +38,17 @@ std::string format_number(const char* printf_format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, printf_format, value);
   return buffer;
+}
+
+std::string with_thousands(double value) {
+  if (!std::isfinite(value) || std::abs(value) >= 1e15) return format_number("%.3g", value);
+  const std::string digits = format_number("%.0f", std::abs(value));
+  std::string out = value <= -0.5 ? "-" : "";
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 }  // namespace clustertwin

@@ -20,4 +20,9 @@ std::vector<std::string> split_commas(std::string_view text);
 /// for tables and CSV cells.
 std::string format_number(const char* printf_format, double value);
 
+/// A whole number with thousands separators, as tables print counts and
+/// rates: 1536 -> "1,536", 401793.4 -> "401,793" (1e15 and beyond, or not
+/// finite: "%.3g").
+std::string with_thousands(double value);
+
 }  // namespace clustertwin

@@ -163,9 +163,16 @@ SimOptions nestpipe_sim_options() {
 StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup, const ClusterProfile& profile,
                                                       const NestPipeSweep& sweep) {
   CT_RETURN_IF_ERROR(validate(setup));
-  if (sweep.variants.empty()) return Status::invalid_argument("--variant: give at least one variant");
-  if (sweep.workers.empty()) return Status::invalid_argument("--workers: give at least one worker count");
-  for (int w : sweep.workers) {
+  std::vector<std::pair<Variant, int>> wanted = sweep.points;
+  if (wanted.empty()) {
+    if (sweep.variants.empty()) return Status::invalid_argument("--variant: give at least one variant");
+    if (sweep.workers.empty()) return Status::invalid_argument("--workers: give at least one worker count");
+    for (Variant v : sweep.variants) {
+      for (int w : sweep.workers)
+        wanted.push_back({v, w});
+    }
+  }
+  for (const auto& [v, w] : wanted) {
     if (w < 1) return Status::invalid_argument("--workers " + std::to_string(w) + ": must be at least 1");
     CT_RETURN_IF_ERROR(check_worker_count(profile, w));
   }
@@ -177,10 +184,8 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
   };
   // Step sizes once per owner count, in parallel: they do not depend on the variant.
   std::map<int, StatusOr<nestpipe::StepSizes>> sizes;
-  for (Variant v : sweep.variants) {
-    for (int w : sweep.workers)
-      sizes.emplace(nestpipe_owners(setup, v, w), Status::internal("not computed"));
-  }
+  for (const auto& [v, w] : wanted)
+    sizes.emplace(nestpipe_owners(setup, v, w), Status::internal("not computed"));
   {
     std::vector<int> owners;
     for (const auto& [o, unused] : sizes)
@@ -198,14 +203,12 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
       t.join();
   }
   std::vector<Point> points;
-  for (Variant v : sweep.variants) {
-    for (int w : sweep.workers) {
-      const auto& s = sizes.at(nestpipe_owners(setup, v, w));
-      if (!s.is_ok()) return s.status();
-      auto plan = plan_from_sizes(setup, v, w, *s);
-      if (!plan.is_ok()) return plan.status();
-      points.push_back({v, w, std::move(*plan)});
-    }
+  for (const auto& [v, w] : wanted) {
+    const auto& s = sizes.at(nestpipe_owners(setup, v, w));
+    if (!s.is_ok()) return s.status();
+    auto plan = plan_from_sizes(setup, v, w, *s);
+    if (!plan.is_ok()) return plan.status();
+    points.push_back({v, w, std::move(*plan)});
   }
   std::vector<StatusOr<SimResult>> results(points.size(), Status::internal("not run"));
   std::atomic<size_t> next{0};

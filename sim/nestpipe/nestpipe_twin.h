@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/common/status.h"
@@ -76,6 +77,9 @@ struct NestPipeRow {
 struct NestPipeSweep {
   std::vector<nestpipe::Variant> variants;
   std::vector<int> workers;
+  /// When not empty: exactly these (variant, workers) points, in this order,
+  /// instead of variants x workers (capacity planning asks for scattered points).
+  std::vector<std::pair<nestpipe::Variant, int>> points;
   int parallel = 2;       // simulations at a time
   SimOptions options;     // steps, warm-up, drain, fidelity, symmetric (workers and trace_out are set per point)
   std::string trace_dir;  // a Perfetto trace per point, named VARIANT-WORKERS.json ("" for none)
@@ -88,7 +92,8 @@ struct NestPipeSweep {
 SimOptions nestpipe_sim_options();
 
 /// Runs every (variant, workers) point; rows in sweep order (variants
-/// outer), with speedup and scaling efficiency filled in.
+/// outer, or the order of `points`), with speedup and scaling efficiency
+/// filled in (speedup 0 where torchrec did not run at the same count).
 StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup, const ClusterProfile& profile,
                                                       const NestPipeSweep& sweep);
 

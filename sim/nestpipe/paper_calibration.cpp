@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "sim/core/simulator.h"
 
@@ -82,10 +83,16 @@ StatusOr<ClusterProfile> calibrate_nestpipe_baseline(const ClusterProfile& base,
   }
   CT_RETURN_IF_ERROR(check_worker_count(base, paper.small_workers));
   if (paper.large_workers > 0) CT_RETURN_IF_ERROR(check_worker_count(base, paper.large_workers));
-  auto small_plan = nestpipe_plan(setup, nestpipe::Variant::kTorchRec, paper.small_workers);
-  if (!small_plan.is_ok()) return small_plan.status();
+  // The two scales side by side (plans, then each round's two simulations): each is one core's work.
   StatusOr<models::Plan> large_plan = models::Plan{};
-  if (paper.large_workers > 0) large_plan = nestpipe_plan(setup, nestpipe::Variant::kTorchRec, paper.large_workers);
+  std::thread large_thread;
+  if (paper.large_workers > 0) {
+    large_thread =
+        std::thread([&] { large_plan = nestpipe_plan(setup, nestpipe::Variant::kTorchRec, paper.large_workers); });
+  }
+  auto small_plan = nestpipe_plan(setup, nestpipe::Variant::kTorchRec, paper.small_workers);
+  if (large_thread.joinable()) large_thread.join();
+  if (!small_plan.is_ok()) return small_plan.status();
   if (!large_plan.is_ok()) return large_plan.status();
 
   ClusterProfile p = base;
@@ -109,14 +116,14 @@ StatusOr<ClusterProfile> calibrate_nestpipe_baseline(const ClusterProfile& base,
   const bool two_scales = paper.large_workers > 0;
   for (int round = 0; round < 8; ++round) {
     set_fit(f, &p);
+    StatusOr<Observed> large = Observed{};
+    std::thread observer;
+    if (two_scales) observer = std::thread([&] { large = observe(*large_plan, p, paper.large_workers); });
     auto s = observe(*small_plan, p, paper.small_workers);
+    if (observer.joinable()) observer.join();
     if (!s.is_ok()) return s.status();
-    Observed l;
-    if (two_scales) {
-      auto large = observe(*large_plan, p, paper.large_workers);
-      if (!large.is_ok()) return large.status();
-      l = *large;
-    }
+    if (!large.is_ok()) return large.status();
+    const Observed l = *large;
     f.iterations = round + 1;
     f.small_step_s = s->step;
     f.lookup_share_small = s->lookup / s->step;

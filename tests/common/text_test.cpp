@@ -18,5 +18,15 @@ TEST(SplitCommasTest, KeepsEmptyItemsForTheCallerToName) {
   EXPECT_EQ(split_commas(",8,"), (std::vector<std::string>{"", "8", ""}));
 }
 
+TEST(WithThousandsTest, GroupsWholeNumbers) {
+  EXPECT_EQ(with_thousands(0), "0");
+  EXPECT_EQ(with_thousands(999), "999");
+  EXPECT_EQ(with_thousands(1536), "1,536");
+  EXPECT_EQ(with_thousands(401793.4), "401,793");
+  EXPECT_EQ(with_thousands(-1234567), "-1,234,567");
+  EXPECT_EQ(with_thousands(1e12), "1,000,000,000,000");
+  EXPECT_EQ(with_thousands(2e15), "2e+15");
+}
+
 }  // namespace
 }  // namespace clustertwin

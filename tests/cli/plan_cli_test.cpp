@@ -1,0 +1,114 @@
+// `clustertwin plan nestpipe` as a user runs it: the answer meets the target
+// when the twin runs its confirm command, the count below it does not, and
+// bad input is one line with exit code 2.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/cli/run_command.h"
+
+namespace clustertwin {
+namespace {
+
+using testing::run_clustertwin;
+
+// An uncalibrated setting on gpu-128 (8 devices per node, 16 nodes).
+const std::vector<std::string> kSmall = {"--platform", "gpu-128", "--calibration", "none"};
+
+std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+double sim_qps(const std::vector<std::string>& args) {
+  const auto r = run_clustertwin(with(args, {"--json"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out).at("rows").at(0).at("qps").get<double>();
+}
+
+TEST(PlanCliTest, TheAnswerIsConfirmedByTheTwinAndTheCountBelowFallsShort) {
+  // The target: just under what nestpipe reaches at 64 workers, so the answer is at most 64.
+  const double at_64 =
+      sim_qps(with({"sim", "nestpipe", "--variant", "nestpipe", "--workers", "64", "--micro-batches", "8"}, kSmall));
+  const double target = 0.999 * at_64;
+  const auto r = run_clustertwin(with({"plan", "nestpipe", "--target-throughput", std::to_string(target), "--variants",
+                                       "torchrec,nestpipe", "--micro-batches", "8", "--json"},
+                                      kSmall));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& answer = j.at("answer");
+  const int workers = answer.at("workers").get<int>();
+  EXPECT_LE(workers, 64);
+  EXPECT_GE(answer.at("samples_per_s").get<double>(), target);
+  EXPECT_LT(j.at("simulated").get<int>(), j.at("space").get<int>() / 2);
+  EXPECT_EQ(j.at("worker_counts").at("count"), 16);
+  // The confirm command, run as printed, gives the same figure.
+  std::istringstream words(answer.at("confirm").get<std::string>());
+  std::vector<std::string> confirm;
+  for (std::string w; words >> w;)
+    confirm.push_back(w);
+  ASSERT_EQ(confirm.front(), "clustertwin");
+  confirm.erase(confirm.begin());
+  const double confirmed = sim_qps(confirm);
+  EXPECT_DOUBLE_EQ(confirmed, answer.at("samples_per_s").get<double>());
+  EXPECT_GE(confirmed, target);
+  // One node fewer falls short.
+  if (workers > 8) {
+    ASSERT_TRUE(answer.contains("below"));
+    EXPECT_EQ(answer.at("below").at("workers"), workers - 8);
+    EXPECT_LT(answer.at("below").at("samples_per_s").get<double>(), target);
+    for (std::string& w : confirm) {
+      if (w == std::to_string(workers)) w = std::to_string(workers - 8);
+    }
+    EXPECT_LT(sim_qps(confirm), target);
+  }
+  // Every runner-up meets the target too, with at least as many workers.
+  for (const auto& p : j.at("runner_ups")) {
+    EXPECT_GE(p.at("samples_per_s").get<double>(), target);
+    EXPECT_GE(p.at("workers").get<int>(), workers);
+  }
+}
+
+TEST(PlanCliTest, AnUnreachableTargetIsExitThreeWithTheBestSeen) {
+  const auto r = run_clustertwin(with(
+      {"plan", "nestpipe", "--target-throughput", "1e12", "--variants", "torchrec", "--max-workers", "32"}, kSmall));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("no configuration meets the target within 32 workers"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("needs at least"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("plan nestpipe: no configuration meets 1,000,000,000,000 samples/s within 32 workers"),
+            std::string::npos)
+      << r.err;
+}
+
+void expect_bad(const std::vector<std::string>& args, const std::string& line) {
+  const auto r = run_clustertwin(with({"plan", "nestpipe"}, args));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "clustertwin: " + line + "\n");
+}
+
+TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
+  expect_bad({"--target-throughput", "0", "--platform", "gpu-128", "--calibration", "none"},
+             "--target-throughput 0: must be a positive number");
+  expect_bad(
+      {"--target-throughput", "1e5", "--min-efficiency", "1.5", "--platform", "gpu-128", "--calibration", "none"},
+      "--min-efficiency 1.5: must be in [0, 1]");
+  expect_bad({"--target-throughput", "1e5", "--max-workers", "4096", "--platform", "gpu-128", "--calibration", "none"},
+             "--max-workers 4096: must be in [1, 128] (the devices of gpu-128)");
+  expect_bad({"--target-throughput", "1e5", "--variants", "torchrec,pipedream"},
+             "--variants 'pipedream': unknown variant (allowed: torchrec, semisync, dbp, fwp, nestpipe, 2dsp)");
+  expect_bad({"--target-throughput", "1e5", "--micro-batches", "3"},
+             "--micro-batches '3': must be a whole number that divides the batch (512)");
+  expect_bad({"--target-throughput", "1e5", "--platform", "no-such-cluster"},
+             "unknown platform 'no-such-cluster' (shipped: h100-1024, gpu-128, localhost-cpu, npu-1536, npu-768; or a "
+             "path to a .yaml file)");
+  const auto missing = run_clustertwin({"plan", "nestpipe"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("--target-throughput is required"), std::string::npos) << missing.err;
+  const auto unknown = run_clustertwin({"plan", "pipedream", "--target-throughput", "1"});
+  EXPECT_EQ(unknown.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace clustertwin
