@@ -1,0 +1,50 @@
+# `cmake --install BUILD --prefix P`: what a user of an installed clustertwin
+# gets.
+#
+#   P/bin/clustertwin                      the command (profiles embedded)
+#   P/share/clustertwin/profiles/*.yaml    the shipped cluster profiles, to read or copy
+#   P/share/clustertwin/traces/            the shipped traces (recorded runs, collectives, examples)
+#   P/share/clustertwin/igsp/              the shipped IGSP checkpoint
+#   P/include/clustertwin/...              the headers of the libraries below
+#   P/lib/libct_*.a                        the twin's libraries (no libtorch)
+#   P/lib/cmake/clustertwin/               find_package(clustertwin)
+#
+# The exported libraries are the plan model, traces, cluster profiles, the
+# three twins and the calibrators: everything that runs without libtorch.
+# The real executors (libtorch, Gloo) are reached through the command.
+# find_package(clustertwin) gives clustertwin::ct_sim, clustertwin::ct_sim_nestpipe, ...
+
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(CT_EXPORTED_LIBRARIES
+    ct_common ct_traces ct_plan ct_spec ct_cluster_profile ct_sim
+    ct_nestpipe_policy ct_flexmarl_policy ct_flowtrain_policy
+    ct_sim_nestpipe ct_sim_flexmarl ct_sim_flowtrain ct_calibrators)
+set(CT_INSTALL_INCLUDE_DIR "${CMAKE_INSTALL_INCLUDEDIR}/clustertwin")
+set(CT_INSTALL_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/clustertwin")
+
+install(TARGETS clustertwin RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS ${CT_EXPORTED_LIBRARIES}
+  EXPORT clustertwinTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CT_INSTALL_INCLUDE_DIR})
+# The headers keep the source layout: #include "sim/core/simulator.h".
+foreach(dir models traces sim calibrators)
+  install(DIRECTORY "${PROJECT_SOURCE_DIR}/${dir}/" DESTINATION "${CT_INSTALL_INCLUDE_DIR}/${dir}"
+    FILES_MATCHING PATTERN "*.h"
+    PATTERN "data" EXCLUDE PATTERN "examples" EXCLUDE PATTERN "torch" EXCLUDE PATTERN "igsp" EXCLUDE)
+endforeach()
+install(EXPORT clustertwinTargets NAMESPACE clustertwin:: DESTINATION ${CT_INSTALL_CMAKE_DIR})
+
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/sim/platforms/" DESTINATION "${CMAKE_INSTALL_DATADIR}/clustertwin/profiles"
+  FILES_MATCHING PATTERN "*.yaml" PATTERN "README.md")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/traces/data/" DESTINATION "${CMAKE_INSTALL_DATADIR}/clustertwin/traces")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/models/igsp/data/" DESTINATION "${CMAKE_INSTALL_DATADIR}/clustertwin/igsp")
+
+configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/clustertwinConfig.cmake.in"
+  "${PROJECT_BINARY_DIR}/clustertwinConfig.cmake" INSTALL_DESTINATION ${CT_INSTALL_CMAKE_DIR})
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/clustertwinConfigVersion.cmake"
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/clustertwinConfig.cmake" "${PROJECT_BINARY_DIR}/clustertwinConfigVersion.cmake"
+  DESTINATION ${CT_INSTALL_CMAKE_DIR})
