@@ -1,6 +1,6 @@
 # The two commands of the README, and the rest of the daily loop.
 #
-#   make demo      install missing Debian packages, build, run the main study
+#   make demo      install missing Debian packages, build, run each system's headline study and the report
 #   make test      install, build, run the test suite (all but tests labelled slow)
 #   make build     install and build only
 #   make bench     build and run the benchmarks (experiments/bench)
@@ -41,13 +41,11 @@ test-all: build
 bench: build
 	@for b in $(BUILD)/experiments/bench/*_bench; do echo "== $$b"; "$$b" || exit 1; done
 
-# The demo: the NestPipe scaling study on the shipped defaults (the paper's
-# 1,536-NPU cluster, calibrated to its TorchRec figures), with its tables,
-# plots and Perfetto traces in $(OUT)/nestpipe.
+# The demo: each system's headline study (IGSP and SIS in their quick
+# versions), about 4 minutes on 2 cores, then one page with every reproduced
+# figure beside the paper's: $(OUT)/report/index.html (scripts/demo.sh).
 demo: build
-	@mkdir -p $(OUT)
-	$(BUILD)/experiments/ct_nestpipe_study $(OUT)/nestpipe $(JOBS)
-	@echo "Results in $(OUT)/nestpipe/: scaling.csv, *.png; open $(OUT)/nestpipe/traces/nestpipe-128.json in https://ui.perfetto.dev"
+	@bash scripts/demo.sh $(BUILD) $(OUT) $(JOBS)
 
 # The IGSP calibration study from the shipped checkpoint: the retention table,
 # the rho table with exact p-values, the comparisons and plots in $(OUT)/igsp.

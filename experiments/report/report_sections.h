@@ -1,0 +1,37 @@
+#pragma once
+
+// The demo report's five sections, one per system, each built from the
+// files its study wrote into OUT_DIR/<system>/ (experiments/*/README.md):
+//
+//   nestpipe   scaling.json, gpu128.json           ct_nestpipe_study
+//   flexmarl   frameworks.json                     ct_flexmarl_study
+//   flowtrain  study.json                          ct_flowtrain_study
+//   igsp       study.json                          ct_igsp_study
+//   sis        estimators.json, stability.json     clustertwin sis study / stability
+//
+// Every number in a section is read from those files; the only constants
+// are the papers' published figures, each citing where it comes from. A
+// missing or malformed file or field throws InputError (report_input.h).
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace clustertwin::report {
+
+/// One system's part of the page.
+struct Section {
+  std::string id;                      // the study's folder under OUT_DIR, and the section's anchor
+  std::string title;                   // "NestPipe: nested pipelining for embedding training"
+  std::vector<std::string> platforms;  // cluster profiles the study ran on, as its outputs name them
+  std::string basis;                   // one line for the introduction: twin or real kernel, and its calibration
+  std::string html;                    // the section's body
+};
+
+Section nestpipe_section(const std::filesystem::path& out_dir);
+Section flexmarl_section(const std::filesystem::path& out_dir);
+Section flowtrain_section(const std::filesystem::path& out_dir);
+Section igsp_section(const std::filesystem::path& out_dir);
+Section sis_section(const std::filesystem::path& out_dir);
+
+}  // namespace clustertwin::report
