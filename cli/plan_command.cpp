@@ -105,14 +105,7 @@ std::string confirm_command(const PlanArgs& a, const NestPipeConfig& c, int work
 Status run_plan_nestpipe(PlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   // Everything the user typed is checked before the (slow) calibration.
-  if (!(a.target > 0) || !std::isfinite(a.target)) {
-    return Status::invalid_argument("--target-throughput " + format_number("%g", a.target) +
-                                    ": must be a positive number");
-  }
-  if (!(a.min_efficiency >= 0 && a.min_efficiency <= 1)) {
-    return Status::invalid_argument("--min-efficiency " + format_number("%g", a.min_efficiency) +
-                                    ": must be in [0, 1]");
-  }
+  CT_RETURN_IF_ERROR(sim::check_capacity_target(a.target, a.min_efficiency));
   if (a.runner_ups < 0) {
     return Status::invalid_argument("--runner-ups " + std::to_string(a.runner_ups) + ": must be at least 0");
   }
@@ -338,9 +331,9 @@ void add_plan_command(CLI::App& app, Action* action) {
   CLI::App* np = plan->add_subcommand(
       "nestpipe",
       "NestPipe: which variant (torchrec, dbp, fwp, nestpipe, 2dsp), with which micro-batch split, on how few "
-      "workers reaches the target samples/s. Same twin and defaults as 'clustertwin sim nestpipe' (on npu-1536 "
-      "the TorchRec baseline is calibrated to the paper first), so the answer's confirm command reproduces its "
-      "figures.");
+      "workers reaches the target samples/s. The twin of 'clustertwin sim nestpipe' (on npu-1536 the TorchRec "
+      "baseline is calibrated to the paper first); the search steers by one-measured-step estimates, and the "
+      "answer is run with two measured steps, which its confirm command repeats.");
   np->add_option("--target-throughput", a->target, "Samples per second the whole cluster must reach (e.g. 4e5)")
       ->required();
   np->add_option("--min-efficiency", a->min_efficiency,

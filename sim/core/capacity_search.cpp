@@ -28,19 +28,23 @@ Status check(const CapacityQuery& q) {
     if (q.ladder[i] < 1 || (i > 0 && q.ladder[i] <= q.ladder[i - 1]))
       return Status::invalid_argument("plan: worker counts must be positive and ascending");
   }
-  if (!(q.target_throughput > 0) || !std::isfinite(q.target_throughput)) {
-    return Status::invalid_argument("--target-throughput " + format_number("%g", q.target_throughput) +
-                                    ": must be a positive number");
-  }
-  if (!(q.min_efficiency >= 0 && q.min_efficiency <= 1)) {
-    return Status::invalid_argument("--min-efficiency " + format_number("%g", q.min_efficiency) +
-                                    ": must be in [0, 1]");
-  }
+  CT_RETURN_IF_ERROR(check_capacity_target(q.target_throughput, q.min_efficiency));
   if (q.keep < 1) return Status::invalid_argument("plan: keep at least one answer");
   return Status::ok();
 }
 
 }  // namespace
+
+Status check_capacity_target(double target_throughput, double min_efficiency) {
+  if (!(target_throughput > 0) || !std::isfinite(target_throughput)) {
+    return Status::invalid_argument("--target-throughput " + format_number("%g", target_throughput) +
+                                    ": must be a positive number");
+  }
+  if (!(min_efficiency >= 0 && min_efficiency <= 1)) {
+    return Status::invalid_argument("--min-efficiency " + format_number("%g", min_efficiency) + ": must be in [0, 1]");
+  }
+  return Status::ok();
+}
 
 std::vector<int> node_ladder(int devices_per_node, int max_workers) {
   std::vector<int> ladder;
