@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "models/common/check.h"
+#include "sim/core/actor_pool.h"
 
 namespace clustertwin::sim {
 namespace {
@@ -101,7 +102,10 @@ TwinEngine::TwinEngine() {
 TwinEngine::~TwinEngine() = default;
 
 Platform::Platform(const ClusterProfile& profile, int workers)
-    : profile_(profile), workers_(workers), devices_per_node_(std::min(workers, profile.devices_per_node)) {}
+    : profile_(profile),
+      workers_(workers),
+      devices_per_node_(std::min(workers, profile.devices_per_node)),
+      actor_pool_(std::make_unique<ActorPool>()) {}
 
 Platform::~Platform() = default;
 

@@ -17,6 +17,8 @@ class Engine;
 
 namespace clustertwin::sim {
 
+class ActorPool;
+
 /// The SimGrid platform of a cluster profile for a given number of workers.
 /// Every SimGrid platform call of the twin lives in platform.cpp, so that
 /// SimGrid 4's renamed zone API touches one file.
@@ -87,6 +89,9 @@ class Platform {
   simgrid::s4u::Mailbox* take_mailbox();
   void give_mailbox(simgrid::s4u::Mailbox* mailbox) { free_mailboxes_.push_back(mailbox); }
 
+  /// Actors for short concurrent work (a collective's senders and receivers), reused.
+  ActorPool& actor_pool() { return *actor_pool_; }
+
  private:
   Platform(const ClusterProfile& profile, int workers);
   static StatusOr<std::unique_ptr<Platform>> load_xml(const ClusterProfile& profile, int workers);
@@ -105,6 +110,7 @@ class Platform {
   std::map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, double> latency_cache_;
   std::vector<simgrid::s4u::Mailbox*> free_mailboxes_;
   int mailboxes_created_ = 0;
+  std::unique_ptr<ActorPool> actor_pool_;
 };
 
 /// Work units per second of a device at slowdown 1: a task of d seconds is d * 1e9 units.
