@@ -3,16 +3,15 @@
 #include <xbt/log.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <simgrid/s4u.hpp>
-#include <thread>
 #include <tuple>
 
 #include "models/common/check.h"
+#include "models/common/parallel.h"
 #include "models/common/version.h"
 #include "models/plan/plan_validator.h"
 #include "models/plan/task_event.h"
@@ -464,19 +463,8 @@ StatusOr<SimResult> simulate_plan(const models::Plan& plan, const ClusterProfile
 
 std::vector<StatusOr<SimResult>> simulate_many(const std::vector<SimJob>& jobs, int parallel) {
   std::vector<StatusOr<SimResult>> results(jobs.size(), Status::internal("not run"));
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < jobs.size(); i = next++) {
-      results[i] = simulate_plan(*jobs[i].plan, *jobs[i].profile, jobs[i].options);
-    }
-  };
-  const int threads = std::max(1, std::min<int>(parallel, static_cast<int>(jobs.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool)
-    t.join();
+  parallel_for(jobs.size(), parallel,
+               [&](size_t i) { results[i] = simulate_plan(*jobs[i].plan, *jobs[i].profile, jobs[i].options); });
   return results;
 }
 

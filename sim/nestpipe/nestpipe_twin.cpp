@@ -1,14 +1,13 @@
 #include "sim/nestpipe/nestpipe_twin.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <thread>
 
+#include "models/common/parallel.h"
 #include "models/nestpipe/key_stats.h"
 #include "models/nestpipe/workload.h"
 #include "models/spec/recommender.h"
@@ -190,17 +189,8 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
     std::vector<int> owners;
     for (const auto& [o, unused] : sizes)
       owners.push_back(o);
-    std::atomic<size_t> next_owner{0};
-    auto compute = [&] {
-      for (size_t i = next_owner++; i < owners.size(); i = next_owner++)
-        sizes.at(owners[i]) = nestpipe_step_sizes(setup, owners[i]);
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < std::min<int>(sweep.parallel, static_cast<int>(owners.size())); ++t)
-      pool.emplace_back(compute);
-    compute();
-    for (std::thread& t : pool)
-      t.join();
+    parallel_for(owners.size(), sweep.parallel,
+                 [&](size_t i) { sizes.at(owners[i]) = nestpipe_step_sizes(setup, owners[i]); });
   }
   std::vector<Point> points;
   for (const auto& [v, w] : wanted) {
@@ -211,31 +201,21 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
     points.push_back({v, w, std::move(*plan)});
   }
   std::vector<StatusOr<SimResult>> results(points.size(), Status::internal("not run"));
-  std::atomic<size_t> next{0};
-  std::atomic<int> done{0};
+  int done = 0;
   std::mutex progress_mutex;
-  auto worker = [&] {
-    for (size_t i = next++; i < points.size(); i = next++) {
-      SimOptions o = sweep.options;
-      o.workers = points[i].workers;
-      if (!sweep.trace_dir.empty()) {
-        o.trace_out = sweep.trace_dir + "/" + std::string(nestpipe::variant_name(points[i].variant)) + "-" +
-                      std::to_string(points[i].workers) + ".json";
-      }
-      results[i] = simulate_plan(points[i].plan, profile, o);
-      if (sweep.progress && results[i].is_ok()) {
-        std::lock_guard<std::mutex> lock(progress_mutex);
-        sweep.progress(row_of(*results[i], setup), ++done, static_cast<int>(points.size()));
-      }
+  parallel_for(points.size(), sweep.parallel, [&](size_t i) {
+    SimOptions o = sweep.options;
+    o.workers = points[i].workers;
+    if (!sweep.trace_dir.empty()) {
+      o.trace_out = sweep.trace_dir + "/" + std::string(nestpipe::variant_name(points[i].variant)) + "-" +
+                    std::to_string(points[i].workers) + ".json";
     }
-  };
-  const int threads = std::max(1, std::min<int>(sweep.parallel, static_cast<int>(points.size())));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t)
-    pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool)
-    t.join();
+    results[i] = simulate_plan(points[i].plan, profile, o);
+    if (sweep.progress && results[i].is_ok()) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      sweep.progress(row_of(*results[i], setup), ++done, static_cast<int>(points.size()));
+    }
+  });
   std::vector<NestPipeRow> rows;
   for (size_t i = 0; i < points.size(); ++i) {
     if (!results[i].is_ok()) {
