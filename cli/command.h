@@ -13,6 +13,7 @@ namespace clustertwin::sim {
 struct ClusterProfile;
 struct NestPipeSetup;
 struct BaselineFit;
+struct FlexMarlSetup;
 }  // namespace clustertwin::sim
 
 namespace clustertwin::cli {
@@ -50,6 +51,16 @@ void add_sim_flowtrain_command(CLI::App& sim, Action* action);
 StatusOr<sim::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
                                                const sim::NestPipeSetup& setup, std::string* fit_json,
                                                sim::BaselineFit* fit);
+
+/// FlexMARL's decode efficiency for `setup` on `profile`: fitted so that
+/// sync takes the paper's step on its MA workload (with this setup's batch
+/// settings) when `calibration` asks ("paper"; "auto" on npu-768), else
+/// setup.efficiency.decode ("none"). `efficiency_given`: the user set it,
+/// which a paper fit refuses. `*fit_json` (optional): the fit, "null" without.
+/// Shared by sim flexmarl and plan flexmarl.
+StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const sim::ClusterProfile& profile,
+                                            const std::string& calibration, bool efficiency_given,
+                                            std::string* fit_json);
 
 /// Registers `clustertwin plan ...` (capacity planning with the twin) on `app`.
 void add_plan_command(CLI::App& app, Action* action);

@@ -32,6 +32,47 @@ struct FlexMarlArgs {
   bool json = false;
 };
 
+}  // namespace
+
+StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const sim::ClusterProfile& profile,
+                                            const std::string& calibration, bool efficiency_given,
+                                            std::string* fit_json) {
+  bool paper = false;
+  if (calibration == "paper") {
+    paper = true;
+  } else if (calibration == "auto") {
+    paper = profile.name == "npu-768";
+  } else if (calibration != "none") {
+    return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
+  }
+  if (paper && efficiency_given) {
+    return Status::invalid_argument("--decode-efficiency " + format_number("%g", setup.efficiency.decode) +
+                                    ": fitted to the paper on " + profile.name + "; give --calibration none to set it");
+  }
+  if (fit_json != nullptr) *fit_json = "null";
+  if (!paper) return setup.efficiency.decode;
+  // The paper's figure is MAS-RL on MA: fit there, with this run's batch settings, then use the efficiency.
+  sim::FlexMarlSetup ma = setup;
+  ma.workload = flexmarl::ma_workload();
+  ma.workload.global_batch = setup.workload.global_batch;
+  ma.workload.micro_batch = setup.workload.micro_batch;
+  ma.workload.group = setup.workload.group;
+  ma.workload.max_response_tokens = setup.workload.max_response_tokens;
+  ma.devices = 0;
+  std::fprintf(stderr, "calibrating sync to the paper's %.1f s per step on MA...\n", sim::kPaperSyncStepS);
+  auto fit = sim::calibrate_sync(ma, profile);
+  if (!fit.is_ok()) return fit.status();
+  if (fit_json != nullptr) {
+    *fit_json = "{\"target_s\":" + format_number("%.6g", sim::kPaperSyncStepS) +
+                ",\"decode_efficiency\":" + format_number("%.6g", fit->decode_efficiency) +
+                ",\"sync_step_s\":" + format_number("%.6g", fit->step_s) + ",\"runs\":" + std::to_string(fit->runs) +
+                "}";
+  }
+  return fit->decode_efficiency;
+}
+
+namespace {
+
 Status run_sim_flexmarl(FlexMarlArgs a) {
   auto frameworks = flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
@@ -54,38 +95,10 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(sim::validate(a.setup, *profile));
 
-  bool paper = false;
-  if (a.calibration == "paper") {
-    paper = true;
-  } else if (a.calibration == "auto") {
-    paper = profile->name == "npu-768";
-  } else if (a.calibration != "none") {
-    return Status::invalid_argument("--calibration '" + a.calibration + "': unknown (allowed: auto, paper, none)");
-  }
-  if (paper && a.decode_efficiency_given) {
-    return Status::invalid_argument("--decode-efficiency " + format_number("%g", a.decode_efficiency) +
-                                    ": fitted to the paper on " + profile->name +
-                                    "; give --calibration none to set it");
-  }
-  std::string fit_json = "null";
-  if (paper) {
-    // The paper's figure is MAS-RL on MA: fit there, with this run's batch settings, then use the efficiency.
-    sim::FlexMarlSetup ma = a.setup;
-    ma.workload = flexmarl::ma_workload();
-    ma.workload.global_batch = a.global_batch;
-    ma.workload.micro_batch = a.micro_batch;
-    ma.workload.group = a.group;
-    ma.workload.max_response_tokens = a.max_response;
-    ma.devices = 0;
-    std::fprintf(stderr, "calibrating sync to the paper's %.1f s per step on MA...\n", sim::kPaperSyncStepS);
-    auto fit = sim::calibrate_sync(ma, *profile);
-    if (!fit.is_ok()) return fit.status();
-    a.setup.efficiency.decode = fit->decode_efficiency;
-    fit_json = "{\"target_s\":" + format_number("%.6g", sim::kPaperSyncStepS) +
-               ",\"decode_efficiency\":" + format_number("%.6g", fit->decode_efficiency) +
-               ",\"sync_step_s\":" + format_number("%.6g", fit->step_s) + ",\"runs\":" + std::to_string(fit->runs) +
-               "}";
-  }
+  std::string fit_json;
+  auto efficiency = flexmarl_decode_efficiency(a.setup, *profile, a.calibration, a.decode_efficiency_given, &fit_json);
+  if (!efficiency.is_ok()) return efficiency.status();
+  a.setup.efficiency.decode = *efficiency;
   auto rows =
       sim::run_flexmarl_frameworks(a.setup, *profile, *frameworks, [](const sim::FlexMarlRow& r, int done, int total) {
         std::fprintf(stderr, "\r[%d/%d] %s: %.1f s per step (%.1f s)   ", done, total, r.framework.c_str(), r.step_s,
@@ -110,7 +123,7 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
               a.setup.workload.name.c_str(), a.setup.workload.agents.size(), a.global_batch, a.micro_batch,
               profile->name.c_str());
   std::printf("# decode efficiency %.3f%s\n", a.setup.efficiency.decode,
-              paper ? " (fitted: sync takes the paper's 914.4 s on MA)" : "");
+              fit_json != "null" ? " (fitted: sync takes the paper's 914.4 s on MA)" : "");
   std::fputs(sim::flexmarl_rows_table(*rows).c_str(), stdout);
   std::printf(
       "# speedup and util_x against sync; util: device-seconds of decode, prefill, training and optimizer "

@@ -52,9 +52,16 @@ using CapacityEvaluator =
 struct CapacityQuery {
   std::vector<std::string> families;  // names, for the answer's messages
   std::vector<int> ladder;            // candidate worker counts, ascending, at least one
-  double target_throughput = 0;       // > 0
-  double min_efficiency = 0;          // in [0, 1]; 0 for no bound
-  int keep = 4;                       // answers wanted: the best and the runner-ups
+  /// Whether a family can run at a count at all (a layout fits the devices'
+  /// memory, the count divides as the family needs); cheap, no simulation.
+  /// A family's own ladder is the counts where it fits: its reference rate is
+  /// at the first of them and "one node down" means its previous one. Empty:
+  /// every family fits everywhere.
+  std::function<bool(int family, int workers)> fits;
+  double target_throughput = 0;  // > 0
+  double min_efficiency = 0;     // in [0, 1]; 0 for no bound
+  int keep = 4;                  // answers wanted: the best and the runner-ups
+  std::string noun = "workers";  // what the ladder counts, for the reasons' wording
   /// Called after each round: the round (1-based) and the points simulated so far.
   std::function<void(int round, int evaluated)> progress;
 };
@@ -66,6 +73,7 @@ struct CapacityFamilyResult {
     kTooFew,     // the target needs more workers than the ladder has
     kTooLow,     // it meets the target only below the efficiency asked
     kOutranked,  // not searched to the end: its bound exceeds the kept answers
+    kNoFit,      // it fits at no count of the ladder
   };
   int family = 0;
   Kind kind = Kind::kMeets;
@@ -84,7 +92,7 @@ struct CapacityAnswer {
   int evaluated = 0;  // distinct points simulated (estimates and exact runs)
   int exact = 0;      // of which exact runs
   int rounds = 0;
-  int space = 0;  // families x ladder: what full enumeration would simulate
+  int space = 0;  // the points of every family's ladder: what full enumeration would simulate
   bool feasible() const { return !families.empty() && families.front().feasible(); }
 };
 

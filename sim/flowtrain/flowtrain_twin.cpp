@@ -793,10 +793,11 @@ Status validate(const FlowTrainSetup& setup, const ClusterProfile& profile) {
   return Status::ok();
 }
 
-StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const ClusterProfile& profile, FlowTrainMode mode) {
-  CT_RETURN_IF_ERROR(validate(setup, profile));
-  const auto wall_start = std::chrono::steady_clock::now();
-  const flowtrain::VlmSpec model = *flowtrain::vlm_spec(setup.model);
+namespace {
+
+// The allocator's layouts for `mode`, or InvalidArgument when none fits the devices' memory.
+StatusOr<Layouts> choose_layouts(const FlowTrainSetup& setup, const ClusterProfile& profile, FlowTrainMode mode,
+                                 const flowtrain::VlmSpec& model) {
   const flowtrain::AllocatorInputs in = allocator_inputs(setup, profile, model);
   Layouts layouts;
   if (mode == FlowTrainMode::kMonolithic) {
@@ -810,7 +811,24 @@ StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const ClusterP
     if (!split.is_ok()) return split.status();
     layouts.split = *split;
   }
-  auto payload = run_isolated([&] { return run_in_child(setup, profile, mode, model, layouts); });
+  return layouts;
+}
+
+}  // namespace
+
+Status flowtrain_fits(const FlowTrainSetup& setup, const ClusterProfile& profile, FlowTrainMode mode) {
+  CT_RETURN_IF_ERROR(validate(setup, profile));
+  auto layouts = choose_layouts(setup, profile, mode, *flowtrain::vlm_spec(setup.model));
+  return layouts.is_ok() ? Status::ok() : layouts.status();
+}
+
+StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const ClusterProfile& profile, FlowTrainMode mode) {
+  CT_RETURN_IF_ERROR(validate(setup, profile));
+  const auto wall_start = std::chrono::steady_clock::now();
+  const flowtrain::VlmSpec model = *flowtrain::vlm_spec(setup.model);
+  auto layouts = choose_layouts(setup, profile, mode, model);
+  if (!layouts.is_ok()) return layouts.status();
+  auto payload = run_isolated([&] { return run_in_child(setup, profile, mode, model, *layouts); });
   if (!payload.is_ok()) return payload.status();
   FlowTrainRow row = row_from_json(nlohmann::json::parse(*payload));
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -111,6 +111,11 @@ struct FlowTrainRow {
   double wall_s = 0;
 };
 
+/// Whether `mode` can run `setup` on `profile`: the setup is valid and a
+/// layout fits the devices' memory (the allocator's closed form, no
+/// simulation); else the InvalidArgument run_flowtrain would return.
+Status flowtrain_fits(const FlowTrainSetup& setup, const ClusterProfile& profile, FlowTrainMode mode);
+
 /// Runs one mode (in a child process: SimGrid keeps global state).
 StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const ClusterProfile& profile, FlowTrainMode mode);
 

@@ -1,6 +1,7 @@
-// `clustertwin plan nestpipe` as a user runs it: the answer meets the target
-// when the twin runs its confirm command, the count below it does not, and
-// bad input is one line with exit code 2.
+// `clustertwin plan` as a user runs it, for NestPipe, FlowTrain and
+// FlexMARL: the answer meets the target when the twin runs its confirm
+// command, the count below it does not, and bad input is one line with exit
+// code 2.
 
 #include <gtest/gtest.h>
 
@@ -71,6 +72,80 @@ TEST(PlanCliTest, TheAnswerIsConfirmedByTheTwinAndTheCountBelowFallsShort) {
   }
 }
 
+// The first row's `key` of a sim command run with --json.
+double sim_value(const std::vector<std::string>& args, const std::string& key) {
+  const auto r = run_clustertwin(with(args, {"--json"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out).at("rows").at(0).at(key).get<double>();
+}
+
+// The words of an answer's confirm command, without the program's name.
+std::vector<std::string> confirm_words(const nlohmann::json& answer) {
+  std::istringstream words(answer.at("confirm").get<std::string>());
+  std::vector<std::string> out;
+  for (std::string w; words >> w;)
+    out.push_back(w);
+  EXPECT_EQ(out.front(), "clustertwin");
+  out.erase(out.begin());
+  return out;
+}
+
+// A small vision-language model on h100-1024: every mode fits on one node.
+const std::vector<std::string> kSmallVlm = {"--platform", "h100-1024", "--model", "300M+7B", "--global-batch", "512"};
+
+TEST(PlanCliTest, FlowTrainAnswerIsConfirmedByTheTwin) {
+  const double at_32 =
+      sim_value(with({"sim", "flowtrain", "--mode", "flowtrain", "--workers", "32"}, kSmallVlm), "samples_per_s");
+  const double target = 0.999 * at_32;
+  const auto r = run_clustertwin(
+      with({"plan", "flowtrain", "--target-throughput", std::to_string(target), "--max-workers", "64", "--json"},
+           kSmallVlm));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& answer = j.at("answer");
+  const int workers = answer.at("workers").get<int>();
+  EXPECT_LE(workers, 32);
+  EXPECT_TRUE(answer.at("exact").get<bool>());
+  EXPECT_NE(answer.at("detail").get<std::string>().find("TP"), std::string::npos);  // the layout it runs
+  const double confirmed = sim_value(confirm_words(answer), "samples_per_s");
+  EXPECT_DOUBLE_EQ(confirmed, answer.at("samples_per_s").get<double>());
+  EXPECT_GE(confirmed, target);
+  ASSERT_TRUE(answer.contains("below"));
+  EXPECT_EQ(answer.at("below").at("workers"), workers - 8);
+  EXPECT_LT(answer.at("below").at("samples_per_s").get<double>(), target);
+}
+
+// 6B+72B does not fit on 64 H100s in any layout: nothing is simulated, every mode says so.
+TEST(PlanCliTest, FlowTrainModesThatFitNowhereAreNamed) {
+  const auto r = run_clustertwin({"plan", "flowtrain", "--target-throughput", "100", "--max-workers", "64"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("0 of 0 points simulated"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("flowtrain                          fits at no count up to 64 workers"), std::string::npos)
+      << r.out;
+}
+
+TEST(PlanCliTest, FlexMarlAnswerIsConfirmedByTheTwin) {
+  const std::vector<std::string> uncalibrated = {"--calibration", "none"};
+  const double at_48 =
+      sim_value(with({"sim", "flexmarl", "--framework", "flexmarl", "--devices", "48"}, uncalibrated), "tokens_per_s");
+  const double target = 0.95 * at_48;
+  const auto r = run_clustertwin(
+      with({"plan", "flexmarl", "--target-throughput", std::to_string(target), "--max-workers", "96", "--json"},
+           uncalibrated));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& answer = j.at("answer");
+  const int devices = answer.at("devices").get<int>();
+  EXPECT_LE(devices, 48);
+  EXPECT_GE(answer.at("tokens_per_s").get<double>(), target);
+  const double confirmed = sim_value(confirm_words(answer), "tokens_per_s");
+  EXPECT_DOUBLE_EQ(confirmed, answer.at("tokens_per_s").get<double>());
+  if (devices > 16) {
+    ASSERT_TRUE(answer.contains("below"));
+    EXPECT_LT(answer.at("below").at("tokens_per_s").get<double>(), target);
+  }
+}
+
 TEST(PlanCliTest, AnUnreachableTargetIsExitThreeWithTheBestSeen) {
   const auto r = run_clustertwin(with(
       {"plan", "nestpipe", "--target-throughput", "1e12", "--variants", "torchrec", "--max-workers", "32"}, kSmall));
@@ -103,6 +178,19 @@ TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
   expect_bad({"--target-throughput", "1e5", "--platform", "no-such-cluster"},
              "unknown platform 'no-such-cluster' (shipped: h100-1024, gpu-128, localhost-cpu, npu-1536, npu-768; or a "
              "path to a .yaml file)");
+  const auto bad_mode = run_clustertwin({"plan", "flowtrain", "--target-throughput", "100", "--mode", "pipedream"});
+  EXPECT_EQ(bad_mode.exit_code, 2);
+  EXPECT_NE(bad_mode.err.find("pipedream"), std::string::npos) << bad_mode.err;
+  EXPECT_EQ(bad_mode.err.find('\n'), bad_mode.err.size() - 1) << bad_mode.err;
+  const auto bad_framework = run_clustertwin(
+      {"plan", "flexmarl", "--target-throughput", "100", "--frameworks", "magic", "--calibration", "none"});
+  EXPECT_EQ(bad_framework.exit_code, 2);
+  EXPECT_NE(bad_framework.err.find("magic"), std::string::npos) << bad_framework.err;
+  EXPECT_EQ(bad_framework.err.find('\n'), bad_framework.err.size() - 1) << bad_framework.err;
+  const auto too_many = run_clustertwin(
+      {"plan", "flexmarl", "--target-throughput", "100", "--max-workers", "1000", "--calibration", "none"});
+  EXPECT_EQ(too_many.exit_code, 2);
+  EXPECT_EQ(too_many.err, "clustertwin: --max-workers 1000: must be in [1, 768] (the devices of npu-768)\n");
   const auto missing = run_clustertwin({"plan", "nestpipe"});
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("--target-throughput is required"), std::string::npos) << missing.err;

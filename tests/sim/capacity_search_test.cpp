@@ -194,6 +194,47 @@ TEST(CapacitySearchTest, NothingMeetsAnUnreachableTarget) {
   EXPECT_EQ(answer->evaluated, 1);  // one node's rate already rules out 1,536 workers
 }
 
+// A family that fits only at some counts (a layout needs 64 devices, or a
+// multiple of 64) searches its own ladder: its reference is its first count
+// that fits, one step down is its previous fitting count, and the evaluator
+// is never asked for a count where it does not fit. A family that fits
+// nowhere is reported, last.
+TEST(CapacitySearchTest, FamiliesSearchOnlyTheCountsWhereTheyFit) {
+  Counting c({{300, 0.02}, {100, 0.0}, {500, 0.0}});
+  CapacityQuery q = query(3, 1.2e5);
+  q.noun = "devices";
+  q.fits = [](int family, int workers) {
+    if (family == 0) return workers % 64 == 0;
+    if (family == 2) return false;
+    return true;
+  };
+  auto answer = search_capacity(q, c.evaluator());
+  ASSERT_TRUE(answer.is_ok()) << answer.status().message();
+  for (const auto& [f, w, exact] : c.asked) {
+    EXPECT_TRUE(q.fits(f, w)) << "family " << f << " asked at " << w;
+  }
+  EXPECT_EQ(answer->space, 24 + 96);
+  std::vector<int> fitting;
+  for (int w : q.ladder) {
+    if (w % 64 == 0) fitting.push_back(w);
+  }
+  const int fewest = enumerate(c.families[0], fitting, 1.2e5);
+  ASSERT_TRUE(answer->feasible());
+  const CapacityFamilyResult& best = answer->families.front();
+  EXPECT_EQ(best.family, 0);
+  EXPECT_EQ(best.answer.workers, fewest);
+  const Family& f0 = c.families[0];
+  EXPECT_NEAR(best.answer.efficiency, f0.throughput(fewest) / fewest / (f0.throughput(64) / 64), 1e-12);
+  ASSERT_TRUE(best.has_below);
+  EXPECT_EQ(best.below.workers, fewest - 64);
+  EXPECT_EQ(answer->families[1].family, 1);
+  EXPECT_EQ(answer->families[1].answer.workers, enumerate(c.families[1], q.ladder, 1.2e5));
+  const CapacityFamilyResult& none = answer->families.back();
+  EXPECT_EQ(none.family, 2);
+  EXPECT_EQ(none.kind, CapacityFamilyResult::Kind::kNoFit);
+  EXPECT_EQ(none.why_not, "fits at no count up to 1,536 devices");
+}
+
 TEST(CapacitySearchTest, BadQueriesAndEvaluatorErrorsAreReported) {
   Counting c({{100, 0.02}});
   CapacityQuery q = query(1, 0);
