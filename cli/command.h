@@ -80,6 +80,14 @@ void add_calibrate_command(CLI::App& app, Action* action);
 /// Registers `clustertwin validate ...` (replay a recorded run in the twin) on `app`.
 void add_validate_command(CLI::App& app, Action* action);
 
+/// Registers eval, igsp, prune, run and sis as commands that execute
+/// clustertwin-torch with `argv` (cli/torch_commands.h); for the clustertwin
+/// program, which does not load libtorch.
+void add_torch_forwarders(CLI::App& app, Action* action, char** argv);
+/// Executes clustertwin-torch (beside this program, or $CT_TORCH_PROGRAM)
+/// with `argv`; returns only when that fails, with the reason.
+Status exec_torch_program(char** argv);
+
 /// Writes `text` to `path` atomically, or to stdout when `path` is "-".
 Status write_output(const std::string& path, const std::string& text);
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/torch_commands.h"
 #include "models/common/text.h"
 #include "real/igsp/calibration_set.h"
 #include "real/igsp/evaluate.h"
@@ -125,10 +126,7 @@ Status run_eval(const EvalArgs& a) {
 
 void add_igsp_command(CLI::App& app, Action* action) {
   auto p = std::make_shared<PruneArgs>();
-  CLI::App* prune = app.add_subcommand(
-      "prune",
-      "Prune a ByteLm checkpoint (from `clustertwin igsp train`) layer by layer with SparseGPT, Wanda or magnitude "
-      "on a calibration set drawn from its training domains, and write the pruned checkpoint");
+  CLI::App* prune = app.add_subcommand("prune", torch_command_description("prune"));
   prune->add_option("--model", p->model, "Checkpoint to prune")->required();
   prune->add_option("--out", p->out, "Pruned checkpoint to write")->required();
   prune->add_option("--method", p->method, "sparsegpt, wanda or magnitude")->capture_default_str();
@@ -147,16 +145,13 @@ void add_igsp_command(CLI::App& app, Action* action) {
   prune->callback([p, action] { *action = [p] { return run_prune(*p); }; });
 
   auto e = std::make_shared<EvalArgs>();
-  CLI::App* eval = app.add_subcommand(
-      "eval",
-      "Score a ByteLm checkpoint per capability dimension: General and Code perplexity on held-out text, Math "
-      "exact match on held-out arithmetic, Commonsense multiple-choice accuracy");
+  CLI::App* eval = app.add_subcommand("eval", torch_command_description("eval"));
   eval->add_option("--model", e->model, "Checkpoint to score")->required();
   eval->add_option("--items", e->items, "Arithmetic and commonsense items each")->capture_default_str();
   eval->add_flag("--json", e->json, "Print JSON");
   eval->callback([e, action] { *action = [e] { return run_eval(*e); }; });
 
-  CLI::App* igsp = app.add_subcommand("igsp", "The IGSP study: calibration data for SparseGPT pruning, per capability");
+  CLI::App* igsp = app.add_subcommand("igsp", torch_command_description("igsp"));
   igsp->require_subcommand(1, 1);
   auto o = std::make_shared<real::igsp::TrainOptions>();
   o->max_minutes = 20;

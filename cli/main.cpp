@@ -1,5 +1,8 @@
-// clustertwin: one binary with git-style subcommands (see ../shared/DESIGN.md
-// and README.md). Exit codes: 0 success, 2 bad input, 3 a check asked for failed
+// clustertwin: one command with git-style subcommands (see ../shared/DESIGN.md
+// and README.md), built as two programs from this file: clustertwin (the twin,
+// plan, traces, calibration, the launcher; no libtorch) and clustertwin-torch
+// (everything, CT_CLI_WITH_TORCH), which clustertwin executes for the torch
+// commands (cli/torch_commands.h). Exit codes: 0 success, 2 bad input, 3 a check asked for failed
 // (validate --max-error), 1 internal failure.
 
 #include <CLI/CLI.hpp>
@@ -9,7 +12,9 @@
 
 #include "cli/command.h"
 #include "models/common/version.h"
+#if CT_CLI_WITH_TORCH
 #include "real/core/backend_info.h"
+#endif
 
 namespace {
 
@@ -19,30 +24,47 @@ constexpr char kDescription[] =
     "SimGrid twin driven by traces recorded from real runs; IGSP and SIS run as real kernels.\n"
     "Traces are Chrome trace-event JSON (traces/FORMAT.md) and open in https://ui.perfetto.dev.\n";
 
+#if CT_CLI_WITH_TORCH
 std::string version_text() {
   return "clustertwin " + std::string(clustertwin::version()) + " (" +
          clustertwin::real::describe(clustertwin::real::backend_info()) + ")";
 }
+#endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "clustertwin");
+#if CT_CLI_WITH_TORCH
   app.set_version_flag(
       "--version", [] { return version_text(); }, "Print the version and the libtorch backends, then exit");
+#else
+  // The libtorch backends are clustertwin-torch's to tell.
+  app.set_version_flag(
+      "--version",
+      [argv] {
+        const clustertwin::Status failed = clustertwin::cli::exec_torch_program(argv);
+        return "clustertwin " + std::string(clustertwin::version()) + " (" + failed.message() + ")";
+      },
+      "Print the version and the libtorch backends, then exit");
+#endif
   app.require_subcommand(1, 1);
   app.footer("Run 'clustertwin COMMAND --help' for a command's options.");
 
   clustertwin::cli::Action action;
   clustertwin::cli::add_calibrate_command(app, &action);
-  clustertwin::cli::add_igsp_command(app, &action);
   clustertwin::cli::add_launch_command(app, &action);
   clustertwin::cli::add_plan_command(app, &action);
-  clustertwin::cli::add_real_command(app, &action);
   clustertwin::cli::add_sim_command(app, &action);
-  clustertwin::cli::add_sis_command(app, &action);
   clustertwin::cli::add_trace_command(app, &action);
   clustertwin::cli::add_validate_command(app, &action);
+#if CT_CLI_WITH_TORCH
+  clustertwin::cli::add_igsp_command(app, &action);
+  clustertwin::cli::add_real_command(app, &action);
+  clustertwin::cli::add_sis_command(app, &action);
+#else
+  clustertwin::cli::add_torch_forwarders(app, &action, argv);
+#endif
 
   try {
     app.parse(argc, argv);

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/torch_commands.h"
 #include "real/core/run_commands.h"
 #include "real/flexmarl/flexmarl_command.h"
 #include "real/flowtrain/flowtrain_command.h"
@@ -168,10 +169,7 @@ void add_flowtrain(CLI::App* run, Action* action) {
 
 void add_real_command(CLI::App& app, Action* action) {
   auto a = std::make_shared<RealArgs>();
-  CLI::App* run = app.add_subcommand(
-      "run",
-      "Run for real, one rank per process: start with 'clustertwin launch --nproc N -- run ...', torchrun or srun "
-      "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT or the SLURM_* variables)");
+  CLI::App* run = app.add_subcommand("run", torch_command_description("run"));
   run->require_subcommand(1, 1);
 
   CLI::App* coll = run->add_subcommand(

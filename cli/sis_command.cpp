@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/torch_commands.h"
 #include "experiments/sis/estimator_study.h"
 #include "experiments/sis/stability_study.h"
 #include "models/common/text.h"
@@ -159,8 +160,7 @@ Status run_stability(const StabilityArgs& a) {
 }  // namespace
 
 void add_sis_command(CLI::App& app, Action* action) {
-  CLI::App* sis = app.add_subcommand(
-      "sis", "SIS, selective importance sampling: the exact-gradient estimator study and the GRPO stability study");
+  CLI::App* sis = app.add_subcommand("sis", torch_command_description("sis"));
   sis->require_subcommand(1, 1);
 
   auto s = std::make_shared<StudyArgs>();

@@ -1,7 +1,9 @@
 # `cmake --install BUILD --prefix P`: what a user of an installed clustertwin
 # gets.
 #
-#   P/bin/clustertwin                      the command (profiles embedded)
+#   P/bin/clustertwin                      the command (profiles embedded; no libtorch)
+#   P/bin/clustertwin-torch                its torch commands (run, prune, eval, igsp, sis), which
+#                                          clustertwin executes from its own directory
 #   P/share/clustertwin/profiles/*.yaml    the shipped cluster profiles, to read or copy
 #   P/share/clustertwin/traces/            the shipped traces (recorded runs, collectives, examples)
 #   P/share/clustertwin/igsp/              the shipped IGSP checkpoint
@@ -24,7 +26,7 @@ set(CT_EXPORTED_LIBRARIES
 set(CT_INSTALL_INCLUDE_DIR "${CMAKE_INSTALL_INCLUDEDIR}/clustertwin")
 set(CT_INSTALL_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/clustertwin")
 
-install(TARGETS clustertwin RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS clustertwin clustertwin-torch RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS ${CT_EXPORTED_LIBRARIES}
   EXPORT clustertwinTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -14,6 +14,7 @@ prefix="$work/prefix"
 
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 test -x "$prefix/bin/clustertwin"
+test -x "$prefix/bin/clustertwin-torch"
 test -f "$prefix/share/clustertwin/profiles/npu-1536.yaml"
 test -f "$prefix/share/clustertwin/traces/examples/kineto_two_rank_rank0.json"
 test -f "$prefix/lib/cmake/clustertwin/clustertwinConfig.cmake"
@@ -24,6 +25,9 @@ cd "$work/elsewhere"
 "$prefix/bin/clustertwin" sim nestpipe --workers 128 --variant torchrec,nestpipe --platform gpu-128 \
   --calibration none --steps 5 --warmup 1 --drain 1 > sim.txt
 grep -q "^nestpipe" sim.txt || { echo "installed clustertwin sim nestpipe printed no nestpipe row:"; cat sim.txt; exit 1; }
+# A torch command goes through the installed clustertwin-torch.
+"$prefix/bin/clustertwin" --version | grep -q "libtorch" || { echo "installed clustertwin --version names no libtorch"; exit 1; }
+"$prefix/bin/clustertwin" run --help | grep -q "collectives" || { echo "installed clustertwin run --help lists no collectives"; exit 1; }
 # A user's profile, copied from the installed ones.
 "$prefix/bin/clustertwin" sim nestpipe --workers 16 --variant nestpipe \
   --platform "$prefix/share/clustertwin/profiles/gpu-128.yaml" --calibration none --steps 3 --warmup 1 --drain 1 > /dev/null
