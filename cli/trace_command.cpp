@@ -1,12 +1,18 @@
-// clustertwin trace validate|summary|import-kineto
+// clustertwin trace validate|summary|import-kineto|derive-plan
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
 
+#include "calibrators/derive_plan.h"
 #include "cli/command.h"
+#include "models/common/file_io.h"
+#include "models/common/text.h"
+#include "models/plan/plan_json.h"
 #include "traces/kineto_import.h"
 #include "traces/summary.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
 #include "traces/validator.h"
 
 namespace clustertwin::cli {
@@ -19,6 +25,9 @@ struct TraceArgs {
   std::vector<std::string> kineto_files;
   int64_t rank = -1;
   bool keep_runtime = false;
+  std::string derive_out;
+  std::string plan_out;
+  double min_wait_us = 1.0;
 };
 
 Status run_validate(const TraceArgs& args) {
@@ -57,6 +66,33 @@ Status run_import(const TraceArgs& args) {
   return Status::ok();
 }
 
+Status run_derive(const TraceArgs& args) {
+  if (!(args.min_wait_us >= 0)) {
+    return Status::invalid_argument("--min-wait-us " + format_number("%g", args.min_wait_us) + ": must be >= 0");
+  }
+  auto trace = traces::read_trace(args.file);
+  if (!trace.is_ok()) return trace.status();
+  calibrators::DerivePlanOptions options;
+  options.min_wait_us = args.min_wait_us;
+  auto derived = calibrators::derive_plan(*trace, args.file, options);
+  if (!derived.is_ok()) return derived.status();
+  if (!args.plan_out.empty()) {
+    CT_RETURN_IF_ERROR(write_file_atomically(args.plan_out, models::plan_to_json(derived->plan)));
+  }
+  CT_RETURN_IF_ERROR(traces::write_trace(args.derive_out, derived->trace));
+  int deps = 0;
+  for (const models::Task& t : derived->plan.tasks)
+    deps += static_cast<int>(t.deps.size() + t.prev_step_deps.size());
+  std::printf(
+      "%s: a plan of %zu tasks on %zu streams (%d cross-stream dependencies) from rank %lld's step %d; %zu "
+      "events on %d rank(s) x %d step(s)%s\n",
+      args.derive_out.c_str(), derived->plan.tasks.size(), derived->plan.streams.size(), deps,
+      static_cast<long long>(derived->trace.events.empty() ? 0 : derived->trace.events.front().rank),
+      derived->template_step, derived->trace.events.size(), derived->trace.metadata.world_size, derived->steps,
+      args.plan_out.empty() ? "" : ("; plan in " + args.plan_out).c_str());
+  return Status::ok();
+}
+
 }  // namespace
 
 void add_trace_command(CLI::App& app, Action* action) {
@@ -88,6 +124,22 @@ void add_trace_command(CLI::App& app, Action* action) {
       ->check(CLI::NonNegativeNumber);
   kineto->add_flag("--keep-runtime", args->keep_runtime, "Keep CUDA runtime/driver API calls as host events");
   kineto->callback([args, action] { *action = [args] { return run_import(*args); }; });
+
+  CLI::App* derive = trace->add_subcommand(
+      "derive-plan",
+      "Derive the step plan an imported trace (import-kineto) ran, so that calibrate can fit its costs and the "
+      "twin can run it at other worker counts: the device events of a profiler step become tasks on their "
+      "streams, a task waits for another stream's where its stream sat idle until that one ended, every rank and "
+      "step must repeat it (calibrators/derive_plan.h). Writes the trace again with each event's step and task "
+      "and the plan in its metadata");
+  derive->add_option("TRACE", args->file, "An imported trace (clustertwin trace import-kineto)")->required();
+  derive->add_option("-o,--out", args->derive_out, "The trace with its plan, to write")->required();
+  derive->add_option("--plan", args->plan_out, "Also write the plan alone (for clustertwin sim plan)");
+  derive
+      ->add_option("--min-wait-us", args->min_wait_us,
+                   "Idle time on a stream, in us, above which its next task waited for another stream")
+      ->capture_default_str();
+  derive->callback([args, action] { *action = [args] { return run_derive(*args); }; });
 }
 
 }  // namespace clustertwin::cli

@@ -187,6 +187,7 @@ Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t 
     out.bytes = e.bytes;
   }
   out.group_size = e.group_size;
+  out.flops = e.flops;
   return out;
 }
 

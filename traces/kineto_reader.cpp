@@ -283,6 +283,13 @@ Status KinetoFileReader::read_args(KinetoEvent* e) {
       want_string(&e->dtype);
     } else if (key == "name" && v == Token::kString) {
       e->name_arg.assign(cursor_.text());  // the name given by a "ph": "M" event
+    } else if (key == "flops") {
+      // torch.profiler(with_flops=True) writes it on the operators it can count (GEMMs, convolutions).
+      if (v != Token::kNumber || !(cursor_.number() >= 0) || !std::isfinite(cursor_.number())) {
+        note("expected a number >= 0, got " + cursor_.describe_value(v));
+      } else {
+        e->flops = cursor_.number();
+      }
     } else if (key == "bytes" && v == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= 0) {
       e->bytes = cursor_.integer();  // memcpy and memset sizes; other uses of the name are not ours to check
     }

@@ -57,6 +57,7 @@ struct KinetoEvent {
   std::string name_arg;                          // "name": what a "ph": "M" event names
   std::optional<int64_t> in_nelems, group_size;  // "In msg nelems", "Group size"
   std::optional<int64_t> bytes;                  // "bytes" of a memcpy or memset
+  std::optional<double> flops;                   // "flops" (torch.profiler with_flops=True)
 };
 
 /// What the top level of a Kineto file says besides its events.

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <sstream>
+
 #include "models/common/file_io.h"
 #include "tests/cli/run_command.h"
 
@@ -78,6 +81,67 @@ TEST(TraceCliTest, HelpAndVersionExitZero) {
   const auto version = run_clustertwin({"--version"});
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.out.rfind("clustertwin 0.1.0 (libtorch ", 0), 0u) << version.out;
+}
+
+// Bring your own trace, end to end on the synthetic data-parallel example
+// (traces/data/examples/make_kineto_ddp.py): import, derive the plan,
+// calibrate from the trace alone, and the twin replays the recorded 1 ms
+// step on 2 ranks, then answers for 16.
+TEST(TraceCliTest, AnImportedTraceIsCalibratedAndRunAtAnotherWorkerCount) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
+  const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
+  auto ok = [](const testing::CommandResult& r) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0;
+  };
+  ASSERT_TRUE(ok(run_clustertwin({"trace", "import-kineto", examples + "kineto_ddp_rank0.json",
+                                  examples + "kineto_ddp_rank1.json", dir + "/ddp.json"})));
+  const auto derived = run_clustertwin(
+      {"trace", "derive-plan", dir + "/ddp.json", "-o", dir + "/run.json", "--plan", dir + "/plan.json"});
+  ASSERT_TRUE(ok(derived));
+  EXPECT_NE(derived.out.find("a plan of 6 tasks on 2 streams (3 cross-stream dependencies)"), std::string::npos)
+      << derived.out;
+  ASSERT_TRUE(ok(run_clustertwin({"calibrate", dir + "/run.json", "--base", "h100-1024", "--warmup", "1", "--drain",
+                                  "0", "-o", dir + "/mine.yaml"})));
+  auto step_ms = [&](int workers) {
+    const auto r = run_clustertwin(
+        {"sim", "plan", dir + "/plan.json", "--workers", std::to_string(workers), "--platform", dir + "/mine.yaml"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    // The row after the header: workers, fidelity, step (ms), ...
+    const size_t row = r.out.find("\n", r.out.find("step (ms)"));
+    std::istringstream in(r.out.substr(row + 1));
+    int n = 0;
+    std::string fidelity;
+    double ms = 0;
+    in >> n >> fidelity >> ms;
+    EXPECT_EQ(n, workers) << r.out;
+    return ms;
+  };
+  EXPECT_NEAR(step_ms(2), 1.000, 0.0005);  // the recorded step
+  const double at_16 = step_ms(16);
+  EXPECT_GT(at_16, 1.05);  // the all-reduces slow down with 8x the ranks; the GEMMs do not
+  EXPECT_LT(at_16, 1.5);
+}
+
+TEST(TraceCliTest, DerivePlanRefusesTracesThatDoNotRepeatOnePlan) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
+  const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
+  // The two-rank fixture: rank 1 runs a memset where rank 0 runs a second GEMM.
+  ASSERT_EQ(run_clustertwin({"trace", "import-kineto", examples + "kineto_two_rank_rank0.json",
+                             examples + "kineto_two_rank_rank1.json", dir + "/two.json"})
+                .exit_code,
+            0);
+  const auto r = run_clustertwin({"trace", "derive-plan", dir + "/two.json", "-o", dir + "/two_run.json"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "clustertwin: " + dir +
+                       "/two.json: rank 1, step 0, stream 'stream 7': event 3 is 'Memset' where rank 0's step 0 has "
+                       "'ampere_sgemm_128x64_tn' (every rank and step must run the same plan)\n");
+  const auto negative =
+      run_clustertwin({"trace", "derive-plan", dir + "/two.json", "-o", dir + "/x.json", "--min-wait-us", "-1"});
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_EQ(negative.err, "clustertwin: --min-wait-us -1: must be >= 0\n");
+  const auto missing = run_clustertwin({"trace", "derive-plan", dir + "/none.json", "-o", dir + "/x.json"});
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
 }
 
 TEST(TraceCliTest, BadFlagsExitTwoWithOneLine) {

@@ -176,6 +176,27 @@ TEST(KinetoImportTest, TwoRanks) {
     EXPECT_NE(e.name, "cudaLaunchKernel");
 }
 
+// torch.profiler(with_flops=True) puts "flops" on the operators it counts; the import keeps it.
+TEST(KinetoImportTest, FlopsOfOperatorsAreKept) {
+  const Trace t = import_and_read({kDir + "ddp_rank0.json", kDir + "ddp_rank1.json"}, "ddp.json");
+  int with_flops = 0;
+  for (const Event& e : t.events) {
+    if (e.name == "aten::mm") {
+      ASSERT_TRUE(e.flops.has_value());
+      EXPECT_EQ(*e.flops, 2.0 * 4096 * 4096 * 8192);
+      ++with_flops;
+    } else {
+      EXPECT_FALSE(e.flops.has_value()) << e.name;
+    }
+  }
+  EXPECT_EQ(with_flops, 12);  // two per step, three steps, two ranks
+  const std::string bad = write_temp(
+      "bad_flops.json",
+      R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 1,)"
+      R"( "args": {"flops": "many"}}]})");
+  EXPECT_EQ(import_error({bad}), bad + ": event 0: field 'args.flops': expected a number >= 0, got a string ('many')");
+}
+
 TEST(KinetoImportTest, KeepRuntimeCalls) {
   KinetoImportOptions options;
   options.keep_runtime_calls = true;

@@ -1,0 +1,268 @@
+#include "calibrators/derive_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "models/common/text.h"
+#include "models/plan/plan_json.h"
+#include "models/plan/plan_validator.h"
+
+namespace clustertwin::calibrators {
+namespace {
+
+using traces::Category;
+using traces::Event;
+
+bool on_device(Category c) {
+  return c == Category::kCompute || c == Category::kComm || c == Category::kCopy;
+}
+
+bool is_step_marker(const Event& e) {
+  return e.category == Category::kHost && e.name.rfind("ProfilerStep#", 0) == 0;
+}
+
+// One (rank, step): its start (the marker's, or its first device event's) and
+// its device events per stream id, in the order they started.
+struct StepEvents {
+  double start_us = 0;
+  std::map<int64_t, std::vector<size_t>> by_stream;
+};
+
+std::string stream_name(const traces::Trace& trace, int64_t stream) {
+  return stream >= 0 && stream < static_cast<int64_t>(trace.metadata.streams.size())
+             ? trace.metadata.streams[static_cast<size_t>(stream)]
+             : "stream " + std::to_string(stream);
+}
+
+std::string key_of(const Event& e) {
+  return e.cost_key.empty() ? e.name : e.cost_key;
+}
+
+}  // namespace
+
+StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& path,
+                                 const DerivePlanOptions& options) {
+  auto bad = [&](const std::string& what) { return Status::invalid_argument(path + ": " + what); };
+  const nlohmann::json config = nlohmann::json::parse(trace.metadata.config_json, nullptr, false);
+  if (config.is_object() && config.contains("plan")) {
+    return bad("field 'metadata.config.plan': the trace already carries its plan; calibrate it as it is");
+  }
+  const std::vector<Event>& events = trace.events;
+  // Step markers per rank, by start.
+  std::map<int64_t, std::vector<double>> markers;
+  for (const Event& e : events) {
+    if (is_step_marker(e)) markers[e.rank].push_back(e.ts_us);
+  }
+  for (auto& [rank, starts] : markers)
+    std::sort(starts.begin(), starts.end());
+  // Device events per rank and step.
+  std::map<int64_t, std::map<int, StepEvents>> ranks;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    if (!on_device(e.category)) continue;
+    int step = 0;
+    double start = 0;
+    auto m = markers.find(e.rank);
+    if (m != markers.end()) {
+      const auto it = std::upper_bound(m->second.begin(), m->second.end(), e.ts_us);
+      if (it == m->second.begin()) continue;  // before the first marker: the profiler's warm-up
+      step = static_cast<int>(it - m->second.begin()) - 1;
+      start = *(it - 1);
+    }
+    auto [s, fresh] = ranks[e.rank].try_emplace(step);
+    if (m == markers.end()) start = fresh ? e.ts_us : std::min(s->second.start_us, e.ts_us);
+    s->second.start_us = start;
+    s->second.by_stream[e.stream].push_back(i);
+  }
+  if (ranks.empty()) return bad("no device events (compute, comm, copy) in profiler steps to derive a plan from");
+  for (auto& [rank, steps] : ranks) {
+    for (auto& [step, s] : steps) {
+      for (auto& [stream, list] : s.by_stream) {
+        std::stable_sort(list.begin(), list.end(),
+                         [&](size_t a, size_t b) { return events[a].ts_us < events[b].ts_us; });
+      }
+    }
+  }
+  // Steps are numbered from 0 in order on each rank; every rank has as many.
+  const int64_t first_rank = ranks.begin()->first;
+  const std::map<int, StepEvents>& first_steps = ranks.begin()->second;
+  const int step_count = static_cast<int>(first_steps.size());
+  for (const auto& [rank, steps] : ranks) {
+    if (static_cast<int>(steps.size()) != step_count) {
+      return bad("rank " + std::to_string(rank) + " has " + std::to_string(steps.size()) +
+                 " profiler steps with device events, rank " + std::to_string(first_rank) + " has " +
+                 std::to_string(step_count) + " (every rank must record the same steps)");
+    }
+  }
+  std::vector<const StepEvents*> rank0;
+  for (const auto& [step, s] : first_steps)
+    rank0.push_back(&s);
+  const int tmpl = step_count >= 2 ? 1 : 0;
+  const StepEvents& t = *rank0[static_cast<size_t>(tmpl)];
+
+  // The plan: the template step's device events, stream by stream.
+  DerivedRun out;
+  out.steps = step_count;
+  out.template_step = tmpl;
+  models::Plan& plan = out.plan;
+  plan.system = trace.metadata.system.empty() ? "imported" : trace.metadata.system;
+  plan.variant = "derived";
+  std::map<int64_t, int> plan_stream;  // trace stream id -> plan stream
+  std::map<size_t, int> task_of;       // template event index -> task id
+  std::map<std::string, int> name_uses;
+  for (const auto& [stream, list] : t.by_stream) {
+    plan_stream[stream] = static_cast<int>(plan.streams.size());
+    plan.streams.push_back(stream_name(trace, stream));
+    for (size_t idx : list) {
+      const Event& e = events[idx];
+      models::Task task;
+      task.id = static_cast<int>(plan.tasks.size());
+      const std::string key = key_of(e);
+      const int uses = name_uses[key]++;
+      task.name = uses == 0 ? key : key + " #" + std::to_string(uses + 1);
+      task.stream = plan_stream[stream];
+      task.cost_key = key;
+      const std::string where = "rank " + std::to_string(first_rank) + ", step " + std::to_string(tmpl) + ", stream '" +
+                                plan.streams.back() + "': event '" + e.name + "'";
+      if (e.category == Category::kCompute) {
+        task.kind = models::TaskKind::kCompute;
+        task.flops = e.flops.value_or(0);
+      } else if (e.category == Category::kCopy) {
+        task.kind = models::TaskKind::kCopy;
+        task.bytes = e.bytes.value_or(0);
+      } else {
+        task.kind = models::TaskKind::kCollective;
+        const auto op = models::collective_op_from_name(e.collective);
+        if (!op)
+          return bad(where + ": a comm event without a known collective (args.collective '" + e.collective + "')");
+        if (*op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
+          return bad(where + ": point-to-point " + e.collective + " is not derived yet (collectives only)");
+        }
+        if (!e.bytes || *e.bytes <= 0) {
+          return bad(where +
+                     ": a collective without bytes (args.bytes; Kineto writes 'In msg nelems' and "
+                     "'dtype' for c10d collectives from PyTorch 2.x)");
+        }
+        task.bytes = *e.bytes;
+        if (*op == models::CollectiveOp::kAllGather) task.bytes *= std::max<int64_t>(1, e.group_size.value_or(1));
+        models::Collective c;
+        c.op = *op;
+        task.collective = c;
+      }
+      task_of[idx] = task.id;
+      plan.tasks.push_back(std::move(task));
+    }
+  }
+  // Cross-stream dependencies, from rank 0's idle gaps (see the header).
+  const StepEvents* before = tmpl > 0 ? rank0[static_cast<size_t>(tmpl - 1)] : nullptr;
+  for (const auto& [stream, list] : t.by_stream) {
+    for (size_t k = 0; k < list.size(); ++k) {
+      const Event& b = events[list[k]];
+      const double idle_from = k > 0 ? events[list[k - 1]].end_us() : t.start_us;
+      if (b.ts_us - idle_from <= options.min_wait_us) continue;
+      // The latest end in [idle_from, b.ts] on another stream, this step first, then the previous one.
+      auto latest = [&](const StepEvents& s) {
+        std::optional<size_t> found;
+        for (const auto& [other, others] : s.by_stream) {
+          if (other == stream) continue;
+          for (size_t idx : others) {
+            const double end = events[idx].end_us();
+            if (end >= idle_from - 1e-9 && end <= b.ts_us + 1e-9 && (!found || end > events[*found].end_us()))
+              found = idx;
+          }
+        }
+        return found;
+      };
+      models::Task& task = plan.tasks[static_cast<size_t>(task_of.at(list[k]))];
+      if (auto a = latest(t)) {
+        task.deps.push_back(task_of.at(*a));
+      } else if (before != nullptr) {
+        if (auto p = latest(*before)) {
+          // The same stream position in the template step is the task.
+          const Event& pe = events[*p];
+          const auto& plist = before->by_stream.at(pe.stream);
+          const size_t pos = static_cast<size_t>(std::find(plist.begin(), plist.end(), *p) - plist.begin());
+          const auto& tlist = t.by_stream.find(pe.stream);
+          if (tlist != t.by_stream.end() && pos < tlist->second.size())
+            task.prev_step_deps.push_back(task_of.at(tlist->second[pos]));
+        }
+      }
+    }
+  }
+  CT_RETURN_IF_ERROR(models::validate_plan(plan, path + " (derived plan)"));
+
+  // Every rank and step runs the template; its events get their task and
+  // step. Ranks name their streams apart ("gpu0 stream 20", "gpu1 stream
+  // 20"): a rank's device streams, in id order, stand for the template's.
+  std::vector<int64_t> template_streams;
+  for (const auto& [stream, list] : t.by_stream)
+    template_streams.push_back(stream);
+  std::map<size_t, std::pair<int, int>> assigned;  // event index -> (step, task)
+  for (const auto& [rank, steps] : ranks) {
+    std::set<int64_t> used;
+    for (const auto& [marker, s] : steps) {
+      for (const auto& [stream, list] : s.by_stream)
+        used.insert(stream);
+    }
+    if (used.size() != template_streams.size()) {
+      return bad("rank " + std::to_string(rank) + " runs device work on " + std::to_string(used.size()) +
+                 " streams, rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " on " +
+                 std::to_string(template_streams.size()) + " (every rank and step must run the same plan)");
+    }
+    std::map<int64_t, int64_t> as_template;  // this rank's stream -> the template's
+    size_t k = 0;
+    for (int64_t stream : used)
+      as_template[stream] = template_streams[k++];
+    int step = 0;
+    for (const auto& [marker, s] : steps) {
+      const std::string at = "rank " + std::to_string(rank) + ", step " + std::to_string(step);
+      std::map<int64_t, std::vector<size_t>> mine;  // by the template's stream
+      for (const auto& [stream, list] : s.by_stream)
+        mine[as_template.at(stream)] = list;
+      for (const auto& [stream, tlist] : t.by_stream) {
+        const auto found = mine.find(stream);
+        const size_t n = found == mine.end() ? 0 : found->second.size();
+        if (n != tlist.size()) {
+          return bad(at + ", stream '" + stream_name(trace, stream) + "': " + std::to_string(n) +
+                     " device events where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
+                     " has " + std::to_string(tlist.size()) + " (every rank and step must run the same plan)");
+        }
+        for (size_t i = 0; i < n; ++i) {
+          const Event& e = events[found->second[i]];
+          const Event& te = events[tlist[i]];
+          if (key_of(e) != key_of(te)) {
+            return bad(at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is '" +
+                       key_of(e) + "' where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
+                       " has '" + key_of(te) + "' (every rank and step must run the same plan)");
+          }
+          assigned[found->second[i]] = {step, task_of.at(tlist[i])};
+        }
+      }
+      ++step;
+    }
+  }
+
+  // The trace of the run, as a recorded run's: device events with step and task, the plan in the config.
+  out.trace.metadata = trace.metadata;
+  out.trace.metadata.variant = "derived";
+  nlohmann::ordered_json c;
+  c["derived_from"] = path;
+  if (config.is_object()) c["import"] = config;
+  c["plan"] = nlohmann::ordered_json::parse(models::plan_to_json(plan));
+  c["runner_steps"] = step_count;
+  c["prologue_steps"] = 0;
+  c["template_step"] = tmpl;
+  c["min_wait_us"] = options.min_wait_us;
+  out.trace.metadata.config_json = c.dump();
+  for (const auto& [idx, st] : assigned) {
+    Event e = events[idx];
+    e.step = st.first;
+    e.task_id = st.second;
+    out.trace.events.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace clustertwin::calibrators

@@ -1,0 +1,62 @@
+#pragma once
+
+// A step plan derived from a trace that has none: what an imported PyTorch
+// profiler (Kineto) trace needs before `clustertwin calibrate` can fit its
+// costs and the twin can run it at another worker count.
+//
+// What the derivation assumes, and how:
+// - Steps. A rank's steps are its profiler step markers (host events named
+//   "ProfilerStep#N", from torch.profiler's schedule): a device event belongs
+//   to the last marker that started at or before it (GPU work runs behind
+//   the CPU, so it may end after its marker does). Without markers the whole
+//   trace is one step.
+// - Tasks. The device timeline only: every compute, comm and copy event of
+//   the template step (rank 0's second step, or its only one) is a task, on
+//   its stream, in the order it ran. Host events (CPU operators, launches)
+//   are left out: the plan models a device-bound step.
+// - Every rank runs the same plan (SPMD: data parallel, FSDP): each (rank,
+//   step) must run the template's events, stream by stream (a rank's device
+//   streams, in id order, stand for rank 0's: they may be named per GPU),
+//   with the same cost keys in the same order; the first that does not is
+//   named.
+// - Dependencies. Tasks of a stream run in order. A task depends on a task
+//   of another stream when its own stream sat idle just before it (it
+//   started more than `min_wait_us` after its predecessor ended, or after
+//   its step began) and that task ended in the idle gap: the latest such
+//   end, in the same step (deps) or the previous one (prev_step_deps).
+//   Measured on rank 0 of the template step (and, for prev_step_deps, the
+//   step before it).
+// - Collectives span the world; bytes come from the events (In msg nelems x
+//   dtype size); an all-gather's are the per-rank part x group size (the
+//   plan counts the total). A comm event without bytes, or a point-to-point
+//   one, is refused with its name.
+
+#include <string>
+
+#include "models/common/status.h"
+#include "models/plan/plan.h"
+#include "traces/event.h"
+
+namespace clustertwin::calibrators {
+
+struct DerivePlanOptions {
+  /// A stream idle for longer than this before a task waited for another stream.
+  double min_wait_us = 1.0;
+};
+
+struct DerivedRun {
+  models::Plan plan;
+  /// The trace again, device events only, each with its step (from 0) and
+  /// task_id, and metadata.config carrying the plan, runner_steps and
+  /// prologue_steps (0) as a recorded run's does (calibrators/replay.h).
+  traces::Trace trace;
+  int steps = 0;
+  int template_step = 0;
+};
+
+/// InvalidArgument naming `path`, the rank, step, stream or event when the
+/// trace cannot be read as one plan repeated (see above).
+StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& path,
+                                 const DerivePlanOptions& options = {});
+
+}  // namespace clustertwin::calibrators

@@ -1,0 +1,147 @@
+// Deriving a plan from an imported trace: a data-parallel step on two ranks
+// whose dependencies are known, the derived trace read back as a recorded
+// run, and traces that do not repeat one plan refused with what differs.
+
+#include "calibrators/derive_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "calibrators/replay.h"
+#include "traces/trace_writer.h"
+
+namespace clustertwin::calibrators {
+namespace {
+
+using traces::Category;
+using traces::Event;
+
+Event event(const std::string& name, Category c, int64_t rank, int64_t stream, double ts, double dur) {
+  Event e;
+  e.name = name;
+  e.category = c;
+  e.rank = rank;
+  e.stream = stream;
+  e.ts_us = ts;
+  e.dur_us = dur;
+  e.cost_key = name;
+  return e;
+}
+
+// Streams: 0 "stream 7" (kernels), 1 "stream 20" (NCCL), 2 "python" (CPU).
+// Each step, from its marker at S: fwd [S, S+10], bwd1 [S+10, S+20],
+// bwd2 [S+20, S+30] on stream 7; the all-reduce of bwd1's gradients
+// [S+22, S+40] on stream 20 (it waited for bwd1); the optimizer [S+45, S+50]
+// waits for the all-reduce. Steps are 60 us apart; a launch on the CPU and a
+// kernel before the first marker (the profiler's warm-up) are not tasks.
+traces::Trace two_ranks(int steps = 2) {
+  traces::Trace t;
+  t.metadata.source = traces::Source::kImported;
+  t.metadata.system = "imported";
+  t.metadata.world_size = 2;
+  t.metadata.streams = {"stream 7", "stream 20", "python"};
+  t.metadata.config_json = R"({"inputs":["a.json","b.json"]})";
+  for (int64_t r = 0; r < 2; ++r) {
+    t.events.push_back(event("warmup_kernel", Category::kCompute, r, 0, 0, 5));
+    for (int s = 0; s < steps; ++s) {
+      const double S = 10 + 60.0 * s + r * 0.5;  // rank 1 half a microsecond late
+      t.events.push_back(event("ProfilerStep#" + std::to_string(s + 3), Category::kHost, r, 2, S, 55));
+      t.events.push_back(event("cudaLaunchKernel", Category::kHost, r, 2, S + 1, 2));
+      t.events.push_back(event("fwd", Category::kCompute, r, 0, S, 10));
+      t.events.push_back(event("bwd", Category::kCompute, r, 0, S + 10, 10));
+      t.events.push_back(event("bwd", Category::kCompute, r, 0, S + 20, 10));
+      Event ar = event("ncclKernel_AllReduce", Category::kComm, r, 1, S + 22, 18);
+      ar.collective = "allreduce";
+      ar.bytes = 4 << 20;
+      ar.group_size = 2;
+      t.events.push_back(ar);
+      t.events.push_back(event("adam", Category::kCompute, r, 0, S + 45, 5));
+    }
+  }
+  return t;
+}
+
+TEST(DerivePlanTest, TasksStreamsAndDependenciesOfADataParallelStep) {
+  auto d = derive_plan(two_ranks(), "two.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const models::Plan& p = d->plan;
+  EXPECT_EQ(p.streams, (std::vector<std::string>{"stream 7", "stream 20"}));
+  ASSERT_EQ(p.tasks.size(), 5u);
+  std::vector<std::string> names;
+  for (const models::Task& t : p.tasks)
+    names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"fwd", "bwd", "bwd #2", "adam", "ncclKernel_AllReduce"}));
+  const models::Task& ar = p.tasks[4];
+  ASSERT_TRUE(ar.collective.has_value());
+  EXPECT_EQ(ar.collective->op, models::CollectiveOp::kAllReduce);
+  EXPECT_EQ(ar.collective->group.kind, models::GroupSpec::Kind::kWorld);
+  EXPECT_EQ(ar.bytes, 4 << 20);
+  EXPECT_EQ(ar.deps, std::vector<int>{1});          // waited for the first backward kernel
+  EXPECT_EQ(p.tasks[3].deps, std::vector<int>{4});  // the optimizer waited for the all-reduce
+  for (int i : {0, 1, 2}) {
+    EXPECT_TRUE(p.tasks[i].deps.empty()) << p.tasks[i].name;  // ran back to back on their stream
+    EXPECT_TRUE(p.tasks[i].prev_step_deps.empty()) << p.tasks[i].name;
+  }
+  EXPECT_EQ(d->steps, 2);
+  EXPECT_EQ(d->template_step, 1);
+  // 2 ranks x 2 steps x 5 device events, each with its step and task; the CPU and warm-up events are gone.
+  ASSERT_EQ(d->trace.events.size(), 20u);
+  for (const Event& e : d->trace.events) {
+    ASSERT_TRUE(e.step && e.task_id) << e.name;
+    EXPECT_EQ(p.tasks[*e.task_id].cost_key, e.cost_key);
+  }
+}
+
+TEST(DerivePlanTest, TheDerivedTraceIsARecordedRun) {
+  auto d = derive_plan(two_ranks(3), "three.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/derived.json";
+  ASSERT_TRUE(traces::write_trace(path, d->trace).is_ok());
+  auto run = read_recorded_run(path);
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  EXPECT_EQ(run->plan, d->plan);
+  EXPECT_EQ(run->runner_steps, 3);
+  EXPECT_EQ(run->prologue_steps, 0);
+  // Each task's time from ready (replay.h): the first kernel of a step from the previous step's optimizer
+  // (the 10 us between steps are its to wait), the all-reduce from bwd1's end, the optimizer from the
+  // all-reduce's end.
+  const auto fits = fit_keys(task_samples(*run, 1, 2));
+  std::map<std::string, double> mean;
+  for (const KeyFit& f : fits)
+    mean[f.cost_key] = f.mean_s;
+  EXPECT_NEAR(mean.at("fwd"), 20e-6, 1e-9);
+  EXPECT_NEAR(mean.at("bwd"), 10e-6, 1e-9);
+  EXPECT_NEAR(mean.at("adam"), 10e-6, 1e-9);
+  EXPECT_NEAR(mean.at("ncclKernel_AllReduce"), 20e-6, 1e-9);
+}
+
+TEST(DerivePlanTest, TracesThatDoNotRepeatOnePlanAreRefusedWithWhatDiffers) {
+  traces::Trace missing = two_ranks();
+  // Rank 1's second step loses its optimizer kernel.
+  for (auto it = missing.events.begin(); it != missing.events.end(); ++it) {
+    if (it->rank == 1 && it->name == "adam" && it->ts_us > 60) {
+      missing.events.erase(it);
+      break;
+    }
+  }
+  EXPECT_EQ(derive_plan(missing, "m.json").status().message(),
+            "m.json: rank 1, step 1, stream 'stream 7': 3 device events where rank 0's step 1 has 4 (every rank and "
+            "step must run the same plan)");
+  traces::Trace no_bytes = two_ranks();
+  for (Event& e : no_bytes.events)
+    e.bytes.reset();
+  EXPECT_EQ(derive_plan(no_bytes, "n.json").status().message(),
+            "n.json: rank 0, step 1, stream 'stream 20': event 'ncclKernel_AllReduce': a collective without bytes "
+            "(args.bytes; Kineto writes 'In msg nelems' and 'dtype' for c10d collectives from PyTorch 2.x)");
+  traces::Trace planned = two_ranks();
+  planned.metadata.config_json = R"({"plan":{}})";
+  EXPECT_EQ(derive_plan(planned, "p.json").status().message(),
+            "p.json: field 'metadata.config.plan': the trace already carries its plan; calibrate it as it is");
+  traces::Trace host_only = two_ranks();
+  std::erase_if(host_only.events, [](const Event& e) { return e.category != Category::kHost; });
+  EXPECT_EQ(derive_plan(host_only, "h.json").status().code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace clustertwin::calibrators
