@@ -40,12 +40,9 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
   auto frameworks = flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
-  if (!a.agents.empty()) {
-    auto agents = flexmarl::parse_agents(a.agents);
-    if (!agents.is_ok()) return agents.status();
-    a.setup.workload = flexmarl::workload_for(*agents);
-    a.setup.workload.name = a.agents;
-  }
+  auto workload = flexmarl::workload_from_agents(a.agents);
+  if (!workload.is_ok()) return workload.status();
+  a.setup.workload = std::move(*workload);
   a.setup.workload.global_batch = a.global_batch;
   auto profile = sim::load_cluster_profile(a.plan.platform);
   if (!profile.is_ok()) return profile.status();

@@ -76,12 +76,9 @@ namespace {
 Status run_sim_flexmarl(FlexMarlArgs a) {
   auto frameworks = flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
-  if (!a.agents.empty()) {
-    auto agents = flexmarl::parse_agents(a.agents);
-    if (!agents.is_ok()) return agents.status();
-    a.setup.workload = flexmarl::workload_for(*agents);
-    a.setup.workload.name = a.agents;
-  }
+  auto workload = flexmarl::workload_from_agents(a.agents);
+  if (!workload.is_ok()) return workload.status();
+  a.setup.workload = std::move(*workload);
   a.setup.workload.global_batch = a.global_batch;
   a.setup.workload.micro_batch = a.micro_batch;
   a.setup.workload.group = a.group;

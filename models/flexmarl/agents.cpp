@@ -36,4 +36,13 @@ StatusOr<std::vector<spec::LlmSpec>> parse_agents(const std::string& text) {
   return agents;
 }
 
+StatusOr<Workload> workload_from_agents(const std::string& agents) {
+  if (agents.empty()) return ma_workload();
+  auto specs = parse_agents(agents);
+  if (!specs.is_ok()) return specs.status();
+  Workload w = workload_for(*specs);
+  w.name = agents;
+  return w;
+}
+
 }  // namespace clustertwin::flexmarl

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/common/status.h"
+#include "models/flexmarl/workload.h"
 #include "models/spec/llm.h"
 
 namespace clustertwin::flexmarl {
@@ -17,5 +18,9 @@ namespace clustertwin::flexmarl {
 StatusOr<std::vector<spec::LlmSpec>> parse_agents(const std::string& text);
 
 constexpr int kMaxAgents = 64;
+
+/// The workload the command line asks for: `agents` as parse_agents reads
+/// it (named after the text), or the paper's MA workload when it is "".
+StatusOr<Workload> workload_from_agents(const std::string& agents);
 
 }  // namespace clustertwin::flexmarl
