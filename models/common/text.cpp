@@ -51,4 +51,8 @@ std::string with_thousands(double value) {
   return out;
 }
 
+std::string ratio_or_dash(double ratio) {
+  return ratio > 0 ? format_number("%.2f", ratio) + "x" : "-";
+}
+
 }  // namespace clustertwin

@@ -25,4 +25,8 @@ std::string format_number(const char* printf_format, double value);
 /// finite: "%.3g").
 std::string with_thousands(double value);
 
+/// A ratio as a table prints it, "1.55x"; "-" when there is none (<= 0: the
+/// run had no baseline to compare with).
+std::string ratio_or_dash(double ratio);
+
 }  // namespace clustertwin

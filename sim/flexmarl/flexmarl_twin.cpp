@@ -939,9 +939,9 @@ std::string flexmarl_rows_table(const std::vector<FlexMarlRow>& rows) {
                 "step_s", "rollout_s", "tokens/s", "util", "speedup", "util_x");
   std::string out = line;
   for (const FlexMarlRow& r : rows) {
-    std::snprintf(line, sizeof line, "%-20s %-10s %7d %9.1f %9.1f %10.0f %6.1f%% %7.2fx %7.2fx\n", r.framework.c_str(),
-                  r.workload.c_str(), r.devices, r.step_s, r.rollout_s, r.tokens_per_s, 100 * r.utilization, r.speedup,
-                  r.utilization_gain);
+    std::snprintf(line, sizeof line, "%-20s %-10s %7d %9.1f %9.1f %10.0f %6.1f%% %8s %8s\n", r.framework.c_str(),
+                  r.workload.c_str(), r.devices, r.step_s, r.rollout_s, r.tokens_per_s, 100 * r.utilization,
+                  ratio_or_dash(r.speedup).c_str(), ratio_or_dash(r.utilization_gain).c_str());
     out += line;
   }
   return out;

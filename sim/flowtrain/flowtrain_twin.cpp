@@ -893,9 +893,9 @@ std::string flowtrain_rows_table(const std::vector<FlowTrainRow>& rows) {
   for (const FlowTrainRow& r : rows) {
     const std::string layout = "TP" + std::to_string(r.backbone_tp) + " PP" + std::to_string(r.backbone_pp) +
                                (r.encoder_workers > 0 ? " /TP" + std::to_string(r.encoder_tp) : "");
-    std::snprintf(line, sizeof line, "%-12s %7d %8d %13s %9.3f %10.1f %6.1f%% %7.2fx %8.4f\n", r.mode.c_str(),
-                  r.workers, r.encoder_workers, layout.c_str(), r.step_s, r.samples_per_s, 100 * r.mfu, r.speedup,
-                  r.micro_batch_imbalance);
+    std::snprintf(line, sizeof line, "%-12s %7d %8d %13s %9.3f %10.1f %6.1f%% %8s %8.4f\n", r.mode.c_str(), r.workers,
+                  r.encoder_workers, layout.c_str(), r.step_s, r.samples_per_s, 100 * r.mfu,
+                  ratio_or_dash(r.speedup).c_str(), r.micro_batch_imbalance);
     out += line;
   }
   return out;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/common/parallel.h"
+#include "models/common/text.h"
 #include "models/nestpipe/key_stats.h"
 #include "models/nestpipe/workload.h"
 #include "models/spec/recommender.h"
@@ -265,9 +266,9 @@ std::string nestpipe_rows_table(const std::vector<NestPipeRow>& rows) {
                 "samples/s", "lookup ms", "a2a ms", "exp. a2a", "speedup", "scaling");
   std::string out = line;
   for (const NestPipeRow& r : rows) {
-    std::snprintf(line, sizeof line, "%-9s %7d %10.2f %12.0f %10.2f %10.2f %10.2f %7.2fx %7.1f%%\n", r.variant.c_str(),
-                  r.workers, r.step_ms, r.qps, r.lookup_ms, r.comm_ms, r.exposed_comm_ms, r.speedup,
-                  100 * r.scaling_efficiency);
+    std::snprintf(line, sizeof line, "%-9s %7d %10.2f %12.0f %10.2f %10.2f %10.2f %8s %7.1f%%\n", r.variant.c_str(),
+                  r.workers, r.step_ms, r.qps, r.lookup_ms, r.comm_ms, r.exposed_comm_ms,
+                  ratio_or_dash(r.speedup).c_str(), 100 * r.scaling_efficiency);
     out += line;
   }
   return out;

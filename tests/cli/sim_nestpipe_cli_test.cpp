@@ -45,6 +45,26 @@ TEST(SimNestPipeCliTest, JsonRowsHaveTheDocumentedFields) {
   EXPECT_TRUE(j.at("calibration").is_null());
 }
 
+// Without torchrec in the run there is no speedup to print: "-", not "0.00x".
+TEST(SimNestPipeCliTest, SpeedupWithoutItsBaselineIsADash) {
+  const std::vector<std::string> small = {
+      "--workers",     "16",   "--platform", "gpu-128", "--model",         "hstu-small",
+      "--calibration", "none", "--batch",    "64",      "--micro-batches", "4",
+      "--steps",       "5",    "--warmup",   "1",       "--drain",         "1"};
+  auto table_row = [&](const std::string& variants, const std::string& variant) {
+    std::vector<std::string> args = {"sim", "nestpipe", "--variant", variants};
+    args.insert(args.end(), small.begin(), small.end());
+    const auto r = run_clustertwin(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const size_t at = r.out.find("\n" + variant + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  const std::string alone = table_row("nestpipe", "nestpipe");
+  EXPECT_NE(alone.find("       -   100.0%"), std::string::npos) << alone;
+  const std::string with_baseline = table_row("torchrec,nestpipe", "nestpipe");
+  EXPECT_NE(with_baseline.find("x   100.0%"), std::string::npos) << with_baseline;
+}
+
 TEST(SimNestPipeCliTest, ZeroWorkers) {
   expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--workers", "0"}),
                          "--workers '0': '0' is not a worker count (a positive integer; several as 128,256,512)");

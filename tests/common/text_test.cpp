@@ -18,6 +18,13 @@ TEST(SplitCommasTest, KeepsEmptyItemsForTheCallerToName) {
   EXPECT_EQ(split_commas(",8,"), (std::vector<std::string>{"", "8", ""}));
 }
 
+TEST(RatioOrDashTest, ARatioOrNone) {
+  EXPECT_EQ(ratio_or_dash(1.554), "1.55x");
+  EXPECT_EQ(ratio_or_dash(12), "12.00x");
+  EXPECT_EQ(ratio_or_dash(0), "-");  // no baseline in the run
+  EXPECT_EQ(ratio_or_dash(-1), "-");
+}
+
 TEST(WithThousandsTest, GroupsWholeNumbers) {
   EXPECT_EQ(with_thousands(0), "0");
   EXPECT_EQ(with_thousands(999), "999");
