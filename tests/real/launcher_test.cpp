@@ -91,12 +91,17 @@ class LauncherTest : public ::testing::Test {
     return run_clustertwin(args);
   }
 
-  // Shell text that writes the shell's pid to DIR/pid.RANK, and starts a
-  // grandchild `sleep 30` whose pid goes to DIR/gpid.RANK (renamed into place
-  // so that a reader never sees it half written).
+  // Shell text that writes the shell's pid to DIR/pid.RANK (renamed into
+  // place, so that a file that exists holds its pid: a test may signal the
+  // ranks as soon as it sees it).
+  std::string record_pid() const {
+    return "echo $$ > " + dir_ + "/pid.$RANK.tmp && mv " + dir_ + "/pid.$RANK.tmp " + dir_ + "/pid.$RANK; ";
+  }
+
+  // record_pid, then a grandchild `sleep 30` whose pid goes to DIR/gpid.RANK the same way.
   std::string record_pids() const {
-    return "echo $$ > " + dir_ + "/pid.$RANK; sleep 30 & echo $! > " + dir_ + "/gpid.$RANK.tmp && mv " + dir_ +
-           "/gpid.$RANK.tmp " + dir_ + "/gpid.$RANK; ";
+    return record_pid() + "sleep 30 & echo $! > " + dir_ + "/gpid.$RANK.tmp && mv " + dir_ + "/gpid.$RANK.tmp " + dir_ +
+           "/gpid.$RANK; ";
   }
 
   // Every pid written by record_pids.
@@ -104,7 +109,9 @@ class LauncherTest : public ::testing::Test {
     std::vector<pid_t> pids;
     for (const auto& entry : fs::directory_iterator(dir_)) {
       const std::string name = entry.path().filename().string();
-      if (name.rfind("pid.", 0) == 0 || name.rfind("gpid.", 0) == 0) {
+      // A .tmp left by a shell killed before its rename holds no pid to check.
+      const bool tmp = name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0;
+      if (!tmp && (name.rfind("pid.", 0) == 0 || name.rfind("gpid.", 0) == 0)) {
         pids.push_back(static_cast<pid_t>(std::stol(slurp(entry.path().string()))));
       }
     }
@@ -276,7 +283,7 @@ TEST_P(LauncherSignalTest, IsForwardedAndNoChildSurvives) {
   // `exec sleep`: a background job of a non-interactive shell ignores SIGINT,
   // so SIGINT is tested on the ranks themselves, SIGTERM on whole trees.
   const bool trees = GetParam().signo == SIGTERM;
-  const std::string script = trees ? record_pids() + "wait" : "echo $$ > " + dir_ + "/pid.$RANK; exec sleep 30";
+  const std::string script = trees ? record_pids() + "wait" : record_pid() + "exec sleep 30";
   const pid_t launcher = start_clustertwin({"launch", "--nproc", "2", "--program", "/bin/sh", "--", "-c", script},
                                            dir_ + "/launcher.out", dir_ + "/launcher.err");
   ASSERT_GT(launcher, 0);
