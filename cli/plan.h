@@ -29,6 +29,10 @@ struct PlanOptions {
   int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
+/// The steps of an estimate run in the FlowTrain and FlexMARL planners: one
+/// measured step after the warm-up (the exact runs take sim's default steps).
+constexpr int kPlanEstimateSteps = 2;
+
 /// One system's side of a plan.
 struct PlanSystem {
   std::string system;                      // "nestpipe"

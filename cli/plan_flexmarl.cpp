@@ -27,9 +27,6 @@ struct FlexMarlPlanArgs {
   sim::FlexMarlSetup setup;
 };
 
-// The estimates: one measured step after the warm-up; the exact runs: sim flexmarl's default steps.
-constexpr int kEstimateSteps = 2;
-
 std::string placement_of(const flexmarl::Deployment& d) {
   if (d.trainer_groups == 0) return "colocated";
   return std::to_string(d.rollout_devices) + " rollout, " + std::to_string(d.devices - d.rollout_devices) + " training";
@@ -95,7 +92,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
     parallel_for(points.size(), a.plan.parallel, [&](size_t k) {
       sim::FlexMarlSetup setup = a.setup;
       setup.devices = points[k].second;
-      if (!exact) setup.steps = kEstimateSteps;
+      if (!exact) setup.steps = kPlanEstimateSteps;
       rows[k] = sim::run_flexmarl(setup, *profile, (*frameworks)[points[k].first]);
     });
     std::vector<sim::CapacityPoint> out(points.size());

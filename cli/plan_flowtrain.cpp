@@ -25,9 +25,6 @@ struct FlowTrainPlanArgs {
   sim::FlowTrainSetup setup;
 };
 
-// The estimates: one measured step after the warm-up; the exact runs: sim flowtrain's default steps.
-constexpr int kEstimateSteps = 2;
-
 std::string layout_of(const sim::FlowTrainRow& r) {
   std::string s = "TP" + std::to_string(r.backbone_tp) + " PP" + std::to_string(r.backbone_pp);
   if (r.encoder_workers == 0) return s;
@@ -108,7 +105,7 @@ Status run_plan_flowtrain(FlowTrainPlanArgs a) {
     parallel_for(points.size(), a.plan.parallel, [&](size_t k) {
       sim::FlowTrainSetup setup = a.setup;
       setup.workers = points[k].second;
-      if (!exact) setup.steps = kEstimateSteps;
+      if (!exact) setup.steps = kPlanEstimateSteps;
       rows[k] = sim::run_flowtrain(setup, *profile, (*modes)[points[k].first]);
     });
     std::vector<sim::CapacityPoint> out(points.size());

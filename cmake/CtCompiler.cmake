@@ -5,6 +5,17 @@ set(CMAKE_CXX_STANDARD_REQUIRED ON)
 set(CMAKE_CXX_EXTENSIONS OFF)
 set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 
+# Unity builds: each target's sources compile in batches of up to 16 as one
+# translation unit, so the heavy headers (libtorch's, SimGrid's,
+# nlohmann/json, CLI11) are parsed once per batch rather than once per file.
+# This is what keeps a clean build (make test on a fresh machine) short on
+# 2 cores. The price: names in anonymous namespaces must be unique within a
+# target. -DCT_UNITY_BUILD=OFF compiles one file per unit (quicker rebuilds
+# of a single file while editing).
+option(CT_UNITY_BUILD "compile each target's sources in batches (faster clean builds)" ON)
+set(CMAKE_UNITY_BUILD ${CT_UNITY_BUILD})
+set(CMAKE_UNITY_BUILD_BATCH_SIZE 16)
+
 # ccache when present: rebuilds after a branch switch cost seconds, not minutes.
 find_program(CT_CCACHE ccache)
 if(CT_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)

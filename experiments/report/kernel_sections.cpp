@@ -39,10 +39,6 @@ constexpr int64_t kSisShownLength = 64;
 
 constexpr const char* kUniformMix = "general+code+math+commonsense";
 
-std::string heading(const Section& s) {
-  return "<h2 id=\"" + escape(s.id) + "\">" + escape(s.title) + "</h2>\n";
-}
-
 // The comparison a - b the study wrote, with its interval when there are seeds enough to have one.
 ComparisonRow difference_row(const Field& comparisons, const std::string& figure, const std::string& a,
                              const std::string& b, const std::string& paper_text, double paper, int64_t seeds) {
@@ -139,7 +135,7 @@ Section igsp_section(const fs::path& out) {
   }
 
   const size_t run_sets = sets.elements().size();
-  s.html = heading(s);
+  s.html = heading(s.id, s.title);
   s.html += "<p>Real pruning on this machine: " + escape(root["method"].string()) + " at " +
             escape(percent(root["sparsity"].number(), 0)) + " unstructured sparsity of <code>" +
             escape(root["checkpoint"].string()) + "</code> with each calibration set (" +
@@ -292,7 +288,7 @@ Section sis_section(const fs::path& out) {
                     acceptance ? number(*acceptance, 3) : "-"});
   }
 
-  s.html = heading(s);
+  s.html = heading(s.id, s.title);
   s.html += "<p>Every off-policy estimator measured against the exact gradient of a small autoregressive policy (" +
             std::to_string(est_options["replicates"].integer()) + " batches of " +
             std::to_string(est_options["batch"].integer()) + " sequences per cell, " +

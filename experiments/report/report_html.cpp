@@ -111,6 +111,10 @@ std::string paragraph(std::string_view text) {
   return "<p>" + escape(text) + "</p>\n";
 }
 
+std::string heading(std::string_view id, std::string_view title) {
+  return "<h2 id=\"" + escape(id) + "\">" + escape(title) + "</h2>\n";
+}
+
 std::string page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + escape(title) +
          "</title>\n<style>\n"

@@ -50,6 +50,9 @@ std::string plot(const std::filesystem::path& out_dir, const std::string& system
 /// A paragraph of plain text.
 std::string paragraph(std::string_view text);
 
+/// A section's `<h2>`, with `id` as its anchor.
+std::string heading(std::string_view id, std::string_view title);
+
 /// The whole page around `body` (already HTML), with the style sheet.
 std::string page(const std::string& title, const std::string& body);
 

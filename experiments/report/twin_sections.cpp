@@ -55,10 +55,6 @@ std::vector<std::string> distinct(const Field& rows, const std::string& key) {
   return out;
 }
 
-std::string heading(const Section& s) {
-  return "<h2 id=\"" + escape(s.id) + "\">" + escape(s.title) + "</h2>\n";
-}
-
 }  // namespace
 
 Section nestpipe_section(const fs::path& out) {
@@ -105,7 +101,7 @@ Section nestpipe_section(const fs::path& out) {
                         times(r["speedup"].number()), percent(r["scaling_efficiency"].number())});
   }
 
-  s.html = heading(s);
+  s.html = heading(s.id, s.title);
   s.html += "<p>The twin runs every variant's step plan on <code>" + escape(s.platforms[0]) + "</code> (" +
             escape(scaling.root()["model"].string()) +
             ") from 128 to 1,536 workers. Only TorchRec is fitted, to the rows marked calibration target; "
@@ -186,7 +182,7 @@ Section flexmarl_section(const fs::path& out) {
     ordered += noasync > nobalance && nobalance > flexmarl;
   }
 
-  s.html = heading(s);
+  s.html = heading(s.id, s.title);
   s.html +=
       "<p>The twin runs the synchronous baseline, a MARTI-like framework, FlexMARL and its two ablations on <code>" +
       escape(s.platforms[0]) +
@@ -288,7 +284,7 @@ Section flowtrain_section(const fs::path& out) {
     }
   }
 
-  s.html = heading(s);
+  s.html = heading(s.id, s.title);
   s.html +=
       "<p>The twin runs monolithic (one layout for encoder and backbone), disagg-sync (the allocator's split, "
       "lock-step) and FlowTrain (the split, decoupled through the memory pool, packed by cost) on <code>" +

@@ -12,9 +12,9 @@ namespace {
 
 // Per-task buffers, made on first use. Each task runs on one stream thread,
 // so only the map needs the lock.
-class Buffers {
+class BodyBuffers {
  public:
-  explicit Buffers(uint64_t seed) : seed_(seed) {}
+  explicit BodyBuffers(uint64_t seed) : seed_(seed) {}
 
   std::vector<at::Tensor>& of(const models::Task& task, at::Device device,
                               const std::function<std::vector<at::Tensor>(at::Generator&, at::Device)>& make) {
@@ -41,7 +41,7 @@ int64_t floats_for(int64_t bytes, int64_t multiple) {
 }  // namespace
 
 void set_synthetic_bodies(PlanRunner& runner, uint64_t seed) {
-  auto buffers = std::make_shared<Buffers>(seed);
+  auto buffers = std::make_shared<BodyBuffers>(seed);
 
   // Compute: k x k matrix products adding up to the task's FLOPs (2 k^3 each).
   runner.set_body(models::TaskKind::kCompute, [buffers](TaskContext& c) {

@@ -5,27 +5,22 @@
 namespace clustertwin::real::sis {
 namespace {
 
-struct Name {
+struct EstimatorName {
   Estimator estimator;
   const char* name;
 };
-constexpr Name kNames[] = {{Estimator::kOnPolicy, "on-policy"},
-                           {Estimator::kNaive, "naive"},
-                           {Estimator::kSequenceIs, "seq-is"},
-                           {Estimator::kTokenIs, "token-is"},
-                           {Estimator::kTis, "tis"},
-                           {Estimator::kMis, "mis"},
-                           {Estimator::kIcePop, "icepop"},
-                           {Estimator::kGspo, "gspo"},
-                           {Estimator::kSisExact, "sis-exact"},
-                           {Estimator::kSisTopK, "sis-topk"}};
+constexpr EstimatorName kEstimatorNames[] = {
+    {Estimator::kOnPolicy, "on-policy"}, {Estimator::kNaive, "naive"}, {Estimator::kSequenceIs, "seq-is"},
+    {Estimator::kTokenIs, "token-is"},   {Estimator::kTis, "tis"},     {Estimator::kMis, "mis"},
+    {Estimator::kIcePop, "icepop"},      {Estimator::kGspo, "gspo"},   {Estimator::kSisExact, "sis-exact"},
+    {Estimator::kSisTopK, "sis-topk"}};
 
 }  // namespace
 
 const std::vector<Estimator>& all_estimators() {
   static const std::vector<Estimator> all = [] {
     std::vector<Estimator> v;
-    for (const Name& n : kNames)
+    for (const EstimatorName& n : kEstimatorNames)
       v.push_back(n.estimator);
     return v;
   }();
@@ -33,7 +28,7 @@ const std::vector<Estimator>& all_estimators() {
 }
 
 const char* estimator_name(Estimator estimator) {
-  for (const Name& n : kNames) {
+  for (const EstimatorName& n : kEstimatorNames) {
     if (n.estimator == estimator) return n.name;
   }
   return "?";
@@ -41,7 +36,7 @@ const char* estimator_name(Estimator estimator) {
 
 StatusOr<Estimator> estimator_from_name(const std::string& name) {
   std::string allowed;
-  for (const Name& n : kNames) {
+  for (const EstimatorName& n : kEstimatorNames) {
     if (name == n.name) return n.estimator;
     allowed += (allowed.empty() ? "" : ", ") + std::string(n.name);
   }

@@ -5,18 +5,18 @@
 namespace clustertwin::real::sis {
 namespace {
 
-struct Name {
+struct LossName {
   LossKind kind;
   const char* name;
 };
-constexpr Name kNames[] = {
+constexpr LossName kLossNames[] = {
     {LossKind::kPpo, "ppo"}, {LossKind::kDapo, "dapo"},     {LossKind::kGspo, "gspo"},          {LossKind::kTis, "tis"},
     {LossKind::kMis, "mis"}, {LossKind::kIcePop, "icepop"}, {LossKind::kDecoupled, "decoupled"}};
 
 }  // namespace
 
 const char* loss_kind_name(LossKind kind) {
-  for (const Name& n : kNames) {
+  for (const LossName& n : kLossNames) {
     if (n.kind == kind) return n.name;
   }
   return "?";
@@ -24,7 +24,7 @@ const char* loss_kind_name(LossKind kind) {
 
 StatusOr<LossKind> loss_kind_from_name(const std::string& name) {
   if (name == "grpo") return LossKind::kPpo;
-  for (const Name& n : kNames) {
+  for (const LossName& n : kLossNames) {
     if (name == n.name) return n.kind;
   }
   return Status::invalid_argument("loss '" + name + "': unknown (allowed: ppo, grpo, dapo, gspo, tis, mis, icepop, " +

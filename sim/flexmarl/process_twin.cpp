@@ -41,9 +41,9 @@ std::vector<int64_t> synthetic_response(int agent, int64_t tokens, int budget) {
   return r;
 }
 
-class Run : public cf::JobSink {
+class ProcessRun : public cf::JobSink {
  public:
-  Run(const ProcessTwinSetup& setup, const ProcessTwinCosts& costs) : setup_(setup), costs_(costs) {}
+  ProcessRun(const ProcessTwinSetup& setup, const ProcessTwinCosts& costs) : setup_(setup), costs_(costs) {}
 
   Status post(const cf::Job& job) override {
     auto p = std::make_unique<Posted>();
@@ -199,7 +199,7 @@ StatusOr<std::string> run_in_child(const ProcessTwinSetup& setup, const ProcessT
   sg::NetZone* zone = sg::create_full_zone("machine");
   sg::Host* machine = zone->create_host("machine", kUnitsPerSecond)->set_core_count(setup.cores)->seal();
   zone->seal();
-  Run run(setup, costs);
+  ProcessRun run(setup, costs);
   Status status = Status::ok();
   sg::Actor::create("controller", machine, [&] {
     status = run.controller();

@@ -25,9 +25,9 @@ bool split_mode(const std::string& mode) {
   return mode == "disagg-sync" || mode == "flowtrain";
 }
 
-class Run {
+class ProcessRun {
  public:
-  Run(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts& costs) : setup_(setup), costs_(costs) {
+  ProcessRun(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts& costs) : setup_(setup), costs_(costs) {
     for (int e = 0; e < setup_.encoders; ++e)
       slots_.push_back(sg::Semaphore::create(static_cast<unsigned>(setup_.pool_slots)));
     world_ = sg::Barrier::create(static_cast<unsigned>(setup_.world));
@@ -210,7 +210,7 @@ StatusOr<std::string> run_in_child(const FlowTrainProcessSetup& setup, const Flo
   sg::NetZone* zone = sg::create_full_zone("machine");
   sg::Host* machine = zone->create_host("machine", kUnitsPerSecond)->set_core_count(setup.cores)->seal();
   zone->seal();
-  Run run(setup, costs);
+  ProcessRun run(setup, costs);
   Status status = Status::ok();
   for (int r = 0; r < setup.world; ++r) {
     sg::Actor::create("rank-" + std::to_string(r), machine, [&run, &status, r] {

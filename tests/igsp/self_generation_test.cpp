@@ -10,7 +10,7 @@
 namespace clustertwin::real::igsp {
 namespace {
 
-torch_models::ByteLm tiny() {
+torch_models::ByteLm tiny_lm() {
   torch_models::ByteLmOptions o;
   o.context = 24;
   o.d_model = 32;
@@ -23,7 +23,7 @@ torch_models::ByteLm tiny() {
 }
 
 TEST(SelfGenerationTest, SelfCalIsSeededAndGreedyAtZero) {
-  torch_models::ByteLm m = tiny();
+  torch_models::ByteLm m = tiny_lm();
   SelfGenOptions o;
   o.samples = 4;
   o.length = 20;
@@ -43,7 +43,7 @@ TEST(SelfGenerationTest, SelfCalIsSeededAndGreedyAtZero) {
 }
 
 TEST(SelfGenerationTest, SgsKeepsTheLowestPerplexityCandidates) {
-  torch_models::ByteLm m = tiny();
+  torch_models::ByteLm m = tiny_lm();
   const std::string text = "the quick brown fox jumps over the lazy dog and runs far away into the woods";
   SelfGenOptions o;
   o.samples = 3;

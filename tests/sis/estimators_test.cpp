@@ -11,13 +11,13 @@
 namespace clustertwin::real::sis {
 namespace {
 
-struct Fixture {
+struct BatchFixture {
   AutomatonTask task = *make_automaton_task(6, 4);
   TabularPolicy pi = random_policy(task, 0.5, 1);
   TabularPolicy mu = drifted_policy(pi, 0.7, 2);
   int64_t length = 9, n = 12;
   OffPolicyBatch batch;
-  Fixture() {
+  BatchFixture() {
     at::Generator g = at::detail::createCPUGenerator(3);
     batch.log_probs_pi = position_log_probs(pi, length);
     batch.log_probs_mu = position_log_probs(mu, length);
@@ -27,7 +27,7 @@ struct Fixture {
 };
 
 TEST(EstimatorsTest, ScoreGradientsEqualAutograd) {
-  Fixture f;
+  BatchFixture f;
   const at::Tensor c = *estimator_coefficients(Estimator::kTokenIs, f.batch, {}, 0);
   const at::Tensor advantages = f.batch.rollouts.rewards - 0.3;
   const at::Tensor closed =
@@ -49,7 +49,7 @@ TEST(EstimatorsTest, ScoreGradientsEqualAutograd) {
 }
 
 TEST(EstimatorsTest, CoefficientsFollowTheirFormulas) {
-  Fixture f;
+  BatchFixture f;
   const at::Tensor log_w = rollout_token_log_probs(f.batch.log_probs_pi, f.batch.rollouts) -
                            rollout_token_log_probs(f.batch.log_probs_mu, f.batch.rollouts);
   const at::Tensor w = log_w.exp();
