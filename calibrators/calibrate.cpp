@@ -115,9 +115,11 @@ std::string calibration_report(const Calibration& c) {
   for (const NetworkFit& n : c.network) {
     const std::string op(models::collective_op_name(n.op));
     out += "# " + op + ": " + std::to_string(n.segments.size()) + " segment(s)";
-    for (const sim::CollectiveSegment& s : n.segments)
-      out += format(" [from %.0f B: %.2f us/step, %.4g GB/s bus]", s.from_bytes, s.step_latency * 1e6,
-                    s.bus_bandwidth * 1e-9);
+    for (const sim::CollectiveSegment& s : n.segments) {
+      out += format(" [from %.0f B: %.2f us/step, ", s.from_bytes, s.step_latency * 1e6);
+      out += s.bus_bandwidth >= kLatencyOnlyBusBandwidth ? std::string("latency only]")
+                                                         : format("%.4g GB/s bus]", s.bus_bandwidth * 1e-9);
+    }
     out += format("; largest residual %.2f%%\n", 100 * n.max_abs_residual);
     char line[256];
     std::snprintf(line, sizeof line, "  %14s %6s %8s %12s %12s %10s %12s %9s\n", "size (B)", "ranks", "samples",

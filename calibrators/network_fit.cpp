@@ -134,7 +134,7 @@ NetworkFit fit_op(models::CollectiveOp op, std::vector<SizePoint> points, const 
     segment.from_bytes = i == 0 ? 0 : static_cast<double>(points[size_start[i]].bytes);
     segment.step_latency = s.step_latency;
     // No bandwidth term: a bus so fast that it never shows.
-    segment.bus_bandwidth = s.seconds_per_bus_byte > 0 ? 1 / s.seconds_per_bus_byte : 1e18;
+    segment.bus_bandwidth = s.seconds_per_bus_byte > 0 ? 1 / s.seconds_per_bus_byte : kLatencyOnlyBusBandwidth;
     fit.segments.push_back(segment);
     for (size_t p = size_start[i]; p <= last_point(j); ++p) {
       SizePoint& point = points[p];

@@ -60,6 +60,10 @@ struct NetworkFitOptions {
   double tolerance = 0.03;
 };
 
+/// The bus bandwidth given to a segment whose time does not grow with size
+/// (fitted as pure latency): bytes/s, in effect unbounded.
+inline constexpr double kLatencyOnlyBusBandwidth = 1e18;
+
 /// The measured points of every collective of `samples`: per (size, group
 /// size), the sample count, mean, median and IQR (fitted_s and residual 0),
 /// sorted by size, then group size.

@@ -21,6 +21,25 @@ const std::string kBenchLarge = kData + "/collectives/bench-4rank-cpu-r1-large.j
 const std::string kRun2 = kData + "/nestpipe/real-2rank-cpu-dbp-r1.json.gz";
 const std::string kRun4 = kData + "/nestpipe/real-4rank-cpu-dbp-r1.json.gz";
 
+// The loopback benchmark's small all-reduces take the same time whatever
+// their size: that segment is pure latency, and the report says so rather
+// than printing its unbounded bandwidth as a number.
+TEST(CalibrateCliTest, ASegmentOfPureLatencyIsNamedSo) {
+  const std::string out = ::testing::TempDir() + "ct_latency_only.yaml";
+  const auto c = run_clustertwin({"calibrate", kBenchSmall, kBenchLarge, "-o", out});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const size_t line = c.out.find("# allreduce:");
+  ASSERT_NE(line, std::string::npos) << c.out;
+  const std::string allreduce = c.out.substr(line, c.out.find('\n', line) - line);
+  EXPECT_NE(allreduce.find("[from 0 B: "), std::string::npos) << allreduce;
+  EXPECT_NE(allreduce.find(" us/step, latency only]"), std::string::npos) << allreduce;
+  EXPECT_NE(allreduce.find(" GB/s bus]"), std::string::npos) << allreduce;  // the larger sizes have a bandwidth
+  EXPECT_EQ(c.out.find("e+09 GB/s"), std::string::npos) << c.out;
+  auto profile = sim::load_cluster_profile(out);
+  ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+  EXPECT_GE(profile->collectives.at("allreduce").fit.front().bus_bandwidth, 1e18);
+}
+
 TEST(CalibrateCliTest, WritesAProfileThatValidateUsesAsAPrediction) {
   const std::string out = ::testing::TempDir() + "ct_calibrated.yaml";
   const auto c = run_clustertwin({"calibrate", kBenchSmall, kRun2, "-o", out, "--name", "mine"});
