@@ -4,14 +4,14 @@
 #
 #   scripts/demo.sh BUILD_DIR OUT_DIR JOBS
 #
-#   [1/5] NestPipe   BUILD/experiments/ct_nestpipe_study   -> OUT/nestpipe   (~70 s on 2 cores)
+#   [1/5] NestPipe   BUILD/experiments/ct_nestpipe_study   -> OUT/nestpipe   (~25 s on 2 cores)
 #   [2/5] FlexMARL   BUILD/experiments/ct_flexmarl_study   -> OUT/flexmarl   (~2 s)
-#   [3/5] FlowTrain  BUILD/experiments/ct_flowtrain_study  -> OUT/flowtrain  (~7 s)
-#   [4/5] IGSP       BUILD/experiments/ct_igsp_study, quick -> OUT/igsp      (~65 s; full: make igsp, 14 min)
-#   [5/5] SIS        BUILD/cli/clustertwin sis ... --quick -> OUT/sis        (~75 s; full: make sis)
+#   [3/5] FlowTrain  BUILD/experiments/ct_flowtrain_study  -> OUT/flowtrain  (~5 s)
+#   [4/5] IGSP       BUILD/experiments/ct_igsp_study, quick -> OUT/igsp      (~75 s; full: make igsp, 14 min)
+#   [5/5] SIS        BUILD/cli/clustertwin sis ... --quick -> OUT/sis        (~55 s; full: make sis)
 #   report           $REPORT_BIN OUT (default BUILD/experiments/ct_report) -> OUT/report/index.html
 #
-# About 3.7 min in all on a 2-core machine. Progress goes to stderr, one
+# About 2.7 min in all on a 2-core machine. Progress goes to stderr, one
 # line a step; each study's stdout and stderr go to
 # OUT/<system>/{stdout,stderr}.txt. A failing step stops the demo with its
 # name and the tail of its output, and a non-zero exit. Each step's folder is

@@ -1,9 +1,11 @@
 // ct_report, the demo's page: bad input is one line naming the file or
 // field with exit code 2, and a page is written atomically from study
-// outputs (the full run is DemoTest.MakeDemoWritesTheReport, label slow).
+// outputs (the full run is DemoTest.MakeDemoWritesTheReport, label slow);
+// the demo script's own argument check.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -34,6 +36,24 @@ TEST(ReportTest, BadArgumentsAreOneLineAndExitTwo) {
   const auto nowhere = run_command({CT_REPORT_PATH, "/nonexistent/ct_report"});
   EXPECT_EQ(nowhere.exit_code, 2);
   EXPECT_NE(nowhere.err.find("/nonexistent/ct_report: not a folder"), std::string::npos) << nowhere.err;
+}
+
+// scripts/demo.sh (make demo) checks its arguments before running anything:
+// a bad JOBS or a wrong count is one line on stderr and exit code 2.
+TEST(DemoScriptTest, BadArgumentsAreOneLineAndExitTwo) {
+  const std::string demo = std::string(CT_SOURCE_DIR) + "/scripts/demo.sh";
+  const std::string out = scratch("demo_args");
+  for (const std::string jobs : {"abc", "0", "-1", "2x", ""}) {
+    const auto r = run_command({"/bin/bash", demo, "/nonexistent/build", out, jobs});
+    EXPECT_EQ(r.exit_code, 2) << jobs << ": " << r.err;
+    EXPECT_EQ(r.err, "demo: JOBS '" + jobs + "' is not a positive integer\n");
+    EXPECT_EQ(r.out, "");
+  }
+  const auto few = run_command({"/bin/bash", demo, "/nonexistent/build", out});
+  EXPECT_EQ(few.exit_code, 2);
+  EXPECT_EQ(few.err.rfind("usage: scripts/demo.sh BUILD_DIR OUT_DIR JOBS", 0), 0u) << few.err;
+  EXPECT_EQ(std::count(few.err.begin(), few.err.end(), '\n'), 1) << few.err;
+  EXPECT_TRUE(std::filesystem::is_empty(out));  // nothing was started
 }
 
 TEST(ReportTest, MissingOrMalformedStudyOutputsNameTheFile) {
