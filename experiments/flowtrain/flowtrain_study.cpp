@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   if (ec) fail(Status::invalid_argument(out + ": cannot create the folder (" + ec.message() + ")"));
   const sim::ClusterProfile profile = value_or_fail(sim::load_cluster_profile("h100-1024"));
   nlohmann::ordered_json json;
+  json["platform"] = profile.name;  // the report names it (experiments/report)
 
   std::printf("# packing: %d samples a step into micro-batches of up to %lld tokens; max/mean backbone cost\n",
               kSamplesPerStep, static_cast<long long>(kCapacity));

@@ -209,11 +209,12 @@ int main(int argc, char** argv) {
     runs_csv += r.set + "," + r.kind + "," + std::to_string(r.seed);
     for (double v : r.retention)
       runs_csv += "," + format_number("%.4f", v);
-    runs_csv += "," + format_number("%.4f", r.dense_perplexity) + "," + format_number("%.6f", r.information.unique_4gram_fraction) +
-                "," + format_number("%.6f", r.information.repeated_4gram_fraction) + "," +
-                format_number("%.6f", r.information.byte_coverage) + "," + format_number("%.3f", r.information.word_types_per_1000) +
-                "," + std::to_string(r.information.volume) + "," + format_number("%.2f", r.information.mean_length) + "," +
-                format_number("%.2f", r.seconds) + "\n";
+    runs_csv += "," + format_number("%.4f", r.dense_perplexity) + "," +
+                format_number("%.6f", r.information.unique_4gram_fraction) + "," +
+                format_number("%.6f", r.information.repeated_4gram_fraction) + "," +
+                format_number("%.6f", r.information.byte_coverage) + "," +
+                format_number("%.3f", r.information.word_types_per_1000) + "," + std::to_string(r.information.volume) +
+                "," + format_number("%.2f", r.information.mean_length) + "," + format_number("%.2f", r.seconds) + "\n";
   }
   write(out + "/runs.csv", runs_csv);
 
@@ -232,13 +233,13 @@ int main(int argc, char** argv) {
   for (const SetSummary& s : summary) {
     retention_csv += s.name + "," + s.kind;
     for (const SeedSummary& r : s.retention)
-      retention_csv += "," + format_number("%.4f", r.mean) + "," + format_number("%.4f", r.sd) + "," + format_number("%.4f", r.low) + "," +
-                       format_number("%.4f", r.high);
+      retention_csv += "," + format_number("%.4f", r.mean) + "," + format_number("%.4f", r.sd) + "," +
+                       format_number("%.4f", r.low) + "," + format_number("%.4f", r.high);
     retention_csv += "\n";
-    metrics_csv += s.name + "," + s.kind + "," + format_number("%.4f", s.perplexity) + "," + format_number("%.6f", s.unique) + "," +
-                   format_number("%.6f", s.repeated) + "," + format_number("%.6f", s.byte_coverage) + "," +
-                   format_number("%.3f", s.word_types) + "," + format_number("%.0f", s.volume) + "," + format_number("%.2f", s.mean_length) +
-                   "\n";
+    metrics_csv += s.name + "," + s.kind + "," + format_number("%.4f", s.perplexity) + "," +
+                   format_number("%.6f", s.unique) + "," + format_number("%.6f", s.repeated) + "," +
+                   format_number("%.6f", s.byte_coverage) + "," + format_number("%.3f", s.word_types) + "," +
+                   format_number("%.0f", s.volume) + "," + format_number("%.2f", s.mean_length) + "\n";
     char line[256];
     std::snprintf(line, sizeof line, "%-34s %7.2f %7.2f %7.2f %8.2f %7.2f  [%6.2f, %6.2f] %9.2f  %6.4f %8.1f\n",
                   s.name.c_str(), s.retention[0].mean, s.retention[1].mean, s.retention[2].mean, s.retention[3].mean,
@@ -290,7 +291,8 @@ int main(int argc, char** argv) {
     for (size_t d = 0; d < kDimensions.size(); ++d) {
       const auto& c = rho[m * kDimensions.size() + d];
       rho_csv += c.metric + "," + c.dimension + "," + (c.defined ? "1" : "0") + "," +
-                 (c.defined ? format_number("%.4f", c.rho) + "," + format_number("%.6g", c.p) + "," + format_number("%.6g", c.p_holm)
+                 (c.defined ? format_number("%.4f", c.rho) + "," + format_number("%.6g", c.p) + "," +
+                                  format_number("%.6g", c.p_holm)
                             : std::string(",,")) +
                  "," + c.why + "\n";
       rho_grid += std::to_string(d) + "," + std::to_string(m) + "," + c.metric + "," +
@@ -396,6 +398,8 @@ int main(int argc, char** argv) {
   j["seeds"] = o.seeds;
   j["first_seed"] = o.first_seed;
   j["samples"] = o.calibration.samples;
+  j["items"] = o.eval_items;      // held-out arithmetic and commonsense items each
+  j["windows"] = o.eval_windows;  // held-out windows per perplexity
   j["dense"] = nlohmann::ordered_json::array();
   for (const auto& s : result->dense)
     j["dense"].push_back(

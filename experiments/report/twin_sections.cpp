@@ -225,8 +225,7 @@ Section flowtrain_section(const fs::path& out) {
   Section s;
   s.id = "flowtrain";
   s.title = "FlowTrain: flow-based decoupled VLM training";
-  // study.json does not name its profile; the study always loads h100-1024 (flowtrain_study.cpp).
-  s.platforms = {"h100-1024"};
+  s.platforms = {study.root()["platform"].string()};
   s.basis = "twin; no fitted parameter: datasheet peaks with the efficiencies of models/flowtrain/timing.h";
 
   const double mfu = flow["mfu"].number();

@@ -250,8 +250,8 @@ std::string stability_mean_csv(const StabilityStudy& study) {
         const size_t i = static_cast<size_t>(step);
         sum += i < r.success.size() && std::isfinite(r.success[i]) ? r.success[i] : 0;
       }
-      s << step + 1 << "," << r0.condition << "," << r0.lag << "," << format_number("%.6g", sum / static_cast<double>(o.seeds))
-        << "\n";
+      s << step + 1 << "," << r0.condition << "," << r0.lag << ","
+        << format_number("%.6g", sum / static_cast<double>(o.seeds)) << "\n";
     }
   }
   return s.str();
@@ -262,9 +262,10 @@ std::string stability_summary_csv(const StabilityStudy& study) {
   s << "condition,lag,final_success,final_low,final_high,best_success,reached,seeds,median_steps,collapse_rate,"
        "acceptance\n";
   for (const StabilitySummary& x : study.summary) {
-    s << x.condition << "," << x.lag << "," << format_number("%.6g", x.final_success) << "," << format_number("%.6g", x.final_low)
-      << "," << format_number("%.6g", x.final_high) << "," << format_number("%.6g", x.best_success) << "," << x.reached << ","
-      << study.options.seeds << "," << format_number("%.6g", x.median_steps) << "," << format_number("%.6g", x.collapse_rate) << ","
+    s << x.condition << "," << x.lag << "," << format_number("%.6g", x.final_success) << ","
+      << format_number("%.6g", x.final_low) << "," << format_number("%.6g", x.final_high) << ","
+      << format_number("%.6g", x.best_success) << "," << x.reached << "," << study.options.seeds << ","
+      << format_number("%.6g", x.median_steps) << "," << format_number("%.6g", x.collapse_rate) << ","
       << format_number("%.6g", x.acceptance) << "\n";
   }
   return s.str();
@@ -307,8 +308,8 @@ nlohmann::json stability_json(const StabilityStudy& study) {
 std::string stability_table(const StabilityStudy& study) {
   const StabilityOptions& o = study.options;
   std::ostringstream s;
-  s << "GRPO stability with stale rollouts (lag k updates) and engine noise " << format_number("%g", o.engine_noise) << ", "
-    << o.seeds << " seeds x " << o.steps << " steps; success = P(R >= " << format_number("%g", o.success_reward)
+  s << "GRPO stability with stale rollouts (lag k updates) and engine noise " << format_number("%g", o.engine_noise)
+    << ", " << o.seeds << " seeds x " << o.steps << " steps; success = P(R >= " << format_number("%g", o.success_reward)
     << "), exact\n";
   s << "    k  condition          final success (95% CI)     best  reached " << format_number("%g", o.success_target)
     << "  median steps  collapse  accept\n";

@@ -66,6 +66,9 @@ TEST(IgspStudyProgramTest, SmallStudyOnTheShippedCheckpointIsDeterministic) {
   const auto j = nlohmann::json::parse(json[0]);
   ASSERT_EQ(j.at("sets").size(), 4u);
   EXPECT_EQ(j.at("sets")[3].at("kind"), "control");
+  EXPECT_EQ(j.at("samples"), 16);  // the run's sizes are recorded with its results
+  EXPECT_EQ(j.at("items"), 40);
+  EXPECT_EQ(j.at("windows"), 8);
   // 7 metrics x 5 dimensions; volume and mean length are constant at equal budgets.
   ASSERT_EQ(j.at("rho").size(), 35u);
   for (const auto& c : j.at("rho")) {
