@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "cli/plan.h"
+#include "models/common/progress.h"
 #include "models/common/text.h"
 
 namespace clustertwin::cli {
@@ -51,10 +52,10 @@ Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_c
   const std::string system = s.system;
   q.progress = [started, system](int round, int evaluated) {
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::fprintf(stderr, "\rplan %s: round %d, %d points simulated, %.0f s   ", system.c_str(), round, evaluated, sec);
+    show_progress(false, "plan %s: round %d, %d points simulated, %.0f s", system.c_str(), round, evaluated, sec);
   };
   auto answer = sim::search_capacity(q, s.evaluate);
-  if (!o.json) std::fprintf(stderr, "\n");
+  end_progress();
   if (!answer.is_ok()) return answer.status();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const std::vector<sim::CapacityFamilyResult>& families = answer->families;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "models/common/progress.h"
 #include "models/common/text.h"
 #include "models/flexmarl/agents.h"
 #include "models/flexmarl/frameworks.h"
@@ -98,9 +99,8 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   a.setup.efficiency.decode = *efficiency;
   auto rows =
       sim::run_flexmarl_frameworks(a.setup, *profile, *frameworks, [](const sim::FlexMarlRow& r, int done, int total) {
-        std::fprintf(stderr, "\r[%d/%d] %s: %.1f s per step (%.1f s)   ", done, total, r.framework.c_str(), r.step_s,
-                     r.wall_s);
-        if (done == total) std::fprintf(stderr, "\n");
+        show_progress(done == total, "[%d/%d] %s: %.1f s per step (%.1f s)", done, total, r.framework.c_str(), r.step_s,
+                      r.wall_s);
       });
   if (!rows.is_ok()) return rows.status();
   if (!a.trace_dir.empty()) {

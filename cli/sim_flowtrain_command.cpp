@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "models/common/progress.h"
 #include "models/common/text.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/core/units.h"
@@ -40,12 +41,11 @@ Status run_sim_flowtrain(FlowTrainArgs a) {
     s.workers = n;
     CT_RETURN_IF_ERROR(sim::validate(s, *profile));
   }
-  auto rows = sim::run_flowtrain_modes(a.setup, *profile, *modes, *workers,
-                                       [](const sim::FlowTrainRow& r, int done, int total) {
-                                         std::fprintf(stderr, "\r[%d/%d] %s at %d workers: %.2f s per step (%.1f s)   ",
-                                                      done, total, r.mode.c_str(), r.workers, r.step_s, r.wall_s);
-                                         if (done == total) std::fprintf(stderr, "\n");
-                                       });
+  auto rows = sim::run_flowtrain_modes(
+      a.setup, *profile, *modes, *workers, [](const sim::FlowTrainRow& r, int done, int total) {
+        show_progress(done == total, "[%d/%d] %s at %d workers: %.2f s per step (%.1f s)", done, total, r.mode.c_str(),
+                      r.workers, r.step_s, r.wall_s);
+      });
   if (!rows.is_ok()) return rows.status();
   if (!a.trace_dir.empty()) {
     std::error_code ec;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "models/common/progress.h"
 #include "models/common/text.h"
 #include "models/nestpipe/plans.h"
 #include "sim/core/cluster_profile.h"
@@ -74,9 +75,8 @@ Status run_sim_nestpipe(NestPipeArgs a) {
     sweep.trace_dir = a.trace_dir;
   }
   sweep.progress = [](const sim::NestPipeRow& r, int done, int total) {
-    std::fprintf(stderr, "\r[%d/%d] %s at %d workers: %.1f ms (%.1f s)   ", done, total, r.variant.c_str(), r.workers,
-                 r.step_ms, r.wall_s);
-    if (done == total) std::fprintf(stderr, "\n");
+    show_progress(done == total, "[%d/%d] %s at %d workers: %.1f ms (%.1f s)", done, total, r.variant.c_str(),
+                  r.workers, r.step_ms, r.wall_s);
   };
   auto rows = sim::run_nestpipe_sweep(a.setup, *profile, sweep);
   if (!rows.is_ok()) return rows.status();

@@ -13,6 +13,7 @@
 #include "cli/torch_commands.h"
 #include "experiments/sis/estimator_study.h"
 #include "experiments/sis/stability_study.h"
+#include "models/common/progress.h"
 #include "models/common/text.h"
 
 namespace clustertwin::cli {
@@ -39,9 +40,7 @@ StatusOr<std::vector<T>> parse_list(const char* command, const char* flag, const
 
 void progress(const char* what, int done, int total, std::chrono::steady_clock::time_point start) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "\r  %s [%d/%d] %.0f s", what, done, total, s);
-  if (done == total) std::fprintf(stderr, "\n");
-  std::fflush(stderr);
+  show_progress(done == total, "  %s [%d/%d] %.0f s", what, done, total, s);
 }
 
 Status make_dir(const std::string& dir) {

@@ -75,8 +75,8 @@ run_step() {
     echo "demo: step $step/$steps, $label, failed: $*" >&2
     for f in stderr.txt stdout.txt; do
       echo "--- last lines of $dir/$f" >&2
-      # The studies redraw progress lines with \r: show each as a line of its own.
-      tr '\r' '\n' <"$dir/$f" | grep -v '^[[:space:]]*$' | tail -n 15 >&2 || true
+      # Progress written to a file is one line per update (models/common/progress.h).
+      grep -v '^[[:space:]]*$' "$dir/$f" | tail -n 15 >&2 || true
     done
     exit "$rc"
   fi

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/common/file_io.h"
+#include "models/common/progress.h"
 #include "models/common/text.h"
 #include "models/flexmarl/agents.h"
 #include "sim/core/cluster_profile.h"
@@ -123,9 +124,8 @@ int main(int argc, char** argv) {
   for (const Case& c : cases) {
     auto rows = value_or_fail(sim::run_flexmarl_frameworks(
         c.setup, npu, flexmarl::all_frameworks(), [&](const sim::FlexMarlRow& r, int done, int total) {
-          std::fprintf(stderr, "\r  %-12s [%d/%d] %-18s %7.1f s per step      ", c.name.c_str(), done, total,
-                       r.framework.c_str(), r.step_s);
-          if (done == total) std::fprintf(stderr, "\n");
+          show_progress(done == total, "  %-12s [%d/%d] %-18s %7.1f s per step", c.name.c_str(), done, total,
+                        r.framework.c_str(), r.step_s);
         }));
     // 4-5. Timelines (MA and the largest) and traces (MA).
     if (c.name == "MA" || c.name == "15x14B") {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "models/common/file_io.h"
+#include "models/common/progress.h"
 #include "models/common/text.h"
 #include "models/flowtrain/allocator.h"
 #include "models/flowtrain/packing.h"
@@ -148,8 +149,7 @@ int main(int argc, char** argv) {
                 profile.name.c_str(), name, setup.global_batch, static_cast<long long>(setup.micro_batch_tokens));
     auto rows = value_or_fail(
         sim::run_flowtrain_modes(setup, profile, modes, workers, [](const sim::FlowTrainRow& r, int done, int total) {
-          std::fprintf(stderr, "\r  [%d/%d] %s at %d workers   ", done, total, r.mode.c_str(), r.workers);
-          if (done == total) std::fprintf(stderr, "\n");
+          show_progress(done == total, "  [%d/%d] %s at %d workers", done, total, r.mode.c_str(), r.workers);
         }));
     std::fputs(sim::flowtrain_rows_table(rows).c_str(), stdout);
     for (const sim::FlowTrainRow& r : rows) {

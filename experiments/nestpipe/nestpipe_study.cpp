@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/common/file_io.h"
+#include "models/common/progress.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 #include "sim/nestpipe/paper_calibration.h"
@@ -57,9 +58,8 @@ const sim::NestPipeRow* find(const std::vector<sim::NestPipeRow>& rows, const st
 }
 
 void progress(const char* stage, const sim::NestPipeRow& r, int done, int total) {
-  std::fprintf(stderr, "\r  %s [%d/%d] %s at %d workers: %.1f ms      ", stage, done, total, r.variant.c_str(),
-               r.workers, r.step_ms);
-  if (done == total) std::fprintf(stderr, "\n");
+  show_progress(done == total, "  %s [%d/%d] %s at %d workers: %.1f ms", stage, done, total, r.variant.c_str(),
+                r.workers, r.step_ms);
 }
 
 // Gnuplot script for the four plots, reading the CSVs the study wrote.

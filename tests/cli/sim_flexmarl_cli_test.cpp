@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_command.h"
@@ -31,6 +32,18 @@ TEST(SimFlexMarlCliTest, CalibratedRowsAsJson) {
   }
   EXPECT_GT(flex["speedup"].get<double>(), 1.0);
   EXPECT_DOUBLE_EQ(flex["speedup"].get<double>(), sync["step_s"].get<double>() / flex["step_s"].get<double>());
+}
+
+// Progress on stderr that is not a terminal (a log, CI, a test): one line per
+// finished framework, no carriage returns (models/common/progress.h).
+TEST(SimFlexMarlCliTest, ProgressInALogIsOneLinePerStep) {
+  const auto r = run_clustertwin({"sim", "flexmarl", "--framework", "sync,marti,flexmarl", "--calibration", "none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[1/3] sync: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" per step ("), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
+  EXPECT_EQ(r.err.back(), '\n');
 }
 
 TEST(SimFlexMarlCliTest, ScaleTestAgentsAndTheTable) {
