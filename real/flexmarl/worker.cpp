@@ -55,15 +55,19 @@ StatusOr<ByteLm> make_task_model(int agent, uint64_t seed) {
 }
 
 Status Worker::load(const Message& m) {
-  if (options_.fault_late_publish && !faulted_ && m.version >= 1 && world_.index == 1) {
-    faulted_ = true;  // the deliberate late publish: keep the old weights and say so
-    return Status::ok();
-  }
   Inference& inf = inference_[m.agent];
   if (!inf.model) {
     auto model = make_task_model(static_cast<int>(m.agent), options_.seed);
     if (!model.is_ok()) return model.status();
     inf.model = *model;
+    inf.version = 0;  // the seeded policy every rank builds is version 0
+  }
+  if (options_.fault_late_publish && !faulted_ && m.version >= 1 && world_.index == 1) {
+    // The deliberate late publish: keep the older weights (version 0 when
+    // this worker never held the agent: the balancer decides who serves it)
+    // and report their version with the rollouts.
+    faulted_ = true;
+    return Status::ok();
   }
   CT_RETURN_IF_ERROR(load_flat_params(inf.model, m.f64));
   job_bytes_ = m.f64.numel() * 8;

@@ -29,7 +29,7 @@ struct WorkerOptions {
   sis::LossOptions loss;
   RolloutOptions rollout;
   uint64_t seed = 0;
-  bool fault_late_publish = false;   // ignore the first load of a version >= 1 (tests)
+  bool fault_late_publish = false;   // worker 1 keeps older weights at its first load of a version >= 1 (tests)
   PayloadStore* payloads = nullptr;  // large payloads through shared memory (messages.h)
 };
 
