@@ -1,5 +1,6 @@
 #include "calibrators/calibrate.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -96,20 +97,26 @@ std::string calibration_report(const Calibration& c) {
         "# cost keys: mean/median/IQR of the samples (ready to end), the fitted line (collectives: latency per\n"
         "# latency step, rate in bus bytes), its largest miss per size";
     out += c.profile.node_cores > 0 ? "; the profile holds these as core-seconds (node_cores)\n" : "\n";
+    // The key column is as wide as the longest key (an imported trace's
+    // kernel names run long), so the numbers stay in their columns.
+    size_t width = 18;
+    for (const KeyFit& f : c.keys)
+      width = std::max(width, f.cost_key.size());
+    const auto key_cell = [width](const std::string& key) { return "  " + key + std::string(width - key.size(), ' '); };
     char line[256];
-    std::snprintf(line, sizeof line, "  %-18s %8s %10s %10s %10s %12s %16s %8s\n", "cost key", "samples", "mean ms",
-                  "median ms", "IQR ms", "latency ms", "rate", "residual");
-    out += line;
+    std::snprintf(line, sizeof line, " %8s %10s %10s %10s %12s %16s %8s\n", "samples", "mean ms", "median ms", "IQR ms",
+                  "latency ms", "rate", "residual");
+    out += key_cell("cost key") + line;
     for (const KeyFit& f : c.keys) {
       std::string rate = "-";
       if (f.seconds_per_unit > 0) {
         rate = f.size_is_flops ? format("%.4g GFLOP/s", 1e-9 / f.seconds_per_unit)
                                : format("%.4g GB/s", 1e-9 / f.seconds_per_unit);
       }
-      std::snprintf(line, sizeof line, "  %-18s %8lld %10.3f %10.3f %10.3f %12.4f %16s %7.2f%%\n", f.cost_key.c_str(),
+      std::snprintf(line, sizeof line, " %8lld %10.3f %10.3f %10.3f %12.4f %16s %7.2f%%\n",
                     static_cast<long long>(f.samples), f.mean_s * 1e3, f.median_s * 1e3, f.spread_s * 1e3,
                     f.latency_s * 1e3, rate.c_str(), 100 * f.max_abs_residual);
-      out += line;
+      out += key_cell(f.cost_key) + line;
     }
   }
   for (const NetworkFit& n : c.network) {

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "sim/core/cluster_profile.h"
 #include "tests/cli/run_command.h"
@@ -38,6 +41,37 @@ TEST(CalibrateCliTest, ASegmentOfPureLatencyIsNamedSo) {
   auto profile = sim::load_cluster_profile(out);
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
   EXPECT_GE(profile->collectives.at("allreduce").fit.front().bus_bandwidth, 1e18);
+}
+
+// An imported trace's kernel names run to 60 characters and more: the cost
+// key column widens to the longest, so every row of the table, header
+// included, has the same length and the numbers stay under their heads.
+TEST(CalibrateCliTest, LongKernelNamesKeepTheTableInColumns) {
+  const std::string dir = ::testing::TempDir();
+  const std::string examples = kData + "/examples/";
+  ASSERT_EQ(run_clustertwin({"trace", "import-kineto", examples + "kineto_ddp_rank0.json",
+                             examples + "kineto_ddp_rank1.json", dir + "ct_ddp.json"})
+                .exit_code,
+            0);
+  ASSERT_EQ(run_clustertwin({"trace", "derive-plan", dir + "ct_ddp.json", "-o", dir + "ct_ddp_run.json"}).exit_code, 0);
+  const auto c = run_clustertwin({"calibrate", dir + "ct_ddp_run.json", "--base", "h100-1024", "--warmup", "1",
+                                  "--drain", "0", "-o", dir + "ct_ddp.yaml"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const size_t head = c.out.find("  cost key ");
+  ASSERT_NE(head, std::string::npos) << c.out;
+  std::vector<std::string> rows;
+  for (size_t at = head; at < c.out.size() && c.out.compare(at, 2, "  ") == 0;) {
+    const size_t end = c.out.find('\n', at);
+    rows.push_back(c.out.substr(at, end - at));
+    at = end + 1;
+  }
+  ASSERT_GE(rows.size(), 3u) << c.out;
+  size_t longest_key = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].size(), rows[0].size()) << rows[0] << "\n" << rows[i];
+    longest_key = std::max(longest_key, rows[i].find(' ', 2) - 2);
+  }
+  EXPECT_GT(longest_key, 40u) << "the fixture's GEMM kernel names are long";
 }
 
 TEST(CalibrateCliTest, WritesAProfileThatValidateUsesAsAPrediction) {
