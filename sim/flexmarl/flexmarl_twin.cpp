@@ -989,6 +989,9 @@ Status write_flexmarl_trace(const FlexMarlRow& row, const std::string& platform,
   std::stable_sort(sorted.begin(), sorted.end(), [](const BusyInterval& a, const BusyInterval& b) {
     return std::tie(a.first_device, a.start_s) < std::tie(b.first_device, b.start_s);
   });
+  // A group's job (a trainer group, a multi-device instance) is drawn on
+  // each of its devices, as a collective is on each rank.
+  std::vector<traces::Event> events;
   for (const BusyInterval& b : sorted) {
     traces::Event e;
     e.name = b.kind + " agent" + std::to_string(b.agent);
@@ -996,13 +999,20 @@ Status write_flexmarl_trace(const FlexMarlRow& row, const std::string& platform,
     e.category = copy                  ? traces::Category::kCopy
                  : b.kind == "publish" ? traces::Category::kComm
                                        : traces::Category::kCompute;
-    e.rank = b.first_device;
     e.stream = copy ? 1 : b.kind == "publish" ? 2 : 0;
     e.ts_us = b.start_s * 1e6;
     e.dur_us = (b.end_s - b.start_s) * 1e6;
     e.group_size = b.devices;
-    (*writer)->write(e);
+    for (int d = b.first_device; d < b.first_device + b.devices && d < row.devices; ++d) {
+      e.rank = d;
+      events.push_back(e);
+    }
   }
+  std::stable_sort(events.begin(), events.end(), [](const traces::Event& a, const traces::Event& b) {
+    return std::tie(a.rank, a.ts_us) < std::tie(b.rank, b.ts_us);
+  });
+  for (const traces::Event& e : events)
+    (*writer)->write(e);
   return (*writer)->close();
 }
 

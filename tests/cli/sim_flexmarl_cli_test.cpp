@@ -4,9 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "tests/cli/run_command.h"
+#include "traces/trace_reader.h"
 
 namespace clustertwin {
 namespace {
@@ -44,6 +50,43 @@ TEST(SimFlexMarlCliTest, ProgressInALogIsOneLinePerStep) {
   EXPECT_NE(r.err.find(" per step ("), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 3) << r.err;
   EXPECT_EQ(r.err.back(), '\n');
+}
+
+// --trace-dir writes each framework's last step; a job of a group of
+// devices (a trainer group) is on every device of the group, once.
+TEST(SimFlexMarlCliTest, TheTraceDrawsAGroupJobOnEachOfItsDevices) {
+  const std::string dir = ::testing::TempDir() + "ct_flexmarl_traces";
+  const auto r = run_clustertwin(
+      {"sim", "flexmarl", "--framework", "sync", "--calibration", "none", "--trace-dir", dir, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const int devices = nlohmann::json::parse(r.out)["rows"][0]["devices"].get<int>();
+  auto reader = traces::TraceReader::open(dir + "/sync.json");
+  ASSERT_TRUE(reader.is_ok()) << reader.status().message();
+  std::map<std::tuple<std::string, double, double>, std::set<int64_t>> ranks_of;
+  std::map<std::tuple<std::string, double, double>, int64_t> group_of;
+  std::set<int64_t> ranks;
+  traces::Event e;
+  while ((*reader)->next(&e)) {
+    const auto job = std::make_tuple(e.name, e.ts_us, e.dur_us);
+    EXPECT_TRUE(ranks_of[job].insert(e.rank).second) << e.name << " twice on device " << e.rank;
+    group_of[job] = e.group_size.value_or(1);
+    ranks.insert(e.rank);
+  }
+  // Jobs of one name, start and length may run on several groups at once
+  // (two instances' first chunks): their devices, in order, come in whole
+  // groups of adjacent devices.
+  int group_jobs = 0;
+  for (const auto& [job, on] : ranks_of) {
+    const int64_t g = group_of[job];
+    const std::vector<int64_t> sorted(on.begin(), on.end());
+    ASSERT_EQ(sorted.size() % static_cast<size_t>(g), 0u) << std::get<0>(job) << " on " << sorted.size() << " devices";
+    for (size_t i = 0; i < sorted.size(); i += static_cast<size_t>(g)) {
+      EXPECT_EQ(sorted[i + static_cast<size_t>(g) - 1] - sorted[i], g - 1) << std::get<0>(job) << " from " << sorted[i];
+    }
+    group_jobs += g > 1;
+  }
+  EXPECT_GT(group_jobs, 0) << "sync trains each agent on a group of devices";
+  EXPECT_EQ(static_cast<int>(ranks.size()), devices) << "every device of the run has work";
 }
 
 TEST(SimFlexMarlCliTest, ScaleTestAgentsAndTheTable) {
