@@ -94,18 +94,20 @@ std::vector<SetSummary> summarise_sets(const std::vector<StudyRun>& runs) {
 }
 
 // Welch's interval for mean(a) - mean(b): the sets' seeds are independent draws, not pairs.
+// With one seed on either side there is no interval (`interval` false).
 struct Difference {
   double mean = 0, low = 0, high = 0;
+  bool interval = false;
 };
 Difference welch(const std::vector<double>& a, const std::vector<double>& b) {
   const SeedSummary sa = summarise(a), sb = summarise(b);
   Difference d;
   d.mean = sa.mean - sb.mean;
+  d.low = d.high = d.mean;
+  if (sa.n < 2 || sb.n < 2) return d;
+  d.interval = true;
   const double va = sa.sd * sa.sd / sa.n, vb = sb.sd * sb.sd / sb.n;
-  if (sa.n < 2 || sb.n < 2 || va + vb == 0) {
-    d.low = d.high = d.mean;
-    return d;
-  }
+  if (va + vb == 0) return d;  // every seed gave the same figure: the interval is that point
   const double df = (va + vb) * (va + vb) / (va * va / (sa.n - 1) + vb * vb / (sb.n - 1));
   const double half =
       clustertwin::igsp::student_t_quantile(0.975, std::max(1, static_cast<int>(std::floor(df)))) * std::sqrt(va + vb);
@@ -234,16 +236,22 @@ int main(int argc, char** argv) {
     retention_csv += s.name + "," + s.kind;
     for (const SeedSummary& r : s.retention)
       retention_csv += "," + format_number("%.4f", r.mean) + "," + format_number("%.4f", r.sd) + "," +
-                       format_number("%.4f", r.low) + "," + format_number("%.4f", r.high);
+                       (r.n >= 2 ? format_number("%.4f", r.low) + "," + format_number("%.4f", r.high) : ",");
     retention_csv += "\n";
     metrics_csv += s.name + "," + s.kind + "," + format_number("%.4f", s.perplexity) + "," +
                    format_number("%.6f", s.unique) + "," + format_number("%.6f", s.repeated) + "," +
                    format_number("%.6f", s.byte_coverage) + "," + format_number("%.3f", s.word_types) + "," +
                    format_number("%.0f", s.volume) + "," + format_number("%.2f", s.mean_length) + "\n";
+    // One seed has no interval: the column says so rather than print a point as one.
+    char interval[40];
+    if (s.retention[4].n >= 2)
+      std::snprintf(interval, sizeof interval, "[%6.2f, %6.2f]", s.retention[4].low, s.retention[4].high);
+    else
+      std::snprintf(interval, sizeof interval, "%-16s", "[ one seed ]");
     char line[256];
-    std::snprintf(line, sizeof line, "%-34s %7.2f %7.2f %7.2f %8.2f %7.2f  [%6.2f, %6.2f] %9.2f  %6.4f %8.1f\n",
-                  s.name.c_str(), s.retention[0].mean, s.retention[1].mean, s.retention[2].mean, s.retention[3].mean,
-                  s.retention[4].mean, s.retention[4].low, s.retention[4].high, s.perplexity, s.unique, s.word_types);
+    std::snprintf(line, sizeof line, "%-34s %7.2f %7.2f %7.2f %8.2f %7.2f  %s %9.2f  %6.4f %8.1f\n", s.name.c_str(),
+                  s.retention[0].mean, s.retention[1].mean, s.retention[2].mean, s.retention[3].mean,
+                  s.retention[4].mean, interval, s.perplexity, s.unique, s.word_types);
     table += line;
   }
   write(out + "/retention.csv", retention_csv);
@@ -322,22 +330,28 @@ int main(int argc, char** argv) {
   };
   const size_t total = kDimensions.size() - 1;
   nlohmann::ordered_json comparisons = nlohmann::ordered_json::array();
-  std::string comparison_text = "\nComparisons (total retention, difference of means, Welch 95% interval)\n";
+  std::string comparison_text = std::string("\nComparisons (total retention, difference of means, ") +
+                                (o.seeds >= 2 ? "Welch 95% interval)\n" : "one seed: no interval)\n");
   auto compare = [&](const std::string& label, const SetSummary* a, const SetSummary* b) {
     if (a == nullptr || b == nullptr) return;
     const Difference d = welch(a->retention_by_seed[total], b->retention_by_seed[total]);
     char line[256];
-    std::snprintf(line, sizeof line, "  %-44s %6.2f vs %6.2f: %+6.2f points [%+.2f, %+.2f]\n", label.c_str(),
-                  a->retention[total].mean, b->retention[total].mean, d.mean, d.low, d.high);
+    std::snprintf(line, sizeof line, "  %-44s %6.2f vs %6.2f: %+6.2f points", label.c_str(), a->retention[total].mean,
+                  b->retention[total].mean, d.mean);
     comparison_text += line;
+    if (d.interval) {
+      std::snprintf(line, sizeof line, " [%+.2f, %+.2f]", d.low, d.high);
+      comparison_text += line;
+    }
+    comparison_text += "\n";
     comparisons.push_back({{"comparison", label},
                            {"a", a->name},
                            {"b", b->name},
                            {"a_total", a->retention[total].mean},
                            {"b_total", b->retention[total].mean},
                            {"difference", d.mean},
-                           {"low", d.low},
-                           {"high", d.high}});
+                           {"low", d.interval ? nlohmann::ordered_json(d.low) : nlohmann::ordered_json()},
+                           {"high", d.interval ? nlohmann::ordered_json(d.high) : nlohmann::ordered_json()}});
   };
   const SetSummary* best_single = nullptr;
   for (const SetSummary* s : sources) {
@@ -414,10 +428,11 @@ int main(int argc, char** argv) {
                                   {"byte_coverage", s.byte_coverage},
                                   {"word_types_per_1000", s.word_types}};
     for (size_t d = 0; d < kDimensions.size(); ++d)
-      set["retention"][kDimensions[d]] = {{"mean", s.retention[d].mean},
-                                          {"low", s.retention[d].low},
-                                          {"high", s.retention[d].high},
-                                          {"by_seed", s.retention_by_seed[d]}};
+      set["retention"][kDimensions[d]] = {
+          {"mean", s.retention[d].mean},
+          {"low", s.retention[d].n >= 2 ? nlohmann::ordered_json(s.retention[d].low) : nlohmann::ordered_json()},
+          {"high", s.retention[d].n >= 2 ? nlohmann::ordered_json(s.retention[d].high) : nlohmann::ordered_json()},
+          {"by_seed", s.retention_by_seed[d]}};
     j["sets"].push_back(set);
   }
   j["rho"] = nlohmann::ordered_json::array();

@@ -51,24 +51,35 @@ TEST(IgspStudyProgramTest, SmallStudyOnTheShippedCheckpointIsDeterministic) {
   for (const char* jobs : {"1", "2"}) {
     const std::string out = ::testing::TempDir() + "ct_igsp_study_small_" + jobs;
     std::filesystem::remove_all(out);
-    const auto r = run_command({kStudy, "--out", out, "--sets", "general,code,math,random", "--seeds", "1", "--samples",
-                                "16", "--items", "40", "--windows", "8", "--jobs", jobs});
+    const auto r =
+        run_command({kStudy, "--out", out, "--sets", "general,code,math,random,general+code+math+commonsense",
+                     "--seeds", "1", "--samples", "16", "--items", "40", "--windows", "8", "--jobs", jobs});
     if (r.exit_code == 2 && r.err.find("is missing here or differs from the one trained on") != std::string::npos)
       GTEST_SKIP() << "this machine lacks the Debian files the shipped checkpoint was trained on: " << r.err;
     ASSERT_EQ(r.exit_code, 0) << r.err;
     for (const char* file : {"runs.csv", "retention.csv", "metrics.csv", "rho.csv", "study.json"})
       EXPECT_TRUE(std::filesystem::exists(out + "/" + file)) << file;
     EXPECT_NE(r.out.find("Retention (%) after sparsegpt at 60% sparsity"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("Spearman's rho over the 3 sources"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Spearman's rho over the 4 sources"), std::string::npos) << r.out;
     json.push_back(slurp(out + "/study.json"));
   }
   EXPECT_EQ(json[0], json[1]);
   const auto j = nlohmann::json::parse(json[0]);
-  ASSERT_EQ(j.at("sets").size(), 4u);
+  ASSERT_EQ(j.at("sets").size(), 5u);
   EXPECT_EQ(j.at("sets")[3].at("kind"), "control");
   EXPECT_EQ(j.at("samples"), 16);  // the run's sizes are recorded with its results
   EXPECT_EQ(j.at("items"), 40);
   EXPECT_EQ(j.at("windows"), 8);
+  // One seed gives a mean but no interval: null, not a zero-width one.
+  const auto& total = j.at("sets")[0].at("retention").at("total");
+  EXPECT_TRUE(total.at("mean").is_number());
+  EXPECT_TRUE(total.at("low").is_null()) << total;
+  EXPECT_TRUE(total.at("high").is_null()) << total;
+  ASSERT_FALSE(j.at("comparisons").empty());
+  for (const auto& c : j.at("comparisons")) {
+    EXPECT_TRUE(c.at("difference").is_number()) << c;
+    EXPECT_TRUE(c.at("low").is_null()) << c;
+  }
   // 7 metrics x 5 dimensions; volume and mean length are constant at equal budgets.
   ASSERT_EQ(j.at("rho").size(), 35u);
   for (const auto& c : j.at("rho")) {
