@@ -211,8 +211,9 @@ StatusOr<StabilityStudy> run_stability_study(const StabilityOptions& o, const st
       }
       const igsp::SeedSummary f = igsp::summarise(finals);
       s.final_success = f.mean;
-      s.final_low = f.low;
-      s.final_high = f.high;
+      // One seed has no interval: NaN here, null in the JSON, '-' in the table.
+      s.final_low = f.n >= 2 ? f.low : kNaN;
+      s.final_high = f.n >= 2 ? f.high : kNaN;
       s.best_success = igsp::summarise(bests).mean;
       s.reached = static_cast<int>(steps.size());
       std::sort(steps.begin(), steps.end());
@@ -263,7 +264,8 @@ std::string stability_summary_csv(const StabilityStudy& study) {
        "acceptance\n";
   for (const StabilitySummary& x : study.summary) {
     s << x.condition << "," << x.lag << "," << format_number("%.6g", x.final_success) << ","
-      << format_number("%.6g", x.final_low) << "," << format_number("%.6g", x.final_high) << ","
+      << (std::isfinite(x.final_low) ? format_number("%.6g", x.final_low) : "") << ","
+      << (std::isfinite(x.final_high) ? format_number("%.6g", x.final_high) : "") << ","
       << format_number("%.6g", x.best_success) << "," << x.reached << "," << study.options.seeds << ","
       << format_number("%.6g", x.median_steps) << "," << format_number("%.6g", x.collapse_rate) << ","
       << format_number("%.6g", x.acceptance) << "\n";
@@ -314,10 +316,15 @@ std::string stability_table(const StabilityStudy& study) {
   s << "    k  condition          final success (95% CI)     best  reached " << format_number("%g", o.success_target)
     << "  median steps  collapse  accept\n";
   for (const StabilitySummary& x : study.summary) {
+    char interval[40];
+    if (std::isfinite(x.final_low) && std::isfinite(x.final_high))
+      std::snprintf(interval, sizeof interval, "[%6.3f, %6.3f]", x.final_low, x.final_high);
+    else
+      std::snprintf(interval, sizeof interval, "%-16s", "[  one seed  ]");
     char line[220];
-    std::snprintf(line, sizeof line, "  %3lld  %-16s %6.3f [%6.3f, %6.3f]  %6.3f  %5d/%-3lld  %12s  %8.2f  %6s\n",
-                  static_cast<long long>(x.lag), x.condition.c_str(), x.final_success, x.final_low, x.final_high,
-                  x.best_success, x.reached, static_cast<long long>(o.seeds),
+    std::snprintf(line, sizeof line, "  %3lld  %-16s %6.3f %s  %6.3f  %5d/%-3lld  %12s  %8.2f  %6s\n",
+                  static_cast<long long>(x.lag), x.condition.c_str(), x.final_success, interval, x.best_success,
+                  x.reached, static_cast<long long>(o.seeds),
                   std::isnan(x.median_steps) ? "-" : format_number("%.0f", x.median_steps).c_str(), x.collapse_rate,
                   std::isnan(x.acceptance) ? "-" : format_number("%.3f", x.acceptance).c_str());
     s << line;

@@ -52,6 +52,26 @@ TEST(StabilityStudyTest, SameOptionsSameBytes) {
   EXPECT_EQ(stability_curves_csv(*run_stability_study(o)), stability_curves_csv(*run_stability_study(o)));
 }
 
+TEST(StabilityStudyTest, OneSeedHasNoInterval) {
+  StabilityOptions o = small();
+  o.lags = {0};
+  o.conditions = {"grpo"};
+  o.steps = 10;
+  o.seeds = 1;
+  auto s = run_stability_study(o);
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  const nlohmann::json j = stability_json(*s);
+  ASSERT_EQ(j.at("summary").size(), 1u);
+  EXPECT_TRUE(j["summary"][0].at("final_success").is_number());
+  EXPECT_TRUE(j["summary"][0].at("final_success_ci95")[0].is_null()) << j["summary"][0];
+  EXPECT_NE(stability_table(*s).find("[  one seed  ]"), std::string::npos) << stability_table(*s);
+  // Two seeds do have one.
+  o.seeds = 2;
+  s = run_stability_study(o);
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_TRUE(stability_json(*s)["summary"][0].at("final_success_ci95")[0].is_number());
+}
+
 TEST(StabilityStudyTest, BadOptionsNameTheFlag) {
   StabilityOptions o;
   o.conditions = {"ppo"};
