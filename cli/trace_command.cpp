@@ -97,7 +97,9 @@ Status run_derive(const TraceArgs& args) {
 
 void add_trace_command(CLI::App& app, Action* action) {
   auto args = std::make_shared<TraceArgs>();
-  CLI::App* trace = app.add_subcommand("trace", "Check, summarise and import traces (format: traces/FORMAT.md)");
+  CLI::App* trace = app.add_subcommand(
+      "trace",
+      "Check, summarise and import traces, and derive the step plan an imported one ran (format: traces/FORMAT.md)");
   trace->require_subcommand(1, 1);
 
   CLI::App* validate = trace->add_subcommand(

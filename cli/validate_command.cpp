@@ -396,11 +396,13 @@ void add_validate_command(CLI::App& app, Action* action) {
   auto a = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "validate",
-      "Run the twin on what a recorded real run did and report its error. For a system (nestpipe): the plan the "
-      "trace carries on the same worker count, priced by the profile's cost table when it prices every cost key "
-      "(a calibrated profile), by --costs-from's runs when given, else by the run itself (a replay); prints the "
-      "step-time error and each cost key's. For `collectives`: the twin's benchmark at every size of a recorded "
-      "collective benchmark, against its mean. Exit code 3 when the error exceeds --max-error");
+      "Run the twin on what a recorded real run did and report its error. For nestpipe: the plan the trace "
+      "carries on the same worker count, priced by the profile's cost table when it prices every cost key (a "
+      "calibrated profile), by --costs-from's runs when given, else by the run itself (a replay); prints the "
+      "step-time error and each cost key's. For flexmarl and flowtrain: the process twin, which replays the run's "
+      "decisions or step plan on simulated ranks sharing the cores, priced by --costs-from's runs or by the run "
+      "itself. For `collectives`: the twin's benchmark at every size of a recorded collective benchmark, against "
+      "its mean. Exit code 3 when the error exceeds --max-error");
   cmd->add_option("SYSTEM", a->system,
                   "nestpipe, flexmarl (the process twin: the real controller's decisions on simulated processes "
                   "sharing the profile's node_cores), flowtrain (the process twin: the real executor's step plan on "
