@@ -144,7 +144,7 @@ runs = [("torchrec", "stale-torchrec.txt"), ("semisync", "stale-semisync.txt"), 
 with open("stale.dat", "w") as f:
     for label, path in runs:
         for line in open(path):
-            m = re.match(r"\[rank 0\]\s+(\w+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s*$", line)
+            m = re.match(r"\[rank 0\]\s+([\w-]+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s*$", line)
             if m:
                 f.write(f'"{label}" {m.group(6)} {m.group(7)}\n')
 png = f"{out_dir}/nestpipe-staleness.png"

@@ -307,6 +307,7 @@ Status run_nestpipe(const NestPipeArgs& a) {
   if (a.json) {
     std::string out = "{\"variant\":";
     traces::append_json_string(&out, a.variant);
+    out += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false");
     out += ",\"world_size\":" + std::to_string(world_size) + ",\"steps\":" + std::to_string(a.steps) +
            ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
            ",\"median_step_ms\":" + number(step_ms) + ",\"first_loss\":" + number(first_loss) +
@@ -317,9 +318,11 @@ Status run_nestpipe(const NestPipeArgs& a) {
     std::printf("# clustertwin run nestpipe: %d ranks (%s), %s, batch %d per rank in %d micro-batches, %s/%s\n",
                 world_size, (*comm)->backend().c_str(), a.model.c_str(), a.batch, a.micro_batches, a.optimizer.c_str(),
                 a.dense_optimizer.c_str());
-    std::printf("  %-9s %6s %17s %11s %11s %11s %13s\n", "variant", "steps", "median step (ms)", "first loss",
+    // dbp and nestpipe without their patch are the negative control: the label says so.
+    const std::string label = a.variant + (a.no_patch ? "-nopatch" : "");
+    std::printf("  %-16s %6s %17s %11s %11s %11s %13s\n", "variant", "steps", "median step (ms)", "first loss",
                 "last loss", "stale rows", "patched rows");
-    std::printf("  %-9s %6d %17.3f %11.6f %11.6f %11lld %13lld\n", a.variant.c_str(), a.steps, step_ms, first_loss,
+    std::printf("  %-16s %6d %17.3f %11.6f %11.6f %11lld %13lld\n", label.c_str(), a.steps, step_ms, first_loss,
                 last_loss, static_cast<long long>(stale), static_cast<long long>(patched));
     if (first_rank >= 0) std::printf("# first stale row: %s\n", first_stale_text.c_str());
     if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());

@@ -129,6 +129,13 @@ TEST(NestPipeRunTest, TheOracleFlagsSemiSyncAndDbpWithoutThePatch) {
   ASSERT_EQ(no_patch.exit_code, 0) << no_patch.err;
   EXPECT_GT(json_int(no_patch.out, "stale_rows"), 0);
   EXPECT_EQ(json_int(no_patch.out, "patched_rows"), 0);
+  // Rows and tables say which run was the negative control.
+  EXPECT_NE(no_patch.out.find("{\"variant\":\"dbp\",\"no_patch\":true,"), std::string::npos) << no_patch.out;
+  EXPECT_NE(semisync.out.find("{\"variant\":\"semisync\",\"no_patch\":false,"), std::string::npos) << semisync.out;
+  const CommandResult table = run_clustertwin(
+      {"launch", "--nproc", "2", "--", "run", "nestpipe", "--steps", "4", "--variant", "dbp", "--no-patch"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("[rank 0]   dbp-nopatch "), std::string::npos) << table.out;
 
   // semisync reads batch b's rows before batch b-1's update, so the first
   // stale row is in batch 1, read at version 0 where batch 0 made it 1.
