@@ -27,6 +27,7 @@ struct PlanOptions {
   bool json = false;
   int runner_ups = 3;
   int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string plot;  // a PNG of every simulated point, "" for none
 };
 
 /// The steps of an estimate run in the FlowTrain and FlexMARL planners: one
@@ -57,15 +58,15 @@ struct PlanSystem {
 };
 
 /// Adds --target-throughput, --min-efficiency, --platform, --max-workers,
-/// --runner-ups, --json and --parallel to `cmd`.
+/// --runner-ups, --json, --parallel and --plot to `cmd`.
 void add_plan_options(CLI::App* cmd, PlanOptions* o, const std::string& target_help, const std::string& platform_help);
 
 /// Checks the options a user typed, before any slow preparation; resolves
 /// max_workers against the platform's `devices`.
 Status check_plan_options(PlanOptions* o, int devices, const std::string& platform_name);
 
-/// Searches `s` for the target and prints the answer (text or JSON). Exit
-/// code 3 (check_failed) when nothing meets the target.
+/// Searches `s` for the target and prints the answer (text or JSON), and
+/// draws --plot. Exit code 3 (check_failed) when nothing meets the target.
 Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_clock::time_point started);
 
 void add_plan_nestpipe(CLI::App* plan, Action* action);

@@ -5,10 +5,16 @@
 // and the runner-ups. The systems' sides: cli/plan_nestpipe.cpp,
 // cli/plan_flowtrain.cpp, cli/plan_flexmarl.cpp.
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
 
 #include "cli/plan.h"
+#include "models/common/file_io.h"
 #include "models/common/progress.h"
 #include "models/common/text.h"
 
@@ -25,7 +31,105 @@ void add_plan_options(CLI::App* cmd, PlanOptions* o, const std::string& target_h
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the answer as JSON");
   cmd->add_option("--parallel", o->parallel, "Simulations run at once (default: cores)")->check(CLI::Range(1, 256));
+  cmd->add_option("--plot", o->plot,
+                  "Also draw every simulated point to this PNG (with gnuplot): throughput against workers per "
+                  "configuration, estimates hollow and exact runs filled, the target and the answer");
 }
+
+namespace {
+
+bool gnuplot_installed() {
+  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+// A string for a gnuplot double-quoted literal.
+std::string gnuplot_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// The --plot script: each configuration's simulated points (throughput against workers; estimates hollow, exact
+// runs filled), the target and the answer, drawn to `png`.
+std::string plan_gnuplot_script(const PlanOptions& o, const PlanSystem& s, const sim::CapacityAnswer& answer,
+                                const std::string& png) {
+  static constexpr const char* kColours[] = {"#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3",
+                                             "#937860", "#DA8BC3", "#8C8C8C", "#CCB974", "#64B5CD"};
+  constexpr int kColourCount = sizeof(kColours) / sizeof(kColours[0]);
+  std::string g = "set terminal pngcairo size 960,560 font 'sans,10'\n";
+  g += "set output " + gnuplot_quoted(png) + "\n";
+  g += "set termoption noenhanced\n";
+  g += "set title " +
+       gnuplot_quoted("clustertwin plan " + s.system + " on " + s.platform + ": target " + with_thousands(o.target) +
+                      " " + s.unit + " (hollow: estimate, filled: exact run)") +
+       "\n";
+  g += "set xlabel " + gnuplot_quoted(s.noun) + "\nset ylabel " + gnuplot_quoted(s.unit) + "\n";
+  g += "set grid\nset key inside right bottom box opaque\nset xrange [0:*]\nset yrange [0:*]\nset format y '%.0s%c'\n";
+  // Per family: every point (workers, throughput, exact), and the line through one point per count, exact first.
+  std::map<int, std::string> points, line;
+  std::map<int, std::map<int, sim::CapacityPoint>> best;
+  for (const sim::CapacityPoint& p : answer.points) {
+    points[p.family] +=
+        std::to_string(p.workers) + " " + format_number("%.17g", p.throughput) + " " + (p.exact ? "1" : "0") + "\n";
+    auto& at = best[p.family];
+    if (!at.count(p.workers) || p.exact) at[p.workers] = p;
+  }
+  for (const auto& [f, counts] : best) {
+    for (const auto& [w, p] : counts)
+      line[f] += std::to_string(w) + " " + format_number("%.17g", p.throughput) + "\n";
+  }
+  for (const auto& [f, text] : points) {
+    g += "$points" + std::to_string(f) + " << EOD\n" + text + "EOD\n";
+    g += "$line" + std::to_string(f) + " << EOD\n" + line[f] + "EOD\n";
+  }
+  if (answer.feasible()) {
+    const sim::CapacityPoint& a = answer.families.front().answer;
+    g += "set label 1 " +
+         gnuplot_quoted("answer: " + s.families[a.family] + " at " + with_thousands(a.workers) + " " + s.noun) +
+         " at " + std::to_string(a.workers) + "," + format_number("%.17g", a.throughput) +
+         (2 * a.workers < s.ladder.back() ? " left point pt 4 ps 2.5 lc rgb 'black' offset 1.5,1.2\n"
+                                          : " right point pt 4 ps 2.5 lc rgb 'black' offset -1.5,1.2\n");
+  }
+  std::string plot;
+  for (const auto& [f, text] : points) {
+    const std::string colour = std::string("lc rgb '") + kColours[f % kColourCount] + "'";
+    const std::string n = std::to_string(f);
+    if (!plot.empty()) plot += ", \\\n  ";
+    plot += "$line" + n + " using 1:2 with lines " + colour + " title " + gnuplot_quoted(s.families[f]) + ", \\\n  ";
+    plot += "$points" + n + " using 1:($3 == 0 ? $2 : NaN) with points pt 6 ps 1.2 " + colour + " notitle, \\\n  ";
+    plot += "$points" + n + " using 1:($3 == 1 ? $2 : NaN) with points pt 7 ps 1.2 " + colour + " notitle";
+  }
+  if (!plot.empty()) plot += ", \\\n  ";
+  plot += format_number("%.17g", o.target) + " with lines dt 2 lw 1.5 lc rgb 'black' title 'target'";
+  g += "plot " + plot + "\n";
+  return g;
+}
+
+// Draws the plan's plot to o.plot atomically: gnuplot writes a temporary file beside it, renamed when whole.
+Status draw_plan_plot(const PlanOptions& o, const PlanSystem& s, const sim::CapacityAnswer& answer) {
+  const std::string temp = o.plot + ".tmp" + std::to_string(::getpid()) + ".png";
+  FILE* gnuplot = ::popen("gnuplot >/dev/null", "w");
+  if (gnuplot == nullptr) return Status::io_error("--plot " + o.plot + ": cannot start gnuplot");
+  const std::string script = plan_gnuplot_script(o, s, answer, temp);
+  const bool written = std::fwrite(script.data(), 1, script.size(), gnuplot) == script.size();
+  const int rc = ::pclose(gnuplot);
+  std::error_code ec;
+  if (!written || rc != 0 || !std::filesystem::exists(temp, ec)) {
+    std::filesystem::remove(temp, ec);
+    return Status::io_error("--plot " + o.plot + ": gnuplot failed (exit status " + std::to_string(rc) + ")");
+  }
+  std::filesystem::rename(temp, o.plot, ec);
+  if (ec) {
+    std::filesystem::remove(temp, ec);
+    return Status::io_error("--plot " + o.plot + ": " + ec.message());
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Status check_plan_options(PlanOptions* o, int devices, const std::string& platform_name) {
   CT_RETURN_IF_ERROR(sim::check_capacity_target(o->target, o->min_efficiency));
@@ -36,6 +140,16 @@ Status check_plan_options(PlanOptions* o, int devices, const std::string& platfo
   if (o->max_workers < 1 || o->max_workers > devices) {
     return Status::invalid_argument("--max-workers " + std::to_string(o->max_workers) + ": must be in [1, " +
                                     std::to_string(devices) + "] (the devices of " + platform_name + ")");
+  }
+  if (!o->plot.empty()) {
+    if (!ends_with(o->plot, ".png")) return Status::invalid_argument("--plot " + o->plot + ": must end in .png");
+    if (!gnuplot_installed()) {
+      return Status::invalid_argument("--plot " + o->plot +
+                                      ": gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)");
+    }
+    // The place must take a file before the search runs, not after.
+    auto probe = AtomicOutputFile::create(o->plot);
+    if (!probe.is_ok()) return Status::invalid_argument("--plot " + o->plot + ": cannot write there");
   }
   return Status::ok();
 }
@@ -62,6 +176,7 @@ Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_c
   const bool feasible = answer->feasible();
   const char* step_unit = s.step_in_ms ? "ms" : "s";
   const double step_scale = s.step_in_ms ? 1e3 : 1;
+  if (!o.plot.empty()) CT_RETURN_IF_ERROR(draw_plan_plot(o, s, *answer));
 
   auto point_json = [&](const sim::CapacityPoint& p) {
     nlohmann::ordered_json j = {{"configuration", s.families[p.family]}};
@@ -90,6 +205,7 @@ Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_c
     j["rounds"] = answer->rounds;
     j["space"] = answer->space;
     j["wall_s"] = wall;
+    if (!o.plot.empty()) j["plot"] = o.plot;
     j["answer"] = nullptr;
     j["runner_ups"] = nlohmann::ordered_json::array();
     j["not_meeting"] = nlohmann::ordered_json::array();
@@ -115,6 +231,9 @@ Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_c
         j["runner_ups"].push_back(p);
       }
     }
+    j["points"] = nlohmann::ordered_json::array();
+    for (const sim::CapacityPoint& p : answer->points)
+      j["points"].push_back(point_json(p));
     CT_RETURN_IF_ERROR(write_output("-", j.dump(1) + "\n"));
   } else {
     std::printf("# clustertwin plan %s: %s\n", s.system.c_str(), s.title.c_str());
@@ -174,6 +293,7 @@ Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_c
       }
       std::printf("  %-34s %s\n", s.families[r.family].c_str(), r.why_not.c_str());
     }
+    if (!o.plot.empty()) std::printf("\nplot: %s (every simulated point)\n", o.plot.c_str());
   }
   if (!feasible) {
     return Status::check_failed("plan " + s.system + ": no configuration meets " + with_thousands(o.target) + " " +

@@ -42,6 +42,8 @@ run flowtrain.txt sim flowtrain --workers 256,1024 --csv modes.csv
 for e in 32 64 96 144 192 256 384; do
   run "split-$e.txt" sim flowtrain --mode flowtrain,disagg-sync --encoder-workers "$e" --csv "split-$e.csv"
 done
+# 6. Capacity planning: the planner draws its own picture.
+run plan.txt plan nestpipe --target-throughput 4e5 --plot "$here/plan-nestpipe.png"
 
 python3 - "$here" <<'PY'
 import csv, glob, gzip, json, os, re, subprocess, sys

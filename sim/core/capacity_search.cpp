@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "models/common/text.h"
 
@@ -345,6 +346,17 @@ StatusOr<CapacityAnswer> search_capacity(const CapacityQuery& q, const CapacityE
     std::stable_sort(results.begin(), results.end(), order);
   }
   answer.families = std::move(results);
+  for (const bool is_exact : {false, true}) {
+    const auto& seen = is_exact ? exact : estimated;
+    for (const auto& [key, p] : seen) {
+      CapacityPoint point = seen.count({key.first, 0}) ? efficiency_of(p, is_exact) : p;
+      point.exact = is_exact;
+      answer.points.push_back(point);
+    }
+  }
+  std::stable_sort(answer.points.begin(), answer.points.end(), [](const CapacityPoint& a, const CapacityPoint& b) {
+    return std::tie(a.family, a.workers, a.exact) < std::tie(b.family, b.workers, b.exact);
+  });
   return answer;
 }
 

@@ -93,6 +93,10 @@ struct CapacityAnswer {
   int exact = 0;      // of which exact runs
   int rounds = 0;
   int space = 0;  // the points of every family's ladder: what full enumeration would simulate
+  /// Every point simulated, by family and count, an estimate before an exact
+  /// run at the same count; efficiency against the family's first count of
+  /// the same kind of run (0 when that was not run).
+  std::vector<CapacityPoint> points;
   bool feasible() const { return !families.empty() && families.front().feasible(); }
 };
 

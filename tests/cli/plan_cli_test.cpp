@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -45,6 +48,15 @@ TEST(PlanCliTest, TheAnswerIsConfirmedByTheTwinAndTheCountBelowFallsShort) {
   EXPECT_GE(answer.at("samples_per_s").get<double>(), target);
   EXPECT_LT(j.at("simulated").get<int>(), j.at("space").get<int>() / 2);
   EXPECT_EQ(j.at("worker_counts").at("count"), 16);
+  // Every simulated point is listed; the answer is one of them, an exact run.
+  ASSERT_EQ(j.at("points").size(), j.at("simulated").get<size_t>());
+  int listed = 0;
+  for (const auto& p : j.at("points")) {
+    listed += p.at("workers") == workers && p.at("exact") == true &&
+              p.at("samples_per_s") == answer.at("samples_per_s") &&
+              p.at("configuration") == answer.at("configuration");
+  }
+  EXPECT_EQ(listed, 1) << j.at("points").dump();
   // The confirm command, run as printed, gives the same figure.
   std::istringstream words(answer.at("confirm").get<std::string>());
   std::vector<std::string> confirm;
@@ -157,6 +169,24 @@ TEST(PlanCliTest, AnUnreachableTargetIsExitThreeWithTheBestSeen) {
       << r.err;
 }
 
+TEST(PlanCliTest, PlotDrawsEverySimulatedPoint) {
+  const std::string dir = ::testing::TempDir() + "ct_plan_plot";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string png = dir + "/plan.png";
+  const auto r = run_clustertwin(with(
+      {"plan", "nestpipe", "--target-throughput", "1e4", "--variants", "torchrec,nestpipe", "--plot", png}, kSmall));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("plot: " + png + " (every simulated point)"), std::string::npos) << r.out;
+  std::ifstream in(png, std::ios::binary);
+  std::string head(8, '\0');
+  in.read(head.data(), 8);
+  EXPECT_EQ(head, std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_GT(std::filesystem::file_size(png), 1000u);
+  // gnuplot drew to a temporary file that was renamed: nothing else is left.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1);
+}
+
 void expect_bad(const std::vector<std::string>& args, const std::string& line) {
   const auto r = run_clustertwin(with({"plan", "nestpipe"}, args));
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -178,6 +208,18 @@ TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
   expect_bad({"--target-throughput", "1e5", "--platform", "no-such-cluster"},
              "unknown platform 'no-such-cluster' (shipped: h100-1024, gpu-128, localhost-cpu, npu-1536, npu-768; or a "
              "path to a .yaml file)");
+  expect_bad({"--target-throughput", "1e5", "--plot", "plan.svg", "--platform", "gpu-128", "--calibration", "none"},
+             "--plot plan.svg: must end in .png");
+  expect_bad({"--target-throughput", "1e5", "--plot", "/no/such/dir/plan.png", "--platform", "gpu-128", "--calibration",
+              "none"},
+             "--plot /no/such/dir/plan.png: cannot write there");
+  // Without gnuplot on the PATH, --plot says so before searching.
+  const auto no_gnuplot =
+      testing::run_command({"/usr/bin/env", "PATH=/nonexistent", CT_CLI_PATH, "plan", "nestpipe", "--target-throughput",
+                            "1e5", "--plot", "plan.png", "--platform", "gpu-128", "--calibration", "none"});
+  EXPECT_EQ(no_gnuplot.exit_code, 2);
+  EXPECT_EQ(no_gnuplot.err,
+            "clustertwin: --plot plan.png: gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)\n");
   const auto bad_mode = run_clustertwin({"plan", "flowtrain", "--target-throughput", "100", "--mode", "pipedream"});
   EXPECT_EQ(bad_mode.exit_code, 2);
   EXPECT_NE(bad_mode.err.find("pipedream"), std::string::npos) << bad_mode.err;

@@ -152,6 +152,33 @@ TEST(CapacitySearchTest, EstimatesThatAreOffAreSettledByExactRuns) {
   }
 }
 
+// Every point the search simulated comes back once, in order, with what the
+// evaluator said and the efficiency against its own kind of run.
+TEST(CapacitySearchTest, PointsAreEverySimulationInOrder) {
+  const double bias = 1.04;
+  Counting c({{100, 0.02}, {300, 0.05}, {250, 0.01}}, bias);
+  const CapacityQuery q = query(3, 1.2e5);
+  auto answer = search_capacity(q, c.evaluator());
+  ASSERT_TRUE(answer.is_ok());
+  ASSERT_EQ(answer->points.size(), c.asked.size());
+  EXPECT_EQ(static_cast<int>(answer->points.size()), answer->evaluated);
+  int exact = 0;
+  for (size_t i = 0; i < answer->points.size(); ++i) {
+    const CapacityPoint& p = answer->points[i];
+    EXPECT_EQ(c.asked.count({p.family, p.workers, p.exact}), 1u) << p.family << " " << p.workers;
+    if (i > 0) {
+      const CapacityPoint& prev = answer->points[i - 1];
+      EXPECT_LT(std::tie(prev.family, prev.workers, prev.exact), std::tie(p.family, p.workers, p.exact));
+    }
+    const Family& fam = c.families[p.family];
+    const double scale = p.exact ? 1 : bias;
+    EXPECT_DOUBLE_EQ(p.throughput, scale * fam.throughput(p.workers));
+    EXPECT_NEAR(p.efficiency, fam.throughput(p.workers) / p.workers / (fam.throughput(16) / 16), 1e-12);
+    exact += p.exact;
+  }
+  EXPECT_EQ(exact, answer->exact);
+}
+
 TEST(CapacitySearchTest, FamiliesThatCannotRankAreNotSearchedToTheEnd) {
   Counting c({{300, 0.0}, {100, 0.02}});
   CapacityQuery q = query(2, 1e5);
