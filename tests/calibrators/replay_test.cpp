@@ -41,11 +41,15 @@ TEST(FitKeysTest, PooledSizesGiveLatencyAndRate) {
 }
 
 // A real 2-rank run, then its replay: the twin's step is within 5% of the
-// recorded one (the costs are fitted on the same run).
+// recorded one (the costs are fitted on the same run). The twin has no CPU
+// contention, so the program runs alone (SERIAL in CMakeLists.txt): once, in
+// a clean-clone make test, the real run shared the 2 cores with the docs
+// test's processes and its median step came out 7.3% above the replay's.
+// 20 steps (15 measured) keep the median off a few slow steps.
 TEST(ReplayTest, ARealRunReplaysToItsOwnStepTime) {
   const std::string trace = ::testing::TempDir() + "ct_replay_dbp.json";
   const auto run = run_clustertwin({"launch", "--nproc", "2", "--", "run", "nestpipe", "--variant", "dbp", "--steps",
-                                    "12", "--seed", "3", "--batch", "32", "--trace", trace});
+                                    "20", "--seed", "3", "--batch", "32", "--trace", trace});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto r = run_clustertwin({"validate", "nestpipe", "--real", trace, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
