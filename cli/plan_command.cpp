@@ -5,16 +5,13 @@
 // and the runner-ups. The systems' sides: cli/plan_nestpipe.cpp,
 // cli/plan_flowtrain.cpp, cli/plan_flexmarl.cpp.
 
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <map>
 
 #include "cli/plan.h"
 #include "models/common/file_io.h"
+#include "models/common/gnuplot.h"
 #include "models/common/progress.h"
 #include "models/common/text.h"
 
@@ -37,10 +34,6 @@ void add_plan_options(CLI::App* cmd, PlanOptions* o, const std::string& target_h
 }
 
 namespace {
-
-bool gnuplot_installed() {
-  return std::system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
 
 // A string for a gnuplot double-quoted literal.
 std::string gnuplot_quoted(const std::string& text) {
@@ -108,27 +101,6 @@ std::string plan_gnuplot_script(const PlanOptions& o, const PlanSystem& s, const
   return g;
 }
 
-// Draws the plan's plot to o.plot atomically: gnuplot writes a temporary file beside it, renamed when whole.
-Status draw_plan_plot(const PlanOptions& o, const PlanSystem& s, const sim::CapacityAnswer& answer) {
-  const std::string temp = o.plot + ".tmp" + std::to_string(::getpid()) + ".png";
-  FILE* gnuplot = ::popen("gnuplot >/dev/null", "w");
-  if (gnuplot == nullptr) return Status::io_error("--plot " + o.plot + ": cannot start gnuplot");
-  const std::string script = plan_gnuplot_script(o, s, answer, temp);
-  const bool written = std::fwrite(script.data(), 1, script.size(), gnuplot) == script.size();
-  const int rc = ::pclose(gnuplot);
-  std::error_code ec;
-  if (!written || rc != 0 || !std::filesystem::exists(temp, ec)) {
-    std::filesystem::remove(temp, ec);
-    return Status::io_error("--plot " + o.plot + ": gnuplot failed (exit status " + std::to_string(rc) + ")");
-  }
-  std::filesystem::rename(temp, o.plot, ec);
-  if (ec) {
-    std::filesystem::remove(temp, ec);
-    return Status::io_error("--plot " + o.plot + ": " + ec.message());
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status check_plan_options(PlanOptions* o, int devices, const std::string& platform_name) {
@@ -176,7 +148,10 @@ Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_c
   const bool feasible = answer->feasible();
   const char* step_unit = s.step_in_ms ? "ms" : "s";
   const double step_scale = s.step_in_ms ? 1e3 : 1;
-  if (!o.plot.empty()) CT_RETURN_IF_ERROR(draw_plan_plot(o, s, *answer));
+  if (!o.plot.empty()) {
+    CT_RETURN_IF_ERROR(draw_png_with_gnuplot(
+        o.plot, [&](const std::string& output) { return plan_gnuplot_script(o, s, *answer, output); }));
+  }
 
   auto point_json = [&](const sim::CapacityPoint& p) {
     nlohmann::ordered_json j = {{"configuration", s.families[p.family]}};

@@ -13,6 +13,7 @@
 #include "cli/torch_commands.h"
 #include "experiments/sis/estimator_study.h"
 #include "experiments/sis/stability_study.h"
+#include "models/common/gnuplot.h"
 #include "models/common/progress.h"
 #include "models/common/text.h"
 
@@ -52,7 +53,7 @@ Status make_dir(const std::string& dir) {
 // Writes `script` beside the CSVs and runs gnuplot on it when it is installed.
 bool plot(const std::string& dir, const std::string& name, const std::string& script) {
   if (!write_output(dir + "/" + name, script).is_ok()) return false;
-  return std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot '" + dir + "/" + name + "'").c_str()) == 0;
+  return run_gnuplot_file(dir + "/" + name);
 }
 
 // A flag the user gave (an option left out keeps the study's default; a given one is validated, never replaced).

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/common/file_io.h"
+#include "models/common/gnuplot.h"
 #include "models/common/progress.h"
 #include "models/common/text.h"
 #include "models/flexmarl/agents.h"
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
       sim::flexmarl_rows_json(all, "{\"platform\":\"npu-768\",\"calibration\":" + fit_json +
                                        ",\"paper\":{\"sync_step_s\":914.4,\"speedup\":7.3,\"utilization_gain\":5.6}}"));
   write(out + "/plots.gp", gnuplot_script(out, timelines));
-  const bool plotted = std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot " + out + "/plots.gp").c_str()) == 0;
+  const bool plotted = run_gnuplot_file(out + "/plots.gp");
 
   // The checks.
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "models/common/file_io.h"
+#include "models/common/gnuplot.h"
 #include "models/common/progress.h"
 #include "models/common/text.h"
 #include "models/flowtrain/allocator.h"
@@ -201,7 +202,7 @@ int main(int argc, char** argv) {
                                                         {"study.json", json.dump(2) + "\n"}}) {
     if (Status s = write_file_atomically(out + "/" + file, text); !s.is_ok()) fail(s);
   }
-  const bool plotted = std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot " + out + "/plots.gp").c_str()) == 0;
+  const bool plotted = run_gnuplot_file(out + "/plots.gp");
   std::printf("outputs: %s/{packing.csv,allocation.csv,modes.csv,study.json,traces/*.json%s}\n", out.c_str(),
               plotted ? ",throughput.png,mfu.png" : "; no gnuplot: no PNGs");
   std::printf("study wall time: %.1f s\n",

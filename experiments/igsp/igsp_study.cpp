@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "models/common/file_io.h"
+#include "models/common/gnuplot.h"
 #include "models/common/text.h"
 #include "models/igsp/analysis.h"
 #include "models/igsp/corpus.h"
@@ -458,7 +459,7 @@ int main(int argc, char** argv) {
               top = std::max(top, r.mean + 5);
           return top;
         }()));
-  const bool plotted = std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot " + out + "/plots.gp").c_str()) == 0;
+  const bool plotted = run_gnuplot_file(out + "/plots.gp");
 
   std::string dense_line = "\nDense model:";
   for (const auto& s : result->dense)

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "models/common/file_io.h"
+#include "models/common/gnuplot.h"
 #include "models/common/progress.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
@@ -215,7 +216,7 @@ int main(int argc, char** argv) {
 
   // 6. Plots.
   write(out + "/plots.gp", gnuplot_script(out));
-  const bool plotted = std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot " + out + "/plots.gp").c_str()) == 0;
+  const bool plotted = run_gnuplot_file(out + "/plots.gp");
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const sim::NestPipeRow* np = find(rows, "nestpipe", 1536);
