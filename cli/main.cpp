@@ -52,17 +52,23 @@ int main(int argc, char** argv) {
   app.footer("Run 'clustertwin COMMAND --help' for a command's options.");
 
   clustertwin::cli::Action action;
+#if CT_CLI_REAL_ONLY
+  // The real side alone (CT_REAL_ONLY): the launcher and the executors.
+  clustertwin::cli::add_launch_command(app, &action);
+  clustertwin::cli::add_real_command(app, &action);
+#else
   clustertwin::cli::add_calibrate_command(app, &action);
   clustertwin::cli::add_launch_command(app, &action);
   clustertwin::cli::add_plan_command(app, &action);
   clustertwin::cli::add_sim_command(app, &action);
   clustertwin::cli::add_trace_command(app, &action);
   clustertwin::cli::add_validate_command(app, &action);
-#if CT_CLI_WITH_TORCH
+#endif
+#if CT_CLI_WITH_TORCH && !CT_CLI_REAL_ONLY
   clustertwin::cli::add_igsp_command(app, &action);
   clustertwin::cli::add_real_command(app, &action);
   clustertwin::cli::add_sis_command(app, &action);
-#else
+#elif !CT_CLI_WITH_TORCH
   clustertwin::cli::add_torch_forwarders(app, &action, argv);
 #endif
 

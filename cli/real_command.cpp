@@ -17,8 +17,16 @@ namespace {
 
 using real::RealArgs;
 
+constexpr char kDeviceHelp[] =
+    "Where the tensors live: cpu, cuda (GPU LOCAL_RANK mod the GPUs visible), or auto (cuda when this build has CUDA "
+    "and a GPU is visible)";
+constexpr char kBackendHelp[] =
+    "auto (NCCL when the tensors are on GPUs and each rank of the node has a GPU of its own, else Gloo), gloo (GPU "
+    "tensors staged through host memory) or nccl";
+
 void add_common(CLI::App* app, RealArgs* a) {
-  app->add_option("--backend", a->backend, "auto (NCCL with GPUs, else Gloo), gloo or nccl")->capture_default_str();
+  app->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
+  app->add_option("--backend", a->backend, kBackendHelp)->capture_default_str();
   app->add_option("--timeout", a->timeout_s,
                   "Seconds a rendezvous or collective may wait for other ranks before failing")
       ->capture_default_str();
@@ -62,7 +70,11 @@ void add_nestpipe(CLI::App* run, Action* action) {
   np->add_flag("--json", a->json, "Print one JSON object instead of the table");
   np->add_flag("--no-check-order", a->no_check_order,
                "Skip comparing each collective across ranks before running it (saves a small all-gather)");
-  np->add_option("--backend", a->backend, "gloo (auto is accepted when it picks gloo)")->capture_default_str();
+  np->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
+  np->add_option("--backend", a->backend, kBackendHelp)->capture_default_str();
+  np->add_option("--store", a->store,
+                 "The embedding store: host (pinned host memory on a GPU, as the paper keeps its tables) or device")
+      ->capture_default_str();
   np->add_option("--timeout", a->timeout_s,
                  "Seconds a rendezvous or collective may wait for other ranks before failing")
       ->capture_default_str();

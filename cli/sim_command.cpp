@@ -69,7 +69,7 @@ Status run_collective(const SimArgs& a) {
                                     "direct)");
   }
   o.algorithm = *algorithm;
-  auto sizes = sim::parse_sizes(a.bytes);
+  auto sizes = parse_sizes(a.bytes, "--bytes");
   if (!sizes.is_ok()) return sizes.status();
   o.sizes = *sizes;
   auto workers = parse_workers(a.workers);

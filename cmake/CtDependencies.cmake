@@ -1,29 +1,62 @@
 # Third-party packages. scripts/install-deps.sh installs every one of them
 # from Debian; nothing here downloads anything.
 
+if(CT_THIRD_PARTY_DIR)
+  # What a bare machine lacks, carried there (scripts/device-check.sh --prepare).
+  set(ZLIB_ROOT "${CT_THIRD_PARTY_DIR}")
+  include_directories(SYSTEM "${CT_THIRD_PARTY_DIR}/include")
+endif()
 find_package(ZLIB REQUIRED)
 
 if(CT_FUZZ)
   return()
 endif()
 
-find_package(Boost 1.74 REQUIRED)          # Boost.Graph is header-only
-find_package(nlohmann_json 3 REQUIRED)
-find_package(yaml-cpp REQUIRED)
-find_package(PkgConfig REQUIRED)
-pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
+# A header-only package from find_package, else from CT_THIRD_PARTY_DIR/include.
+macro(ct_header_only_package package target header)
+  find_package(${package} QUIET)
+  if(NOT TARGET ${target})
+    if(CT_THIRD_PARTY_DIR AND EXISTS "${CT_THIRD_PARTY_DIR}/include/${header}")
+      add_library(${target} INTERFACE IMPORTED)
+      set_target_properties(${target} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${CT_THIRD_PARTY_DIR}/include")
+      message(STATUS "clustertwin: ${package} from ${CT_THIRD_PARTY_DIR}/include")
+    else()
+      message(FATAL_ERROR "clustertwin: ${package} not found (install it: scripts/install-deps.sh; or give "
+                          "CT_THIRD_PARTY_DIR with include/${header})")
+    endif()
+  endif()
+endmacro()
+ct_header_only_package(nlohmann_json nlohmann_json::nlohmann_json nlohmann/json.hpp)
+ct_header_only_package(CLI11 CLI11::CLI11 CLI/CLI.hpp)
+
+if(NOT CT_REAL_ONLY)
+  find_package(Boost 1.74 REQUIRED)          # Boost.Graph is header-only
+  find_package(yaml-cpp REQUIRED)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
+endif()
 
 find_package(Torch REQUIRED)
 # CT_CUDA (a CUDA-enabled libtorch) and CT_CUDA_KERNELS (our own .cu files): cmake/CtCuda.cmake.
 include(CtCuda)
 
-find_package(CLI11 REQUIRED)
-
 if(CT_BUILD_TESTS)
-  find_package(GTest REQUIRED)
+  find_package(GTest QUIET)
+  if(NOT TARGET GTest::gtest AND CT_THIRD_PARTY_DIR AND EXISTS "${CT_THIRD_PARTY_DIR}/gtest/CMakeLists.txt")
+    message(STATUS "clustertwin: GoogleTest built from ${CT_THIRD_PARTY_DIR}/gtest")
+    set(INSTALL_GTEST OFF CACHE BOOL "" FORCE)
+    add_subdirectory("${CT_THIRD_PARTY_DIR}/gtest" "${CMAKE_BINARY_DIR}/googletest" EXCLUDE_FROM_ALL SYSTEM)
+    if(NOT TARGET GTest::gtest)  # GoogleTest's own CMake names them gtest and gtest_main
+      add_library(GTest::gtest ALIAS gtest)
+      add_library(GTest::gtest_main ALIAS gtest_main)
+    endif()
+  elseif(NOT TARGET GTest::gtest)
+    message(FATAL_ERROR "clustertwin: GoogleTest not found (scripts/install-deps.sh installs it; or give "
+                        "CT_THIRD_PARTY_DIR with gtest/, or -DCT_BUILD_TESTS=OFF)")
+  endif()
   include(GoogleTest)
 endif()
-if(CT_BUILD_BENCH)
+if(CT_BUILD_BENCH AND NOT CT_REAL_ONLY)
   find_package(benchmark REQUIRED)
 endif()
 

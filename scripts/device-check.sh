@@ -4,45 +4,59 @@
 #   scripts/device-check.sh             run every step; results under $OUT (default build-device/out)
 #   scripts/device-check.sh --dry-run   print the steps, their time limits and what is carried; run nothing
 #   scripts/device-check.sh --prepare   here, before the call: copy what the GPU machine lacks (GoogleTest's
-#                                       source) into build-device/gtest and print the exact carry list
+#                                       source, the CLI11, nlohmann-json, zlib and Gloo headers, libz.a) into
+#                                       build-device/deps and print the exact carry list and its size
+#   scripts/device-check.sh --predict DIR [BUILD]
+#                                       here, after the call: calibrate the twin on one configuration's trace
+#                                       from DIR (the call's files) and predict the others' steps, with errors
 #
-# Steps, each under `timeout`, all inside CT_DEVICE_BUDGET_S seconds (default 450):
-#   facts        nvidia-smi, nvidia-smi topo -m, nvcc, g++, cmake, python3's torch          -> facts.txt
-#   configure    scripts/device-check/ (real/gpu, tests/gpu) with nvcc                      -> build.txt
-#   build        ct_gpu, ct_gpu_kernels_test                                                 -> build.txt
-#   gpu-tests    ctest -L gpu; fails if the GPU tests skip where there is a GPU              -> gpu-tests.txt
-#   nccl         NCCL all-reduce and all-to-all bus bandwidth on every GPU, 1 MiB..1 GiB     -> nccl.json, nccl.txt
-#   kineto       a profiled training step of a small GPT                                     -> traces/, kineto.txt
-#   torch-probe  real/core/backend_info.cpp built against the pip libtorch (CT_CUDA), run    -> build.txt
+# Steps, each under `timeout`, all inside CT_DEVICE_BUDGET_S seconds (default 500):
+#   facts          nvidia-smi, nvidia-smi topo -m, nvcc, g++, cmake, python3's torch           -> facts.txt
+#   configure      scripts/device-check/ (real/gpu, tests/gpu) with nvcc                       -> build.txt
+#   build          ct_gpu, ct_gpu_kernels_test                                                  -> build.txt
+#   gpu-tests      ctest -L gpu; fails if the GPU tests skip where there is a GPU               -> gpu.txt
+#   nccl           NCCL all-reduce and all-to-all bus bandwidth on every GPU, 1 MiB..1 GiB      -> nccl.json, gpu.txt
+#   kineto         a profiled training step of a small GPT                                     -> traces.tar.gz, gpu.txt
+#   real-configure the real side (CT_REAL_ONLY: no SimGrid) against the pip libtorch, CT_CUDA   -> build.txt
+#   real-build     its clustertwin (launch, run collectives|plan|nestpipe|flexmarl|flowtrain)  -> build.txt
+#   run-nestpipe   torchrec, dbp, nestpipe on the GPU (NCCL, one rank; GB-sized table), and 4 ranks
+#                  sharing the GPU (Gloo, staged through host memory), each with --trace        -> runs.txt, traces.tar.gz
+#   run-flowtrain  monolithic and flowtrain on the GPU, --trace                                 -> runs.txt, traces.tar.gz
+#   run-flexmarl   sync and flexmarl on the GPU, --trace                                        -> runs.txt, traces.tar.gz
 # Each step's status goes to summary.txt (PASS, FAIL or SKIP, seconds, a one-line note);
 # the exit code is 0 only when every step passed. Environment: OUT (the results folder),
 # CT_DEVICE_BUDGET_S (the overall limit), CT_DEVICE_PYTHON (default python3), CT_DEVICE_STEPS
-# (run only these steps, e.g. "configure build gpu-tests", for a rerun that must fit the time left).
+# (run only these steps, e.g. "real-configure real-build run-nestpipe", for a rerun that must fit the time left).
+# The twin (SimGrid) is not on the GPU machine: its predictions from the runs' traces are --predict's, here.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SCRIPT="$ROOT/scripts/device-check.sh"
 DEVICE_DIR="$ROOT/build-device"   # ignored by git (/build-*/)
 BUILD="$DEVICE_DIR/build"         # ct_gpu and the GPU tests
-PROBE_BUILD="$DEVICE_DIR/build-torch"
-CARRY_DIR="$DEVICE_DIR/gtest"     # what --prepare collects
-CARRY_REL="build-device/gtest"
+REAL_BUILD="$DEVICE_DIR/real"     # the real side against the machine's libtorch
+CARRY_DIR="$DEVICE_DIR/deps"      # what --prepare collects
+CARRY_REL="build-device/deps"
 OUT="${OUT:-$DEVICE_DIR/out}"
 PYTHON="${CT_DEVICE_PYTHON:-python3}"
-BUDGET_S="${CT_DEVICE_BUDGET_S:-450}"
+BUDGET_S="${CT_DEVICE_BUDGET_S:-500}"
 SELECTED="${CT_DEVICE_STEPS:-}"
-DEVICE_TIMEOUT_S=540              # the timeout_s to give the device tool: the budget plus start-up and slack
+DEVICE_TIMEOUT_S=580              # the timeout_s to give the device tool: the budget plus start-up and slack
 MAX_OUT_FILES=8                   # the device tool brings back at most 8 files from $OUT
 
 # name, time limit (s), log file under $OUT, what it does
 STEPS=(
   "facts 30 facts.txt nvidia-smi, nvidia-smi topo -m, nvcc, g++, cmake, ninja, python3 torch/CUDA/NCCL versions"
-  "configure 90 build.txt cmake -S scripts/device-check -B build-device/build (nvcc; GoogleTest installed or carried)"
-  "build 150 build.txt cmake --build: ct_gpu (nvcc) and ct_gpu_kernels_test"
-  "gpu-tests 60 gpu-tests.txt ctest -L gpu -V; a GPU test that skips where nvidia-smi lists a GPU fails the step"
-  "nccl 150 nccl.txt torchrun nccl_bench.py on every GPU: all-reduce and all-to-all, 1 MiB..1 GiB -> nccl.json"
-  "kineto 120 kineto.txt torchrun kineto_step.py: profiled TinyGPT steps -> traces/gpt_step.rank0.json.gz"
-  "torch-probe 180 build.txt ct_backend_probe built against the pip libtorch with CT_CUDA, then run"
+  "configure 60 build.txt cmake -S scripts/device-check -B build-device/build (nvcc; GoogleTest installed or carried)"
+  "build 120 build.txt cmake --build: ct_gpu (nvcc) and ct_gpu_kernels_test"
+  "gpu-tests 60 gpu.txt ctest -L gpu -V; a GPU test that skips where nvidia-smi lists a GPU fails the step"
+  "nccl 120 gpu.txt torchrun nccl_bench.py on every GPU: all-reduce and all-to-all, 1 MiB..1 GiB -> nccl.json"
+  "kineto 90 gpu.txt torchrun kineto_step.py: profiled TinyGPT steps -> traces/gpt_step.rank0.json.gz"
+  "real-configure 120 build.txt cmake -S . -B build-device/real -DCT_REAL_ONLY=ON -DCT_CUDA=ON against the pip libtorch"
+  "real-build 300 build.txt cmake --build build-device/real --target clustertwin (the real side, no SimGrid)"
+  "run-nestpipe 180 runs.txt run nestpipe --device cuda: torchrec, dbp, nestpipe (NCCL, 1 rank), dbp on 4 ranks (Gloo)"
+  "run-flowtrain 120 runs.txt run flowtrain --device cuda: monolithic and flowtrain"
+  "run-flexmarl 120 runs.txt run flexmarl --device cuda: sync and flexmarl"
 )
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -108,8 +122,8 @@ EOF
 
 step_configure() {
   local args=()
-  if [ -f "$CARRY_DIR/CMakeLists.txt" ]; then
-    args+=("-DCT_DEVICE_GTEST_SOURCE=$CARRY_DIR")
+  if [ -f "$CARRY_DIR/gtest/CMakeLists.txt" ]; then
+    args+=("-DCT_DEVICE_GTEST_SOURCE=$CARRY_DIR/gtest")
   fi
   rm -rf "$BUILD"
   # shellcheck disable=SC2046  # generator_args prints zero or two words
@@ -177,36 +191,112 @@ step_kineto() {
   return "$rc"
 }
 
-step_torch_probe() {
-  local prefix arch
-  prefix=$("$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)') || return 1
-  arch=$("$PYTHON" -c 'import torch; c = torch.cuda.get_device_capability(); print(f"{c[0]}.{c[1]}")' 2>/dev/null ||
-    echo "9.0")
-  rm -rf "$PROBE_BUILD"
-  # TORCH_CUDA_ARCH_LIST spares libtorch's CMake config a guess; USE_SYSTEM_NVTX makes it look for the nvtx3
-  # headers in the CUDA toolkit (some torch 2.x configs look only in their own source tree otherwise, and then
-  # fall back to libnvToolsExt, which CUDA 13 no longer has).
-  # shellcheck disable=SC2046  # generator_args prints zero or two words
-  TORCH_CUDA_ARCH_LIST="$arch" cmake -S "$ROOT/scripts/device-check" -B "$PROBE_BUILD" $(generator_args) \
-    -DCMAKE_BUILD_TYPE=Release -DCT_DEVICE_TORCH_PROBE=ON -DCMAKE_PREFIX_PATH="$prefix" -DUSE_SYSTEM_NVTX=ON ||
+# The pip PyTorch's CMake prefix, the GPU's compute capability and the folder of nccl.h
+# (the nvidia-nccl wheel's include/: the torch wheel has no NCCL headers).
+torch_prefix() { "$PYTHON" -c 'import torch; print(torch.utils.cmake_prefix_path)'; }
+gpu_arch() {
+  "$PYTHON" -c 'import torch; c = torch.cuda.get_device_capability(); print(f"{c[0]}.{c[1]}")' 2>/dev/null || echo "9.0"
+}
+nccl_include() {
+  local site
+  site=$("$PYTHON" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null) || return 0
+  # shellcheck disable=SC2086  # several folders
+  find $site -path '*nvidia*' -name nccl.h 2>/dev/null | head -1 | xargs -r dirname
+}
+
+step_real_configure() {
+  local prefix nccl
+  prefix=$(torch_prefix) || { echo "device-check: $PYTHON has no torch"; return 1; }
+  if [ ! -f "$CARRY_DIR/include/CLI/CLI.hpp" ]; then
+    echo "device-check: $CARRY_REL is missing or incomplete; run scripts/device-check.sh --prepare and carry it"
+    note "no $CARRY_REL carried (--prepare)"
     return 1
-  cmake --build "$PROBE_BUILD" --target ct_backend_probe -j "$(nproc)" || return 1
-  local probe_out rc
-  probe_out=$("$PROBE_BUILD/ct_backend_probe" 2>&1)
-  rc=$?
-  echo "$probe_out"
-  note "$(echo "$probe_out" | head -1)"
-  if [ "$rc" -eq 0 ] && [ "$(gpu_count)" -gt 0 ] && ! grep -q 'CT_HAVE_CUDA_TORCH=1' <<<"$probe_out"; then
-    note "CT_CUDA was turned off on a machine with a GPU: the libtorch found has no CUDA (see build.txt)"
+  fi
+  nccl=$(nccl_include)
+  echo "torch prefix: $prefix; nccl.h in: ${nccl:-not found}"
+  rm -rf "$REAL_BUILD"
+  # TORCH_CUDA_ARCH_LIST spares libtorch's CMake config a guess; USE_SYSTEM_NVTX makes it look for the nvtx3
+  # headers in the CUDA toolkit (some torch 2.x configs fall back to libnvToolsExt otherwise, which CUDA 13 lacks).
+  # shellcheck disable=SC2046  # generator_args prints zero or two words
+  TORCH_CUDA_ARCH_LIST="$(gpu_arch)" cmake -S "$ROOT" -B "$REAL_BUILD" $(generator_args) -DCMAKE_BUILD_TYPE=Release \
+    -DCT_REAL_ONLY=ON -DCT_CUDA=ON -DCT_BUILD_TESTS=OFF -DCT_BUILD_BENCH=OFF -DCT_THIRD_PARTY_DIR="$CARRY_DIR" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DUSE_SYSTEM_NVTX=ON ${nccl:+"-DCMAKE_CXX_FLAGS=-isystem $nccl"} || return 1
+  if ! grep -q 'CT_CUDA:BOOL=ON' "$REAL_BUILD/CMakeCache.txt"; then
+    note "CT_CUDA was turned off: the libtorch found has no CUDA (see build.txt)"
     return 3
   fi
+}
+
+step_real_build() {
+  local rc
+  # -k 0: every error of the build in one log, so that one call shows them all.
+  cmake --build "$REAL_BUILD" --target clustertwin -j "$(nproc)" -- -k 0
+  rc=$?
+  [ "$rc" -ne 0 ] && { note "$(grep -c 'error:' "$OUT/build.txt" 2>/dev/null || echo '?') compiler error lines"; return "$rc"; }
+  local version
+  version=$("$REAL_BUILD/cli/clustertwin" --version 2>&1)
+  echo "$version"
+  note "$version"
+  grep -q 'cuda yes' <<<"$version" || { echo "device-check: the real side's libtorch sees no GPU"; return 3; }
+}
+
+# One real run: the command line to runs.txt, then its output; rank 0's JSON line is kept.
+real_run() {
+  local name=$1 limit=$2
+  shift 2
+  echo "---- $name: clustertwin $*"
+  local t0=$SECONDS rc
+  timeout -k 5 "$limit" "$REAL_BUILD/cli/clustertwin" "$@"
+  rc=$?
+  echo "---- $name: exit $rc after $((SECONDS - t0)) s"
   return "$rc"
+}
+
+step_run_nestpipe() {
+  local t="$OUT/traces" failed=0 v
+  mkdir -p "$t"
+  # One rank owning the GPU (NCCL): a 10M-row x 128 table (5.1 GB, pinned host memory) and MLPerf's DLRM.
+  local one=(--device cuda --model dlrm-criteo --vocab 10000000 --batch 2048 --micro-batches 4 --steps 12
+    --threads 4 --timeout 60 --json)
+  for v in torchrec dbp nestpipe; do
+    real_run "nestpipe-1gpu-$v" 50 launch --nproc 1 -- run nestpipe --variant "$v" "${one[@]}" \
+      --trace "$t/nestpipe-1gpu-$v.json" || failed=1
+  done
+  # The store on the device instead.
+  real_run "nestpipe-1gpu-dbp-store-device" 50 launch --nproc 1 -- run nestpipe --variant dbp "${one[@]}" \
+    --store device --trace "$t/nestpipe-1gpu-dbp-store-device.json" || failed=1
+  # Four ranks on one GPU: NCCL refuses that, so Gloo with the tensors staged through host memory.
+  real_run "nestpipe-4rank-dbp" 60 launch --nproc 4 -- run nestpipe --variant dbp --device cuda --model dlrm-criteo \
+    --vocab 1000000 --batch 512 --micro-batches 4 --steps 10 --timeout 50 --json \
+    --trace "$t/nestpipe-4rank-gloo-dbp.json" || failed=1
+  note "$(grep -c '"median_step_ms"' "$OUT/runs.txt" 2>/dev/null || echo 0) nestpipe runs reported"
+  return "$failed"
+}
+
+step_run_flowtrain() {
+  local t="$OUT/traces" failed=0 m
+  mkdir -p "$t"
+  for m in monolithic flowtrain; do
+    real_run "flowtrain-$m" 55 launch --nproc 2 -- run flowtrain --mode "$m" --device cuda --steps 6 \
+      --timeout 50 --json --trace "$t/flowtrain-2rank-$m.json" || failed=1
+  done
+  return "$failed"
+}
+
+step_run_flexmarl() {
+  local t="$OUT/traces" failed=0 f
+  mkdir -p "$t"
+  for f in sync flexmarl; do
+    real_run "flexmarl-$f" 55 launch --nproc 5 -- run flexmarl --framework "$f" --device cuda --steps 2 \
+      --timeout 50 --json --trace "$t/flexmarl-5rank-$f.json" || failed=1
+  done
+  return "$failed"
 }
 
 # --- the driver ---
 
 record() {  # name status seconds note
-  printf '%-12s %-4s %4ss  %s\n' "$1" "$2" "$3" "$4" | tee -a "$OUT/summary.txt"
+  printf '%-14s %-4s %4ss  %s\n' "$1" "$2" "$3" "$4" | tee -a "$OUT/summary.txt"
 }
 
 run_all() {
@@ -221,12 +311,14 @@ run_all() {
     case "$name" in
       build) needs=configure ;;
       gpu-tests) needs=build ;;
+      real-build) needs=real-configure ;;
+      run-*) needs=real-build ;;
     esac
     if [ -n "$SELECTED" ] && [[ " $SELECTED " != *" $name "* ]]; then
       record "$name" SKIP 0 "not in CT_DEVICE_STEPS"
       result[$name]=SKIP; continue
     fi
-    if [ -n "$needs" ] && [ "${result[$needs]:-}" != PASS ]; then
+    if [ -n "$needs" ] && [ "${result[$needs]:-}" != PASS ] && ! { [ "$needs" = real-build ] && real_built; }; then
       record "$name" SKIP 0 "$needs did not pass"
       result[$name]=SKIP; failures=$((failures + 1)); continue
     fi
@@ -260,6 +352,10 @@ run_all() {
     result[$name]=$status
     rm -f "$tmp"
   done
+  # Every trace in one archive: the device tool brings back 8 files at most.
+  if [ -d "$OUT/traces" ]; then
+    tar -czf "$OUT/traces.tar.gz" -C "$OUT" traces && rm -rf "$OUT/traces"
+  fi
   local files
   files=$(find "$OUT" -type f | wc -l)
   if [ "$files" -gt "$MAX_OUT_FILES" ]; then
@@ -270,24 +366,32 @@ run_all() {
   [ "$failures" -eq 0 ]
 }
 
+# A real build left by an earlier call on a machine still warm (a rerun of the run steps alone).
+real_built() { [ -x "$REAL_BUILD/cli/clustertwin" ] && [ -z "$(find "$ROOT/real" -newer "$REAL_BUILD/cli/clustertwin" -name '*.cpp' | head -1)" ]; }
+
 dry_run() {
   echo "device-check steps (overall budget ${BUDGET_S}s; each step's limit is cut to what is left):"
   local entry name limit log what
   for entry in "${STEPS[@]}"; do
     read -r name limit log what <<<"$entry"
-    printf '  %-12s %4ss  -> %-14s %s\n' "$name" "$limit" "$log" "$what"
+    printf '  %-14s %4ss  -> %-10s %s\n' "$name" "$limit" "$log" "$what"
   done
-  echo "results: $OUT (summary.txt, facts.txt, build.txt, gpu-tests.txt, nccl.json, nccl.txt, kineto.txt,"
-  echo "         traces/gpt_step.rank0.json.gz: $MAX_OUT_FILES files, the most the device tool brings back)"
-  echo "python: $PYTHON; build folders: $BUILD, $PROBE_BUILD"
-  if [ -f "$CARRY_DIR/CMakeLists.txt" ]; then
-    echo "carry: $CARRY_REL is ready ($(du -sh "$CARRY_DIR" | cut -f1)); used when the machine has no GoogleTest"
+  echo "results: $OUT: summary.txt, facts.txt, build.txt, gpu.txt, nccl.json, runs.txt, traces.tar.gz"
+  echo "         (traces/: gpt_step.rank0.json.gz and every run's trace): 7 of the $MAX_OUT_FILES files the device tool brings back"
+  echo "python: $PYTHON; build folders: $BUILD, $REAL_BUILD"
+  if [ -f "$CARRY_DIR/gtest/CMakeLists.txt" ] && [ -f "$CARRY_DIR/include/CLI/CLI.hpp" ]; then
+    echo "carry: $CARRY_REL is ready ($(du -sh "$CARRY_DIR" | cut -f1))"
   else
     echo "carry: $CARRY_REL is missing; run scripts/device-check.sh --prepare first"
   fi
   echo "device tool call: command \"bash scripts/device-check.sh\", carry [\"$CARRY_REL\"], timeout_s $DEVICE_TIMEOUT_S"
+  echo "afterwards, here: scripts/device-check.sh --predict <files_at> (the twin's predictions from the runs' traces)"
 }
 
+# What a bare GPU machine lacks for the small kernel project and the real side, from this machine's Debian
+# packages: GoogleTest's source (googletest), the headers of CLI11 (libcli11-dev), nlohmann-json
+# (nlohmann-json3-dev), zlib (zlib1g-dev, with its static libz.a) and Gloo (libgloo-dev: the pip wheel has
+# Gloo inside libtorch_cpu.so but ships no headers). About 3 MB.
 prepare() {
   local src="" candidate
   for candidate in /usr/src/googletest/googletest /usr/src/gtest; do
@@ -298,10 +402,20 @@ prepare() {
       "install Debian's googletest package (scripts/install-deps.sh installs libgtest-dev, which brings it)" >&2
     exit 2
   fi
+  local inc=/usr/include lib=/usr/lib/x86_64-linux-gnu path
+  for path in "$inc/CLI/CLI.hpp" "$inc/nlohmann/json.hpp" "$inc/zlib.h" "$inc/zconf.h" "$inc/gloo/context.h" \
+    "$lib/libz.a"; do
+    if [ ! -f "$path" ]; then
+      echo "device-check.sh --prepare: $path is missing; scripts/install-deps.sh installs the packages that have it" >&2
+      exit 2
+    fi
+  done
   rm -rf "$CARRY_DIR"
-  mkdir -p "$CARRY_DIR"
-  # Only what its CMakeLists.txt builds from: no tests, samples or docs.
-  cp -r "$src/CMakeLists.txt" "$src/cmake" "$src/include" "$src/src" "$CARRY_DIR/"
+  mkdir -p "$CARRY_DIR/gtest" "$CARRY_DIR/include" "$CARRY_DIR/lib"
+  # Only what GoogleTest's CMakeLists.txt builds from: no tests, samples or docs.
+  cp -r "$src/CMakeLists.txt" "$src/cmake" "$src/include" "$src/src" "$CARRY_DIR/gtest/"
+  cp -r "$inc/CLI" "$inc/nlohmann" "$inc/gloo" "$inc/zlib.h" "$inc/zconf.h" "$CARRY_DIR/include/"
+  cp "$lib/libz.a" "$CARRY_DIR/lib/"
   if ! git -C "$ROOT" check-ignore -q "$CARRY_REL"; then
     echo "device-check.sh --prepare: $CARRY_REL is not ignored by git; it would travel twice" >&2
     exit 1
@@ -310,7 +424,7 @@ prepare() {
   carry_bytes=$(du -sb "$CARRY_DIR" | cut -f1)
   tree_bytes=$(cd "$ROOT" && git ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 |
     cut -f1)
-  echo "prepared $CARRY_REL from $src: $carry_bytes bytes"
+  echo "prepared $CARRY_REL: GoogleTest from $src, headers of CLI11, nlohmann-json, zlib, Gloo, libz.a: $carry_bytes bytes"
   echo "the working tree that travels: about $tree_bytes bytes; with the carry $((tree_bytes + carry_bytes))" \
     "of the 67108864 (64 MiB) allowed"
   echo
@@ -324,6 +438,10 @@ case "${1:-}" in
   "") run_all ;;
   --dry-run) dry_run ;;
   --prepare) prepare ;;
+  --predict)
+    [ -n "${2:-}" ] || { echo "device-check.sh --predict: give the folder of the call's files" >&2; exit 2; }
+    exec bash "$ROOT/scripts/device-check/predict.sh" "$2" "${3:-$ROOT/build}"
+    ;;
   --step)
     case "${2:-}" in
       facts) step_facts ;;
@@ -332,10 +450,14 @@ case "${1:-}" in
       gpu-tests) step_gpu_tests ;;
       nccl) step_nccl ;;
       kineto) step_kineto ;;
-      torch-probe) step_torch_probe ;;
+      real-configure) step_real_configure ;;
+      real-build) step_real_build ;;
+      run-nestpipe) step_run_nestpipe ;;
+      run-flowtrain) step_run_flowtrain ;;
+      run-flexmarl) step_run_flexmarl ;;
       *) echo "device-check.sh: unknown step '${2:-}'" >&2; exit 2 ;;
     esac
     ;;
-  -h | --help) sed -n '2,20p' "$SCRIPT" ;;
-  *) echo "device-check.sh: unknown option '$1' (allowed: --dry-run, --prepare, --help)" >&2; exit 2 ;;
+  -h | --help) sed -n '2,33p' "$SCRIPT" ;;
+  *) echo "device-check.sh: unknown option '$1' (allowed: --dry-run, --prepare, --predict DIR, --help)" >&2; exit 2 ;;
 esac

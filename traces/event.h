@@ -66,6 +66,10 @@ struct Event {
   std::optional<int64_t> group_size;
   std::optional<int64_t> peer;
   std::optional<double> cpu_us;  // CPU time the recording thread spent in the task (real runs), microseconds
+  // Real runs on a GPU, where ts/dur are the device's (CUDA events): when the
+  // host thread launched the task's work and how long the launch took.
+  std::optional<double> host_ts_us;
+  std::optional<double> host_dur_us;
 
   double end_us() const { return ts_us + dur_us; }
   bool operator==(const Event&) const = default;

@@ -402,10 +402,12 @@ bool TraceReader::read_args(Event* event) {
       if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
       if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
       event->flops = cursor_->number();
-    } else if (key == "cpu_us") {
+    } else if (key == "cpu_us" || key == "host_ts_us" || key == "host_dur_us") {
       if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
       if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
-      event->cpu_us = cursor_->number();
+      (key == "cpu_us"       ? event->cpu_us
+       : key == "host_ts_us" ? event->host_ts_us
+                             : event->host_dur_us) = cursor_->number();
     } else if (!cursor_->skip_rest_of_value(v)) {
       return fail_syntax();
     }

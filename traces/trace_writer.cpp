@@ -168,6 +168,14 @@ void append_event_json(std::string* out, const Event& e) {
     field("cpu_us");
     append_json_number(&text, *e.cpu_us);
   }
+  if (e.host_ts_us) {
+    field("host_ts_us");
+    append_json_number(&text, *e.host_ts_us);
+  }
+  if (e.host_dur_us) {
+    field("host_dur_us");
+    append_json_number(&text, *e.host_dur_us);
+  }
   if (any) {
     text.append("}}");
   } else {

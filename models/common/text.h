@@ -1,8 +1,11 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "models/common/status.h"
 
 namespace clustertwin {
 
@@ -15,6 +18,11 @@ std::string quote_for_message(std::string_view text);
 /// {"128", "256"}); empty items stay (",8" -> {"", "8"}) so that the caller's
 /// check can name them. An empty text is one empty item.
 std::vector<std::string> split_commas(std::string_view text);
+
+/// Byte sizes as a user types them for `flag`: "1K:1G" (doubling) or
+/// "4096,1M"; K/M/G (or KiB/MiB/GiB) are powers of 1024, B or nothing bytes.
+/// InvalidArgument naming the flag, the text and the bad item.
+StatusOr<std::vector<int64_t>> parse_sizes(const std::string& text, const std::string& flag);
 
 /// One number through a printf format with a single conversion ("%.3f"):
 /// for tables and CSV cells.

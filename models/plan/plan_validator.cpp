@@ -1,8 +1,6 @@
 #include "models/plan/plan_validator.h"
 
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/depth_first_search.hpp>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -18,62 +16,72 @@ namespace clustertwin::models {
 namespace {
 
 // An edge a -> b of one step's graph: a finishes before b starts.
-struct EdgeInfo {
+struct Edge {
+  int to = 0;
   bool stream_order = false;  // from the order of a stream rather than from b's deps
 };
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property, EdgeInfo>;
-using GraphEdge = Graph::edge_descriptor;
 
-// The graph of one step (see the header). Requires valid stream and dep ids.
-Graph step_graph(const Plan& plan) {
-  Graph graph(plan.tasks.size());
+// The graph of one step (see the header) as out-edge lists, each in the order
+// the edges were found. Requires valid stream and dep ids.
+std::vector<std::vector<Edge>> step_graph(const Plan& plan) {
+  std::vector<std::vector<Edge>> out(plan.tasks.size());
   std::vector<int> last_on_stream(plan.streams.size(), -1);
   for (const Task& t : plan.tasks) {
     for (int dep : t.deps)
-      boost::add_edge(dep, t.id, EdgeInfo{false}, graph);
+      out[static_cast<size_t>(dep)].push_back({t.id, false});
     CT_CHECK(0 <= t.stream && t.stream < static_cast<int>(plan.streams.size())) << "task " << t.name;
     int& last = last_on_stream[t.stream];
-    if (last >= 0) boost::add_edge(last, t.id, EdgeInfo{true}, graph);
+    if (last >= 0) out[static_cast<size_t>(last)].push_back({t.id, true});
     last = t.id;
   }
-  return graph;
+  return out;
 }
 
-// Remembers the DFS tree and the first back edge, which closes a cycle.
-class CycleFinder : public boost::default_dfs_visitor {
- public:
-  CycleFinder(std::vector<std::optional<GraphEdge>>* tree_edge_into, std::optional<GraphEdge>* back)
-      : tree_edge_into_(tree_edge_into), back_(back) {}
-  void tree_edge(GraphEdge e, const Graph& g) { (*tree_edge_into_)[boost::target(e, g)] = e; }
-  void back_edge(GraphEdge e, const Graph&) {
-    if (!*back_) *back_ = e;
-  }
-
- private:
-  std::vector<std::optional<GraphEdge>>* tree_edge_into_;
-  std::optional<GraphEdge>* back_;
-};
-
 // "'a' -> 'b' -(stream order)-> 'a'" for the first cycle found, "" when none.
+// A depth-first search from each unvisited task in id order, out-edges in
+// order (iterative, so a long chain cannot overflow the call stack): the first
+// edge into a task still on the search path closes a cycle.
 std::string find_cycle(const Plan& plan) {
-  const Graph graph = step_graph(plan);
-  std::vector<std::optional<GraphEdge>> tree_edge_into(plan.tasks.size());
-  std::optional<GraphEdge> back;
-  boost::depth_first_search(graph, boost::visitor(CycleFinder(&tree_edge_into, &back)));
-  if (!back) return "";
-  // The back edge u -> v meets v on the DFS path to u: v -> ... -> u -> v.
-  const auto v = boost::target(*back, graph);
-  std::vector<GraphEdge> cycle = {*back};
-  for (auto u = boost::source(*back, graph); u != v; u = boost::source(*tree_edge_into[u], graph)) {
-    cycle.push_back(*tree_edge_into[u]);
+  const std::vector<std::vector<Edge>> graph = step_graph(plan);
+  enum class Mark : char { kNew, kOnPath, kDone };
+  std::vector<Mark> mark(graph.size(), Mark::kNew);
+  std::vector<const Edge*> edge_into(graph.size(), nullptr);  // the tree edge that reached each task
+  std::vector<int> parent(graph.size(), -1);
+  std::vector<std::pair<int, size_t>> path;  // (task, next out-edge to follow)
+  for (size_t root = 0; root < graph.size(); ++root) {
+    if (mark[root] != Mark::kNew) continue;
+    mark[root] = Mark::kOnPath;
+    path.emplace_back(static_cast<int>(root), 0);
+    while (!path.empty()) {
+      auto& [u, next] = path.back();
+      if (next == graph[static_cast<size_t>(u)].size()) {
+        mark[static_cast<size_t>(u)] = Mark::kDone;
+        path.pop_back();
+        continue;
+      }
+      const Edge& e = graph[static_cast<size_t>(u)][next++];
+      const size_t v = static_cast<size_t>(e.to);
+      if (mark[v] == Mark::kNew) {
+        mark[v] = Mark::kOnPath;
+        edge_into[v] = &e;
+        parent[v] = u;
+        path.emplace_back(e.to, 0);
+      } else if (mark[v] == Mark::kOnPath) {
+        // u -> v meets v on the path to u: v -> ... -> u -> v.
+        std::vector<std::pair<int, const Edge*>> cycle = {{u, &e}};
+        for (int w = u; w != e.to; w = parent[static_cast<size_t>(w)])
+          cycle.emplace_back(parent[static_cast<size_t>(w)], edge_into[static_cast<size_t>(w)]);
+        std::reverse(cycle.begin(), cycle.end());
+        std::string out = "'" + plan.tasks[v].name + "'";
+        for (const auto& [from, edge] : cycle) {
+          out += edge->stream_order ? " -(stream order)-> '" : " -> '";
+          out += plan.tasks[static_cast<size_t>(edge->to)].name + "'";
+        }
+        return out;
+      }
+    }
   }
-  std::reverse(cycle.begin(), cycle.end());
-  std::string out = "'" + plan.tasks[v].name + "'";
-  for (const GraphEdge& e : cycle) {
-    out += graph[e].stream_order ? " -(stream order)-> '" : " -> '";
-    out += plan.tasks[boost::target(e, graph)].name + "'";
-  }
-  return out;
+  return "";
 }
 
 std::string group_text(const GroupSpec& group) {
@@ -341,10 +349,11 @@ Status validate_plan_for_world(const Plan& plan, const std::string& name, int wo
 }
 
 std::vector<int> topological_order(const Plan& plan) {
-  const Graph graph = step_graph(plan);
+  const std::vector<std::vector<Edge>> graph = step_graph(plan);
   std::vector<int> waiting_for(plan.tasks.size(), 0);  // in-degree
-  for (const auto& e : boost::make_iterator_range(boost::edges(graph)))
-    ++waiting_for[boost::target(e, graph)];
+  for (const std::vector<Edge>& out : graph)
+    for (const Edge& e : out)
+      ++waiting_for[static_cast<size_t>(e.to)];
   std::priority_queue<int, std::vector<int>, std::greater<>> ready;
   for (size_t v = 0; v < waiting_for.size(); ++v) {
     if (waiting_for[v] == 0) ready.push(static_cast<int>(v));
@@ -355,9 +364,8 @@ std::vector<int> topological_order(const Plan& plan) {
     const int v = ready.top();
     ready.pop();
     order.push_back(v);
-    for (const auto& e : boost::make_iterator_range(boost::out_edges(v, graph))) {
-      const int w = static_cast<int>(boost::target(e, graph));
-      if (--waiting_for[w] == 0) ready.push(w);
+    for (const Edge& e : graph[static_cast<size_t>(v)]) {
+      if (--waiting_for[static_cast<size_t>(e.to)] == 0) ready.push(e.to);
     }
   }
   CT_CHECK(order.size() == plan.tasks.size()) << "topological_order of a plan with a cycle: " << find_cycle(plan);
@@ -365,14 +373,14 @@ std::vector<int> topological_order(const Plan& plan) {
 }
 
 double critical_path_seconds(const Plan& plan, const std::function<double(const Task&)>& duration) {
-  const Graph graph = step_graph(plan);
+  const std::vector<std::vector<Edge>> graph = step_graph(plan);
   std::vector<double> earliest_start(plan.tasks.size(), 0.0);
   double longest = 0.0;
   for (int v : topological_order(plan)) {
     const double finish = earliest_start[v] + duration(plan.tasks[v]);
     longest = std::max(longest, finish);
-    for (const auto& e : boost::make_iterator_range(boost::out_edges(v, graph))) {
-      double& start = earliest_start[boost::target(e, graph)];
+    for (const Edge& e : graph[static_cast<size_t>(v)]) {
+      double& start = earliest_start[static_cast<size_t>(e.to)];
       start = std::max(start, finish);
     }
   }

@@ -3,17 +3,34 @@
 // The one place where the c10d API of libtorch 1.13 (Debian, CPU) and 2.x
 // (GPU machines) differ for us: store and process-group construction, and
 // waiting on work. Everything else in real/ calls these.
+//
+// 1.13: ProcessGroupGloo and ProcessGroupNCCL derive from c10d::ProcessGroup.
+// 2.x:  they derive from c10d::Backend, which a c10d::ProcessGroup wraps
+//       (one backend per device type). A Backend has the same collective
+//       methods with the same signatures as 1.13's ProcessGroup, so a group
+//       here is the backend itself: no wrapper, no dispatch on device type.
+
+#include <torch/version.h>
 
 #include <chrono>
 #include <memory>
 #include <string>
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
+
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#endif
 
 namespace clustertwin::real::compat {
 
 using StorePtr = c10::intrusive_ptr<c10d::Store>;
+#if TORCH_VERSION_MAJOR >= 2
+using GroupPtr = c10::intrusive_ptr<c10d::Backend>;
+#else
 using GroupPtr = c10::intrusive_ptr<c10d::ProcessGroup>;
+#endif
 using WorkPtr = c10::intrusive_ptr<c10d::Work>;
 
 /// A TCPStore at addr:port; rank 0 serves it. Waits up to `timeout` for all

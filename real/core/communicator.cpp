@@ -1,8 +1,9 @@
 #include "real/core/communicator.h"
 
-#include <torch/cuda.h>
-
+#include <algorithm>
 #include <functional>
+
+#include "real/core/device.h"
 
 namespace clustertwin::real {
 
@@ -10,15 +11,29 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::connect(const DistEnv& env
   if (options.backend != "auto" && options.backend != "gloo" && options.backend != "nccl") {
     return Status::invalid_argument("--backend '" + options.backend + "': unknown backend (allowed: auto, gloo, nccl)");
   }
+  const DeviceSupport support = device_support();
+  auto device = choose_device(options.device, env.local_rank, support);
+  if (!device.is_ok()) return device.status();
+  // NCCL wants one GPU per rank: two ranks on one GPU are refused by NCCL itself.
+  const bool own_gpu = device->is_cuda() && env.local_world_size <= support.gpus;
+  if (options.backend == "nccl") {
+    if (!compat::nccl_available()) {
+      return Status::invalid_argument("--backend nccl: this build's libtorch has no c10d NCCL (use --backend gloo)");
+    }
+    if (!device->is_cuda()) {
+      return Status::invalid_argument("--backend nccl: the tensors are on the CPU (--device " + options.device +
+                                      "); NCCL needs --device cuda and a GPU per rank");
+    }
+    if (!own_gpu) {
+      return Status::invalid_argument("--backend nccl: " + std::to_string(env.local_world_size) +
+                                      " ranks on this node share " + std::to_string(support.gpus) +
+                                      " GPU(s), and NCCL refuses two ranks on one GPU; use --backend gloo (GPU "
+                                      "tensors are then staged through host memory)");
+    }
+  }
   std::unique_ptr<Communicator> c(new Communicator(env, options));
-  const bool gpu = compat::nccl_available() && torch::cuda::device_count() > 0;
-  if (options.backend == "nccl" && !gpu) {
-    return Status::invalid_argument("--backend nccl: this build has no c10d NCCL or no GPU is visible");
-  }
-  c->backend_ = options.backend == "auto" ? (gpu ? "nccl" : "gloo") : options.backend;
-  if (c->backend_ == "nccl") {
-    c->device_ = at::Device(at::kCUDA, static_cast<at::DeviceIndex>(env.local_rank % torch::cuda::device_count()));
-  }
+  c->device_ = *device;
+  c->backend_ = options.backend != "auto" ? options.backend : (own_gpu && compat::nccl_available() ? "nccl" : "gloo");
   try {
     c->store_ = compat::make_tcp_store(env.master_addr, env.master_port, env.rank, env.world_size, options.timeout);
   } catch (const std::exception& e) {
@@ -26,6 +41,15 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::connect(const DistEnv& env
                             std::to_string(env.master_port) + " failed: " + std::string(e.what()).substr(0, 300));
   }
   return c;
+}
+
+std::string Communicator::staging() const {
+  if (backend_ == "gloo" && device_.is_cuda()) return "host";
+  return "none";
+}
+
+std::string Communicator::describe() const {
+  return "device " + describe_device(device_) + ", backend " + backend_ + ", staging " + staging();
 }
 
 std::vector<int> Communicator::all_ranks() const {
@@ -43,8 +67,16 @@ Status Communicator::failed(const std::string& what, const std::exception& e) co
 }
 
 StatusOr<Group*> Communicator::group(const std::vector<int>& members, int channel) {
+  return make_group(members, channel, backend_ == "nccl");
+}
+
+StatusOr<Group*> Communicator::control_group(const std::vector<int>& members, int channel) {
+  return make_group(members, channel, false);
+}
+
+StatusOr<Group*> Communicator::make_group(const std::vector<int>& members, int channel, bool nccl) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto key = std::make_pair(channel, members);
+  auto key = std::make_tuple(nccl, channel, members);
   auto it = groups_.find(key);
   if (it != groups_.end()) return it->second.get();
   auto self = std::find(members.begin(), members.end(), rank());
@@ -53,18 +85,18 @@ StatusOr<Group*> Communicator::group(const std::vector<int>& members, int channe
   auto g = std::make_unique<Group>();
   g->members = members;
   g->index = static_cast<int>(self - members.begin());
-  // A key every member derives the same way: channel, size, ends and a hash.
+  g->nccl = nccl;
+  // A key every member derives the same way: backend, channel, size, ends and a hash.
   size_t hash = 0;
   for (int m : members)
     hash = hash * 1000003u + static_cast<size_t>(m);
-  const std::string prefix = "g/" + std::to_string(channel) + "/" + std::to_string(members.size()) + "/" +
-                             std::to_string(members.front()) + "-" + std::to_string(members.back()) + "/" +
-                             std::to_string(hash);
+  const std::string prefix = std::string(nccl ? "n/" : "g/") + std::to_string(channel) + "/" +
+                             std::to_string(members.size()) + "/" + std::to_string(members.front()) + "-" +
+                             std::to_string(members.back()) + "/" + std::to_string(hash);
   try {
     auto store = compat::make_prefix_store(prefix, store_);
-    g->pg = backend_ == "nccl"
-                ? compat::make_nccl_group(store, g->index, g->size(), options_.timeout)
-                : compat::make_gloo_group(store, g->index, g->size(), options_.timeout, env_.master_addr);
+    g->pg = nccl ? compat::make_nccl_group(store, g->index, g->size(), options_.timeout)
+                 : compat::make_gloo_group(store, g->index, g->size(), options_.timeout, env_.master_addr);
   } catch (const std::exception& e) {
     return failed("creating the process group of " + std::to_string(members.size()) + " ranks", e);
   }
@@ -75,9 +107,24 @@ StatusOr<Group*> Communicator::group(const std::vector<int>& members, int channe
 
 namespace {
 
+// `t` where a backend wants it: `t` itself when it is there, else a copy.
+at::Tensor staged_input(const at::Tensor& t, at::Device where) {
+  return t.device() == where ? t : t.to(where);
+}
+
+// A buffer where a backend wants it for an output shaped like `t`.
+at::Tensor staged_output(const at::Tensor& t, at::Device where) {
+  return t.device() == where ? t : at::empty_like(t, t.options().device(where));
+}
+
+// Copies a staged result back into the caller's tensor (nothing when none was staged).
+void unstage(at::Tensor& t, const at::Tensor& staged) {
+  if (!staged.is_same(t)) t.copy_(staged);
+}
+
 // Runs a c10d call and waits for it, turning exceptions into a Status.
 template <class Fn>
-Status run(const Communicator& c, const std::string& what, std::chrono::milliseconds timeout, Fn&& fn,
+Status run(const std::string& what, std::chrono::milliseconds timeout, Fn&& fn,
            const std::function<Status(const std::string&, const std::exception&)>& failed) {
   try {
     compat::WorkPtr work = fn();
@@ -85,38 +132,49 @@ Status run(const Communicator& c, const std::string& what, std::chrono::millisec
   } catch (const std::exception& e) {
     return failed(what, e);
   }
-  (void)c;
   return Status::ok();
 }
 
 }  // namespace
 
-#define CT_C10D(what, expr)                                                     \
-  run(                                                                          \
-      *this, what, options_.timeout, [&]() -> compat::WorkPtr { return expr; }, \
+#define CT_C10D(what, expr)                                              \
+  run(                                                                   \
+      what, options_.timeout, [&]() -> compat::WorkPtr { return expr; }, \
       [this](const std::string& w, const std::exception& e) { return failed(w, e); })
 
 Status Communicator::all_reduce(Group& g, at::Tensor& t) {
-  std::vector<at::Tensor> tensors{t};
-  return CT_C10D("all-reduce", g.pg->allreduce(tensors));
+  std::vector<at::Tensor> tensors{staged_input(t, device_of(g))};
+  CT_RETURN_IF_ERROR(CT_C10D("all-reduce", g.pg->allreduce(tensors)));
+  unstage(t, tensors[0]);
+  return Status::ok();
 }
 
 Status Communicator::all_to_all(Group& g, at::Tensor& out, at::Tensor& in, std::vector<int64_t> out_splits,
                                 std::vector<int64_t> in_splits) {
-  return CT_C10D("all-to-all", g.pg->alltoall_base(out, in, out_splits, in_splits));
+  at::Tensor in_b = staged_input(in, device_of(g));
+  at::Tensor out_b = staged_output(out, device_of(g));
+  CT_RETURN_IF_ERROR(CT_C10D("all-to-all", g.pg->alltoall_base(out_b, in_b, out_splits, in_splits)));
+  unstage(out, out_b);
+  return Status::ok();
 }
 
 Status Communicator::all_gather(Group& g, at::Tensor& out, at::Tensor& in) {
-  std::vector<std::vector<at::Tensor>> outputs(1, out.chunk(g.size()));
-  std::vector<at::Tensor> inputs{in};
-  return CT_C10D("all-gather", g.pg->allgather(outputs, inputs));
+  at::Tensor out_b = staged_output(out, device_of(g));
+  std::vector<std::vector<at::Tensor>> outputs(1, out_b.chunk(g.size()));
+  std::vector<at::Tensor> inputs{staged_input(in, device_of(g))};
+  CT_RETURN_IF_ERROR(CT_C10D("all-gather", g.pg->allgather(outputs, inputs)));
+  unstage(out, out_b);
+  return Status::ok();
 }
 
 Status Communicator::reduce_scatter(Group& g, at::Tensor& out, at::Tensor& in) {
-  if (backend_ == "nccl") {
-    std::vector<at::Tensor> outputs{out};
-    std::vector<std::vector<at::Tensor>> inputs(1, in.chunk(g.size()));
-    return CT_C10D("reduce-scatter", g.pg->reduce_scatter(outputs, inputs));
+  if (g.nccl) {
+    at::Tensor out_b = staged_output(out, device_of(g));
+    std::vector<at::Tensor> outputs{out_b};
+    std::vector<std::vector<at::Tensor>> inputs(1, staged_input(in, device_of(g)).chunk(g.size()));
+    CT_RETURN_IF_ERROR(CT_C10D("reduce-scatter", g.pg->reduce_scatter(outputs, inputs)));
+    unstage(out, out_b);
+    return Status::ok();
   }
   // Gloo in libtorch 1.13 has no reduce-scatter: send chunk j to rank j
   // (the same (n-1)/n of the buffer on the wire as a ring), then sum.
@@ -127,34 +185,41 @@ Status Communicator::reduce_scatter(Group& g, at::Tensor& out, at::Tensor& in) {
 }
 
 Status Communicator::broadcast(Group& g, at::Tensor& t, int root_index) {
-  std::vector<at::Tensor> tensors{t};
+  std::vector<at::Tensor> tensors{staged_input(t, device_of(g))};
   c10d::BroadcastOptions options;
   options.rootRank = root_index;
-  return CT_C10D("broadcast", g.pg->broadcast(tensors, options));
+  CT_RETURN_IF_ERROR(CT_C10D("broadcast", g.pg->broadcast(tensors, options)));
+  unstage(t, tensors[0]);
+  return Status::ok();
 }
 
 Status Communicator::send(Group& g, at::Tensor& t, int peer_index, int tag) {
-  std::vector<at::Tensor> tensors{t};
+  std::vector<at::Tensor> tensors{staged_input(t, device_of(g))};
   return CT_C10D("send", g.pg->send(tensors, peer_index, tag));
 }
 
 Status Communicator::recv(Group& g, at::Tensor& t, int peer_index, int tag) {
-  std::vector<at::Tensor> tensors{t};
-  return CT_C10D("recv", g.pg->recv(tensors, peer_index, tag));
+  std::vector<at::Tensor> tensors{staged_output(t, device_of(g))};
+  CT_RETURN_IF_ERROR(CT_C10D("recv", g.pg->recv(tensors, peer_index, tag)));
+  unstage(t, tensors[0]);
+  return Status::ok();
 }
 
-StatusOr<compat::WorkPtr> Communicator::send_async(Group& g, at::Tensor& t, int peer_index, int tag) {
-  std::vector<at::Tensor> tensors{t};
+StatusOr<PendingSend> Communicator::send_async(Group& g, at::Tensor& t, int peer_index, int tag) {
+  std::vector<at::Tensor> tensors{staged_input(t, device_of(g))};
   try {
-    return g.pg->send(tensors, peer_index, tag);
+    PendingSend pending;
+    pending.work = g.pg->send(tensors, peer_index, tag);
+    if (!tensors[0].is_same(t)) pending.staged = tensors[0];
+    return pending;
   } catch (const std::exception& e) {
     return failed("send", e);
   }
 }
 
-Status Communicator::wait_send(const compat::WorkPtr& work) {
+Status Communicator::wait_send(const PendingSend& send) {
   try {
-    compat::wait(work, options_.timeout);
+    compat::wait(send.work, options_.timeout);
   } catch (const std::exception& e) {
     return failed("send", e);
   }
@@ -162,9 +227,11 @@ Status Communicator::wait_send(const compat::WorkPtr& work) {
 }
 
 StatusOr<int> Communicator::recv_any(Group& g, at::Tensor& t, int tag) {
-  std::vector<at::Tensor> tensors{t};
+  if (g.nccl) return Status::internal("recv_any on an NCCL group: NCCL cannot receive from any source");
+  std::vector<at::Tensor> tensors{staged_output(t, device_of(g))};
   compat::WorkPtr work;
   CT_RETURN_IF_ERROR(CT_C10D("recv", (work = g.pg->recvAnysource(tensors, tag))));
+  unstage(t, tensors[0]);
   try {
     return work->sourceRank();
   } catch (const std::exception& e) {
@@ -178,18 +245,14 @@ Status Communicator::barrier(Group& g) {
 
 #undef CT_C10D
 
-StatusOr<std::unique_ptr<Communicator>> connect_cpu(const DistEnv& env, const std::string& backend, double timeout_s,
-                                                    const std::string& command) {
+StatusOr<std::unique_ptr<Communicator>> connect_for_run(const DistEnv& env, const std::string& device,
+                                                        const std::string& backend, double timeout_s) {
+  if (!(timeout_s > 0)) return Status::invalid_argument("--timeout " + std::to_string(timeout_s) + ": must be > 0");
   CommOptions options;
+  options.device = device;
   options.backend = backend;
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  auto comm = Communicator::connect(env, options);
-  if (!comm.is_ok()) return comm.status();
-  if ((*comm)->device().type() != at::kCPU) {
-    return Status::invalid_argument("--backend " + backend + ": chose " + (*comm)->backend() + "; " + command +
-                                    " keeps its tensors on the CPU, use --backend gloo");
-  }
-  return comm;
+  return Communicator::connect(env, options);
 }
 
 }  // namespace clustertwin::real

@@ -19,7 +19,12 @@ struct CommOptions {
   /// How long a rendezvous or a collective may wait for the other ranks
   /// before it fails (never a hang): a dead peer turns into an error.
   std::chrono::milliseconds timeout{30000};
-  /// "gloo", "nccl" or "auto" (NCCL when this libtorch has it and a GPU is visible).
+  /// Where the command keeps its tensors: "cpu", "cuda" or "auto" (cuda
+  /// when this libtorch has CUDA and a GPU is visible), see device.h.
+  std::string device = "cpu";
+  /// "gloo", "nccl" or "auto": NCCL when the tensors are on GPUs and every
+  /// rank of the node has a GPU of its own (NCCL refuses two ranks on one
+  /// GPU), else Gloo.
   std::string backend = "auto";
 };
 
@@ -30,25 +35,48 @@ struct Group {
   compat::GroupPtr pg;
   std::vector<int> members;  // global ranks, ascending
   int index = 0;             // this rank's index in members
+  bool nccl = false;         // else Gloo
   int size() const { return static_cast<int>(members.size()); }
 };
 
+/// A send under way (Communicator::send_async); keeps what it sends alive.
+struct PendingSend {
+  compat::WorkPtr work;
+  at::Tensor staged;  // the host (Gloo) or device (NCCL) copy that is on the wire, when one was made
+};
+
 /// This process's connection to the others: rendezvous through a c10d
-/// TCPStore at MASTER_ADDR:MASTER_PORT, then Gloo (CPU) or NCCL (GPU)
-/// process groups created on first use.
+/// TCPStore at MASTER_ADDR:MASTER_PORT, then Gloo or NCCL process groups
+/// created on first use.
+///
+/// Tensors may live anywhere: a collective on a tensor that is not where its
+/// group's backend works (a GPU tensor on a Gloo group, as when several ranks
+/// share one GPU; a CPU tensor on an NCCL group) is staged: copied there,
+/// run, and copied back. `staging()` says which of the two this
+/// communicator's data groups do. Control groups are always Gloo: they carry
+/// the small messages that must be received from any source, which NCCL
+/// cannot do.
 ///
 /// Every collective returns a Status: a peer that died or never came shows
 /// up as an error naming the operation after `timeout`, not as a hang.
 class Communicator {
  public:
+  /// InvalidArgument naming --device or --backend for a choice this build
+  /// or machine cannot make; Internal when the rendezvous fails.
   static StatusOr<std::unique_ptr<Communicator>> connect(const DistEnv& env, const CommOptions& options);
 
   int rank() const { return env_.rank; }
   int world_size() const { return env_.world_size; }
   const DistEnv& env() const { return env_; }
+  /// The data groups' backend: "gloo" or "nccl".
   const std::string& backend() const { return backend_; }
-  /// Where this rank's tensors live: cuda:LOCAL_RANK with NCCL, else the CPU.
+  /// Where this rank's tensors live: cuda:(LOCAL_RANK mod GPUs) or the CPU.
   at::Device device() const { return device_; }
+  /// "none", "host" (GPU tensors through host memory for Gloo) or "device"
+  /// (CPU tensors through the GPU for NCCL): what data collectives stage.
+  std::string staging() const;
+  /// One line for a command's first output: "device cuda:0 (NVIDIA H200, ...), backend gloo, staging host".
+  std::string describe() const;
   std::chrono::milliseconds timeout() const { return options_.timeout; }
 
   /// The group of `members` (ascending global ranks, this rank among them)
@@ -57,6 +85,9 @@ class Communicator {
   StatusOr<Group*> group(const std::vector<int>& members, int channel);
   /// All ranks on `channel`.
   StatusOr<Group*> world(int channel) { return group(all_ranks(), channel); }
+  /// A Gloo group of `members` on `channel` whatever the data backend: for
+  /// receives from any source and other host-side messages.
+  StatusOr<Group*> control_group(const std::vector<int>& members, int channel);
   std::vector<int> all_ranks() const;
 
   // Collectives, blocking until done. Sizes follow nccl-tests: all_gather's
@@ -72,17 +103,21 @@ class Communicator {
   /// Starts sending `t` and returns without waiting: a send completes only
   /// once the peer posts its receive, and a rank that must keep receiving
   /// meanwhile (a controller) cannot block on it. Keep `t` alive until the
-  /// work is done (wait_send).
-  StatusOr<compat::WorkPtr> send_async(Group& g, at::Tensor& t, int peer_index, int tag);
+  /// send is done (wait_send).
+  StatusOr<PendingSend> send_async(Group& g, at::Tensor& t, int peer_index, int tag);
   /// Waits for a send_async to complete, within the timeout.
-  Status wait_send(const compat::WorkPtr& work);
+  Status wait_send(const PendingSend& send);
   /// Receives `t` with `tag` from whichever member sends first; its index.
+  /// Gloo groups only (control_group when the data backend is NCCL).
   StatusOr<int> recv_any(Group& g, at::Tensor& t, int tag);
   Status barrier(Group& g);
 
  private:
   Communicator(DistEnv env, CommOptions options) : env_(std::move(env)), options_(std::move(options)) {}
+  StatusOr<Group*> make_group(const std::vector<int>& members, int channel, bool nccl);
   Status failed(const std::string& what, const std::exception& e) const;
+  /// Where group `g`'s backend wants tensors.
+  at::Device device_of(const Group& g) const { return g.nccl ? device_ : at::Device(at::kCPU); }
 
   DistEnv env_;
   CommOptions options_;
@@ -90,13 +125,12 @@ class Communicator {
   at::Device device_ = at::Device(at::kCPU);
   compat::StorePtr store_;
   std::mutex mutex_;
-  std::map<std::pair<int, std::vector<int>>, std::unique_ptr<Group>> groups_;
+  std::map<std::tuple<bool, int, std::vector<int>>, std::unique_ptr<Group>> groups_;
 };
 
-/// Connects for a command that keeps its tensors on the CPU (`run nestpipe`,
-/// `run flexmarl`): `backend` ("gloo" or "auto") with a timeout in seconds;
-/// InvalidArgument naming `command` when the backend chosen is not on the CPU.
-StatusOr<std::unique_ptr<Communicator>> connect_cpu(const DistEnv& env, const std::string& backend, double timeout_s,
-                                                    const std::string& command);
+/// Connects a `run` command: --device, --backend and --timeout (seconds)
+/// as the user gave them; errors name the flag (see Communicator::connect).
+StatusOr<std::unique_ptr<Communicator>> connect_for_run(const DistEnv& env, const std::string& device,
+                                                        const std::string& backend, double timeout_s);
 
 }  // namespace clustertwin::real

@@ -16,6 +16,7 @@ struct PlanRunner::State {
   std::mutex mutex;
   std::condition_variable cv;
   std::vector<std::vector<char>> done;  // [step][task]
+  std::vector<traces::Event> events;    // recorded at the end when the device keeps the time
   Status failure;
   bool failed = false;
 };
@@ -92,8 +93,24 @@ Status PlanRunner::check_order(const models::Task& task, int step, Group& group)
   return Status::ok();
 }
 
+// The device waits for the dependencies of `task` that ran on other streams
+// (those on its own stream are in order already).
+void PlanRunner::wait_on_device(int step, const models::Task& task, int stream) {
+  const int world = comm_.world_size(), rank = comm_.rank();
+  for (int d : task.deps) {
+    const models::Task& dep = plan_.tasks[d];
+    if (dep.stream != stream && models::runs_on(dep, rank, world)) streams_->wait_for(step, d);
+  }
+  if (step == 0) return;
+  for (int d : task.prev_step_deps) {
+    const models::Task& dep = plan_.tasks[d];
+    if (dep.stream != stream && models::runs_on(dep, rank, world)) streams_->wait_for(step - 1, d);
+  }
+}
+
 Status PlanRunner::run_stream(int stream, const std::vector<int>& tasks) {
   State& s = *state_;
+  streams_->enter(stream);
   const int world = comm_.world_size(), rank = comm_.rank();
   auto ready = [&](int step, const models::Task& t) {
     for (int d : t.deps) {
@@ -125,18 +142,25 @@ Status PlanRunner::run_stream(int stream, const std::vector<int>& tasks) {
         CT_RETURN_IF_ERROR(check_order(t, step, *task_group_[id]));
       }
       TaskContext ctx{plan_, t, rank, world, step, comm_, task_group_[id]};
+      wait_on_device(step, t, stream);
       const double start = tracer_.now_us();
       const double cpu_start = Tracer::thread_cpu_us();
+      streams_->start(step, id);
       CT_RETURN_IF_ERROR((*body)(ctx));
+      streams_->end(step, id);
       const double cpu_end = Tracer::thread_cpu_us();
       const double end = tracer_.now_us();
       traces::Event e =
           models::task_event(t, rank, stream, step, start, end, task_group_[id] ? task_group_[id]->size() : 0);
       e.cpu_us = std::max(0.0, cpu_end - cpu_start);
-      tracer_.record(std::move(e));
       {
         std::lock_guard<std::mutex> lock(s.mutex);
         s.done[step][id] = 1;
+        if (streams_->timed()) {
+          s.events.push_back(std::move(e));
+        } else {
+          tracer_.record(std::move(e));
+        }
       }
       s.cv.notify_all();
     }
@@ -148,6 +172,10 @@ Status PlanRunner::run() {
   CT_RETURN_IF_ERROR(prepare_groups());
   State& s = *state_;
   s.done.assign(options_.steps, std::vector<char>(plan_.tasks.size(), 0));
+  s.events.clear();
+  streams_ = make_stream_set(comm_.device(), static_cast<int>(plan_.streams.size()), options_.steps,
+                             static_cast<int>(plan_.tasks.size()));
+  streams_->mark_origin([this] { return tracer_.now_us(); });
   std::vector<std::thread> threads;
   std::vector<Status> results(plan_.streams.size());
   for (int stream = 0; stream < static_cast<int>(plan_.streams.size()); ++stream) {
@@ -171,6 +199,21 @@ Status PlanRunner::run() {
   }
   for (std::thread& t : threads)
     t.join();
+  if (streams_->timed()) {
+    // The device's intervals replace the host's, which become the launch interval.
+    streams_->finish();
+    for (traces::Event& e : s.events) {
+      if (!s.failed) {
+        const auto [start, end] = streams_->times_us(static_cast<int>(*e.step), static_cast<int>(*e.task_id));
+        e.host_ts_us = e.ts_us;
+        e.host_dur_us = e.dur_us;
+        e.ts_us = start;
+        e.dur_us = end - start;
+      }
+      tracer_.record(std::move(e));
+    }
+    s.events.clear();
+  }
   return s.failed ? s.failure : Status::ok();
 }
 

@@ -9,6 +9,7 @@
 #include "models/common/status.h"
 #include "models/plan/plan.h"
 #include "real/core/communicator.h"
+#include "real/core/stream_set.h"
 #include "real/core/tracer.h"
 
 namespace clustertwin::real {
@@ -46,6 +47,11 @@ struct RunnerOptions {
 ///
 ///   compute  |fwd|     |bwd|          <- thread "compute"
 ///   comm        |a2a|       |ar|      <- thread "comm": its own c10d groups
+///
+/// On a GPU (the communicator's device) each thread also owns a CUDA stream,
+/// a dependency across streams is a CUDA event, and a task's trace interval
+/// is the device's, from CUDA events, with the host's launch interval kept in
+/// host_ts_us / host_dur_us (stream_set.h).
 class PlanRunner {
  public:
   PlanRunner(const models::Plan& plan, Communicator& comm, Tracer& tracer, RunnerOptions options);
@@ -63,6 +69,7 @@ class PlanRunner {
  private:
   struct State;
   Status prepare_groups();
+  void wait_on_device(int step, const models::Task& task, int stream);
   Status run_stream(int stream, const std::vector<int>& tasks);
   Status check_order(const models::Task& task, int step, Group& group);
   const TaskBody* body_for(const models::Task& task) const;
@@ -75,6 +82,7 @@ class PlanRunner {
   std::map<std::string, TaskBody> key_bodies_;
   std::vector<Group*> task_group_;  // per task id, this rank's group (or nullptr)
   std::unique_ptr<State> state_;
+  std::unique_ptr<StreamSet> streams_;
 };
 
 /// Bodies that make any plan runnable for real without model code: compute

@@ -3,6 +3,8 @@
 
 #include "real/core/run_commands.h"
 
+#include <ATen/Parallel.h>
+
 #include <cstdio>
 
 #include "models/common/text.h"
@@ -13,7 +15,6 @@
 #include "real/core/dist_env.h"
 #include "real/core/plan_runner.h"
 #include "real/core/tracer.h"
-#include "sim/core/collective_bench.h"
 #include "traces/json_text.h"
 
 namespace clustertwin::real {
@@ -29,14 +30,10 @@ Status write_output(const std::string& path, const std::string& text) {
 StatusOr<std::unique_ptr<Communicator>> connect(const RealArgs& a) {
   auto env = read_dist_env();
   if (!env.is_ok()) return env.status();
-  if (a.timeout_s <= 0) return Status::invalid_argument("--timeout " + std::to_string(a.timeout_s) + ": must be > 0");
   if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1");
   // One intra-op thread per rank by default: N ranks share this machine's cores.
   at::set_num_threads(a.threads);
-  CommOptions options;
-  options.backend = a.backend;
-  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
-  return Communicator::connect(*env, options);
+  return connect_for_run(*env, a.device, a.backend, a.timeout_s);
 }
 
 }  // namespace
@@ -51,8 +48,8 @@ Status run_collectives(const RealArgs& a) {
     }
     o.ops.push_back(*op);
   }
-  auto sizes = sim::parse_sizes(a.sizes);
-  if (!sizes.is_ok()) return sizes.status().with_context("--sizes");
+  auto sizes = parse_sizes(a.sizes, "--sizes");
+  if (!sizes.is_ok()) return sizes.status();
   o.sizes = *sizes;
   if (a.iters < 1) return Status::invalid_argument("--iters " + std::to_string(a.iters) + ": must be at least 1");
   if (a.warmup < 0) return Status::invalid_argument("--warmup " + std::to_string(a.warmup) + ": must be >= 0");
@@ -79,7 +76,9 @@ Status run_collectives(const RealArgs& a) {
   if ((*comm)->rank() != 0) return Status::ok();
   if (a.json) {
     std::string out = "{\"world_size\":" + std::to_string((*comm)->world_size()) + ",\"backend\":\"" +
-                      (*comm)->backend() + "\",\"rows\":[";
+                      (*comm)->backend() + "\",\"device\":\"" +
+                      std::string((*comm)->device().is_cuda() ? "cuda" : "cpu") + "\",\"staging\":\"" +
+                      (*comm)->staging() + "\",\"rows\":[";
     for (size_t i = 0; i < rows->size(); ++i) {
       const auto& r = (*rows)[i];
       out += i > 0 ? ",{" : "{";
@@ -95,7 +94,7 @@ Status run_collectives(const RealArgs& a) {
     return write_output("-", out + "]}\n");
   }
   std::printf("# clustertwin run collectives: %d ranks, %s, float32, %d iterations after %d warm-up\n",
-              (*comm)->world_size(), (*comm)->backend().c_str(), a.iters, a.warmup);
+              (*comm)->world_size(), (*comm)->describe().c_str(), a.iters, a.warmup);
   std::printf("# %14s %12s %6s %14s %12s %12s %12s %7s\n", "size (B)", "count", "type", "op", "time (us)",
               "algbw (GB/s)", "busbw (GB/s)", "#wrong");
   for (const auto& r : *rows) {
@@ -136,7 +135,7 @@ Status run_plan(const RealArgs& a) {
   }
   if ((*comm)->rank() == 0) {
     std::printf("%s/%s: %d steps on %d ranks (%s) in %.3f ms, %.3f ms per step%s%s\n", plan->system.c_str(),
-                plan->variant.c_str(), a.steps, (*comm)->world_size(), (*comm)->backend().c_str(), elapsed_ms,
+                plan->variant.c_str(), a.steps, (*comm)->world_size(), (*comm)->describe().c_str(), elapsed_ms,
                 elapsed_ms / a.steps, a.trace.empty() ? "" : "; trace: ", a.trace.c_str());
   }
   return Status::ok();

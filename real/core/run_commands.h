@@ -17,6 +17,7 @@ struct RealArgs {
   int steps = 10;
   bool no_check_order = false;
   std::string trace;
+  std::string device = "auto";
   std::string backend = "auto";
   double timeout_s = 30;
   int threads = 1;

@@ -6,6 +6,7 @@
 
 #include "models/common/version.h"
 #include "real/core/communicator.h"
+#include "real/core/device.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
@@ -97,7 +98,7 @@ traces::Metadata real_run_metadata(const Communicator& comm, const std::string& 
   m.system = system;
   m.variant = variant;
   m.world_size = comm.world_size();
-  m.hardware = comm.backend() == "nccl" ? "cuda" : "cpu";
+  m.hardware = describe_device(comm.device());  // "cpu", or "cuda:0 (NVIDIA H200, 139.8 GiB)"
   m.config_json = config_json;
   m.seed = seed;
   m.clustertwin_version = std::string(version());

@@ -13,8 +13,8 @@ namespace clustertwin::real {
 class Communicator;
 struct Group;
 
-/// The metadata of a real run's trace: source real, this world, the backend's
-/// hardware ("cuda" with NCCL, else "cpu"), the library version.
+/// The metadata of a real run's trace: source real, this world, the device
+/// as hardware ("cpu", or "cuda:0 (NVIDIA H200, 139.8 GiB)"), the library version.
 traces::Metadata real_run_metadata(const Communicator& comm, const std::string& system, const std::string& variant,
                                    const std::string& config_json, uint64_t seed);
 

@@ -222,7 +222,7 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   const int trainers = trainer_count(a, env->world_size - 1);
   at::set_num_threads(a.threads);
 
-  auto comm = real::connect_cpu(*env, a.backend, a.timeout_s, "run flexmarl");
+  auto comm = real::connect_for_run(*env, "cpu", a.backend, a.timeout_s);
   if (!comm.is_ok()) return comm.status();
   auto world = (*comm)->world(0);
   if (!world.is_ok()) return world.status();

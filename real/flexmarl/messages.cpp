@@ -169,13 +169,13 @@ Status Outbox::post(int peer, const Message& m) {
 }
 
 void Outbox::reap() {
-  while (!pending_.empty() && pending_.front().work->isCompleted())
+  while (!pending_.empty() && pending_.front().send.work->isCompleted())
     pending_.pop_front();
 }
 
 Status Outbox::flush() {
   while (!pending_.empty()) {
-    CT_RETURN_IF_ERROR(comm_.wait_send(pending_.front().work));
+    CT_RETURN_IF_ERROR(comm_.wait_send(pending_.front().send));
     pending_.pop_front();
   }
   return Status::ok();

@@ -108,7 +108,7 @@ class Outbox {
 
  private:
   struct Pending {
-    compat::WorkPtr work;
+    PendingSend send;
     at::Tensor tensor;
   };
   Status start(int peer, at::Tensor t, int tag);

@@ -396,7 +396,7 @@ class Run {
         round.insert(round.end(), as.bins[j].begin(), as.bins[j].end());
       if (is_encoder()) {
         std::vector<std::pair<int64_t, torch::Tensor>> mine;
-        std::vector<compat::WorkPtr> sends;
+        std::vector<PendingSend> sends;
         std::vector<torch::Tensor> keep;
         for (int64_t i : round) {
           if (as.encoder_of[i] != rank_) continue;
@@ -418,7 +418,7 @@ class Run {
         for (const auto& w : sends)
           CT_RETURN_IF_ERROR(comm_.wait_send(w));
       } else {
-        std::vector<compat::WorkPtr> sends;
+        std::vector<PendingSend> sends;
         std::vector<torch::Tensor> keep;
         for (int64_t i : round) {
           if (as.backbone_of[i] != rank_) continue;
@@ -563,7 +563,7 @@ Status run_flowtrain(const FlowTrainRunArgs& a) {
   Mode mode = Mode::kFlowTrain;
   CT_RETURN_IF_ERROR(check_args(a, env->world_size, &mode));
   at::set_num_threads(a.threads);
-  auto comm = connect_cpu(*env, a.backend, a.timeout_s, "run flowtrain");
+  auto comm = connect_for_run(*env, "cpu", a.backend, a.timeout_s);
   if (!comm.is_ok()) return comm.status();
   auto world = (*comm)->world(0);
   if (!world.is_ok()) return world.status();

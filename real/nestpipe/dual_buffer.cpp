@@ -48,8 +48,11 @@ Status DualBuffer::load_prefetch(const at::Tensor& keys, const at::Tensor& rows,
   }
   // A real copy even when the device is the CPU: the buffer must not alias
   // the gathered rows, which the caller may reuse.
+  // non_blocking: from pinned host memory the copy runs on the calling
+  // thread's stream while the host goes on (the caching host allocator keeps
+  // the source alive until it is done); from pageable memory it is a plain copy.
   at::Tensor on_device = at::empty(rows.sizes(), rows.options().device(options_.device));
-  on_device.copy_(rows);
+  on_device.copy_(rows, /*non_blocking=*/true);
   buffers_[1 - active_] = {keys.to(at::kCPU).contiguous().clone(), on_device, versions.to(at::kCPU).clone()};
   return Status::ok();
 }

@@ -1,11 +1,14 @@
 #include "real/nestpipe/embedding_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "models/common/hash.h"
+#include "models/common/parallel.h"
 
 namespace clustertwin::nestpipe {
 namespace {
@@ -54,15 +57,28 @@ float EmbeddingStore::initial_value(uint64_t seed, int64_t key, int64_t j, int64
 
 EmbeddingStore::EmbeddingStore(const EmbeddingStoreOptions& options) : options_(options) {
   const int64_t n = local_row_count(options.rows, options.rank, options.world);
-  weights_ = at::empty({n, options.dim}, at::kFloat);
+  const bool pinned = options.pinned && options.device.is_cpu();
+  weights_ = at::empty({n, options.dim}, at::TensorOptions().dtype(at::kFloat).pinned_memory(pinned));
   float* w = weights_.data_ptr<float>();
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t key = i * options.world + options.rank;
-    for (int64_t j = 0; j < options.dim; ++j)
-      w[i * options.dim + j] = initial_value(options.seed, key, j, options.dim);
-  }
+  // Tables of several GB take seconds to fill on one core: blocks of rows in
+  // parallel (each value depends on its key and column only).
+  constexpr int64_t kBlock = 1 << 14;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  const int threads = blocks > 4 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1;
+  parallel_for(static_cast<size_t>(blocks), threads, [&](size_t block) {
+    const int64_t end = std::min(n, (static_cast<int64_t>(block) + 1) * kBlock);
+    for (int64_t i = static_cast<int64_t>(block) * kBlock; i < end; ++i) {
+      const int64_t key = i * options.world + options.rank;
+      for (int64_t j = 0; j < options.dim; ++j)
+        w[i * options.dim + j] = initial_value(options.seed, key, j, options.dim);
+    }
+  });
   const bool adagrad = options.optimizer.kind == EmbeddingOptimizer::Kind::kRowWiseAdagrad;
   accumulators_ = at::full({n}, adagrad ? options.optimizer.initial_accumulator : 0.f, at::kFloat);
+  if (!options.device.is_cpu()) {
+    weights_ = weights_.to(options.device);
+    accumulators_ = accumulators_.to(options.device);
+  }
   versions_ = at::zeros({n}, at::kLong);
 }
 
@@ -114,7 +130,7 @@ StatusOr<at::Tensor> EmbeddingStore::local_indices(const at::Tensor& keys, const
 StatusOr<at::Tensor> EmbeddingStore::gather(const at::Tensor& keys) const {
   auto local = local_indices(keys, "keys");
   if (!local.is_ok()) return local.status();
-  return weights_.index_select(0, *local);
+  return weights_.index_select(0, local->to(weights_.device()));
 }
 
 StatusOr<at::Tensor> EmbeddingStore::versions(const at::Tensor& keys) const {
@@ -148,9 +164,20 @@ Status EmbeddingStore::apply_gradients(const at::Tensor& keys, const at::Tensor&
     s << describe() << ": grads must be float32, got " << grads.scalar_type();
     return Status::invalid_argument(s.str());
   }
+  if (weights_.is_cpu() && !options_.whole_tensor_update) {
+    apply_on_host(*local, grads);
+  } else {
+    apply_on_device(*local, grads);
+  }
+  return Status::ok();
+}
+
+void EmbeddingStore::apply_on_host(const at::Tensor& local, const at::Tensor& grads) {
+  const int64_t n = local.numel();
+  const int64_t dim = options_.dim;
   at::Tensor g = grads.to(at::kCPU).contiguous();
   const float* gp = g.data_ptr<float>();
-  const int64_t* lp = local->data_ptr<int64_t>();
+  const int64_t* lp = local.data_ptr<int64_t>();
 
   // Sum repeated keys first, in the order they appear (the order fixes the
   // float rounding, so equal inputs give bitwise equal rows).
@@ -188,7 +215,28 @@ Status EmbeddingStore::apply_gradients(const at::Tensor& keys, const at::Tensor&
       row[j] -= multiplier * sg[j];
     ++ver[r];
   }
-  return Status::ok();
+}
+
+// The same optimizer steps as apply_on_host, as whole-tensor operations on
+// the store's device: one index_add for the sums, then each distinct row once.
+void EmbeddingStore::apply_on_device(const at::Tensor& local, const at::Tensor& grads) {
+  const at::Device device = weights_.device();
+  const auto [rows, inverse] = at::_unique(local, /*sorted=*/true, /*return_inverse=*/true);
+  at::Tensor sums = at::zeros({rows.numel(), options_.dim}, weights_.options());
+  sums.index_add_(0, inverse.to(device), grads.to(device));
+  const at::Tensor rows_on_device = rows.to(device);
+  const EmbeddingOptimizer& opt = options_.optimizer;
+  at::Tensor multiplier;
+  if (opt.kind == EmbeddingOptimizer::Kind::kRowWiseAdagrad) {
+    at::Tensor acc =
+        accumulators_.index_select(0, rows_on_device) + sums.square().sum(1) / static_cast<double>(options_.dim);
+    accumulators_.index_copy_(0, rows_on_device, acc);
+    multiplier = (opt.lr / (acc.sqrt() + opt.eps)).unsqueeze(1);
+  } else {
+    multiplier = at::full({1, 1}, opt.lr, weights_.options());
+  }
+  weights_.index_copy_(0, rows_on_device, weights_.index_select(0, rows_on_device) - multiplier * sums);
+  versions_.index_add_(0, rows, at::ones_like(rows));
 }
 
 bool EmbeddingStore::equal(const EmbeddingStore& other) const {

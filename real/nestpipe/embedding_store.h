@@ -30,9 +30,19 @@ struct EmbeddingStoreOptions {
   int world = 1;
   uint64_t seed = 0;
   EmbeddingOptimizer optimizer;
+  /// Where the rows and accumulators live: the CPU (host memory, as the
+  /// paper keeps its tables) or a GPU. Versions stay in host memory.
+  at::Device device = at::kCPU;
+  /// Host rows in pinned (page-locked) memory, so that their copies to a GPU
+  /// run asynchronously; only with a CUDA-enabled libtorch.
+  bool pinned = false;
+  /// Apply gradients with whole-tensor operations even in host memory (the
+  /// GPU's path; tests compare it with the bitwise host path).
+  bool whole_tensor_update = false;
 };
 
-/// This rank's shard of one embedding table, in host memory (CPU tensors).
+/// This rank's shard of one embedding table, in host memory (CPU tensors) or
+/// on a GPU (options.device).
 ///
 /// Row-wise modulo sharding, as `Sharding::kModulo` in key_stats.h:
 ///
@@ -71,13 +81,16 @@ class EmbeddingStore {
   /// A deep copy: weights, optimizer state and versions.
   EmbeddingStore clone() const;
 
-  /// [n, dim] float copy of the rows of `keys` (stage 4's retrieval).
+  /// [n, dim] float copy of the rows of `keys` (stage 4's retrieval), on the
+  /// store's device.
   StatusOr<at::Tensor> gather(const at::Tensor& keys) const;
 
   /// Applies one batch's gradients: `grads` is [n, dim] float for the n
-  /// entries of `keys`. Repeated keys are summed first, in the order they
-  /// appear, then each distinct row gets one optimizer step and one more
-  /// version. On error nothing changes.
+  /// entries of `keys` (on any device). Repeated keys are summed first, then
+  /// each distinct row gets one optimizer step and one more version. In host
+  /// memory the sums run in the order the keys appear (the order fixes the
+  /// rounding: equal inputs give bitwise equal rows); on a GPU they run as
+  /// one index_add, whose order the device chooses. On error nothing changes.
   Status apply_gradients(const at::Tensor& keys, const at::Tensor& grads);
 
   /// [n] int64: the version of each key's row.
@@ -91,6 +104,7 @@ class EmbeddingStore {
   int64_t rows() const { return options_.rows; }
   int64_t dim() const { return options_.dim; }
   int64_t local_rows() const { return weights_.size(0); }
+  at::Device device() const { return weights_.device(); }
   const EmbeddingStoreOptions& options() const { return options_; }
 
   /// The local rows, [local_rows, dim]: for inspection, not for updates.
@@ -106,6 +120,9 @@ class EmbeddingStore {
   /// one key is not this rank's. `what` names the tensor in messages.
   StatusOr<at::Tensor> local_indices(const at::Tensor& keys, const char* what) const;
   std::string describe() const;
+  /// apply_gradients' two paths, once the arguments are checked.
+  void apply_on_host(const at::Tensor& local, const at::Tensor& grads);
+  void apply_on_device(const at::Tensor& local, const at::Tensor& grads);
 
   EmbeddingStoreOptions options_;
   at::Tensor weights_;       // [local_rows, dim] float

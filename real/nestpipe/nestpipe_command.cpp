@@ -5,6 +5,8 @@
 
 #include "real/nestpipe/nestpipe_command.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "models/nestpipe/workload.h"
 #include "models/plan/plan_json.h"
 #include "real/core/communicator.h"
+#include "real/core/device.h"
 #include "real/core/dist_env.h"
 #include "real/core/plan_runner.h"
 #include "real/core/tracer.h"
@@ -73,9 +76,8 @@ Status check_args(const NestPipeArgs& a, Variant* variant) {
   }
   if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
   if (!(a.timeout_s > 0)) return Status::invalid_argument("--timeout " + number(a.timeout_s) + ": must be > 0");
-  if (a.backend != "gloo" && a.backend != "auto") {
-    return Status::invalid_argument("--backend '" + a.backend + "': run nestpipe keeps its tensors on the CPU " +
-                                    "(allowed: gloo, auto)");
+  if (a.store != "host" && a.store != "device") {
+    return Status::invalid_argument("--store '" + a.store + "': unknown (allowed: host, device)");
   }
   return Status::ok();
 }
@@ -95,7 +97,9 @@ std::string options_json(const NestPipeArgs& a, int world) {
        ",\"overlap\":" + number(a.overlap) + ",\"vocab\":" + std::to_string(a.vocab) + ",\"criteo\":";
   traces::append_json_string(&o, a.criteo);
   o += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false") + ",\"seed\":" + std::to_string(a.seed) +
-       ",\"threads\":" + std::to_string(a.threads) + "}";
+       ",\"threads\":" + std::to_string(a.threads) + ",\"store\":";
+  traces::append_json_string(&o, a.store);
+  o += "}";
   return o;
 }
 
@@ -185,6 +189,8 @@ Status run_nestpipe(const NestPipeArgs& a) {
   if (!env.is_ok()) return env.status();
   Variant variant = Variant::kTorchRec;
   CT_RETURN_IF_ERROR(check_args(a, &variant));
+  auto device = real::choose_device(a.device, env->local_rank, real::device_support());
+  if (!device.is_ok()) return device.status();
   auto spec = spec::recommender_spec(a.model);
   if (!spec.is_ok()) return spec.status().with_context("--model");
   if (spec->family != "dlrm" && spec->family != "hstu") {
@@ -232,10 +238,12 @@ Status run_nestpipe(const NestPipeArgs& a) {
   t.dense_optimizer.lr = static_cast<float>(a.dense_lr);
   t.patch = !a.no_patch;
   t.seed = a.seed;
+  t.device = *device;
+  t.store_on_device = a.store == "device";
   auto trainer = Trainer::create(t, std::move(*source), env->rank, env->world_size);
   if (!trainer.is_ok()) return trainer.status();
 
-  auto comm = real::connect_cpu(*env, a.backend, a.timeout_s, "run nestpipe");
+  auto comm = real::connect_for_run(*env, a.device, a.backend, a.timeout_s);
   if (!comm.is_ok()) return comm.status();
   auto world = (*comm)->world(0);
   if (!world.is_ok()) return world.status();
@@ -308,6 +316,12 @@ Status run_nestpipe(const NestPipeArgs& a) {
     std::string out = "{\"variant\":";
     traces::append_json_string(&out, a.variant);
     out += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false");
+    out += ",\"device\":";
+    traces::append_json_string(&out, device->is_cuda() ? "cuda" : "cpu");
+    out += ",\"backend\":";
+    traces::append_json_string(&out, (*comm)->backend());
+    out += ",\"store\":";
+    traces::append_json_string(&out, a.store);
     out += ",\"world_size\":" + std::to_string(world_size) + ",\"steps\":" + std::to_string(a.steps) +
            ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
            ",\"median_step_ms\":" + number(step_ms) + ",\"first_loss\":" + number(first_loss) +
@@ -315,9 +329,11 @@ Status run_nestpipe(const NestPipeArgs& a) {
            ",\"patched_rows\":" + std::to_string(patched) + ",\"first_stale\":" + first_stale_json + "}\n";
     std::fputs(out.c_str(), stdout);
   } else {
-    std::printf("# clustertwin run nestpipe: %d ranks (%s), %s, batch %d per rank in %d micro-batches, %s/%s\n",
-                world_size, (*comm)->backend().c_str(), a.model.c_str(), a.batch, a.micro_batches, a.optimizer.c_str(),
+    std::printf("# clustertwin run nestpipe: %d ranks, %s, %s, batch %d per rank in %d micro-batches, %s/%s\n",
+                world_size, (*comm)->describe().c_str(), a.model.c_str(), a.batch, a.micro_batches, a.optimizer.c_str(),
                 a.dense_optimizer.c_str());
+    std::printf("# embedding store: %lld rows x %d in %s\n", static_cast<long long>(a.vocab), spec->embedding_dim,
+                a.store == "device" ? "device memory" : (device->is_cuda() ? "pinned host memory" : "host memory"));
     // dbp and nestpipe without their patch are the negative control: the label says so.
     const std::string label = a.variant + (a.no_patch ? "-nopatch" : "");
     std::printf("  %-16s %6s %17s %11s %11s %11s %13s\n", "variant", "steps", "median step (ms)", "first loss",

@@ -34,7 +34,9 @@ struct NestPipeArgs {
   bool no_check_order = false;
   int threads = 1;
   double timeout_s = 60;
-  std::string backend = "gloo";
+  std::string device = "auto";  // cpu | cuda | auto (real/core/device.h)
+  std::string backend = "auto";
+  std::string store = "host";  // the embedding store: host (pinned on a GPU) | device
 };
 
 /// This rank's part of a NestPipe run; rank 0 prints the table (or JSON).

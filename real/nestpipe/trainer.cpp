@@ -46,6 +46,8 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   store.world = world;
   store.seed = options.seed;
   store.optimizer = options.embedding_optimizer;
+  store.device = options.store_on_device ? options.device : at::Device(at::kCPU);
+  store.pinned = options.device.is_cuda() && !options.store_on_device;
   auto created = EmbeddingStore::create(store);
   if (!created.is_ok()) return created.status();
   std::unique_ptr<Trainer> t(new Trainer(options, std::move(source), rank, world, std::move(*created)));
@@ -53,12 +55,14 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
   t->key_batches_.assign(t->store_.local_rows(), 0);
   if (options.variant == Variant::kDbp || options.variant == Variant::kNestPipe) {
     DualBufferOptions buffer;
+    buffer.device = options.device;
     buffer.patch_enabled = options.patch;
     t->buffer_ = std::make_unique<DualBuffer>(store.dim, buffer);
   }
   auto model = torch_models::make_dense_model(options.spec, options.seed);
   if (!model.is_ok()) return model.status();
   t->model_ = std::move(*model);
+  t->model_.ptr()->to(options.device);
   for (const auto& p : t->model_.ptr()->named_parameters()) {
     t->param_names_.push_back(p.key());
     t->params_.push_back(p.value());
@@ -146,10 +150,17 @@ Status Trainer::h2d(int64_t b) {
   auto s = state(b);
   s->host = std::move(*batch);
   const int64_t dense_features = options_.spec.dense_features;
-  // The copies to the "device": separate tensors, as a GPU's would be.
-  s->dense = at::from_blob(s->host.dense.data(), {samples, dense_features}, at::kFloat).clone();
-  s->labels = at::from_blob(s->host.labels.data(), {samples}, at::kFloat).clone();
+  // The copies to the device (on the CPU: separate tensors, as a GPU's would be).
+  s->dense = upload(at::from_blob(s->host.dense.data(), {samples, dense_features}, at::kFloat));
+  s->labels = upload(at::from_blob(s->host.labels.data(), {samples}, at::kFloat));
   return Status::ok();
+}
+
+at::Tensor Trainer::upload(const at::Tensor& host) const {
+  if (options_.device.is_cpu()) return host.clone();
+  at::Tensor pinned = at::empty(host.sizes(), host.options().pinned_memory(true));
+  pinned.copy_(host);
+  return pinned.to(options_.device, /*non_blocking=*/true);
 }
 
 Status Trainer::key_a2a(real::TaskContext& ctx, int64_t b) {
@@ -166,9 +177,9 @@ Status Trainer::key_a2a(real::TaskContext& ctx, int64_t b) {
   s->requester = std::move(*requester);
   s->micro.resize(n);
   for (int m = 0; m < n; ++m) {
-    s->micro[m].samples = long_tensor(s->requester.samples[m]);
-    s->micro[m].inverse = long_tensor(s->requester.inverse[m]);
-    s->micro[m].in_batch = long_tensor(s->requester.micro_in_batch[m]);
+    s->micro[m].samples = on_device(long_tensor(s->requester.samples[m]));
+    s->micro[m].inverse = on_device(long_tensor(s->requester.inverse[m]));
+    s->micro[m].in_batch = on_device(long_tensor(s->requester.micro_in_batch[m]));
   }
 
   // Counts first, so that every owner can size what it receives.
@@ -206,12 +217,17 @@ Status Trainer::key_a2a(real::TaskContext& ctx, int64_t b) {
   s->list_keys.assign(world_, {});
   s->list_in_req.assign(world_, {});
   s->list_in_union.assign(world_, {});
+  s->list_in_req_device.assign(world_, {});
+  s->list_in_union_device.assign(world_, {});
   for (int r = 0; r < world_; ++r) {
-    s->requester_in_union[r] = long_tensor(o.requester_in_union[r]);
+    const at::Tensor in_union = long_tensor(o.requester_in_union[r]);
+    s->requester_in_union[r] = in_union.to(store_.device());
     for (int l = 0; l < lists; ++l) {
       s->list_keys[r].push_back(long_tensor(o.list_keys[r][l]));
       s->list_in_req[r].push_back(long_tensor(o.list_in_requester[r][l]));
-      s->list_in_union[r].push_back(s->requester_in_union[r].index_select(0, s->list_in_req[r][l]));
+      s->list_in_union[r].push_back(in_union.index_select(0, s->list_in_req[r][l]));
+      s->list_in_req_device[r].push_back(on_device(s->list_in_req[r][l]));
+      s->list_in_union_device[r].push_back(on_device(s->list_in_union[r][l]));
     }
   }
   return Status::ok();
@@ -243,11 +259,16 @@ Status Trainer::lookup_gather(int64_t b) {
 Status Trainer::lookup_copy(int64_t b) {
   auto s = state(b);
   if (buffer_) {
-    CT_RETURN_IF_ERROR(buffer_->load_prefetch(s->union_keys, s->host_rows[0], s->host_versions[0]));
+    // From pinned memory on a GPU, so that the copy runs on this task's stream.
+    const at::Tensor& rows = s->host_rows[0];
+    const bool pin = rows.is_cpu() && options_.device.is_cuda();
+    CT_RETURN_IF_ERROR(buffer_->load_prefetch(
+        s->union_keys, pin ? at::empty(rows.sizes(), rows.options().pinned_memory(true)).copy_(rows) : rows,
+        s->host_versions[0]));
   } else {
     s->device_rows.clear();
     for (const at::Tensor& rows : s->host_rows)
-      s->device_rows.push_back(rows.clone());
+      s->device_rows.push_back(rows.is_cpu() ? upload(rows) : rows.clone());
   }
   s->host_rows.clear();
   return Status::ok();
@@ -274,15 +295,14 @@ void Trainer::served_rows(BatchState& s, int r, int list, at::Tensor* rows, at::
   const at::Tensor& in_union = s.list_in_union[r][list];
   *expected = s.expected.index_select(0, in_union);
   if (buffer_) {
-    *rows = buffer_->active_rows().index_select(0, in_union);
+    *rows = buffer_->active_rows().index_select(0, s.list_in_union_device[r][list]);
     *read = buffer_->active_versions().index_select(0, in_union);
   } else if (owner_dedup()) {
-    *rows = s.device_rows[0].index_select(0, in_union);
+    *rows = s.device_rows[0].index_select(0, s.list_in_union_device[r][list]);
     *read = s.host_versions[0].index_select(0, in_union);
   } else {
-    const at::Tensor& in_req = s.list_in_req[r][list];
-    *rows = s.device_rows[r].index_select(0, in_req);
-    *read = s.host_versions[r].index_select(0, in_req);
+    *rows = s.device_rows[r].index_select(0, s.list_in_req_device[r][list]);
+    *read = s.host_versions[r].index_select(0, s.list_in_req[r][list]);
   }
 }
 
@@ -327,7 +347,7 @@ Status Trainer::emb_a2a_fwd(real::TaskContext& ctx, int64_t b, int micro) {
     const OwnerRuns& mine = per_micro() ? s->requester.micro[l] : s->requester.batch;
     recv_splits = mine.per_owner;
     at::Tensor send = at::cat(parts, 0);
-    at::Tensor recv = at::empty({static_cast<int64_t>(mine.keys.size()), dim}, at::kFloat);
+    at::Tensor recv = at::empty({static_cast<int64_t>(mine.keys.size()), dim}, floats());
     CT_RETURN_IF_ERROR(ctx.comm.all_to_all(*ctx.group, recv, send, recv_splits, send_splits));
     if (per_micro()) {
       s->micro[l].rows = recv;
@@ -345,7 +365,7 @@ Status Trainer::emb_a2a_bwd(real::TaskContext& ctx, int64_t b, int micro) {
   s->owner_acc.resize(world_);
   if (!per_micro()) {
     // acc = 0 + g_0 + g_1 + ... over the batch list, on the requester.
-    at::Tensor acc = at::zeros({static_cast<int64_t>(s->requester.batch.keys.size()), dim}, at::kFloat);
+    at::Tensor acc = at::zeros({static_cast<int64_t>(s->requester.batch.keys.size()), dim}, floats());
     for (MicroState& m : s->micro) {
       acc.index_add_(0, m.in_batch, m.grad);
       m.grad = at::Tensor();
@@ -356,7 +376,7 @@ Status Trainer::emb_a2a_bwd(real::TaskContext& ctx, int64_t b, int micro) {
     int64_t total = 0;
     for (int64_t c : recv_splits)
       total += c;
-    at::Tensor recv = at::empty({total, dim}, at::kFloat);
+    at::Tensor recv = at::empty({total, dim}, floats());
     CT_RETURN_IF_ERROR(ctx.comm.all_to_all(*ctx.group, recv, acc, recv_splits, s->requester.batch.per_owner));
     int64_t at = 0;
     for (int r = 0; r < world_; ++r) {
@@ -380,16 +400,16 @@ Status Trainer::emb_a2a_bwd(real::TaskContext& ctx, int64_t b, int micro) {
       recv_splits.push_back(static_cast<int64_t>(o.list_keys[r][m].size()));
       total += recv_splits.back();
     }
-    at::Tensor recv = at::empty({total, dim}, at::kFloat);
+    at::Tensor recv = at::empty({total, dim}, floats());
     CT_RETURN_IF_ERROR(
         ctx.comm.all_to_all(*ctx.group, recv, s->micro[m].grad, recv_splits, s->requester.micro[m].per_owner));
     s->micro[m].grad = at::Tensor();
     int64_t at = 0;
     for (int r = 0; r < world_; ++r) {
       if (!s->owner_acc[r].defined()) {
-        s->owner_acc[r] = at::zeros({static_cast<int64_t>(o.requester_keys[r].size()), dim}, at::kFloat);
+        s->owner_acc[r] = at::zeros({static_cast<int64_t>(o.requester_keys[r].size()), dim}, floats());
       }
-      s->owner_acc[r].index_add_(0, s->list_in_req[r][m], recv.narrow(0, at, recv_splits[r]));
+      s->owner_acc[r].index_add_(0, s->list_in_req_device[r][m], recv.narrow(0, at, recv_splits[r]));
       at += recv_splits[r];
     }
   }
@@ -399,10 +419,11 @@ Status Trainer::emb_a2a_bwd(real::TaskContext& ctx, int64_t b, int micro) {
 Status Trainer::emb_update(int64_t b) {
   auto s = state(b);
   const int64_t dim = options_.spec.embedding_dim;
-  // total = 0 + acc_0 + acc_1 + ... in rank order.
-  at::Tensor total = at::zeros({s->union_keys.numel(), dim}, at::kFloat);
+  // total = 0 + acc_0 + acc_1 + ... in rank order, where the store is.
+  const at::Device store = store_.device();
+  at::Tensor total = at::zeros({s->union_keys.numel(), dim}, at::TensorOptions().dtype(at::kFloat).device(store));
   for (int r = 0; r < world_; ++r) {
-    if (s->owner_acc[r].defined()) total.index_add_(0, s->requester_in_union[r], s->owner_acc[r]);
+    if (s->owner_acc[r].defined()) total.index_add_(0, s->requester_in_union[r], s->owner_acc[r].to(store));
   }
   Status status;
   {

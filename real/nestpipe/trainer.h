@@ -87,6 +87,12 @@ struct TrainerOptions {
   DenseOptimizer dense_optimizer;
   bool patch = true;  // false: dbp/nestpipe without the patch (the negative control)
   uint64_t seed = 0;
+  /// Where the dense model, the batches, the rows served and the gradients
+  /// live (real/core/device.h). On a GPU the batches and rows are copied from
+  /// pinned host memory on the copying task's own stream.
+  at::Device device = at::kCPU;
+  /// The embedding store on `device` instead of in (pinned) host memory.
+  bool store_on_device = false;
 };
 
 /// The first row the version oracle found stale.
@@ -153,6 +159,13 @@ class Trainer {
   void served_rows(BatchState& s, int r, int list, at::Tensor* rows, at::Tensor* read, at::Tensor* expected);
   void check_versions(int64_t b, const at::Tensor& keys, const at::Tensor& read, const at::Tensor& expected);
   at::Tensor forward_logits(const at::Tensor& dense, const at::Tensor& embeddings);
+  /// A host tensor's copy on the device: a clone on the CPU; on a GPU through
+  /// pinned memory, asynchronously on the calling thread's stream.
+  at::Tensor upload(const at::Tensor& host) const;
+  /// An index tensor (host) where the device's tensors can use it: itself on the CPU.
+  at::Tensor on_device(const at::Tensor& host) const { return host.to(options_.device); }
+  /// float32 on the device.
+  at::TensorOptions floats() const { return at::TensorOptions().dtype(at::kFloat).device(options_.device); }
   void step_dense_optimizer(const std::vector<at::Tensor>& grads);
 
   TrainerOptions options_;

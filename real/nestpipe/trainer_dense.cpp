@@ -80,7 +80,7 @@ Status Trainer::dense_bwd(int64_t b, int micro) {
 Status Trainer::dense_allreduce(real::TaskContext& ctx, int64_t b) {
   std::vector<at::Tensor> grads;
   for (const at::Tensor& p : params_)
-    grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : at::zeros({p.numel()}, at::kFloat));
+    grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : at::zeros({p.numel()}, p.options()));
   at::Tensor flat = at::cat(grads);
   CT_RETURN_IF_ERROR(ctx.comm.all_reduce(*ctx.group, flat));
   flat.div_(static_cast<double>(world_));

@@ -16,10 +16,12 @@
 namespace clustertwin::nestpipe {
 
 /// The requester's view of one micro-batch.
+// Index tensors marked "device" are on the trainer's device (the same
+// tensors as their host twins on the CPU).
 struct Trainer::MicroState {
-  at::Tensor samples;   // [S/N] int64: the batch's sample indices, in order
-  at::Tensor inverse;   // [S/N * F] int64: index of each lookup in `keys`' order
-  at::Tensor in_batch;  // [U_m] int64: index of each unique key in the batch list
+  at::Tensor samples;   // [S/N] int64 (device): the batch's sample indices, in order
+  at::Tensor inverse;   // [S/N * F] int64 (device): index of each lookup in `keys`' order
+  at::Tensor in_batch;  // [U_m] int64 (device): index of each unique key in the batch list
   at::Tensor rows;      // [U_m, d]: received rows (fwp, nestpipe)
   at::Tensor leaf;      // [U_m, d] requires grad: the micro-batch's embedding rows
   at::Tensor loss;      // scalar, with its graph until dense_bwd
@@ -38,15 +40,17 @@ struct Trainer::BatchState {
   double loss = 0;
   // owner (key_a2a on)
   OwnerExchange owner;
-  at::Tensor union_keys;                               // [|U|] int64
-  at::Tensor expected;                                 // [|U|] int64: versions the oracle expects
-  std::vector<at::Tensor> requester_in_union;          // [r]
-  std::vector<std::vector<at::Tensor>> list_keys;      // [r][l]
-  std::vector<std::vector<at::Tensor>> list_in_req;    // [r][l]: index in r's batch list
-  std::vector<std::vector<at::Tensor>> list_in_union;  // [r][l]: index in union_keys
-  std::vector<at::Tensor> host_rows, host_versions;    // [r] or [0] for the union
-  std::vector<at::Tensor> device_rows;                 // [r] or [0] (not dbp/nestpipe: the DualBuffer)
-  std::vector<at::Tensor> owner_acc;                   // [r]: acc_r over r's batch list
+  at::Tensor union_keys;                                      // [|U|] int64
+  at::Tensor expected;                                        // [|U|] int64: versions the oracle expects
+  std::vector<at::Tensor> requester_in_union;                 // [r] (the store's device)
+  std::vector<std::vector<at::Tensor>> list_keys;             // [r][l]
+  std::vector<std::vector<at::Tensor>> list_in_req;           // [r][l]: index in r's batch list
+  std::vector<std::vector<at::Tensor>> list_in_union;         // [r][l]: index in union_keys
+  std::vector<std::vector<at::Tensor>> list_in_req_device;    // [r][l]: list_in_req on the device
+  std::vector<std::vector<at::Tensor>> list_in_union_device;  // [r][l]: list_in_union on the device
+  std::vector<at::Tensor> host_rows, host_versions;           // [r] or [0] for the union
+  std::vector<at::Tensor> device_rows;                        // [r] or [0] (not dbp/nestpipe: the DualBuffer)
+  std::vector<at::Tensor> owner_acc;                          // [r]: acc_r over r's batch list
   int released = 0;
 };
 

@@ -1,62 +1,9 @@
 #include "sim/core/collective_bench.h"
 
-#include <charconv>
-
 #include "models/common/text.h"
 #include "sim/core/simulator.h"
 
 namespace clustertwin::sim {
-namespace {
-
-StatusOr<int64_t> parse_size(const std::string& text, const std::string& whole) {
-  int64_t value = 0;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(begin, end, value);
-  if (ec != std::errc() || value < 0) {
-    return Status::invalid_argument("--bytes '" + whole + "': '" + text +
-                                    "' is not a size (examples: 4096, 64K, 1M, 1G)");
-  }
-  const std::string suffix(ptr, end);
-  int64_t scale = 1;
-  if (suffix == "K" || suffix == "KiB") {
-    scale = int64_t{1} << 10;
-  } else if (suffix == "M" || suffix == "MiB") {
-    scale = int64_t{1} << 20;
-  } else if (suffix == "G" || suffix == "GiB") {
-    scale = int64_t{1} << 30;
-  } else if (!suffix.empty() && suffix != "B") {
-    return Status::invalid_argument("--bytes '" + whole + "': unknown unit '" + suffix +
-                                    "' (allowed: K, M, G, powers of 1024)");
-  }
-  return value * scale;
-}
-
-}  // namespace
-
-StatusOr<std::vector<int64_t>> parse_sizes(const std::string& text) {
-  std::vector<int64_t> sizes;
-  const size_t colon = text.find(':');
-  if (colon != std::string::npos) {
-    auto lo = parse_size(text.substr(0, colon), text);
-    if (!lo.is_ok()) return lo.status();
-    auto hi = parse_size(text.substr(colon + 1), text);
-    if (!hi.is_ok()) return hi.status();
-    if (*lo < 1 || *hi < *lo) {
-      return Status::invalid_argument("--bytes '" + text + "': the range must go from at least 1 byte up");
-    }
-    for (int64_t s = *lo; s <= *hi; s *= 2)
-      sizes.push_back(s);
-    return sizes;
-  }
-  for (const std::string& item : split_commas(text)) {
-    auto s = parse_size(item, text);
-    if (!s.is_ok()) return s.status();
-    sizes.push_back(*s);
-  }
-  return sizes;
-}
-
 models::Plan collective_bench_plan(const CollectiveBenchOptions& options) {
   models::Plan plan;
   plan.system = "collectives";

@@ -27,9 +27,6 @@ struct CollectiveBenchRow {
   double busbw_gbps = 0;  // algbw x the operation's bus factor
 };
 
-/// "1K:1G" (doubling) or "4096,1M" into byte counts; K/M/G are powers of 1024.
-StatusOr<std::vector<int64_t>> parse_sizes(const std::string& text);
-
 /// Simulates the collective at each size, one after the other on every
 /// worker (one simulation, one task per size).
 StatusOr<std::vector<CollectiveBenchRow>> bench_collective(const CollectiveBenchOptions& options,

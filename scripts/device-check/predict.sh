@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The twin's predictions from the device check's real runs (scripts/device-check.sh --predict).
+# SimGrid is not on the GPU machine, so this runs here, on the call's files:
+#
+#   scripts/device-check/predict.sh FILES_DIR [BUILD=build]
+#
+# FILES_DIR holds traces.tar.gz (and facts.txt) as the device tool brought them back. For each system the
+# twin is fitted on one configuration's trace and predicts another configuration's step, as a capacity
+# planner would use it:
+#   nestpipe   costs from the torchrec run (1 rank, NCCL) -> dbp's and nestpipe's steps; each run replayed
+#              on its own costs; the 4-rank Gloo run (GPU shared, staged through host memory) replayed
+#   flowtrain  costs from monolithic -> flowtrain's step
+#   flexmarl   costs from sync -> flexmarl's step
+# Prints one line per prediction: the real step, the twin's, the error; writes predictions.txt beside.
+# Exit 0 when every prediction ran (whatever its error), 1 when one could not, 2 on bad arguments.
+set -uo pipefail
+dir=${1:-}
+build=${2:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cli=$build/cli/clustertwin
+if [ -z "$dir" ] || [ ! -f "$dir/traces.tar.gz" ]; then
+  echo "predict.sh: '$dir' has no traces.tar.gz (give the folder the device tool's files landed in)" >&2
+  exit 2
+fi
+if [ ! -x "$cli" ]; then
+  echo "predict.sh: $cli is not built (make build, or give BUILD)" >&2
+  exit 2
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -xzf "$dir/traces.tar.gz" -C "$work"
+t=$work/traces
+
+# The machine the runs were recorded on: localhost-cpu's shape with the GPU machine's cores (facts.txt), so
+# that the twin's shared-core model gives each rank's host threads the cores they had there.
+cores=$(sed -n '/^## host/,/^##/p' "$dir/facts.txt" 2>/dev/null | sed -n '3p' | tr -dc '0-9')
+cores=${cores:-16}
+sed -e "s/^name: .*/name: device-check-host/" -e "s/^node_cores: [0-9]*/node_cores: $cores/" \
+  "$root/sim/platforms/localhost-cpu.yaml" >"$work/base.yaml"
+
+failed=0
+out=$dir/predictions.txt
+[ -w "$dir" ] || out=$work/predictions.txt
+: >"$out"
+say() { echo "$*" | tee -a "$out"; }
+
+# validate's JSON: "real_step_ms", "twin_step_ms" and "step_error" of one prediction.
+predict() {  # label system real [validate options]
+  local label=$1 system=$2 real=$3
+  shift 3
+  if [ ! -f "$real" ]; then
+    say "$(printf '%-44s missing: %s' "$label" "${real##*/}")"
+    failed=1
+    return
+  fi
+  local json
+  if ! json=$("$cli" validate "$system" --json --real "$real" --profile "$work/base.yaml" "$@" 2>&1); then
+    say "$(printf '%-44s failed: %s' "$label" "$(tail -1 <<<"$json")")"
+    failed=1
+    return
+  fi
+  local line
+  line=$(python3 -c '
+import json, sys
+j = json.loads(sys.stdin.read())
+run = (j.get("runs") or [{}])[0]
+def ms(prefix):
+    for d in (run, j):
+        if prefix + "_step_s" in d: return 1e3 * d[prefix + "_step_s"]
+        if prefix + "_step_ms" in d: return d[prefix + "_step_ms"]
+    return float("nan")
+print("real %10.3f ms  twin %10.3f ms  error %+7.1f%%" % (ms("real"), ms("twin"), 100 * j["step_error"]))
+' <<<"$json") || line="(no step times in validate's output)"
+  say "$(printf '%-46s %s' "$label" "$line")"
+}
+
+say "# the twin's predictions from the device check's runs ($(date -u +%F), $cores cores on the GPU machine)"
+for v in torchrec dbp nestpipe; do
+  predict "nestpipe $v, 1 GPU: replay" nestpipe "$t/nestpipe-1gpu-$v.json"
+done
+for v in dbp nestpipe; do
+  predict "nestpipe $v, 1 GPU: from torchrec's costs" nestpipe "$t/nestpipe-1gpu-$v.json" \
+    --costs-from "$t/nestpipe-1gpu-torchrec.json"
+done
+predict "nestpipe dbp, store on device: replay" nestpipe "$t/nestpipe-1gpu-dbp-store-device.json"
+predict "nestpipe dbp, 4 ranks on 1 GPU (Gloo): replay" nestpipe "$t/nestpipe-4rank-gloo-dbp.json"
+predict "flowtrain monolithic, 2 ranks: replay" flowtrain "$t/flowtrain-2rank-monolithic.json"
+predict "flowtrain flowtrain, 2 ranks: from monolithic" flowtrain "$t/flowtrain-2rank-flowtrain.json" \
+  --costs-from "$t/flowtrain-2rank-monolithic.json"
+predict "flexmarl sync, 5 ranks: replay" flexmarl "$t/flexmarl-5rank-sync.json"
+predict "flexmarl flexmarl, 5 ranks: from sync" flexmarl "$t/flexmarl-5rank-flexmarl.json" \
+  --costs-from "$t/flexmarl-5rank-sync.json"
+echo "predict.sh: written to $out"
+exit "$failed"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The layering rules of ../shared/DESIGN.md that an include can break, checked
+# with grep over the sources (tests/CMakeLists.txt runs it as
+# LayeringTest.NoFileIncludesAcrossAForbiddenEdge):
+#
+#   real/    never includes sim/, calibrators/, experiments/ or cli/ (the real
+#            side builds where SimGrid is not: CT_REAL_ONLY, a bare GPU machine)
+#   models/  never includes sim/, real/, calibrators/, experiments/ or cli/
+#   traces/  never includes sim/, real/, calibrators/, experiments/ or cli/
+#
+#   tests/layering/check_includes.sh [REPO_ROOT]
+# Prints every offending line (file:line: #include "...") and exits 1 when
+# there is one, 0 when there is none, 2 on bad arguments.
+set -uo pipefail
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+if [ ! -d "$root/real" ] || [ ! -d "$root/models" ]; then
+  echo "check_includes.sh: '$root' is not a clustertwin checkout (no real/ or models/)" >&2
+  exit 2
+fi
+
+failed=0
+# rule: FOLDER FORBIDDEN...
+check() {
+  local folder=$1
+  shift
+  local pattern
+  pattern=$(printf '%s|' "$@")
+  pattern=${pattern%|}
+  local hits
+  hits=$(cd "$root" && grep -rnE --include='*.h' --include='*.cpp' --include='*.cu' \
+    "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"($pattern)/" "$folder" 2>/dev/null)
+  if [ -n "$hits" ]; then
+    echo "$folder/ may not include $*:"
+    echo "$hits" | sed 's/^/  /'
+    failed=1
+  fi
+}
+
+check real sim calibrators experiments cli
+check models sim real calibrators experiments cli
+check traces sim real calibrators experiments cli
+
+if [ "$failed" -ne 0 ]; then
+  echo "check_includes.sh: forbidden includes (see ../shared/DESIGN.md, Layout)"
+  exit 1
+fi
+echo "check_includes.sh: no forbidden include under real/, models/ or traces/"
