@@ -170,7 +170,13 @@ void add_flowtrain(CLI::App* run, Action* action) {
   ft->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
   ft->add_option("--dump-params", a->dump_params, "Write the final parameters to DIR/rank-0.bin (float64)");
   ft->add_flag("--json", a->json, "Print one JSON object instead of the table");
-  ft->add_option("--backend", a->backend, "gloo (auto is accepted when it picks gloo)")->capture_default_str();
+  ft->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
+  ft->add_option("--backend", a->backend, kBackendHelp)->capture_default_str();
+  ft->add_option("--pool-transfer", a->pool_transfer,
+                 "flowtrain on a GPU: how the pool moves embeddings between processes: cuda-ipc (device to device "
+                 "through CUDA IPC handles), host (staged through pinned host memory) or auto (cuda-ipc where every "
+                 "rank can share GPU memory, else host)")
+      ->capture_default_str();
   ft->add_option("--timeout", a->timeout_s, "Seconds a receive, pool access or collective may wait before failing")
       ->capture_default_str();
   ft->add_option("--threads", a->threads, "Intra-op threads per rank")->capture_default_str();

@@ -31,6 +31,12 @@
 // global batch and SGD with momentum, so their parameters agree up to
 // rounding (tests/real/flowtrain_run_test.cpp). Assignment is static (by
 // rank) where the twin's flowtrain pulls work dynamically.
+//
+// Tensors live on the rank's device (--device; real/core/device.h): the
+// model, its optimizer state, activations, packed micro-batches and
+// gradients. On a GPU the pool moves embeddings device to device through
+// CUDA IPC where the build and every rank allow it, else through pinned
+// host memory (pool_transfer.h); the run's first lines say which.
 
 #include <cstdint>
 #include <string>
@@ -53,7 +59,9 @@ struct FlowTrainRunArgs {
   bool json = false;
   int threads = 1;
   double timeout_s = 120;
-  std::string backend = "gloo";
+  std::string device = "auto";         // cpu | cuda | auto (cuda when this build has CUDA and a GPU is visible)
+  std::string backend = "auto";        // auto | gloo | nccl (communicator.h)
+  std::string pool_transfer = "auto";  // flowtrain mode: auto (cuda-ipc on a GPU where it works) | host | cuda-ipc
 };
 
 /// This rank's part of a FlowTrain run; rank 0 prints the table (or JSON).

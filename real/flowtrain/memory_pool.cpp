@@ -158,14 +158,24 @@ StatusOr<std::unique_ptr<SharedPool>> SharedPool::open(const std::string& name) 
   return std::unique_ptr<SharedPool>(new SharedPool(name, base, length, false));
 }
 
+void* SharedPool::slot_data(int slot) const {
+  return static_cast<char*>(base_) + data_offset(header()->slots) + static_cast<size_t>(slot) * header()->slot_bytes;
+}
+
 Status SharedPool::put(uint64_t key, const void* data, size_t bytes, double timeout_s) {
+  return put_slot(key, bytes, timeout_s, [&](int slot) {
+    std::memcpy(slot_data(slot), data, bytes);
+    return Status::ok();
+  });
+}
+
+Status SharedPool::put_slot(uint64_t key, size_t bytes, double timeout_s, const std::function<Status(int slot)>& fill) {
   Header* h = header();
   if (bytes > h->slot_bytes) {
     return Status::invalid_argument("memory pool '" + name_ + "': " + std::to_string(bytes) + " bytes for a slot of " +
                                     std::to_string(h->slot_bytes));
   }
   auto* slot = reinterpret_cast<Slot*>(static_cast<char*>(base_) + slots_offset());
-  char* data_base = static_cast<char*>(base_) + data_offset(h->slots);
   key &= kKeyMask;
   Backoff wait(timeout_s);
   for (;;) {
@@ -181,7 +191,11 @@ Status SharedPool::put(uint64_t key, const void* data, size_t bytes, double time
       if (state_of(w) != kFree) continue;
       if (!slot[i].control.compare_exchange_strong(w, word(kWriting, gen_of(w) + 1, key), std::memory_order_acq_rel))
         continue;
-      std::memcpy(data_base + i * h->slot_bytes, data, bytes);
+      const Status filled = fill(static_cast<int>(i));
+      if (!filled.is_ok()) {
+        slot[i].control.store(word(kFree, gen_of(w) + 2, 0), std::memory_order_release);
+        return filled;
+      }
       slot[i].bytes = bytes;
       slot[i].control.store(word(kReady, gen_of(w) + 2, key), std::memory_order_release);
       return Status::ok();
@@ -206,9 +220,22 @@ Status SharedPool::take(uint64_t key, void* out, size_t bytes, double timeout_s)
 
 StatusOr<SharedPool::Taken> SharedPool::take_any(const std::vector<uint64_t>& wanted, void* out, size_t capacity,
                                                  double timeout_s) {
+  return take_slot(wanted, timeout_s, [&](int slot, uint64_t key, size_t bytes) {
+    if (bytes > capacity) {
+      return Status::invalid_argument("memory pool '" + name_ + "': key " + std::to_string(key) + " holds " +
+                                      std::to_string(bytes) + " bytes, more than the " + std::to_string(capacity) +
+                                      " the reader has room for");
+    }
+    std::memcpy(out, slot_data(slot), bytes);
+    return Status::ok();
+  });
+}
+
+StatusOr<SharedPool::Taken> SharedPool::take_slot(
+    const std::vector<uint64_t>& wanted, double timeout_s,
+    const std::function<Status(int slot, uint64_t key, size_t bytes)>& drain) {
   Header* h = header();
   auto* slot = reinterpret_cast<Slot*>(static_cast<char*>(base_) + slots_offset());
-  char* data_base = static_cast<char*>(base_) + data_offset(h->slots);
   Backoff wait(timeout_s);
   for (;;) {
     for (uint64_t i = 0; i < h->slots; ++i) {
@@ -218,13 +245,11 @@ StatusOr<SharedPool::Taken> SharedPool::take_any(const std::vector<uint64_t>& wa
                                                    std::memory_order_acq_rel))
         continue;
       const size_t bytes = slot[i].bytes;
-      if (bytes > capacity) {
+      const Status drained = drain(static_cast<int>(i), key_of(w), bytes);
+      if (!drained.is_ok()) {
         slot[i].control.store(word(kReady, gen_of(w) + 2, key_of(w)), std::memory_order_release);  // left for another
-        return Status::invalid_argument("memory pool '" + name_ + "': key " + std::to_string(key_of(w)) + " holds " +
-                                        std::to_string(bytes) + " bytes, more than the " + std::to_string(capacity) +
-                                        " the reader has room for");
+        return drained;
       }
-      std::memcpy(out, data_base + i * h->slot_bytes, bytes);
       slot[i].control.store(word(kFree, gen_of(w) + 2, 0), std::memory_order_release);
       return Taken{key_of(w), bytes};
     }

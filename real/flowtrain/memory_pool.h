@@ -18,9 +18,15 @@
 // So no slot is read before its writer marked it ready, and none is
 // overwritten before its reader freed it. A full pool is back-pressure:
 // put waits for a free slot, up to its timeout.
+//
+// put_slot and take_slot are the same protocol with the copy left to the
+// caller: data kept beside the pool (a GPU arena, pool_transfer.h) moves
+// while the slot is claimed, and the shared memory carries only the control
+// words.
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +72,21 @@ class SharedPool {
   /// backbone worker takes the ready samples the packer gave it: copies its
   /// bytes (at most `capacity`) to `out` and frees the slot.
   StatusOr<Taken> take_any(const std::vector<uint64_t>& wanted, void* out, size_t capacity, double timeout_s);
+  /// put with the copy left to `fill`: claims a free slot under `key` for
+  /// `bytes` bytes, calls `fill(slot)`, which must have written them (where
+  /// the caller keeps slot `slot`'s data) when it returns, then marks the
+  /// slot ready. A fill that fails frees the slot again and its status is
+  /// returned. Refuses and waits as put does.
+  Status put_slot(uint64_t key, size_t bytes, double timeout_s, const std::function<Status(int slot)>& fill);
+  /// take_any with the copy left to `drain`: claims a ready slot holding a
+  /// key of `wanted` (sorted), calls `drain(slot, key, bytes)`, which must
+  /// have read the slot's `bytes` bytes when it returns, then frees the slot. A
+  /// drain that fails leaves the slot ready (for another reader) and its
+  /// status is returned.
+  StatusOr<Taken> take_slot(const std::vector<uint64_t>& wanted, double timeout_s,
+                            const std::function<Status(int slot, uint64_t key, size_t bytes)>& drain);
+  /// Slot `slot`'s bytes in this process's mapping of the shared memory.
+  void* slot_data(int slot) const;
   /// Slots ready now (not free, not being written or read).
   int ready() const;
 

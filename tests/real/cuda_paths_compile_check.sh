@@ -45,7 +45,8 @@ for d in "$cuda" "${torch_dirs[@]}"; do
 done
 
 # The files whose CUDA paths CT_HAVE_CUDA_TORCH / USE_C10D_NCCL switch on.
-files=(real/core/stream_set_cuda.cpp real/core/stream_set.cpp real/core/device.cpp real/core/c10d_compat.cpp)
+files=(real/core/stream_set_cuda.cpp real/core/stream_set.cpp real/core/device.cpp real/core/c10d_compat.cpp
+  real/flowtrain/cuda_ipc_pool.cpp real/flowtrain/pool_transfer.cpp)
 failed=0
 for f in "${files[@]}"; do
   start=$SECONDS

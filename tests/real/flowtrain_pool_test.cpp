@@ -132,5 +132,38 @@ TEST(SharedPoolTest, BackPressureAndRefusals) {
   EXPECT_EQ(SharedPool::open("/ct_pool_absent").status().code(), Status::Code::kNotFound);
 }
 
+// The slot-level forms (a GPU arena's copies go through them): the caller writes and reads slot i's data; a failed
+// copy leaves the pool as it was, so a failed fill takes no slot and a failed drain loses no sample.
+TEST(SharedPoolTest, SlotLevelCopiesThatFailLeaveThePoolAsItWas) {
+  auto pool = SharedPool::create(pool_name("slots"), 1, 8);
+  ASSERT_TRUE(pool.is_ok());
+  const Status refused = (*pool)->put_slot(pool_key(0, 1), 8, 1, [](int) { return Status::internal("copy failed"); });
+  EXPECT_EQ(refused.message(), "copy failed");
+  EXPECT_EQ((*pool)->ready(), 0);
+  int written = -1;
+  ASSERT_TRUE((*pool)
+                  ->put_slot(pool_key(0, 1), 8, 1,
+                             [&](int slot) {
+                               written = slot;
+                               std::memcpy((*pool)->slot_data(slot), "seven b", 8);
+                               return Status::ok();
+                             })
+                  .is_ok());
+  EXPECT_EQ(written, 0) << "the one slot, free again after the failed fill";
+  auto failed = (*pool)->take_slot({pool_key(0, 1)}, 1, [](int, uint64_t, size_t) { return Status::internal("no"); });
+  EXPECT_EQ(failed.status().message(), "no");
+  EXPECT_EQ((*pool)->ready(), 1) << "still there for the next reader";
+  std::string got;
+  auto taken = (*pool)->take_slot({pool_key(0, 1)}, 1, [&](int slot, uint64_t key, size_t bytes) {
+    EXPECT_EQ(key, pool_key(0, 1));
+    got.assign(static_cast<const char*>((*pool)->slot_data(slot)), bytes - 1);
+    return Status::ok();
+  });
+  ASSERT_TRUE(taken.is_ok()) << taken.status().message();
+  EXPECT_EQ(taken->bytes, 8u);
+  EXPECT_EQ(got, "seven b");
+  EXPECT_EQ((*pool)->ready(), 0);
+}
+
 }  // namespace
 }  // namespace clustertwin::real::flowtrain

@@ -3,7 +3,8 @@
 // the disaggregated modes (lock-step send/recv, and the decoupled flow
 // through the shared-memory pool) end where monolithic data parallelism
 // does, within 1e-5; the trace carries every task's cost key and FLOPs; bad
-// flags exit 2 with one line.
+// flags exit 2 with one line; the device, backend and pool transfer are
+// reported.
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "models/common/state_dump.h"
 #include "tests/cli/run_command.h"
@@ -151,6 +153,45 @@ TEST(FlowTrainRunTest, TheTraceHasEveryTaskWithItsCost) {
   EXPECT_NE(wrong.err.find("is not the system asked for ('flowtrain')"), std::string::npos) << wrong.err;
 }
 
+// --device cpu (what auto picks here) says so in the JSON and the table's first lines, with the backend, what the
+// collectives stage and how the pool moves embeddings: on the CPU through the shared memory itself.
+TEST(FlowTrainRunTest, ReportsItsDeviceBackendAndPoolTransfer) {
+  const CommandResult json = run_flowtrain(2, {"--device", "cpu"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out.substr(json.out.find('{')));
+  EXPECT_EQ(j["device"], "cpu");
+  EXPECT_EQ(j["backend"], "gloo") << "auto picks Gloo for tensors on the CPU";
+  EXPECT_EQ(j["staging"], "none");
+  EXPECT_EQ(j["pool_transfer"], "host");
+  const CommandResult table = run_clustertwin({"launch", "--nproc", "2", "--", "run", "flowtrain", "--device", "cpu",
+                                               "--steps", "1", "--timeout", "60", "--mode", "disagg-sync"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("[rank 0] # clustertwin run flowtrain: 2 ranks, device cpu, backend gloo, staging none;"),
+            std::string::npos)
+      << table.out;
+  EXPECT_EQ(table.out.find("pool transfer"), std::string::npos) << "disagg-sync has no pool: " << table.out;
+}
+
+// On a machine without a GPU (or a build without CUDA) --device cuda is a user's mistake, refused before the
+// rendezvous with one line naming the flag; where a GPU is, the run works and the test has nothing to check.
+TEST(FlowTrainRunTest, DeviceCudaWithoutAGpuExitsTwoNamingTheFlag) {
+  const CommandResult r = run_clustertwin(
+      {"launch", "--nproc", "2", "--", "run", "flowtrain", "--device", "cuda", "--steps", "1", "--timeout", "60"});
+  if (r.exit_code == 0) GTEST_SKIP() << "this machine has a GPU and this build CUDA";
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  // Each rank's one line (the launcher stops the others once one exits, so not every rank may get to print), then
+  // the launcher's.
+  std::istringstream lines(r.err);
+  int errors = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("clustertwin launch: ")) continue;
+    EXPECT_TRUE(line.starts_with("[rank ")) << line;
+    EXPECT_NE(line.find("] clustertwin: --device cuda: "), std::string::npos) << line;
+    ++errors;
+  }
+  EXPECT_GE(errors, 1) << r.err;
+}
+
 struct BadFlag {
   std::vector<std::string> args;
   const char* line;
@@ -177,7 +218,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--micro-batch-tokens", "100"}, "--micro-batch-tokens 100: must hold the longest sample (256 tokens)"},
         BadFlag{{"--steps", "0"}, "--steps 0: must be at least 1"}, BadFlag{{"--lr", "0"}, "--lr 0: must be > 0"},
         BadFlag{{"--threads", "0"}, "--threads 0: must be >= 1"},
-        BadFlag{{"--timeout", "0"}, "--timeout 0: must be > 0"}));
+        BadFlag{{"--timeout", "0"}, "--timeout 0: must be > 0"},
+        BadFlag{{"--device", "tpu"}, "--device 'tpu': unknown device (allowed: cpu, cuda, auto)"},
+        BadFlag{{"--backend", "mpi"}, "--backend 'mpi': unknown backend (allowed: auto, gloo, nccl)"},
+        // Without CUDA: "no c10d NCCL"; with it: "the tensors are on the CPU".
+        BadFlag{{"--backend", "nccl", "--device", "cpu"}, "--backend nccl: "},
+        BadFlag{{"--pool-transfer", "rdma"}, "--pool-transfer 'rdma': unknown (allowed: auto, host, cuda-ipc)"},
+        BadFlag{{"--pool-transfer", "cuda-ipc", "--device", "cpu"},
+                "--pool-transfer cuda-ipc: the tensors are on the CPU (--device cpu); CUDA IPC hands GPU memory "
+                "between processes (use host or auto)"}));
 
 }  // namespace
 }  // namespace clustertwin::real::flowtrain

@@ -1,0 +1,90 @@
+#include "real/flowtrain/flowtrain_args.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/torch/tiny_vlm.h"
+#include "real/flowtrain/pool_transfer.h"
+#include "traces/json_text.h"
+
+namespace clustertwin::real::flowtrain {
+namespace {
+
+std::string flag_number(double value) {
+  std::string out;
+  traces::append_json_number(&out, value);
+  return out;
+}
+
+bool one_of(const std::string& word, std::initializer_list<const char*> allowed) {
+  return std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return word == a; });
+}
+
+}  // namespace
+
+int encoder_count(const FlowTrainRunArgs& a, int world) {
+  return a.encoder_workers > 0 ? a.encoder_workers : std::max(1, world / 4);
+}
+
+StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
+  Mode mode = Mode::kFlowTrain;
+  if (a.mode == "monolithic") {
+    mode = Mode::kMonolithic;
+  } else if (a.mode == "disagg-sync") {
+    mode = Mode::kDisaggSync;
+  } else if (a.mode != "flowtrain") {
+    return Status::invalid_argument("--mode '" + a.mode + "': unknown (allowed: monolithic, disagg-sync, flowtrain)");
+  }
+  if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
+  if (a.global_batch < 1) {
+    return Status::invalid_argument("--global-batch " + std::to_string(a.global_batch) + ": must be >= 1");
+  }
+  const torch_models::TinyVlmOptions o;
+  if (a.micro_batch_tokens < o.context) {
+    return Status::invalid_argument("--micro-batch-tokens " + std::to_string(a.micro_batch_tokens) +
+                                    ": must hold the longest sample (" + std::to_string(o.context) + " tokens)");
+  }
+  if (a.pool_slots < 1) {
+    return Status::invalid_argument("--pool-slots " + std::to_string(a.pool_slots) +
+                                    ": smaller than one sample (a slot holds one sample's embeddings)");
+  }
+  if (!(a.lr > 0) || !std::isfinite(a.lr))
+    return Status::invalid_argument("--lr " + flag_number(a.lr) + ": must be > 0");
+  if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
+  if (!(a.timeout_s > 0)) return Status::invalid_argument("--timeout " + flag_number(a.timeout_s) + ": must be > 0");
+  if (!one_of(a.device, {"cpu", "cuda", "auto"})) {
+    return Status::invalid_argument("--device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
+  }
+  if (!one_of(a.backend, {"auto", "gloo", "nccl"})) {
+    return Status::invalid_argument("--backend '" + a.backend + "': unknown backend (allowed: auto, gloo, nccl)");
+  }
+  if (!one_of(a.pool_transfer, {"auto", "host", "cuda-ipc"})) {
+    return Status::invalid_argument("--pool-transfer '" + a.pool_transfer +
+                                    "': unknown (allowed: auto, host, cuda-ipc)");
+  }
+  if (mode != Mode::kMonolithic) {
+    const int e = encoder_count(a, world);
+    if (a.encoder_workers < 0 || e >= world) {
+      return Status::invalid_argument("--encoder-workers " + std::to_string(a.encoder_workers) + " of " +
+                                      std::to_string(world) + " ranks: each side needs at least one worker (1.." +
+                                      std::to_string(world - 1) + "; launch --nproc 2 or more)");
+    }
+  }
+  return mode;
+}
+
+Status check_device_args(const FlowTrainRunArgs& a, c10::Device device) {
+  if (a.pool_transfer != "cuda-ipc") return Status::ok();
+  if (!device.is_cuda()) {
+    return Status::invalid_argument("--pool-transfer cuda-ipc: the tensors are on the CPU (--device " + a.device +
+                                    "); CUDA IPC hands GPU memory between processes (use host or auto)");
+  }
+  if (!cuda_ipc_built()) {
+    return Status::invalid_argument(
+        "--pool-transfer cuda-ipc: this build has no CUDA IPC path (configure with -DCT_CUDA=ON against a "
+        "CUDA-enabled libtorch)");
+  }
+  return Status::ok();
+}
+
+}  // namespace clustertwin::real::flowtrain

@@ -1,0 +1,27 @@
+#pragma once
+
+// run flowtrain's flags, checked before any rendezvous so that a bad flag
+// never waits for the other ranks: each error names the flag, its value and
+// what is allowed (exit 2).
+
+#include <c10/core/Device.h>
+
+#include "models/common/status.h"
+#include "real/flowtrain/flowtrain_command.h"
+
+namespace clustertwin::real::flowtrain {
+
+enum class Mode { kMonolithic, kDisaggSync, kFlowTrain };
+
+/// The encoder workers of a split mode on `world` ranks: --encoder-workers,
+/// or a quarter of the ranks (at least one).
+int encoder_count(const FlowTrainRunArgs& a, int world);
+
+/// The mode, or InvalidArgument naming the first bad flag.
+StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world);
+
+/// The flags that depend on the device chosen (choose_device):
+/// --pool-transfer cuda-ipc needs a GPU and a CUDA build.
+Status check_device_args(const FlowTrainRunArgs& a, c10::Device device);
+
+}  // namespace clustertwin::real::flowtrain
