@@ -73,7 +73,8 @@ torch::Tensor ByteLmBlockImpl::forward(const torch::Tensor& x, const LinearTap& 
   }
   torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(dh));
   // Query i (position past + i) sees keys 0..past + i.
-  const torch::Tensor future = torch::ones({t, past + t}, torch::TensorOptions().dtype(torch::kBool)).triu(1 + past);
+  const torch::Tensor future =
+      torch::ones({t, past + t}, torch::TensorOptions().dtype(torch::kBool).device(q.device())).triu(1 + past);
   scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
   const torch::Tensor attended = torch::matmul(torch::softmax(scores, -1), v).transpose(1, 2).reshape({b, t, d});
   torch::Tensor y = x + apply("out", out_, attended);
@@ -100,7 +101,7 @@ torch::Tensor ByteLmImpl::embed(const torch::Tensor& bytes, int64_t offset) {
               bytes.sizes(), " at position ", offset, ", expected [batch, T] with ", offset,
               " + T <= ", options_.context);
   const torch::Tensor positions =
-      torch::arange(offset, offset + bytes.size(1), torch::TensorOptions().dtype(torch::kLong));
+      torch::arange(offset, offset + bytes.size(1), torch::TensorOptions().dtype(torch::kLong).device(bytes.device()));
   return token_->forward(bytes) + position_->forward(positions).unsqueeze(0);
 }
 

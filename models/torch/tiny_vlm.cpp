@@ -73,7 +73,8 @@ torch::Tensor TinyVlmBlockImpl::forward(const torch::Tensor& x) {
       qkv_->forward(ln1_->forward(x)).view({b, t, 3, heads_, dh}).permute({2, 0, 3, 1, 4}).unbind(0);
   torch::Tensor scores = torch::matmul(qkv[0], qkv[1].transpose(-2, -1)) / std::sqrt(static_cast<double>(dh));
   if (causal_) {
-    const torch::Tensor future = torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool)).triu(1);
+    const torch::Tensor future =
+        torch::ones({t, t}, torch::TensorOptions().dtype(torch::kBool).device(x.device())).triu(1);
     scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
   }
   const torch::Tensor attended = torch::matmul(torch::softmax(scores, -1), qkv[2]).transpose(1, 2).reshape({b, t, d});
@@ -135,7 +136,8 @@ torch::Tensor TinyVlmBackboneImpl::sample_loss(const torch::Tensor& image_tokens
 
   torch::Tensor x = token_->forward(text);
   if (has_images) x = torch::cat({image_tokens.reshape({k * p, o.d_model}), x}, 0);
-  x = (x + position_->forward(torch::arange(length, torch::TensorOptions().dtype(torch::kLong)))).unsqueeze(0);
+  x = (x + position_->forward(torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(text.device()))))
+          .unsqueeze(0);
   for (TinyVlmBlock& block : blocks_)
     x = block->forward(x);
   // Position j predicts position j + 1's token, for every text token but a first one with nothing before it.
