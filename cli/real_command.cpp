@@ -128,10 +128,18 @@ void add_flexmarl(CLI::App* run, Action* action) {
                "Testing: worker 1 ignores its first weight load after an update, so its next rollout runs a stale "
                "policy; the experience store must refuse it (exit 1)");
   fm->add_flag("--json", a->json, "Print one JSON object instead of the table");
-  fm->add_option("--backend", a->backend, "gloo (auto is accepted when it picks gloo)")->capture_default_str();
+  fm->add_option("--device", a->device,
+                 std::string(kDeviceHelp) +
+                     ". The workers' policies, rollout engines, trainers and optimizer state live there; a state swap "
+                     "copies between pinned host memory and the GPU; the controller stays on the host")
+      ->capture_default_str();
+  fm->add_option("--backend", a->backend,
+                 std::string(kBackendHelp) +
+                     ". For weights, gradients and trainer state; the controller's messages always go over Gloo")
+      ->capture_default_str();
   fm->add_option("--transport", a->transport,
-                 "Weights and trainer state between ranks: shm (shared memory), gloo (the process group), auto (shm "
-                 "when every rank is on this machine)")
+                 "Weights and trainer state between ranks: shm (shared memory), gloo (the data process groups, "
+                 "whatever --backend), auto (shm when every rank is on this machine)")
       ->capture_default_str();
   fm->add_option("--timeout", a->timeout_s, "Seconds a receive or collective may wait before failing")
       ->capture_default_str();

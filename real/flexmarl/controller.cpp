@@ -9,8 +9,8 @@ namespace cf = clustertwin::flexmarl;
 
 }  // namespace
 
-Controller::Controller(Communicator& comm, Group& world, Tracer& tracer, ControllerOptions options)
-    : comm_(comm), world_(world), tracer_(tracer), o_(std::move(options)), outbox_(comm, world, o_.payloads) {
+Controller::Controller(Communicator& comm, const Links& links, Tracer& tracer, ControllerOptions options)
+    : comm_(comm), links_(links), tracer_(tracer), o_(std::move(options)), outbox_(comm, links) {
   o_.orchestrator.workers = comm.world_size() - 1;
   report_.workers = o_.orchestrator.workers;
   weights_.resize(kAgents);
@@ -167,7 +167,7 @@ Status Controller::run_step(int step) {
   report_.steps.back().jobs = orchestrator_->counts().jobs - jobs0;
   while (!orchestrator_->step_done()) {
     Message m;
-    auto rank = recv_any_message(comm_, world_, &m, o_.payloads);
+    auto rank = recv_any_message(comm_, links_, &m);
     if (!rank.is_ok()) return rank.status();
     CT_RETURN_IF_ERROR(handle(*rank, m));
     outbox_.reap();
@@ -213,11 +213,17 @@ Status Controller::stop_workers(bool abort, ControllerReport* report) {
   int stopped = 0;
   while (stopped < workers) {
     Message m;
-    auto rank = recv_any_message(comm_, world_, &m, o_.payloads);
+    auto rank = recv_any_message(comm_, links_, &m);
     if (!rank.is_ok()) return rank.status();
     if (m.kind == Kind::kStopped) {
       ++stopped;
-      if (m.f64.numel() >= 1) report->worker_cpu_s += m.f64[0].item<double>();
+      if (m.f64.numel() >= 4) {  // WorkerTotals
+        const double* t = m.f64.data_ptr<double>();
+        report->worker_cpu_s += t[0];
+        report->worker_busy_s += t[1];
+        report->swap_s += t[2];
+        report->swap_bytes += static_cast<int64_t>(t[3]);
+      }
     }
   }
   return outbox_.flush();

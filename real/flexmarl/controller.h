@@ -3,7 +3,8 @@
 // The controller of `run flexmarl` (rank 0): the orchestrator's decisions
 // (the experience store, the load balancer, the frameworks' schedules) run
 // as messages to the worker processes; it keeps the published weights and
-// the host copies of swapped-out trainer state.
+// the host copies of swapped-out trainer state, all in host memory (whatever
+// the workers' device: the controller is the host side of the system).
 
 #include <array>
 #include <cstdint>
@@ -28,7 +29,6 @@ struct ControllerOptions {
   int topk = 4;
   AdamOptions adam;
   sis::LossOptions loss;
-  PayloadStore* payloads = nullptr;  // large payloads through shared memory (messages.h)
 };
 
 struct StepReport {
@@ -44,7 +44,10 @@ struct StepReport {
 struct ControllerReport {
   std::vector<StepReport> steps;
   int workers = 0;
-  double worker_cpu_s = 0;  // CPU seconds in jobs (without waiting for a core), summed over workers
+  double worker_cpu_s = 0;   // CPU seconds in jobs (without waiting for a core), summed over workers
+  double worker_busy_s = 0;  // wall seconds in jobs (device work included), summed over workers
+  double swap_s = 0;         // wall seconds in swap-in and swap-out jobs, summed over workers
+  int64_t swap_bytes = 0;    // trainer state moved by them
   int64_t swaps = 0, reassignments = 0, migrations = 0, weight_loads = 0;
   std::vector<at::Tensor> weights;    // the final published weights, per agent
   std::vector<at::Tensor> gradients;  // the gradient of each agent's last step
@@ -56,7 +59,7 @@ struct ControllerReport {
 /// workers' replies back into completions.
 class Controller : public clustertwin::flexmarl::JobSink {
  public:
-  Controller(Communicator& comm, Group& world, Tracer& tracer, ControllerOptions options);
+  Controller(Communicator& comm, const Links& links, Tracer& tracer, ControllerOptions options);
 
   /// Runs every step and stops the workers. Internal when the experience
   /// store catches a version violation (the workers are stopped first).
@@ -75,7 +78,7 @@ class Controller : public clustertwin::flexmarl::JobSink {
   Status stop_workers(bool abort, ControllerReport* report);
 
   Communicator& comm_;
-  Group& world_;
+  const Links& links_;
   Tracer& tracer_;
   ControllerOptions o_;
   Outbox outbox_;

@@ -10,6 +10,7 @@
 
 #include "models/common/state_dump.h"
 #include "real/core/communicator.h"
+#include "real/core/device.h"
 #include "real/core/dist_env.h"
 #include "real/core/tracer.h"
 #include "real/flexmarl/controller.h"
@@ -67,9 +68,11 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   if (a.trainers < 0) return Status::invalid_argument("--trainers " + std::to_string(a.trainers) + ": must be >= 0");
   if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
   if (!(a.timeout_s > 0)) return Status::invalid_argument("--timeout " + number(a.timeout_s) + ": must be > 0");
-  if (a.backend != "gloo" && a.backend != "auto") {
-    return Status::invalid_argument("--backend '" + a.backend +
-                                    "': run flexmarl keeps its tensors on the CPU (allowed: gloo, auto)");
+  if (a.device != "cpu" && a.device != "cuda" && a.device != "auto") {
+    return Status::invalid_argument("--device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
+  }
+  if (a.backend != "auto" && a.backend != "gloo" && a.backend != "nccl") {
+    return Status::invalid_argument("--backend '" + a.backend + "': unknown backend (allowed: auto, gloo, nccl)");
   }
   if (a.transport != "shm" && a.transport != "gloo" && a.transport != "auto") {
     return Status::invalid_argument("--transport '" + a.transport + "': unknown (allowed: shm, gloo, auto)");
@@ -163,8 +166,7 @@ Status write_params(const std::string& dir, const ControllerReport& r, int world
   return write_state_dump(dir, dump);
 }
 
-void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, int trainers,
-                  const std::string& backend) {
+void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, int trainers, const Communicator& comm) {
   std::vector<double> times;
   int64_t tokens = 0;
   double step_total = 0;
@@ -175,14 +177,22 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
   }
   const double step_s = median(times);
   const double tokens_per_s = step_total > 0 ? static_cast<double>(tokens) / step_total : 0;
-  // Utilisation: the CPU seconds workers spent in jobs per worker-second of
-  // the steps (CPU time, not wall time: ranks share this machine's cores,
-  // and a job waiting for a core is not a device at work).
-  const double utilization = step_total > 0 ? r.worker_cpu_s / (r.workers * step_total) : 0;
+  // Utilisation: the seconds workers spent in jobs per worker-second of the
+  // steps. On the CPU, CPU time, not wall time: ranks share this machine's
+  // cores, and a job waiting for a core is not a device at work. On a GPU,
+  // wall time up to the device's end of the job: the device does the work
+  // (and a host waiting for it may spin, which CPU time would count).
+  const bool gpu = comm.device().is_cuda();
+  const double busy_s = gpu ? r.worker_busy_s : r.worker_cpu_s;
+  const double utilization = step_total > 0 ? busy_s / (r.workers * step_total) : 0;
   const StepReport& last = r.steps.back();
   if (a.json) {
     std::string out = "{\"framework\":";
     traces::append_json_string(&out, a.framework);
+    out += ",\"device\":";
+    traces::append_json_string(&out, gpu ? "cuda" : "cpu");
+    out += ",\"backend\":";
+    traces::append_json_string(&out, comm.backend());
     out += ",\"world_size\":" + std::to_string(world) + ",\"workers\":" + std::to_string(r.workers) +
            ",\"trainers\":" + std::to_string(a.framework != "sync" ? trainers : 0) +
            ",\"steps\":" + std::to_string(a.steps) + ",\"step_s\":" + number(step_s) + ",\"step_times\":[";
@@ -192,18 +202,24 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
            ",\"mean_reward\":[" + number(last.mean_reward[0]) + "," + number(last.mean_reward[1]) + "," +
            number(last.mean_reward[2]) + "],\"swaps\":" + std::to_string(r.swaps) +
            ",\"reassignments\":" + std::to_string(r.reassignments) + ",\"migrations\":" + std::to_string(r.migrations) +
-           ",\"weight_loads\":" + std::to_string(r.weight_loads) + "}\n";
+           ",\"weight_loads\":" + std::to_string(r.weight_loads) + ",\"swap_s\":" + number(r.swap_s) +
+           ",\"swap_bytes\":" + std::to_string(r.swap_bytes) + "}\n";
     std::fputs(out.c_str(), stdout);
   } else {
     std::printf(
-        "# clustertwin run flexmarl: %d ranks (%s): a controller and %d workers; planner, solver, checker; %d x %d "
+        "# clustertwin run flexmarl: %d ranks, %s: a controller and %d workers; planner, solver, checker; %d x %d "
         "samples per agent and step, micro-batch %d, %s%s\n",
-        world, backend.c_str(), r.workers, a.queries, a.group, a.micro_batch, a.loss.c_str(), a.sis ? "+sis" : "");
+        world, comm.describe().c_str(), r.workers, a.queries, a.group, a.micro_batch, a.loss.c_str(),
+        a.sis ? "+sis" : "");
     std::printf("  %-18s %5s %15s %10s %11s %6s %9s  %s\n", "framework", "steps", "median step (s)", "tokens/s",
                 "utilization", "swaps", "reassign", "mean reward, last step (planner/solver/checker)");
     std::printf("  %-18s %5d %15.3f %10.1f %10.1f%% %6lld %9lld  %.3f / %.3f / %.3f\n", a.framework.c_str(), a.steps,
                 step_s, tokens_per_s, 100 * utilization, static_cast<long long>(r.swaps),
                 static_cast<long long>(r.reassignments), last.mean_reward[0], last.mean_reward[1], last.mean_reward[2]);
+    if (r.swap_bytes > 0) {
+      std::printf("# state swaps: %.1f MB between host and %s memory in %.3f s of worker time\n",
+                  static_cast<double>(r.swap_bytes) / 1e6, gpu ? "device" : "trainer", r.swap_s);
+    }
     if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
     if (!a.dump_params.empty()) std::printf("# final weights: %s\n", state_dump_path(a.dump_params, 0).c_str());
   }
@@ -219,31 +235,40 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   Framework framework = Framework::kFlexMarl;
   sis::LossKind loss_kind = sis::LossKind::kPpo;
   CT_RETURN_IF_ERROR(check_args(a, env->world_size, &framework, &loss_kind));
-  const int trainers = trainer_count(a, env->world_size - 1);
-  at::set_num_threads(a.threads);
-
-  auto comm = real::connect_for_run(*env, "cpu", a.backend, a.timeout_s);
-  if (!comm.is_ok()) return comm.status();
-  auto world = (*comm)->world(0);
-  if (!world.is_ok()) return world.status();
-
-  // Large payloads through shared memory when every rank is on this machine.
-  std::unique_ptr<PayloadStore> payloads;
+  // --device cuda without a GPU fails here, before any rank waits for another.
+  auto device = real::choose_device(a.device, env->local_rank, real::device_support());
+  if (!device.is_ok()) return device.status();
   const bool local = env->local_world_size == env->world_size;
   if (a.transport == "shm" && !local) {
     return Status::invalid_argument("--transport shm: the ranks span several machines (LOCAL_WORLD_SIZE " +
                                     std::to_string(env->local_world_size) + " of " + std::to_string(env->world_size) +
                                     "); use gloo or auto");
   }
+  const int trainers = trainer_count(a, env->world_size - 1);
+  at::set_num_threads(a.threads);
+
+  auto comm = real::connect_for_run(*env, a.device, a.backend, a.timeout_s);
+  if (!comm.is_ok()) return comm.status();
+  // The controller's messages, the start-up barrier, the shared-memory
+  // store's set-up and the trace's gathering: host-side, over Gloo.
+  auto control = (*comm)->control_group((*comm)->all_ranks(), 0);
+  if (!control.is_ok()) return control.status();
+
+  // Large payloads through shared memory when every rank is on this machine.
+  std::unique_ptr<PayloadStore> payloads;
   if (a.transport == "shm" || (a.transport == "auto" && local)) {
     int64_t largest = 0;
     for (int agent = 0; agent < cf::kTaskTurns; ++agent)
       largest = std::max(largest, cf::task_params(agent));
     // A trainer's state is the largest payload: weights, gradients and two moments, and two counters.
-    auto store = PayloadStore::open(**comm, **world, std::max(8, env->world_size + 4), 4 * largest + 16, a.timeout_s);
+    auto store = PayloadStore::open(**comm, **control, std::max(8, env->world_size + 4), 4 * largest + 16, a.timeout_s);
     if (!store.is_ok()) return store.status();
     payloads = std::move(*store);
   }
+  // The controller keeps host copies; a worker's tensors are on its device.
+  const at::Device here = (*comm)->rank() == 0 ? at::Device(at::kCPU) : (*comm)->device();
+  auto links = open_links(**comm, **control, payloads.get(), here);
+  if (!links.is_ok()) return links.status();
 
   sis::LossOptions loss;
   loss.kind = loss_kind;
@@ -252,7 +277,7 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   AdamOptions adam;
   adam.lr = a.lr;
   real::Tracer tracer((*comm)->rank());
-  CT_RETURN_IF_ERROR((*comm)->barrier(**world));
+  CT_RETURN_IF_ERROR((*comm)->barrier(**control));
   tracer.start();
 
   const traces::Metadata metadata =
@@ -266,11 +291,10 @@ Status run_flexmarl(const FlexMarlArgs& a) {
     w.rollout.seed = a.seed;
     w.seed = a.seed;
     w.fault_late_publish = a.fault_late_publish;
-    w.payloads = payloads.get();
-    Worker worker(**comm, **world, tracer, w);
+    Worker worker(**comm, *links, tracer, w);
     CT_RETURN_IF_ERROR(worker.run());
     if (worker.aborted() || a.trace.empty()) return Status::ok();
-    return tracer.gather_and_write(**comm, **world, metadata, a.trace);
+    return tracer.gather_and_write(**comm, **control, metadata, a.trace);
   }
 
   ControllerOptions c;
@@ -287,18 +311,17 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   c.topk = 4;
   c.adam = adam;
   c.loss = loss;
-  c.payloads = payloads.get();
-  Controller controller(**comm, **world, tracer, c);
+  Controller controller(**comm, *links, tracer, c);
   auto report = controller.run();
   if (!report.is_ok()) return report.status();
   if (!a.trace.empty()) {
     // The responses' lengths go along: the process twin replays them.
     traces::Metadata with_responses = metadata;
     with_responses.config_json = options_json(a, env->world_size, trainers, &report->steps);
-    CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, with_responses, a.trace));
+    CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **control, with_responses, a.trace));
   }
   if (!a.dump_params.empty()) CT_RETURN_IF_ERROR(write_params(a.dump_params, *report, env->world_size));
-  print_report(a, *report, env->world_size, trainers, (*comm)->backend());
+  print_report(a, *report, env->world_size, trainers, **comm);
   return Status::ok();
 }
 

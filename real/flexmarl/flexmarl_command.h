@@ -28,6 +28,11 @@
 // seed, the sample's key and the policy version), so one step's parameters
 // agree across frameworks up to rounding; the store refuses any row written
 // by a policy version other than the published one.
+//
+// On a GPU (--device cuda) the workers' policies, rollout engines, trainers
+// and optimizer states are on it; a state swap is a copy between pinned host
+// memory and the device, timed (the report's swap seconds, the trace's
+// swap-in and swap-out events). The controller stays a host process.
 
 #include <cstdint>
 #include <string>
@@ -55,9 +60,14 @@ struct FlexMarlArgs {
   int threads = 1;
   double timeout_s = 120;
   bool fault_late_publish = false;  // tests: worker 1 ignores the first weight publish
-  std::string backend = "gloo";
-  /// Large payloads (weights, trainer state): "shm" through shared memory, "gloo" through the process group,
-  /// "auto" shm when every rank is on this machine.
+  /// Where the workers' policies, KV caches, trainers and optimizer state live: "cpu", "cuda" or "auto"
+  /// (real/core/device.h). The controller keeps its copies in host memory whatever this says.
+  std::string device = "auto";
+  /// The data groups' backend (weights, gradients, trainer state): "gloo", "nccl" or "auto". The controller's
+  /// messages always go over Gloo (messages.h).
+  std::string backend = "auto";
+  /// Large payloads (weights, trainer state): "shm" through shared memory, "gloo" through the data process
+  /// groups (whatever their backend), "auto" shm when every rank is on this machine.
   std::string transport = "auto";
 };
 

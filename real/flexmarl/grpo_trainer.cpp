@@ -4,6 +4,7 @@
 
 #include "models/common/hash.h"
 #include "models/common/text.h"
+#include "real/flexmarl/host_device.h"
 
 namespace clustertwin::real::flexmarl {
 
@@ -39,9 +40,10 @@ Status load_flat_params(ByteLm& model, const at::Tensor& flat) {
                                     std::string(c10::toString(ps.front().scalar_type())));
   }
   at::NoGradGuard no_grad;
+  const at::Tensor on_device = to_device(flat, ps.front().device());  // one upload, not one per parameter
   int64_t offset = 0;
   for (at::Tensor& p : ps) {
-    p.copy_(flat.slice(0, offset, offset + p.numel()).view(p.sizes()));
+    p.copy_(on_device.slice(0, offset, offset + p.numel()).view(p.sizes()));
     offset += p.numel();
   }
   return Status::ok();
@@ -111,6 +113,10 @@ StatusOr<double> AgentTrainer::accumulate(const std::vector<TrainSample>& micro,
     mask[i].slice(0, s.prompt_tokens - 1, t - 1).fill_(true);
     advantages[i] = s.advantage;
   }
+  // Built in host memory above (a write per sample), uploaded whole: the
+  // forward, the loss and the backward run where the parameters are.
+  const at::Device device = params().front().device();
+  tokens = to_device(tokens, device);
   sis::LossBatch batch;
   const at::Tensor logp_all = at::log_softmax(model_->forward(tokens.slice(1, 0, longest - 1)), -1);
   batch.tokens.logp_new = logp_all.gather(-1, tokens.slice(1, 1, longest).unsqueeze(-1)).squeeze(-1);
@@ -127,15 +133,16 @@ StatusOr<double> AgentTrainer::accumulate(const std::vector<TrainSample>& micro,
       topk_old[i].slice(0, 0, t - 1).copy_(s.topk_logp_old);
       draws[i].slice(0, 0, t - 1).copy_(sample_draws(s.id, draw_seed, t - 1));
     }
-    batch.tokens.topk_logp_old = topk_old;
+    ids = to_device(ids, device);
+    batch.tokens.topk_logp_old = to_device(topk_old, device);
     batch.tokens.topk_logp_new = logp_all.gather(-1, ids);
     batch.tokens.in_topk = (ids == tokens.slice(1, 1, longest).unsqueeze(-1)).any(-1);
     batch.tokens.vocab = logp_all.size(-1);
-    batch.tokens.draws = draws;
+    batch.tokens.draws = to_device(draws, device);
   }
-  batch.tokens.logp_old = logp_old;
-  batch.tokens.mask = mask;
-  batch.advantages = advantages;
+  batch.tokens.logp_old = to_device(logp_old, device);
+  batch.tokens.mask = to_device(mask, device);
+  batch.advantages = to_device(advantages, device);
   batch.total_sequences = totals.sequences;
   batch.total_tokens = totals.tokens;
   auto loss = sis::policy_loss(batch, loss_);
@@ -201,9 +208,11 @@ Status AgentTrainer::unpack_state(const at::Tensor& state) {
   }
   at::NoGradGuard no_grad;
   std::vector<at::Tensor> ps = params();
+  // One upload when the state is in host memory, then copies on the device.
+  const at::Tensor on_device = to_device(state, ps.front().device());
   int64_t offset = 0;
   auto next = [&](int64_t n) {
-    at::Tensor part = state.slice(0, offset, offset + n);
+    at::Tensor part = on_device.slice(0, offset, offset + n);
     offset += n;
     return part;
   };
@@ -216,8 +225,9 @@ Status AgentTrainer::unpack_state(const at::Tensor& state) {
     m_[i].copy_(next(n).view(ps[i].sizes()));
     v_[i].copy_(next(n).view(ps[i].sizes()));
   }
-  adam_step_ = static_cast<int64_t>(std::llround(next(1).item<double>()));
-  version_ = static_cast<int64_t>(std::llround(next(1).item<double>()));
+  // The two counters from `state` itself: no wait for the device when it is in host memory.
+  adam_step_ = static_cast<int64_t>(std::llround(state[offset].item<double>()));
+  version_ = static_cast<int64_t>(std::llround(state[offset + 1].item<double>()));
   return Status::ok();
 }
 

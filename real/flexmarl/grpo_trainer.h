@@ -66,6 +66,10 @@ struct AdamOptions {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
 };
 
+/// One agent's trainer. Its parameters, Adam's moments, the gradients and
+/// the activations live where the model's parameters are (a worker moves the
+/// model to its device first); samples may come in host memory, and a
+/// micro-batch is padded on the host and uploaded whole.
 class AgentTrainer {
  public:
   AgentTrainer(ByteLm model, AdamOptions adam, sis::LossOptions loss);
@@ -87,9 +91,10 @@ class AgentTrainer {
   ByteLm& model() { return model_; }
 
   /// Parameters, gradients, Adam's two moments, its step count and the
-  /// policy version, flat.
+  /// policy version, flat, on the trainer's device.
   at::Tensor pack_state() const;
-  /// InvalidArgument when `state` is not this trainer's layout.
+  /// `state` from any device (host memory: one upload, asynchronous from
+  /// pinned memory). InvalidArgument when it is not this trainer's layout.
   Status unpack_state(const at::Tensor& state);
   /// Elements of pack_state().
   int64_t state_numel() const;
@@ -108,8 +113,8 @@ class AgentTrainer {
 
 /// A model's parameters, flat: what a weight publish sends.
 at::Tensor flat_params(const ByteLm& model);
-/// Copies `flat` (flat_params' layout) into the model's parameters;
-/// InvalidArgument when the element count or type differs.
+/// Copies `flat` (flat_params' layout, on any device) into the model's
+/// parameters; InvalidArgument when the element count or type differs.
 Status load_flat_params(ByteLm& model, const at::Tensor& flat);
 
 /// Per-token log-probabilities of each next token: logits of `model` on

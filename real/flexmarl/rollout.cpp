@@ -4,6 +4,7 @@
 #include <map>
 
 #include "models/common/hash.h"
+#include "real/flexmarl/host_device.h"
 
 namespace clustertwin::real::flexmarl {
 namespace {
@@ -64,13 +65,17 @@ void generate_batch(torch_models::ByteLm& model, const std::vector<RolloutReques
       prompt[i][t] = r.prompt[static_cast<size_t>(t)];
     generators.push_back(at::detail::createCPUGenerator(mix64(options.seed ^ mix64(r.key + 0x51ed27a3ull))));
   }
-  torch_models::ByteLmImpl::DecodeState state;
-  std::vector<at::Tensor> logsoftmax;  // [B, n, V] chunks, one per decode call
-  at::Tensor input = prompt;
+  const at::Device device = model->parameters().front().device();
+  torch_models::ByteLmImpl::DecodeState state;  // the KV cache, on the device
+  std::vector<at::Tensor> logsoftmax;           // [B, n, V] chunks, one per decode call, on the device
+  at::Tensor input = to_device(prompt, device);
   for (;;) {
     const at::Tensor ls = at::log_softmax(model->decode(input, state), -1);
     logsoftmax.push_back(ls);
-    const at::Tensor probs = ls.select(1, ls.size(1) - 1).exp();
+    // Drawn on the host from the requests' CPU generators (rollout.h): one
+    // [B, V] copy per position on a GPU, where the host must see the tokens
+    // anyway to stop the rows.
+    const at::Tensor probs = to_host(ls.select(1, ls.size(1) - 1).exp());
     at::Tensor next = at::full({b, 1}, options.end_token, at::kLong);
     bool any = false;
     for (int64_t i = 0; i < b; ++i) {
@@ -85,9 +90,9 @@ void generate_batch(torch_models::ByteLm& model, const std::vector<RolloutReques
       any = any || !done[row];
     }
     if (!any) break;
-    input = next;
+    input = to_device(next, device);
   }
-  const at::Tensor all = at::cat(logsoftmax, 1);  // [B, positions decoded, V]
+  const at::Tensor all = to_host(at::cat(logsoftmax, 1));  // [B, positions decoded, V]
   for (int64_t i = 0; i < b; ++i) {
     const size_t row = static_cast<size_t>(i);
     const std::vector<int64_t>& seq = sequences[row];

@@ -17,6 +17,14 @@
 // which batching may change). Alongside the tokens come what the trainer
 // needs from the behaviour policy: the log-probability of every next token
 // and, for SIS, the K most likely next tokens with their log-probabilities.
+//
+// The engine runs where the model's parameters are: prefill, decode and the
+// KV cache on the GPU when the model is there. The tokens are drawn on the
+// host, from each position's probabilities copied back ([B, V], a few
+// hundred bytes), with the requests' CPU generators: a seed draws the same
+// uniforms on every device, so the CPU's responses are what they always
+// were and a GPU's differ only where its logits' last bits tip a draw. The
+// host needs each token anyway, to stop the rows. Results are in host memory.
 
 #include <ATen/ATen.h>
 

@@ -5,6 +5,8 @@
 #include "models/common/hash.h"
 #include "models/flexmarl/math_task.h"
 #include "models/flexmarl/orchestrator.h"
+#include "real/core/device.h"
+#include "real/flexmarl/host_device.h"
 
 namespace clustertwin::real::flexmarl {
 namespace {
@@ -47,29 +49,30 @@ ByteLmOptions task_model_options(int agent) {
   return o;
 }
 
-StatusOr<ByteLm> make_task_model(int agent, uint64_t seed) {
+StatusOr<ByteLm> make_task_model(int agent, uint64_t seed, at::Device device) {
   auto model = make_byte_lm(task_model_options(agent), mix64(seed ^ (0xa9e17ull + static_cast<uint64_t>(agent))));
   if (!model.is_ok()) return model.status();
   (*model)->to(at::kDouble);
+  if (!device.is_cpu()) (*model)->to(device);
   return *model;
 }
 
 Status Worker::load(const Message& m) {
   Inference& inf = inference_[m.agent];
   if (!inf.model) {
-    auto model = make_task_model(static_cast<int>(m.agent), options_.seed);
+    auto model = make_task_model(static_cast<int>(m.agent), options_.seed, device());
     if (!model.is_ok()) return model.status();
     inf.model = *model;
     inf.version = 0;  // the seeded policy every rank builds is version 0
   }
-  if (options_.fault_late_publish && !faulted_ && m.version >= 1 && world_.index == 1) {
+  if (options_.fault_late_publish && !faulted_ && m.version >= 1 && comm_.rank() == 1) {
     // The deliberate late publish: keep the older weights (version 0 when
     // this worker never held the agent: the balancer decides who serves it)
     // and report their version with the rollouts.
     faulted_ = true;
     return Status::ok();
   }
-  CT_RETURN_IF_ERROR(load_flat_params(inf.model, m.f64));
+  CT_RETURN_IF_ERROR(load_flat_params(inf.model, to_device(m.f64, device())));
   job_bytes_ = m.f64.numel() * 8;
   inf.version = m.version;
   return Status::ok();
@@ -78,7 +81,7 @@ Status Worker::load(const Message& m) {
 Status Worker::generate(const Message& m, Message* reply) {
   auto it = inference_.find(m.agent);
   if (it == inference_.end() || !it->second.model) {
-    return Status::internal("flexmarl worker " + std::to_string(world_.index) + ": asked to generate for " +
+    return Status::internal("flexmarl worker " + std::to_string(comm_.rank()) + ": asked to generate for " +
                             agent_name(m.agent) + " without its weights");
   }
   Reader in(m.i64);
@@ -124,11 +127,12 @@ Status Worker::generate(const Message& m, Message* reply) {
 Status Worker::train(const Message& m, Message* reply) {
   auto it = trainers_.find(m.agent);
   if (it == trainers_.end()) {
-    return Status::internal("flexmarl worker " + std::to_string(world_.index) + ": asked to train " +
+    return Status::internal("flexmarl worker " + std::to_string(comm_.rank()) + ": asked to train " +
                             agent_name(m.agent) + " without its state");
   }
   const int64_t k = m.arg1;
-  Reader longs(m.i64), doubles(m.f64);
+  // Host data: the trainer builds its padded batch on the host and uploads it whole.
+  Reader longs(m.i64), doubles(to_host(m.f64));
   std::vector<TrainSample> micro(static_cast<size_t>(m.count));
   for (TrainSample& s : micro) {
     if (!longs.has(3)) return malformed(m);
@@ -181,7 +185,7 @@ Status Worker::step(const Message& m, Message* reply) {
     // when asked the whole new state (the host's copy, flexmarl variants).
     std::vector<at::Tensor> parts = {flat_params(it->second->model()), it->second->last_gradient()};
     if (m.count == 1) parts.push_back(it->second->pack_state());
-    reply->f64 = at::cat(parts);
+    reply->f64 = ready_to_send(links_, at::cat(parts));
   } else {
     reply->kind = Kind::kDone;
   }
@@ -189,10 +193,11 @@ Status Worker::step(const Message& m, Message* reply) {
 }
 
 Status Worker::swap_in(const Message& m) {
-  auto model = make_task_model(static_cast<int>(m.agent), options_.seed);
+  auto model = make_task_model(static_cast<int>(m.agent), options_.seed, device());
   if (!model.is_ok()) return model.status();
   auto trainer = std::make_unique<AgentTrainer>(*model, options_.adam, options_.loss);
-  CT_RETURN_IF_ERROR(trainer->unpack_state(m.f64));
+  // Host (pinned) -> device in one copy, then unpacked on the device.
+  CT_RETURN_IF_ERROR(trainer->unpack_state(to_device(m.f64, device())));
   job_bytes_ = m.f64.numel() * 8;
   trainers_[m.agent] = std::move(trainer);
   return Status::ok();
@@ -204,7 +209,8 @@ Status Worker::swap_out(const Message& m, Message* reply) {
   reply->kind = Kind::kState;
   reply->agent = m.agent;
   reply->version = it->second->version();
-  reply->f64 = it->second->pack_state();
+  // Packed on the device, then device -> host (pinned) in one copy.
+  reply->f64 = ready_to_send(links_, it->second->pack_state());
   job_bytes_ = reply->f64.numel() * 8;
   trainers_.erase(it);
   return Status::ok();
@@ -213,13 +219,15 @@ Status Worker::swap_out(const Message& m, Message* reply) {
 Status Worker::run() {
   for (;;) {
     Message m;
-    CT_RETURN_IF_ERROR(recv_message(comm_, world_, 0, &m, options_.payloads));
+    CT_RETURN_IF_ERROR(recv_message(comm_, links_, 0, &m));
     if (m.kind == Kind::kStop) {
       aborted_ = m.arg1 != 0;
       Message reply;
       reply.kind = Kind::kStopped;
-      reply.f64 = at::full({1}, cpu_s_, at::kDouble);
-      return send_message(comm_, world_, 0, reply, options_.payloads);
+      reply.f64 = at::tensor(
+          std::vector<double>{totals_.cpu_s, totals_.busy_s, totals_.swap_s, static_cast<double>(totals_.swap_bytes)},
+          at::kDouble);
+      return send_message(comm_, links_, 0, reply);
     }
     if (m.agent < 0 || m.agent >= clustertwin::flexmarl::kTaskTurns) return malformed(m);
     job_flops_ = 0;
@@ -250,9 +258,17 @@ Status Worker::run() {
       default:
         return malformed(m);
     }
+    // The job's kernels run asynchronously on a GPU: its end is when the
+    // device is done, not when the last launch returned (a no-op on the CPU).
+    real::synchronize(device());
     const double t1 = tracer_.now_us();
     const double cpu = Tracer::thread_cpu_us() - cpu0;
-    cpu_s_ += cpu / 1e6;
+    totals_.cpu_s += cpu / 1e6;
+    totals_.busy_s += (t1 - t0) / 1e6;
+    if (m.kind == Kind::kSwapIn || m.kind == Kind::kSwapOut) {
+      totals_.swap_s += (t1 - t0) / 1e6;
+      totals_.swap_bytes += job_bytes_;
+    }
     traces::Event e;
     e.name = std::string(kind_name(m.kind)) + " " + agent_name(m.agent);
     e.category = m.kind == Kind::kLoad || m.kind == Kind::kSwapIn || m.kind == Kind::kSwapOut
@@ -266,7 +282,7 @@ Status Worker::run() {
     if (job_flops_ > 0) e.flops = job_flops_;
     if (job_bytes_ > 0) e.bytes = job_bytes_;
     tracer_.record(std::move(e));
-    CT_RETURN_IF_ERROR(send_message(comm_, world_, 0, reply, options_.payloads));
+    CT_RETURN_IF_ERROR(send_message(comm_, links_, 0, reply));
   }
 }
 

@@ -3,7 +3,17 @@
 // A worker of `run flexmarl` (ranks 1..W): a loop that runs whatever job the
 // controller sends (real/flexmarl/messages.h) and answers. It holds, per
 // agent, an inference copy of the policy at the version the controller last
-// loaded, and the trainer state of the agents swapped in.
+// loaded, and the trainer state of the agents swapped in, all on its device:
+//
+//   load       published weights -> the engine's parameters     (host -> device when they came through host memory)
+//   generate   the rollout engine on the device; tokens drawn on the host (rollout.h); results to the host
+//   train      the micro-batch to the device; forward and backward there
+//   step       gradients all-reduced over the trainers' data group; Adam on the device; the publish to the host
+//   swap-in    trainer state host -> device, unpacked                       (pinned memory on a GPU)
+//   swap-out   trainer state packed, device -> host                         (pinned memory on a GPU)
+//
+// A job's trace event spans its device work too: on a GPU the worker waits
+// for the device before it reads the job's end time.
 
 #include <cstdint>
 #include <map>
@@ -21,22 +31,31 @@ namespace clustertwin::real::flexmarl {
 /// different sizes over the task's 16 tokens, in float64 so that runs that
 /// batch differently agree to ~1e-15.
 ByteLmOptions task_model_options(int agent);
-/// A fresh policy of `agent`, seeded (every rank builds the same one).
-StatusOr<ByteLm> make_task_model(int agent, uint64_t seed);
+/// A fresh policy of `agent`, seeded (every rank builds the same one: the
+/// parameters are drawn on the CPU, then moved to `device`).
+StatusOr<ByteLm> make_task_model(int agent, uint64_t seed, at::Device device = at::kCPU);
 
 struct WorkerOptions {
   AdamOptions adam;
   sis::LossOptions loss;
   RolloutOptions rollout;
   uint64_t seed = 0;
-  bool fault_late_publish = false;   // worker 1 keeps older weights at its first load of a version >= 1 (tests)
-  PayloadStore* payloads = nullptr;  // large payloads through shared memory (messages.h)
+  bool fault_late_publish = false;  // worker 1 keeps older weights at its first load of a version >= 1 (tests)
+};
+
+/// What a worker's jobs took, for the controller's report (the kStopped reply).
+struct WorkerTotals {
+  double cpu_s = 0;        // the jobs' CPU time (without waiting for a core)
+  double busy_s = 0;       // the jobs' wall time, device work included
+  double swap_s = 0;       // wall time in swap-in and swap-out jobs: the state's copies between host and device
+  int64_t swap_bytes = 0;  // trainer state swapped in and out
 };
 
 class Worker {
  public:
-  Worker(Communicator& comm, Group& world, Tracer& tracer, WorkerOptions options)
-      : comm_(comm), world_(world), tracer_(tracer), options_(std::move(options)) {}
+  /// The worker's tensors live on `links.device`.
+  Worker(Communicator& comm, const Links& links, Tracer& tracer, WorkerOptions options)
+      : comm_(comm), links_(links), tracer_(tracer), options_(std::move(options)) {}
 
   /// Runs jobs until kStop.
   Status run();
@@ -51,8 +70,10 @@ class Worker {
   Status swap_out(const Message& m, Message* reply);
   Status load(const Message& m);
 
+  at::Device device() const { return links_.device; }
+
   Communicator& comm_;
-  Group& world_;
+  const Links& links_;
   Tracer& tracer_;
   WorkerOptions options_;
   struct Inference {
@@ -63,7 +84,7 @@ class Worker {
   std::map<int64_t, std::unique_ptr<AgentTrainer>> trainers_;
   bool faulted_ = false;
   bool aborted_ = false;
-  double cpu_s_ = 0;  // CPU seconds in jobs: the kStopped reply
+  WorkerTotals totals_;  // the kStopped reply
   // The current job's cost drivers, for its trace event.
   double job_flops_ = 0;
   int64_t job_bytes_ = 0;

@@ -4,7 +4,7 @@
 // swapped trainer state (flexmarl) ends where the synchronous full-batch
 // update (sync: each agent on all workers, gradients all-reduced) does;
 // a deliberately late weight publish is caught by the experience store; bad
-// flags exit 2 with one line.
+// flags exit 2 with one line; --device says where the tensors live.
 
 #include <gtest/gtest.h>
 
@@ -245,6 +245,40 @@ TEST(FlexMarlRunTest, TheProcessTwinRunsTheRealSchedule) {
       << refused.err;
 }
 
+// Whether this binary can put tensors on a GPU: its --version says "cuda yes (N device(s) visible)" with N > 0.
+bool gpu_visible() {
+  const CommandResult v = run_clustertwin({"--version"});
+  const std::string text = v.out + v.err;
+  return text.find("cuda yes (") != std::string::npos && text.find("cuda yes (0 ") == std::string::npos;
+}
+
+// Where the tensors live: --device cpu says so in the JSON (and auto picks
+// Gloo for tensors on the CPU); --device cuda without a GPU (or without a
+// CUDA build) is one line naming the flag, said before any rank waits for
+// another; with a GPU the run reports cuda.
+TEST(FlexMarlRunTest, TheDeviceFlagSaysWhereTheTensorsLive) {
+  const std::vector<std::string> tiny = {"--framework", "sync", "--steps",       "1", "--queries", "1",
+                                         "--group",     "2",    "--micro-batch", "2"};
+  auto with_device = [&](const std::string& device) {
+    std::vector<std::string> args = tiny;
+    args.insert(args.end(), {"--device", device});
+    return run_flexmarl(2, args);
+  };
+  const CommandResult cpu = with_device("cpu");
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  EXPECT_NE(cpu.out.find("\"device\":\"cpu\",\"backend\":\"gloo\""), std::string::npos) << cpu.out;
+
+  const CommandResult cuda = with_device("cuda");
+  if (gpu_visible()) {
+    EXPECT_EQ(cuda.exit_code, 0) << cuda.err;
+    EXPECT_NE(cuda.out.find("\"device\":\"cuda\""), std::string::npos) << cuda.out;
+    return;
+  }
+  EXPECT_EQ(cuda.exit_code, 2) << cuda.err;
+  EXPECT_NE(cuda.err.find("clustertwin: --device cuda: "), std::string::npos) << cuda.err;
+  EXPECT_EQ(cuda.out, "") << "nothing ran";
+}
+
 TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
   struct Case {
     std::vector<std::string> args;
@@ -260,6 +294,10 @@ TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
       {{"--group", "1"}, "--group 1: GRPO needs at least 2 trajectories"},
       {{"--trainers", "-1"}, "--trainers -1: must be >= 0"},
       {{"--steps", "0"}, "--steps 0: must be at least 1"},
+      {{"--device", "tpu"}, "--device 'tpu': unknown device (allowed: cpu, cuda, auto)"},
+      {{"--backend", "mpi"}, "--backend 'mpi': unknown backend (allowed: auto, gloo, nccl)"},
+      // NCCL needs the tensors on GPUs (and a build with c10d NCCL, which this one may lack: either way one line).
+      {{"--backend", "nccl", "--device", "cpu", "--framework", "sync"}, "--backend nccl: "},
   };
   for (const Case& c : cases) {
     const CommandResult r = run_flexmarl(2, c.args);
