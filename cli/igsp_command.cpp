@@ -1,5 +1,6 @@
 // The IGSP study's commands (real/igsp): `igsp train` (the ByteLm on the four
-// domains, with checkpoints and resume), `prune` and `eval`.
+// domains, with checkpoints and resume), `igsp manifest` and `igsp relocate`
+// (a checkpoint's corpus record), `prune` and `eval`.
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -35,6 +36,11 @@ Status run_train(const real::igsp::TrainOptions& o) {
               r->checkpoints, o.out.c_str());
   return Status::ok();
 }
+
+struct RelocateArgs {
+  std::string model;
+  std::vector<std::string> general, code;
+};
 
 struct PruneArgs {
   std::string model, out, method = "sparsegpt", calib = "mix", nm;
@@ -157,11 +163,11 @@ void add_igsp_command(CLI::App& app, Action* action) {
   o->max_minutes = 20;
   CLI::App* train = igsp->add_subcommand(
       "train",
-      "Train the study's byte-level transformer on four domains (General: English prose from "
-      "/usr/share/common-licenses and package READMEs; Code: /usr/include headers; Math and Commonsense: generated "
-      "from the seed). Writes the checkpoint every --checkpoint-minutes and at the end (atomically); --resume "
-      "continues exactly where the checkpoint stopped. The checkpoint's manifest names every corpus file with its "
-      "size and CRC-32");
+      "Train the study's byte-level transformer on four domains (General: English prose, licence texts and "
+      "package READMEs; Code: C++ headers; both from the packs shipped in models/igsp/data/corpus unless --general "
+      "or --code say otherwise; Math and Commonsense: generated from the seed). Writes the checkpoint every "
+      "--checkpoint-minutes and at the end (atomically); --resume continues exactly where the checkpoint stopped. "
+      "The checkpoint's manifest names every corpus file with its size and CRC-32");
   train->add_option("-o,--out", o->out, "Checkpoint to write (OUT.state: the optimiser state for --resume)")
       ->required();
   train->add_option("--minutes", o->max_minutes, "Stop after this many minutes (0: no limit)")->capture_default_str();
@@ -183,6 +189,11 @@ void add_igsp_command(CLI::App& app, Action* action) {
       ->capture_default_str();
   train->add_option("--checkpoint-minutes", o->checkpoint_minutes, "Minutes between checkpoints")
       ->capture_default_str();
+  train->add_option("--general", o->general_roots,
+                    "General text instead of the shipped pack: folders (their licence texts and README files), "
+                    "packs (.tar or .tar.gz) or files, each in sorted path order");
+  train->add_option("--code", o->code_roots,
+                    "Code text instead of the shipped pack: folders (their .h and .hpp files), packs or files");
   train->callback([o, action] { *action = [o] { return run_train(*o); }; });
 
   auto manifest_model = std::make_shared<std::string>();
@@ -196,6 +207,25 @@ void add_igsp_command(CLI::App& app, Action* action) {
       auto checkpoint = torch_models::load_byte_lm(*manifest_model);
       if (!checkpoint.is_ok()) return checkpoint.status();
       return write_output("-", checkpoint->meta_json + "\n");
+    };
+  });
+
+  auto r = std::make_shared<RelocateArgs>();
+  CLI::App* relocate = igsp->add_subcommand(
+      "relocate",
+      "Point a checkpoint's manifest at other copies of its General and Code text (folders, packs or files, as "
+      "train's --general and --code take them), after checking that they hold byte for byte the text the manifest "
+      "names (whose files must still be there); rewrites the checkpoint, its parameters unchanged (read back and "
+      "compared bit for bit)");
+  relocate->add_option("--model", r->model, "Checkpoint to rewrite")->required();
+  relocate->add_option("--general", r->general, "Where the General text now is");
+  relocate->add_option("--code", r->code, "Where the Code text now is");
+  relocate->callback([r, action] {
+    *action = [r]() -> Status {
+      if (r->general.empty() && r->code.empty()) return Status::invalid_argument("relocate: give --general or --code");
+      CT_RETURN_IF_ERROR(real::igsp::relocate_corpus(r->model, r->general, r->code));
+      std::printf("%s: manifest rewritten, parameters unchanged\n", r->model.c_str());
+      return Status::ok();
     };
   });
 }

@@ -1,15 +1,18 @@
 #include "models/igsp/corpus.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string_view>
 
 #include "models/common/file_io.h"
 #include "models/common/hash.h"
+#include "models/common/tar.h"
 
 namespace clustertwin::igsp {
 namespace {
@@ -236,9 +239,22 @@ bool heldout_pair(int a, int b, char op) {
          0;
 }
 
+std::string shipped_corpus_dir() {
+  // An installed program finds the packs where CtInstall.cmake puts models/igsp/data: its prefix's share folder.
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    const std::filesystem::path installed =
+        std::filesystem::path(std::string(self, static_cast<size_t>(n))).parent_path() /
+        CT_IGSP_INSTALLED_DATA_FROM_BIN / "corpus";
+    std::error_code ec;
+    if (std::filesystem::is_directory(installed, ec)) return installed.lexically_normal().string();
+  }
+  return std::string(CT_IGSP_SOURCE_DATA_DIR) + "/corpus";
+}
+
 std::vector<std::string> default_roots(Domain domain) {
-  if (domain == Domain::kCode) return {"/usr/include"};
-  return {"/usr/share/common-licenses", "/usr/share/doc"};
+  return {shipped_corpus_dir() + (domain == Domain::kCode ? "/code.tar.gz" : "/general.tar.gz")};
 }
 
 StatusOr<DomainText> system_text(Domain domain, const std::vector<std::string>& roots, uint64_t max_bytes) {
@@ -246,29 +262,44 @@ StatusOr<DomainText> system_text(Domain domain, const std::vector<std::string>& 
     return Status::invalid_argument(std::string("system_text: ") + domain_name(domain) +
                                     " is generated, not read from files");
   }
-  std::vector<std::filesystem::path> paths;
+  // A file to take: on disk (read when its turn comes) or a pack's entry (read with its pack).
+  struct Candidate {
+    std::filesystem::path path;
+    std::string pack;
+    std::optional<std::string> text;
+  };
+  std::vector<Candidate> candidates;
   for (const std::string& root : roots) {
+    const size_t first = candidates.size();
     std::error_code ec;
-    if (std::filesystem::is_regular_file(root, ec)) {  // a file named directly (a manifest's)
-      if (wanted(domain, root)) paths.push_back(root);
-      continue;
+    if (std::filesystem::is_regular_file(root, ec) && is_tar_name(root)) {
+      StatusOr<std::vector<TarEntry>> entries = read_tar(root);
+      if (!entries.is_ok()) return entries.status();
+      for (TarEntry& e : *entries) {
+        if (wanted(domain, e.name)) candidates.push_back({e.name, root, std::move(e.data)});
+      }
+    } else if (std::filesystem::is_regular_file(root, ec)) {  // a file named directly (a manifest's)
+      if (wanted(domain, root)) candidates.push_back({root, "", std::nullopt});
+    } else {
+      std::filesystem::recursive_directory_iterator it(root, std::filesystem::directory_options::skip_permission_denied,
+                                                       ec);
+      for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+        if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
+        if (wanted(domain, it->path())) candidates.push_back({it->path(), "", std::nullopt});
+      }
     }
-    std::filesystem::recursive_directory_iterator it(root, std::filesystem::directory_options::skip_permission_denied,
-                                                     ec);
-    for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
-      if (wanted(domain, it->path())) paths.push_back(it->path());
-    }
+    std::sort(candidates.begin() + static_cast<std::ptrdiff_t>(first), candidates.end(),
+              [](const Candidate& a, const Candidate& b) { return a.path < b.path; });
   }
-  std::sort(paths.begin(), paths.end());
   DomainText out;
   out.domain = domain;
-  for (const std::filesystem::path& path : paths) {
+  for (Candidate& c : candidates) {
     if (out.train.size() + out.heldout.size() >= max_bytes) break;
-    StatusOr<std::string> text = read_file(path.string());
+    StatusOr<std::string> text = c.text ? StatusOr<std::string>(std::move(*c.text)) : read_file(c.path.string());
     if (!text.is_ok() || !printable_text(*text)) continue;
     CorpusFile f;
-    f.path = path.string();
+    f.pack = c.pack;
+    f.path = c.path.string();
     f.bytes = text->size();
     f.crc32 =
         static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(text->data()), static_cast<uInt>(text->size())));

@@ -4,15 +4,17 @@
 // text a byte-level model trains on and held-out items it is scored on
 // (../shared/papers/igsp.md, "A CPU-scale reproduction"):
 //
-//   General      English prose found on a Debian system (licence texts, package READMEs)
-//   Code         C and C++ headers found on it (/usr/include)
+//   General      English prose: licence texts and package READMEs of Debian 12
+//   Code         C++ headers (PyTorch's ATen)
 //   Math         generated arithmetic and multi-step word problems
 //   Commonsense  generated facts and relations about a small fixed world, with multiple-choice questions
 //
 // Math and Commonsense are generated from a seed, byte for byte the same on
-// any machine. General and Code are read from files in sorted path order;
-// the manifest (path, size, CRC-32) says exactly which, so a run on another
-// machine can tell whether it read the same text.
+// any machine. General and Code are read from files in sorted path order:
+// by default from the packs the repository ships (models/igsp/data/corpus:
+// a snapshot of those Debian files, with their sources and licences), so
+// that no machine needs the files themselves; the manifest (path, size,
+// CRC-32) says exactly which, so a run can tell whether it read the same text.
 //
 // Held-out arithmetic never appears in training text: operand pairs are split
 // by a hash. Commonsense items test recall of the facts the training text
@@ -35,7 +37,8 @@ const char* domain_name(Domain domain);
 
 /// A file a domain's text came from.
 struct CorpusFile {
-  std::string path;
+  std::string pack;    // the pack (.tar or .tar.gz) it is an entry of, as given; empty: a file of its own
+  std::string path;    // the entry's name in the pack, or the file's path
   uint64_t bytes = 0;  // as read (after gunzip for .gz)
   uint32_t crc32 = 0;  // of those bytes
 };
@@ -49,17 +52,24 @@ struct DomainText {
   std::vector<CorpusFile> files;
 };
 
-/// General or Code from the system's files: the files under `roots` (or
-/// named by them) whose
-/// names match the domain (General: licence texts and README files, plain or
-/// gzipped; Code: .h and .hpp), printable ASCII text only, taken in sorted
-/// path order until `max_bytes`; every 10th file is held out.
-/// NotFound when no file qualifies.
+/// General or Code from files: each of `roots` in turn is a folder (the
+/// files under it), a pack (a ustar archive, .tar or .tar.gz: its entries as
+/// stored, named as in the archive) or a file. Of those, the ones whose
+/// names match the domain (General: the files of a common-licenses folder
+/// and README files, plain or gzipped; Code: .h and .hpp) and that are
+/// printable ASCII text are taken, each root's in sorted path order, until
+/// `max_bytes`; every 10th file taken is held out. NotFound when no file
+/// qualifies; a pack that is not a readable ustar archive is read_tar's error.
 StatusOr<DomainText> system_text(Domain domain, const std::vector<std::string>& roots, uint64_t max_bytes);
 
-/// The default roots: /usr/share/common-licenses and /usr/share/doc
-/// (General), /usr/include (Code).
+/// The default roots: the shipped pack of the domain (General:
+/// general.tar.gz, Code: code.tar.gz, in shipped_corpus_dir()).
 std::vector<std::string> default_roots(Domain domain);
+
+/// The folder of the shipped packs: share/clustertwin/igsp/corpus beside
+/// an installed program, when it exists there; else the source tree's
+/// models/igsp/data/corpus, as the build knew it.
+std::string shipped_corpus_dir();
 
 /// Math: "37 + 48 = 85" lines (+, -, x on operands below 100) and word
 /// problems of two or three steps with their answers, `bytes` long; operand

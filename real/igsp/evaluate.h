@@ -24,9 +24,11 @@ struct EvalSet {
 };
 
 /// The evaluation set of a checkpoint trained by train_byte_lm: its
-/// manifest's seed and corpus sizes, and the same General and Code files,
-/// checked against the manifest's CRC-32s (InvalidArgument naming the first
-/// file that differs or is missing). `items` arithmetic and fact items each.
+/// manifest's seed and corpus sizes, and the same General and Code files (a
+/// pack's entries, the pack found relative to the checkpoint's folder, or
+/// files of their own), checked against the manifest's sizes and CRC-32s
+/// (NotFound naming a missing pack; InvalidArgument naming the first file or
+/// entry that differs or is missing). `items` arithmetic and fact items each.
 StatusOr<EvalSet> eval_set_for(const std::string& manifest_json, const std::string& checkpoint, int items = 200);
 
 /// The training corpus of a checkpoint (its manifest's seed, sizes and

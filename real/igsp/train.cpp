@@ -1,13 +1,17 @@
 #include "real/igsp/train.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
 #include "models/common/file_io.h"
 #include "models/common/hash.h"
+#include "real/igsp/evaluate.h"
 
 namespace clustertwin::real::igsp {
 namespace {
@@ -42,6 +46,40 @@ nlohmann::ordered_json options_json(const torch_models::ByteLmOptions& m) {
           {"layers", m.layers}, {"heads", m.heads},     {"d_ff", m.d_ff}};
 }
 
+// A pack's path as a manifest keeps it: relative to the checkpoint's folder, so that the two move together.
+std::string pack_from_checkpoint(const std::string& pack, const std::string& checkpoint) {
+  const std::filesystem::path folder =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(checkpoint)).parent_path();
+  return std::filesystem::weakly_canonical(std::filesystem::absolute(pack)).lexically_relative(folder).string();
+}
+
+// One domain's entry of the manifest: generated from the seed, or the files it was read from (a domain read
+// from one pack names it once).
+nlohmann::ordered_json domain_json(const DomainText& d, uint64_t seed, const std::string& checkpoint) {
+  nlohmann::ordered_json dj;
+  dj["domain"] = clustertwin::igsp::domain_name(d.domain);
+  dj["train_bytes"] = d.train.size();
+  dj["heldout_bytes"] = d.heldout.size();
+  if (d.files.empty()) {
+    dj["generated_from_seed"] = seed;
+    return dj;
+  }
+  const bool one_pack =
+      !d.files.front().pack.empty() &&
+      std::all_of(d.files.begin(), d.files.end(), [&](const auto& f) { return f.pack == d.files.front().pack; });
+  if (one_pack) dj["pack"] = pack_from_checkpoint(d.files.front().pack, checkpoint);
+  dj["files"] = nlohmann::ordered_json::array();
+  for (const auto& f : d.files) {
+    nlohmann::ordered_json fj;
+    if (!one_pack && !f.pack.empty()) fj["pack"] = pack_from_checkpoint(f.pack, checkpoint);
+    fj["path"] = f.path;
+    fj["bytes"] = f.bytes;
+    fj["crc32"] = f.crc32;
+    dj["files"].push_back(fj);
+  }
+  return dj;
+}
+
 std::string manifest(const TrainOptions& o, const std::vector<DomainText>& corpus, int64_t step, double loss) {
   nlohmann::ordered_json j;
   j["model"] = options_json(o.model);
@@ -55,20 +93,8 @@ std::string manifest(const TrainOptions& o, const std::vector<DomainText>& corpu
   j["step"] = step;
   j["loss"] = loss;
   j["corpus"] = nlohmann::ordered_json::array();
-  for (const DomainText& d : corpus) {
-    nlohmann::ordered_json dj;
-    dj["domain"] = clustertwin::igsp::domain_name(d.domain);
-    dj["train_bytes"] = d.train.size();
-    dj["heldout_bytes"] = d.heldout.size();
-    if (d.files.empty()) {
-      dj["generated_from_seed"] = o.seed;
-    } else {
-      dj["files"] = nlohmann::ordered_json::array();
-      for (const auto& f : d.files)
-        dj["files"].push_back({{"path", f.path}, {"bytes", f.bytes}, {"crc32", f.crc32}});
-    }
-    j["corpus"].push_back(dj);
-  }
+  for (const DomainText& d : corpus)
+    j["corpus"].push_back(domain_json(d, o.seed, o.out));
   return j.dump(2);
 }
 
@@ -127,6 +153,56 @@ StatusOr<std::vector<DomainText>> training_corpus(const TrainOptions& o) {
     }
   }
   return corpus;
+}
+
+Status relocate_corpus(const std::string& checkpoint, const std::vector<std::string>& general_roots,
+                       const std::vector<std::string>& code_roots) {
+  auto c = torch_models::load_byte_lm(checkpoint);
+  if (!c.is_ok()) return c.status();
+  auto old = corpus_for(c->meta_json, checkpoint);  // the text as the manifest names it, checked
+  if (!old.is_ok()) return old.status();
+  nlohmann::ordered_json m = nlohmann::ordered_json::parse(c->meta_json);
+  const uint64_t seed = m.at("seed").get<uint64_t>(), domain_bytes = m.at("domain_bytes").get<uint64_t>();
+  for (auto& dj : m.at("corpus")) {
+    const DomainText* was = nullptr;
+    for (const DomainText& d : *old) {
+      if (clustertwin::igsp::domain_name(d.domain) == dj.at("domain").get<std::string>()) was = &d;
+    }
+    if (was == nullptr || (was->domain != Domain::kGeneral && was->domain != Domain::kCode)) continue;
+    const std::vector<std::string>& roots = was->domain == Domain::kGeneral ? general_roots : code_roots;
+    if (roots.empty()) continue;
+    auto now = clustertwin::igsp::system_text(was->domain, roots, domain_bytes);
+    if (!now.is_ok()) return now.status().with_context(checkpoint);
+    if (now->train != was->train || now->heldout != was->heldout) {
+      std::string list;
+      for (const std::string& r : roots)
+        list += (list.empty() ? "" : ", ") + r;
+      return Status::invalid_argument(
+          checkpoint + ": the " + clustertwin::igsp::domain_name(was->domain) + " text of " + list + " (" +
+          std::to_string(now->train.size()) + " + " + std::to_string(now->heldout.size()) + " bytes, " +
+          std::to_string(now->files.size()) + " files) is not the text its manifest names (" +
+          std::to_string(was->train.size()) + " + " + std::to_string(was->heldout.size()) + " bytes, " +
+          std::to_string(was->files.size()) + " files)");
+    }
+    dj = domain_json(*now, seed, checkpoint);
+  }
+  CT_RETURN_IF_ERROR(torch_models::save_byte_lm(c->model, m.dump(2), checkpoint));
+  auto written = torch_models::load_byte_lm(checkpoint);
+  if (!written.is_ok()) return written.status();
+  auto same_bits = [](const at::Tensor& a, const at::Tensor& b) {
+    const at::Tensor x = a.contiguous(), y = b.contiguous();
+    return x.scalar_type() == y.scalar_type() && x.sizes() == y.sizes() &&
+           std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
+  };
+  const auto before = c->model->named_parameters(), after = written->model->named_parameters();
+  if (before.size() != after.size()) return Status::internal(checkpoint + ": parameters lost when rewritten");
+  for (const auto& p : before) {
+    const at::Tensor* q = after.find(p.key());
+    if (q == nullptr || !same_bits(p.value(), *q)) {
+      return Status::internal(checkpoint + ": parameter " + p.key() + " changed when the checkpoint was rewritten");
+    }
+  }
+  return Status::ok();
 }
 
 StatusOr<TrainReport> train_byte_lm(const TrainOptions& o, const std::function<void(const TrainProgress&)>& progress,

@@ -11,8 +11,9 @@
 //
 // Files: OUT is the model checkpoint (models/torch/byte_lm.h; its meta JSON
 // is the manifest: options, seed, step, loss, and the corpus files with
-// their sizes and CRC-32s); OUT.state holds what resuming needs besides (the
-// optimiser's moments and the step). Both are written atomically.
+// their sizes and CRC-32s, a pack's path relative to OUT's folder);
+// OUT.state holds what resuming needs besides (the optimiser's moments and
+// the step). Both are written atomically.
 
 #include <cstdint>
 #include <functional>
@@ -37,7 +38,7 @@ struct TrainOptions {
   double max_minutes = 0;  // 0: until max_steps (one of the two must be set)
   double checkpoint_minutes = 5;
   uint64_t domain_bytes = 1 << 20;         // training text per domain (General and Code: at most)
-  std::vector<std::string> general_roots;  // empty: igsp::default_roots
+  std::vector<std::string> general_roots;  // folders, packs or files (igsp::system_text); empty: the shipped pack
   std::vector<std::string> code_roots;
   std::string out;  // the checkpoint
   bool resume = false;
@@ -61,6 +62,17 @@ struct TrainReport {
   double seconds = 0;
   int checkpoints = 0;
 };
+
+/// Points the manifest of `checkpoint` at other copies of its General and
+/// Code text: `general_roots` and `code_roots` as TrainOptions takes them
+/// (an empty list leaves that domain as it is). The text read from them must
+/// be byte for byte the train and held-out text the manifest names, whose
+/// files must still be there (corpus_for); InvalidArgument naming the domain
+/// otherwise. The checkpoint is rewritten with the new manifest and its
+/// parameters as they were: read back and compared bit for bit (Internal if
+/// not).
+Status relocate_corpus(const std::string& checkpoint, const std::vector<std::string>& general_roots,
+                       const std::vector<std::string>& code_roots);
 
 /// Trains (or resumes) and writes the checkpoint at every interval and at
 /// the end. `progress` (may be empty) is called every `report_every` steps.

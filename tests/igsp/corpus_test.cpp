@@ -1,6 +1,7 @@
 // The IGSP domains: generated text is deterministic and correct, held-out
 // arithmetic never leaks into training text, commonsense items recall stated
-// facts, and system text is read in a fixed order with a checked manifest.
+// facts, and text from files is read in a fixed order with a checked
+// manifest, from folders and packs alike.
 
 #include "models/igsp/corpus.h"
 
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "models/common/file_io.h"
+#include "tests/common/tar_writer.h"
 
 namespace clustertwin::igsp {
 namespace {
@@ -129,6 +131,64 @@ TEST(CorpusTest, SystemTextHoldsOutEveryTenthFileWithinTheBudget) {
   auto small = system_text(Domain::kGeneral, {root.string()}, 30);
   ASSERT_TRUE(small.is_ok());
   EXPECT_EQ(small->files.size(), 4u);  // 9 bytes each: stops once 30 are reached
+}
+
+// A pack reads as the folder it was made from: the same files in the same
+// order (whatever the archive's order), named by their entry names.
+TEST(CorpusTest, SystemTextReadsAPackAsTheFolderItWasMadeFrom) {
+  const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / "ct_corpus_pack";
+  std::filesystem::remove_all(root);
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"doc/b/README", "Bee text.\n"},       {"common-licenses/GPL", "Licence text.\n"},
+      {"doc/a/README.md", "Ay text.\n"},     {"doc/a-b/README", "Dash text.\n"},  // "a" < "a-b" as paths
+      {"doc/a/notes.txt", "not a README\n"}, {"include/x.h", "int x;\n"}};
+  std::string archive;
+  for (const auto& [name, text] : files) {
+    write(root / "folder" / name, text);
+    archive += testing::tar_file(name, text);
+  }
+  archive += testing::tar_end();
+  const std::string pack = (root / "pack.tar").string();
+  write(pack, archive);
+  for (Domain d : {Domain::kGeneral, Domain::kCode}) {
+    auto from_folder = system_text(d, {(root / "folder").string()}, 1 << 20);
+    auto from_pack = system_text(d, {pack}, 1 << 20);
+    ASSERT_TRUE(from_folder.is_ok()) << from_folder.status().message();
+    ASSERT_TRUE(from_pack.is_ok()) << from_pack.status().message();
+    EXPECT_EQ(from_pack->train, from_folder->train);
+    EXPECT_EQ(from_pack->heldout, from_folder->heldout);
+    ASSERT_EQ(from_pack->files.size(), from_folder->files.size());
+    for (size_t i = 0; i < from_pack->files.size(); ++i) {
+      EXPECT_EQ(from_pack->files[i].pack, pack);
+      EXPECT_EQ(from_folder->files[i].pack, "");
+      EXPECT_EQ((root / "folder" / from_pack->files[i].path).string(), from_folder->files[i].path);
+      EXPECT_EQ(from_pack->files[i].crc32, from_folder->files[i].crc32);
+    }
+  }
+  auto general = system_text(Domain::kGeneral, {pack}, 1 << 20);
+  ASSERT_EQ(general->files.size(), 4u);
+  EXPECT_EQ(general->files[0].path, "common-licenses/GPL");
+  EXPECT_EQ(general->files[1].path, "doc/a/README.md");
+  EXPECT_EQ(general->files[2].path, "doc/a-b/README");
+  EXPECT_EQ(general->files[3].path, "doc/b/README");
+
+  // A broken pack is an error naming it, not an empty domain.
+  write(root / "broken.tar", archive.substr(0, 512 + 3));  // the first header and 3 of its 10 bytes
+  auto broken = system_text(Domain::kGeneral, {(root / "broken.tar").string()}, 1 << 20);
+  EXPECT_EQ(broken.status().message(), (root / "broken.tar").string() +
+                                           ": entry 1 (doc/b/README): its 10 bytes of data run past the end"
+                                           " (3 left): truncated");
+}
+
+// Roots are read one after another in the order given, each in sorted order.
+TEST(CorpusTest, SystemTextTakesRootsInTheOrderGiven) {
+  const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / "ct_corpus_roots";
+  std::filesystem::remove_all(root);
+  write(root / "one" / "z" / "README", "one z\n");
+  write(root / "two" / "a" / "README", "two a\n");
+  auto t = system_text(Domain::kGeneral, {(root / "two").string(), (root / "one").string()}, 1 << 20);
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  EXPECT_EQ(t->train, "two a\n\none z\n\n");
 }
 
 }  // namespace

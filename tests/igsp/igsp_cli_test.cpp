@@ -69,6 +69,7 @@ TEST(IgspCliTest, BadInputIsOneLineAndExitTwo) {
          junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
   expect(run_clustertwin({"igsp", "manifest", "--model", junk}),
          junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
+  expect(run_clustertwin({"igsp", "relocate", "--model", model}), "relocate: give --general or --code");
   expect(run_clustertwin({"eval", "--model", junk}),
          junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");
   expect(run_clustertwin({"prune", "--model", model, "--out", out, "--calib", ""}),

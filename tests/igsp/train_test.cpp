@@ -1,13 +1,18 @@
 // Training the ByteLm on the four domains: the loss falls, a run stopped and
 // resumed ends bitwise where an uninterrupted one does, the checkpoint
-// carries the manifest, and bad options are one line.
+// carries the manifest, relocating its corpus into packs keeps the text and
+// the weights, and bad options are one line.
 
 #include "real/igsp/train.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "models/common/file_io.h"
+#include "real/igsp/evaluate.h"
+#include "tests/common/tar_writer.h"
 #include "tests/igsp/tiny_training.h"
 
 namespace clustertwin::real::igsp {
@@ -71,6 +76,75 @@ TEST(TrainTest, LossFallsAndResumingEndsWhereAnUninterruptedRunEnds) {
   EXPECT_EQ(manifest.at("corpus")[0].at("domain"), "general");
   EXPECT_EQ(manifest.at("corpus")[0].at("files")[0].at("path"), dir + "/doc/p10/README");
   EXPECT_EQ(manifest.at("corpus")[2].at("generated_from_seed"), 4);
+}
+
+TEST(TrainTest, RelocatingTheCorpusIntoPacksKeepsTheTextAndTheWeights) {
+  const std::string dir = root("ct_relocate_root");
+  const std::string model = ::testing::TempDir() + "ct_relocate.pt";
+  TrainOptions o = tiny(dir, model);
+  o.max_steps = 3;
+  ASSERT_TRUE(train_byte_lm(o, nullptr).is_ok());
+  const auto before = params(model);
+
+  // The tiny corpus as packs beside the checkpoint, the entries named below the folders trained on.
+  const std::string packs = ::testing::TempDir() + "ct_relocate_corpus";
+  std::filesystem::create_directories(packs);
+  const std::string readme = *read_file(dir + "/doc/p10/README"), header = *read_file(dir + "/include/x.h");
+  ASSERT_TRUE(write_file_atomically(packs + "/general.tar", clustertwin::testing::tar_file("p10/README", readme) +
+                                                                clustertwin::testing::tar_end())
+                  .is_ok());
+  ASSERT_TRUE(write_file_atomically(packs + "/code.tar.gz",  // gzipped
+                                    clustertwin::testing::tar_file("x.h", header) + clustertwin::testing::tar_end())
+                  .is_ok());
+  ASSERT_TRUE(write_file_atomically(packs + "/other.tar", clustertwin::testing::tar_file("p10/README", "Other.\n") +
+                                                              clustertwin::testing::tar_end())
+                  .is_ok());
+
+  // Other text is refused, and the checkpoint left as it was.
+  const Status other = relocate_corpus(model, {packs + "/other.tar"}, {});
+  // 7 bytes and a newline; the README and a newline
+  EXPECT_EQ(other.message(), model + ": the general text of " + packs +
+                                 "/other.tar (8 + 0 bytes, 1 files) is not the " + "text its manifest names (" +
+                                 std::to_string(readme.size() + 1) + " + 0 bytes, 1 files)");
+
+  const Status moved = relocate_corpus(model, {packs + "/general.tar"}, {packs + "/code.tar.gz"});
+  ASSERT_TRUE(moved.is_ok()) << moved.message();
+  auto c = torch_models::load_byte_lm(model);
+  ASSERT_TRUE(c.is_ok());
+  const auto m = nlohmann::json::parse(c->meta_json);
+  EXPECT_EQ(m.at("corpus")[0].at("pack"), "ct_relocate_corpus/general.tar");  // relative to the checkpoint's folder
+  EXPECT_EQ(m.at("corpus")[0].at("files")[0].at("path"), "p10/README");
+  EXPECT_EQ(m.at("corpus")[1].at("pack"), "ct_relocate_corpus/code.tar.gz");
+  EXPECT_EQ(m.at("step"), 3);  // the rest of the manifest as it was
+  const auto after = params(model);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i)
+    EXPECT_TRUE(at::equal(after[i], before[i])) << "parameter " << i;
+
+  // The folders trained on can go: the packs hold the text.
+  std::filesystem::remove_all(dir);
+  auto corpus = corpus_for(c->meta_json, model);
+  ASSERT_TRUE(corpus.is_ok()) << corpus.status().message();
+  EXPECT_EQ((*corpus)[0].train, readme + "\n");
+
+  // A changed entry is named with its pack.
+  const std::string other_readme = "Another README, long enough for a window of the model.\n";
+  ASSERT_TRUE(write_file_atomically(packs + "/general.tar", clustertwin::testing::tar_file("p10/README", other_readme) +
+                                                                clustertwin::testing::tar_end())
+                  .is_ok());
+  const std::string changed = corpus_for(c->meta_json, model).status().message();
+  const std::string named = model + ": corpus pack ct_relocate_corpus/general.tar: entry p10/README differs from the " +
+                            "one trained on: " + std::to_string(other_readme.size()) + " bytes";
+  EXPECT_EQ(changed.substr(0, named.size()), named) << changed;
+
+  // A checkpoint copied without its packs says where it looked.
+  const std::string copy_dir = ::testing::TempDir() + "ct_relocate_copy";
+  std::filesystem::create_directories(copy_dir);
+  std::filesystem::copy_file(model, copy_dir + "/model.pt", std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(corpus_for(c->meta_json, copy_dir + "/model.pt").status().message(),
+            copy_dir + "/model.pt: corpus pack ct_relocate_corpus/general.tar: " + copy_dir +
+                "/ct_relocate_corpus/general.tar: no such file (a checkpoint's packs go where its manifest says, "
+                "relative to its folder)");
 }
 
 TEST(TrainTest, BadOptionsAreOneLine) {

@@ -28,6 +28,13 @@ grep -q "^nestpipe" sim.txt || { echo "installed clustertwin sim nestpipe printe
 # A torch command goes through the installed clustertwin-torch.
 "$prefix/bin/clustertwin" --version | grep -q "libtorch" || { echo "installed clustertwin --version names no libtorch"; exit 1; }
 "$prefix/bin/clustertwin" run --help | grep -q "collectives" || { echo "installed clustertwin run --help lists no collectives"; exit 1; }
+# The IGSP corpus packs are installed, and a training run from elsewhere reads them by default.
+test -f "$prefix/share/clustertwin/igsp/corpus/general.tar.gz"
+"$prefix/bin/clustertwin" igsp train -o tiny.pt --steps 1 --minutes 0 --context 16 --d-model 16 --layers 1 \
+  --heads 2 --d-ff 32 --domain-bytes 4096 > "$work/train.log" 2>&1 || { cat "$work/train.log"; exit 1; }
+"$prefix/bin/clustertwin" igsp manifest --model tiny.pt |
+  grep -q '"pack": "../prefix/share/clustertwin/igsp/corpus/general.tar.gz"' ||
+  { echo "installed clustertwin igsp train did not read the installed General pack:"; "$prefix/bin/clustertwin" igsp manifest --model tiny.pt | head -30; exit 1; }
 # A user's profile, copied from the installed ones.
 "$prefix/bin/clustertwin" sim nestpipe --workers 16 --variant nestpipe \
   --platform "$prefix/share/clustertwin/profiles/gpu-128.yaml" --calibration none --steps 3 --warmup 1 --drain 1 > /dev/null
