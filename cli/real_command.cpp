@@ -174,6 +174,10 @@ void add_flowtrain(CLI::App* run, Action* action) {
                  "flowtrain: embedding slots of each encoder worker's pool, one sample each (how far it may run ahead)")
       ->capture_default_str();
   ft->add_option("--lr", a->lr, "SGD's learning rate (momentum 0.9)")->capture_default_str();
+  ft->add_option("--width", a->width,
+                 "The tiny VLM's widths (d_vision, d_model and their MLPs) times this, depth and tokens unchanged: "
+                 "a GPU needs 8 or more to have work")
+      ->capture_default_str();
   ft->add_option("--seed", a->seed, "Seed of the model and the data")->capture_default_str();
   ft->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
   ft->add_option("--dump-params", a->dump_params, "Write the final parameters to DIR/rank-0.bin (float64)");

@@ -45,7 +45,7 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::connect(const DistEnv& env
 
 std::string Communicator::staging() const {
   if (backend_ == "gloo" && device_.is_cuda()) return "host";
-  return "none";
+  return options_.stage_always ? "always (testing)" : "none";
 }
 
 std::string Communicator::describe() const {
@@ -105,22 +105,22 @@ StatusOr<Group*> Communicator::make_group(const std::vector<int>& members, int c
   return out;
 }
 
-namespace {
-
-// `t` where a backend wants it: `t` itself when it is there, else a copy.
-at::Tensor staged_input(const at::Tensor& t, at::Device where) {
-  return t.device() == where ? t : t.to(where);
+at::Tensor Communicator::staged_input(const at::Tensor& t, const Group& g) const {
+  const at::Device where = device_of(g);
+  if (t.device() != where) return t.to(where);
+  return options_.stage_always ? t.clone() : t;
 }
 
-// A buffer where a backend wants it for an output shaped like `t`.
-at::Tensor staged_output(const at::Tensor& t, at::Device where) {
-  return t.device() == where ? t : at::empty_like(t, t.options().device(where));
+at::Tensor Communicator::staged_output(const at::Tensor& t, const Group& g) const {
+  const at::Device where = device_of(g);
+  return t.device() == where && !options_.stage_always ? t : at::empty_like(t, t.options().device(where));
 }
 
-// Copies a staged result back into the caller's tensor (nothing when none was staged).
-void unstage(at::Tensor& t, const at::Tensor& staged) {
+void Communicator::unstage(at::Tensor& t, const at::Tensor& staged) {
   if (!staged.is_same(t)) t.copy_(staged);
 }
+
+namespace {
 
 // Runs a c10d call and waits for it, turning exceptions into a Status.
 template <class Fn>
@@ -143,7 +143,7 @@ Status run(const std::string& what, std::chrono::milliseconds timeout, Fn&& fn,
       [this](const std::string& w, const std::exception& e) { return failed(w, e); })
 
 Status Communicator::all_reduce(Group& g, at::Tensor& t) {
-  std::vector<at::Tensor> tensors{staged_input(t, device_of(g))};
+  std::vector<at::Tensor> tensors{staged_input(t, g)};
   CT_RETURN_IF_ERROR(CT_C10D("all-reduce", g.pg->allreduce(tensors)));
   unstage(t, tensors[0]);
   return Status::ok();
@@ -151,17 +151,17 @@ Status Communicator::all_reduce(Group& g, at::Tensor& t) {
 
 Status Communicator::all_to_all(Group& g, at::Tensor& out, at::Tensor& in, std::vector<int64_t> out_splits,
                                 std::vector<int64_t> in_splits) {
-  at::Tensor in_b = staged_input(in, device_of(g));
-  at::Tensor out_b = staged_output(out, device_of(g));
+  at::Tensor in_b = staged_input(in, g);
+  at::Tensor out_b = staged_output(out, g);
   CT_RETURN_IF_ERROR(CT_C10D("all-to-all", g.pg->alltoall_base(out_b, in_b, out_splits, in_splits)));
   unstage(out, out_b);
   return Status::ok();
 }
 
 Status Communicator::all_gather(Group& g, at::Tensor& out, at::Tensor& in) {
-  at::Tensor out_b = staged_output(out, device_of(g));
+  at::Tensor out_b = staged_output(out, g);
   std::vector<std::vector<at::Tensor>> outputs(1, out_b.chunk(g.size()));
-  std::vector<at::Tensor> inputs{staged_input(in, device_of(g))};
+  std::vector<at::Tensor> inputs{staged_input(in, g)};
   CT_RETURN_IF_ERROR(CT_C10D("all-gather", g.pg->allgather(outputs, inputs)));
   unstage(out, out_b);
   return Status::ok();
@@ -169,9 +169,9 @@ Status Communicator::all_gather(Group& g, at::Tensor& out, at::Tensor& in) {
 
 Status Communicator::reduce_scatter(Group& g, at::Tensor& out, at::Tensor& in) {
   if (g.nccl) {
-    at::Tensor out_b = staged_output(out, device_of(g));
+    at::Tensor out_b = staged_output(out, g);
     std::vector<at::Tensor> outputs{out_b};
-    std::vector<std::vector<at::Tensor>> inputs(1, staged_input(in, device_of(g)).chunk(g.size()));
+    std::vector<std::vector<at::Tensor>> inputs(1, staged_input(in, g).chunk(g.size()));
     CT_RETURN_IF_ERROR(CT_C10D("reduce-scatter", g.pg->reduce_scatter(outputs, inputs)));
     unstage(out, out_b);
     return Status::ok();
@@ -185,7 +185,7 @@ Status Communicator::reduce_scatter(Group& g, at::Tensor& out, at::Tensor& in) {
 }
 
 Status Communicator::broadcast(Group& g, at::Tensor& t, int root_index) {
-  std::vector<at::Tensor> tensors{staged_input(t, device_of(g))};
+  std::vector<at::Tensor> tensors{staged_input(t, g)};
   c10d::BroadcastOptions options;
   options.rootRank = root_index;
   CT_RETURN_IF_ERROR(CT_C10D("broadcast", g.pg->broadcast(tensors, options)));
@@ -194,19 +194,19 @@ Status Communicator::broadcast(Group& g, at::Tensor& t, int root_index) {
 }
 
 Status Communicator::send(Group& g, at::Tensor& t, int peer_index, int tag) {
-  std::vector<at::Tensor> tensors{staged_input(t, device_of(g))};
+  std::vector<at::Tensor> tensors{staged_input(t, g)};
   return CT_C10D("send", g.pg->send(tensors, peer_index, tag));
 }
 
 Status Communicator::recv(Group& g, at::Tensor& t, int peer_index, int tag) {
-  std::vector<at::Tensor> tensors{staged_output(t, device_of(g))};
+  std::vector<at::Tensor> tensors{staged_output(t, g)};
   CT_RETURN_IF_ERROR(CT_C10D("recv", g.pg->recv(tensors, peer_index, tag)));
   unstage(t, tensors[0]);
   return Status::ok();
 }
 
 StatusOr<PendingSend> Communicator::send_async(Group& g, at::Tensor& t, int peer_index, int tag) {
-  std::vector<at::Tensor> tensors{staged_input(t, device_of(g))};
+  std::vector<at::Tensor> tensors{staged_input(t, g)};
   try {
     PendingSend pending;
     pending.work = g.pg->send(tensors, peer_index, tag);
@@ -228,7 +228,7 @@ Status Communicator::wait_send(const PendingSend& send) {
 
 StatusOr<int> Communicator::recv_any(Group& g, at::Tensor& t, int tag) {
   if (g.nccl) return Status::internal("recv_any on an NCCL group: NCCL cannot receive from any source");
-  std::vector<at::Tensor> tensors{staged_output(t, device_of(g))};
+  std::vector<at::Tensor> tensors{staged_output(t, g)};
   compat::WorkPtr work;
   CT_RETURN_IF_ERROR(CT_C10D("recv", (work = g.pg->recvAnysource(tensors, tag))));
   unstage(t, tensors[0]);

@@ -26,6 +26,9 @@ struct CommOptions {
   /// rank of the node has a GPU of its own (NCCL refuses two ranks on one
   /// GPU), else Gloo.
   std::string backend = "auto";
+  /// Testing: stage every tensor (copy it in and out) as between devices,
+  /// so that the staging path runs on a machine without a GPU.
+  bool stage_always = false;
 };
 
 /// One process group of some ranks on one channel. Collectives issued on a
@@ -118,6 +121,11 @@ class Communicator {
   Status failed(const std::string& what, const std::exception& e) const;
   /// Where group `g`'s backend wants tensors.
   at::Device device_of(const Group& g) const { return g.nccl ? device_ : at::Device(at::kCPU); }
+  /// `t` where group `g`'s backend wants it (itself when it is there); a
+  /// buffer there for an output shaped like `t`; the result copied back.
+  at::Tensor staged_input(const at::Tensor& t, const Group& g) const;
+  at::Tensor staged_output(const at::Tensor& t, const Group& g) const;
+  static void unstage(at::Tensor& t, const at::Tensor& staged);
 
   DistEnv env_;
   CommOptions options_;

@@ -1,5 +1,6 @@
 #include "real/core/device.h"
 
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/cuda.h>
 
 #include <cstdio>
@@ -53,6 +54,13 @@ void synchronize(c10::Device device) {
   c10::cuda::CUDAGuard guard(device);
   c10::cuda::device_synchronize();
 #endif
+}
+
+const at::Tensor& used_here(const at::Tensor& t) {
+  // VirtualGuardImpl reaches the CUDA stream API through the device-type
+  // registry: no CUDA headers, and only called for a CUDA tensor.
+  if (t.defined() && t.is_cuda()) t.record_stream(c10::impl::VirtualGuardImpl(t.device().type()).getStream(t.device()));
+  return t;
 }
 
 bool pin_host_memory_for(c10::Device device) {

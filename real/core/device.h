@@ -8,6 +8,7 @@
 // Only c10's light Device type here: the CUDA headers stay in device.cpp
 // (and only in builds against a CUDA-enabled libtorch, CT_HAVE_CUDA_TORCH).
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
 #include <string>
@@ -34,6 +35,15 @@ std::string describe_device(c10::Device device);
 
 /// Blocks until all work queued on `device` by this process is done (a no-op on the CPU).
 void synchronize(c10::Device device);
+
+/// Tells the device's caching allocator that `t` is used by the work the
+/// calling thread queues on its current stream, so that its memory is not
+/// handed to a new tensor before that work is done. Needed wherever a task
+/// reads a tensor made on another stream (PlanRunner: another plan stream):
+/// freeing it on the host only frees it for the stream that made it, and a
+/// new tensor there could be written while this stream still reads the old
+/// one. Returns `t`; does nothing off the GPU.
+const at::Tensor& used_here(const at::Tensor& t);
 
 /// Whether host buffers for `device` should be pinned (page-locked): true
 /// on a GPU, where a copy from pinned memory can run asynchronously on a

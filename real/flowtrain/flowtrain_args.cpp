@@ -26,6 +26,15 @@ int encoder_count(const FlowTrainRunArgs& a, int world) {
   return a.encoder_workers > 0 ? a.encoder_workers : std::max(1, world / 4);
 }
 
+torch_models::TinyVlmOptions tiny_vlm_options(const FlowTrainRunArgs& a) {
+  torch_models::TinyVlmOptions o;
+  o.d_vision *= a.width;
+  o.d_vision_ff *= a.width;
+  o.d_model *= a.width;
+  o.d_ff *= a.width;
+  return o;
+}
+
 StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
   Mode mode = Mode::kFlowTrain;
   if (a.mode == "monolithic") {
@@ -39,7 +48,10 @@ StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
   if (a.global_batch < 1) {
     return Status::invalid_argument("--global-batch " + std::to_string(a.global_batch) + ": must be >= 1");
   }
-  const torch_models::TinyVlmOptions o;
+  if (a.width < 1 || a.width > 64) {
+    return Status::invalid_argument("--width " + std::to_string(a.width) + ": must be in [1, 64]");
+  }
+  const torch_models::TinyVlmOptions o = tiny_vlm_options(a);
   if (a.micro_batch_tokens < o.context) {
     return Status::invalid_argument("--micro-batch-tokens " + std::to_string(a.micro_batch_tokens) +
                                     ": must hold the longest sample (" + std::to_string(o.context) + " tokens)");

@@ -53,6 +53,7 @@ struct FlowTrainRunArgs {
   int64_t micro_batch_tokens = 256;  // backbone tokens per packed micro-batch (the model's context)
   int pool_slots = 16;               // flowtrain: embedding slots (the run-ahead bound)
   double lr = 0.05;                  // SGD with momentum 0.9
+  int width = 1;                     // the tiny VLM's widths (d_vision, d_model and their MLPs) times this
   uint64_t seed = 0;
   std::string trace;
   std::string dump_params;  // DIR: the final parameters, DIR/rank-0.bin (float64)

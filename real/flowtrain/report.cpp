@@ -44,8 +44,9 @@ std::string options_json(const FlowTrainRunArgs& a, int world, int encoders,
        ",\"steps\":" + std::to_string(a.steps) + ",\"global_batch\":" + std::to_string(a.global_batch) +
        ",\"micro_batch_tokens\":" + std::to_string(a.micro_batch_tokens) +
        ",\"pool_slots\":" + std::to_string(a.pool_slots) + ",\"lr\":" + number(a.lr) +
-       ",\"seed\":" + std::to_string(a.seed) + ",\"threads\":" + std::to_string(a.threads) +
-       ",\"matmul_flops_per_s\":" + number(matmul_rate) + ",\"model\":{\"encoder_params\":" + number(f.encoder_params) +
+       ",\"width\":" + std::to_string(a.width) + ",\"seed\":" + std::to_string(a.seed) +
+       ",\"threads\":" + std::to_string(a.threads) + ",\"matmul_flops_per_s\":" + number(matmul_rate) +
+       ",\"model\":{\"encoder_params\":" + number(f.encoder_params) +
        ",\"backbone_params\":" + number(f.backbone_params) +
        ",\"tokens_per_image\":" + std::to_string(f.tokens_per_image) +
        ",\"max_images\":" + std::to_string(f.max_images) + ",\"context\":" + std::to_string(f.context) +

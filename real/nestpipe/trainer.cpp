@@ -6,6 +6,7 @@
 
 #include "models/nestpipe/clustering.h"
 #include "models/torch/recommender.h"
+#include "real/core/device.h"
 #include "real/nestpipe/trainer_state.h"
 
 namespace clustertwin::nestpipe {
@@ -276,6 +277,7 @@ Status Trainer::lookup_copy(int64_t b) {
 
 Status Trainer::dbp_patch(int64_t b) {
   buffer_->swap();
+  real::used_here(buffer_->active_rows());  // copied in on the copy stream, patched here
   if (b == 0) return Status::ok();
   // Rows batch b-1 updated after batch b's rows were gathered.
   auto previous = state(b - 1);
@@ -294,14 +296,15 @@ Status Trainer::dbp_patch(int64_t b) {
 void Trainer::served_rows(BatchState& s, int r, int list, at::Tensor* rows, at::Tensor* read, at::Tensor* expected) {
   const at::Tensor& in_union = s.list_in_union[r][list];
   *expected = s.expected.index_select(0, in_union);
+  // The rows and indices were made on other streams (the copy's, the patch's, key_a2a's).
   if (buffer_) {
-    *rows = buffer_->active_rows().index_select(0, s.list_in_union_device[r][list]);
+    *rows = real::used_here(buffer_->active_rows()).index_select(0, real::used_here(s.list_in_union_device[r][list]));
     *read = buffer_->active_versions().index_select(0, in_union);
   } else if (owner_dedup()) {
-    *rows = s.device_rows[0].index_select(0, s.list_in_union_device[r][list]);
+    *rows = real::used_here(s.device_rows[0]).index_select(0, real::used_here(s.list_in_union_device[r][list]));
     *read = s.host_versions[0].index_select(0, in_union);
   } else {
-    *rows = s.device_rows[r].index_select(0, s.list_in_req_device[r][list]);
+    *rows = real::used_here(s.device_rows[r]).index_select(0, real::used_here(s.list_in_req_device[r][list]));
     *read = s.host_versions[r].index_select(0, s.list_in_req[r][list]);
   }
 }
@@ -366,8 +369,8 @@ Status Trainer::emb_a2a_bwd(real::TaskContext& ctx, int64_t b, int micro) {
   if (!per_micro()) {
     // acc = 0 + g_0 + g_1 + ... over the batch list, on the requester.
     at::Tensor acc = at::zeros({static_cast<int64_t>(s->requester.batch.keys.size()), dim}, floats());
-    for (MicroState& m : s->micro) {
-      acc.index_add_(0, m.in_batch, m.grad);
+    for (MicroState& m : s->micro) {  // gradients from the compute stream, indices from key_a2a's
+      acc.index_add_(0, real::used_here(m.in_batch), real::used_here(m.grad));
       m.grad = at::Tensor();
     }
     std::vector<int64_t> recv_splits;
@@ -401,6 +404,7 @@ Status Trainer::emb_a2a_bwd(real::TaskContext& ctx, int64_t b, int micro) {
       total += recv_splits.back();
     }
     at::Tensor recv = at::empty({total, dim}, floats());
+    real::used_here(s->micro[m].grad);  // from the compute stream
     CT_RETURN_IF_ERROR(
         ctx.comm.all_to_all(*ctx.group, recv, s->micro[m].grad, recv_splits, s->requester.micro[m].per_owner));
     s->micro[m].grad = at::Tensor();
@@ -409,7 +413,7 @@ Status Trainer::emb_a2a_bwd(real::TaskContext& ctx, int64_t b, int micro) {
       if (!s->owner_acc[r].defined()) {
         s->owner_acc[r] = at::zeros({static_cast<int64_t>(o.requester_keys[r].size()), dim}, floats());
       }
-      s->owner_acc[r].index_add_(0, s->list_in_req_device[r][m], recv.narrow(0, at, recv_splits[r]));
+      s->owner_acc[r].index_add_(0, real::used_here(s->list_in_req_device[r][m]), recv.narrow(0, at, recv_splits[r]));
       at += recv_splits[r];
     }
   }
@@ -423,7 +427,9 @@ Status Trainer::emb_update(int64_t b) {
   const at::Device store = store_.device();
   at::Tensor total = at::zeros({s->union_keys.numel(), dim}, at::TensorOptions().dtype(at::kFloat).device(store));
   for (int r = 0; r < world_; ++r) {
-    if (s->owner_acc[r].defined()) total.index_add_(0, s->requester_in_union[r], s->owner_acc[r].to(store));
+    if (s->owner_acc[r].defined()) {
+      total.index_add_(0, real::used_here(s->requester_in_union[r]), real::used_here(s->owner_acc[r]).to(store));
+    }
   }
   Status status;
   {

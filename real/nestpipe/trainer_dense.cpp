@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "models/common/check.h"
+#include "real/core/device.h"
 #include "real/nestpipe/trainer.h"
 #include "real/nestpipe/trainer_state.h"
 
@@ -49,14 +50,17 @@ Status Trainer::dense_fwd(int64_t b, int micro) {
   const int64_t dim = options_.spec.embedding_dim;
   for (int m : micro_batches_of(micro, options_.micro_batches)) {
     MicroState& ms = s->micro[m];
-    const at::Tensor rows = per_micro() ? ms.rows : s->batch_rows.index_select(0, ms.in_batch);
+    // Made on other streams (rows: the All2All's; batch: h2d's; indices: key_a2a's).
+    const at::Tensor rows = per_micro() ? real::used_here(ms.rows)
+                                        : real::used_here(s->batch_rows).index_select(0, real::used_here(ms.in_batch));
     ms.leaf = rows.detach().requires_grad_(true);
     const int64_t samples = ms.samples.numel();
-    const at::Tensor embeddings = ms.leaf.index_select(0, ms.inverse).view({samples, features_, dim});
-    const at::Tensor logits = forward_logits(s->dense.index_select(0, ms.samples), embeddings);
+    const at::Tensor embeddings = ms.leaf.index_select(0, real::used_here(ms.inverse)).view({samples, features_, dim});
+    const at::Tensor& in_micro = real::used_here(ms.samples);
+    const at::Tensor logits = forward_logits(real::used_here(s->dense).index_select(0, in_micro), embeddings);
     // Summed over the micro-batch and divided by the whole batch: the
     // micro-batches' losses add up to the batch's mean loss.
-    ms.loss = at::binary_cross_entropy_with_logits(logits, s->labels.index_select(0, ms.samples), {}, {},
+    ms.loss = at::binary_cross_entropy_with_logits(logits, real::used_here(s->labels).index_select(0, in_micro), {}, {},
                                                    at::Reduction::Sum) /
               static_cast<double>(options_.samples);
     ms.rows = at::Tensor();
@@ -79,8 +83,8 @@ Status Trainer::dense_bwd(int64_t b, int micro) {
 
 Status Trainer::dense_allreduce(real::TaskContext& ctx, int64_t b) {
   std::vector<at::Tensor> grads;
-  for (const at::Tensor& p : params_)
-    grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : at::zeros({p.numel()}, p.options()));
+  for (const at::Tensor& p : params_)  // the gradients come from the compute stream
+    grads.push_back(p.grad().defined() ? real::used_here(p.grad()).reshape({-1}) : at::zeros({p.numel()}, p.options()));
   at::Tensor flat = at::cat(grads);
   CT_RETURN_IF_ERROR(ctx.comm.all_reduce(*ctx.group, flat));
   flat.div_(static_cast<double>(world_));

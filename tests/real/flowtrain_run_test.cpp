@@ -219,6 +219,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--steps", "0"}, "--steps 0: must be at least 1"}, BadFlag{{"--lr", "0"}, "--lr 0: must be > 0"},
         BadFlag{{"--threads", "0"}, "--threads 0: must be >= 1"},
         BadFlag{{"--timeout", "0"}, "--timeout 0: must be > 0"},
+        BadFlag{{"--width", "0"}, "--width 0: must be in [1, 64]"},
         BadFlag{{"--device", "tpu"}, "--device 'tpu': unknown device (allowed: cpu, cuda, auto)"},
         BadFlag{{"--backend", "mpi"}, "--backend 'mpi': unknown backend (allowed: auto, gloo, nccl)"},
         // Without CUDA: "no c10d NCCL"; with it: "the tensors are on the CPU".

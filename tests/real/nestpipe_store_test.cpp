@@ -59,6 +59,48 @@ TEST(EmbeddingStoreTest, InitDependsOnlyOnSeedAndGlobalKey) {
   EXPECT_FALSE(other->equal(two[0]));
 }
 
+// A table of many row blocks fills them in parallel (embedding_store.cpp):
+// every row is still the value of its key, whichever thread wrote it.
+TEST(EmbeddingStoreTest, AParallelFillGivesEachKeyItsValue) {
+  constexpr int64_t kRows = 400'000, kDim = 2;  // 200,000 local rows: 13 blocks of 16,384
+  EmbeddingStore store = make_store(kRows, kDim, 1, 2, EmbeddingOptimizer::sgd(0.1f));
+  for (int64_t key : {1LL, 32'769LL, 199'999LL, 399'999LL}) {
+    auto row = store.gather(keys_of({key}));
+    ASSERT_TRUE(row.is_ok());
+    for (int64_t j = 0; j < kDim; ++j)
+      EXPECT_EQ((*row)[0][j].item<float>(), EmbeddingStore::initial_value(kSeed, key, j, kDim)) << "key " << key;
+  }
+}
+
+// The GPU's update (whole-tensor operations, store.device() not the CPU) run
+// in host memory gives the host path's rows up to summation order, the same
+// accumulators and the same versions, repeated keys included.
+TEST(EmbeddingStoreTest, TheWholeTensorUpdateMatchesTheHostPath) {
+  for (const EmbeddingOptimizer& opt :
+       {EmbeddingOptimizer::sgd(0.5f), EmbeddingOptimizer::rowwise_adagrad(0.75f, 1e-8f, 0.1f)}) {
+    EmbeddingStoreOptions o{64, 8, 0, 2, kSeed, opt};
+    auto host = EmbeddingStore::create(o);
+    o.whole_tensor_update = true;
+    auto whole = EmbeddingStore::create(o);
+    ASSERT_TRUE(host.is_ok() && whole.is_ok());
+    const at::Tensor keys = keys_of({6, 0, 6, 62, 10, 0, 6});
+    at::Generator gen = at::detail::createCPUGenerator(3);
+    for (int step = 0; step < 3; ++step) {
+      const at::Tensor grads = at::randn({keys.numel(), 8}, gen);
+      ASSERT_TRUE(host->apply_gradients(keys, grads).is_ok());
+      ASSERT_TRUE(whole->apply_gradients(keys, grads).is_ok());
+    }
+    EXPECT_TRUE(at::allclose(host->weights(), whole->weights(), 1e-6, 1e-6));
+    EXPECT_TRUE(at::allclose(host->accumulators(), whole->accumulators(), 1e-6, 1e-6));
+    auto a = host->versions(keys_of({0, 6, 10, 62, 2}));
+    auto b = whole->versions(keys_of({0, 6, 10, 62, 2}));
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    // Three steps, each touching 0, 6, 10 and 62 once (repeats summed first); 2 never.
+    EXPECT_TRUE(at::equal(*a, keys_of({3, 3, 3, 3, 0})));
+    EXPECT_TRUE(at::equal(*a, *b));
+  }
+}
+
 TEST(EmbeddingStoreTest, SgdMatchesAHandComputation) {
   // Rank 1 of 2, key 3 -> local row 1. SGD with lr 0.5 and g = [1, -2]:
   // w = w0 - 0.5 * g = w0 - [0.5, -1] (both products exact in float).

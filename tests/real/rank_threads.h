@@ -29,7 +29,10 @@ inline int free_port() {
 
 /// Runs `body(comm)` for `n` ranks, each a thread of this process with its
 /// own Communicator (Gloo over the loopback), and returns each rank's Status.
-inline std::vector<Status> run_ranks(int n, const std::function<Status(Communicator&)>& body, double timeout_s = 20) {
+/// `stage_always`: every collective copies its tensors in and out as it does
+/// between a GPU and Gloo (CommOptions::stage_always).
+inline std::vector<Status> run_ranks(int n, const std::function<Status(Communicator&)>& body, double timeout_s = 20,
+                                     bool stage_always = false) {
   const int port = free_port();
   std::vector<Status> results(n);
   std::vector<std::thread> threads;
@@ -43,6 +46,7 @@ inline std::vector<Status> run_ranks(int n, const std::function<Status(Communica
       env.master_port = port;
       CommOptions options;
       options.backend = "gloo";
+      options.stage_always = stage_always;
       options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
       auto comm = Communicator::connect(env, options);
       results[r] = comm.is_ok() ? body(**comm) : comm.status();
