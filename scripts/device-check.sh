@@ -55,13 +55,15 @@ STEPS=(
   "real-configure 120 build.txt cmake -S . -B build-device/real -DCT_REAL_ONLY=ON -DCT_CUDA=ON against the pip libtorch"
   "real-build 300 build.txt cmake --build build-device/real --target clustertwin (the real side, no SimGrid)"
   "run-nestpipe 180 runs.txt run nestpipe --device cuda: torchrec, dbp, nestpipe (NCCL, 1 rank), dbp on 4 ranks (Gloo)"
-  "run-flowtrain 120 runs.txt run flowtrain --device cuda: monolithic and flowtrain"
+  "run-flowtrain 120 runs.txt run flowtrain --device cuda --width 8: monolithic, flowtrain (pool auto, then host)"
   "run-flexmarl 120 runs.txt run flexmarl --device cuda: sync and flexmarl"
 )
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
+# OMP_NUM_THREADS=1 keeps the Python scripts' CPU threads from fighting; it also makes plain `nproc` print 1,
+# so the builds ask `nproc --all`.
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 
 generator_args() {
@@ -85,7 +87,7 @@ step_facts() {
   local failed=0
   section() { printf '\n## %s\n' "$*"; }
   section date; date -u
-  section host; uname -a; nproc; free -g 2>/dev/null | head -2
+  section host; uname -a; nproc --all; free -g 2>/dev/null | head -2
   section nvidia-smi; nvidia-smi || failed=1
   section "nvidia-smi --query-gpu"
   nvidia-smi --query-gpu=index,name,pci.bus_id,memory.total,driver_version,clocks.sm,clocks.max.sm,power.limit \
@@ -131,7 +133,7 @@ step_configure() {
 }
 
 step_build() {
-  cmake --build "$BUILD" --target ct_gpu ct_gpu_kernels_test -j "$(nproc)" -v
+  cmake --build "$BUILD" --target ct_gpu ct_gpu_kernels_test -j "$(nproc --all)" -v
 }
 
 step_gpu_tests() {
@@ -230,7 +232,7 @@ step_real_configure() {
 step_real_build() {
   local rc
   # -k 0: every error of the build in one log, so that one call shows them all.
-  cmake --build "$REAL_BUILD" --target clustertwin -j "$(nproc)" -- -k 0
+  cmake --build "$REAL_BUILD" --target clustertwin -j "$(nproc --all)" -- -k 0
   rc=$?
   [ "$rc" -ne 0 ] && { note "$(grep -c 'error:' "$OUT/build.txt" 2>/dev/null || echo '?') compiler error lines"; return "$rc"; }
   local version
@@ -240,7 +242,9 @@ step_real_build() {
   grep -q 'cuda yes' <<<"$version" || { echo "device-check: the real side's libtorch sees no GPU"; return 3; }
 }
 
-# One real run: the command line to runs.txt, then its output; rank 0's JSON line is kept.
+# One real run: the command line to runs.txt, then its output (rank 0's JSON line among it). The step's note
+# lists each run's exit status.
+RUNS_DONE=""
 real_run() {
   local name=$1 limit=$2
   shift 2
@@ -249,6 +253,8 @@ real_run() {
   timeout -k 5 "$limit" "$REAL_BUILD/cli/clustertwin" "$@"
   rc=$?
   echo "---- $name: exit $rc after $((SECONDS - t0)) s"
+  RUNS_DONE="$RUNS_DONE ${name#*-}:$rc"
+  note "exit status per run:$RUNS_DONE"
   return "$rc"
 }
 
@@ -269,17 +275,21 @@ step_run_nestpipe() {
   real_run "nestpipe-4rank-dbp" 60 launch --nproc 4 -- run nestpipe --variant dbp --device cuda --model dlrm-criteo \
     --vocab 1000000 --batch 512 --micro-batches 4 --steps 10 --timeout 50 --json \
     --trace "$t/nestpipe-4rank-gloo-dbp.json" || failed=1
-  note "$(grep -c '"median_step_ms"' "$OUT/runs.txt" 2>/dev/null || echo 0) nestpipe runs reported"
   return "$failed"
 }
 
 step_run_flowtrain() {
   local t="$OUT/traces" failed=0 m
   mkdir -p "$t"
+  # --width 8: the tiny VLM eight times as wide (d_model 384), so that the GPU has work in a step.
+  local common=(--device cuda --width 8 --global-batch 32 --steps 6 --timeout 50 --json)
   for m in monolithic flowtrain; do
-    real_run "flowtrain-$m" 55 launch --nproc 2 -- run flowtrain --mode "$m" --device cuda --steps 6 \
-      --timeout 50 --json --trace "$t/flowtrain-2rank-$m.json" || failed=1
+    real_run "flowtrain-$m" 55 launch --nproc 2 -- run flowtrain --mode "$m" "${common[@]}" \
+      --trace "$t/flowtrain-2rank-$m.json" || failed=1
   done
+  # The pool through pinned host memory, whatever CUDA IPC could do.
+  real_run "flowtrain-flowtrain-host-pool" 55 launch --nproc 2 -- run flowtrain --mode flowtrain "${common[@]}" \
+    --pool-transfer host --trace "$t/flowtrain-2rank-flowtrain-host-pool.json" || failed=1
   return "$failed"
 }
 

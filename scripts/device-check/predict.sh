@@ -4,7 +4,8 @@
 #
 #   scripts/device-check/predict.sh FILES_DIR [BUILD=build]
 #
-# FILES_DIR holds traces.tar.gz (and facts.txt) as the device tool brought them back. For each system the
+# FILES_DIR holds traces.tar.gz (and facts.txt) as the device tool brought them back, or the runs' traces
+# as .json.gz (traces/data/h200: the call of 2026-12-04). For each system the
 # twin is fitted on one configuration's trace and predicts another configuration's step, as a capacity
 # planner would use it:
 #   nestpipe   costs from the torchrec run (1 rank, NCCL) -> dbp's and nestpipe's steps; each run replayed
@@ -12,14 +13,17 @@
 #   flowtrain  costs from monolithic -> flowtrain's step
 #   flexmarl   costs from sync -> flexmarl's step
 # Prints one line per prediction: the real step, the twin's, the error; writes predictions.txt beside.
+# CT_PREDICT_CORES overrides the core count read from facts.txt (calls before 2026-12-04 18:00 printed
+# nproc under OMP_NUM_THREADS=1, which says 1).
 # Exit 0 when every prediction ran (whatever its error), 1 when one could not, 2 on bad arguments.
 set -uo pipefail
 dir=${1:-}
 build=${2:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cli=$build/cli/clustertwin
-if [ -z "$dir" ] || [ ! -f "$dir/traces.tar.gz" ]; then
-  echo "predict.sh: '$dir' has no traces.tar.gz (give the folder the device tool's files landed in)" >&2
+if [ -z "$dir" ] || { [ ! -f "$dir/traces.tar.gz" ] && [ ! -f "$dir/nestpipe-1gpu-torchrec.json.gz" ]; }; then
+  echo "predict.sh: '$dir' has neither traces.tar.gz (the device tool's files) nor the runs' .json.gz" \
+    "(traces/data/h200)" >&2
   exit 2
 fi
 if [ ! -x "$cli" ]; then
@@ -28,19 +32,26 @@ if [ ! -x "$cli" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-tar -xzf "$dir/traces.tar.gz" -C "$work"
-t=$work/traces
+if [ -f "$dir/traces.tar.gz" ]; then
+  tar -xzf "$dir/traces.tar.gz" -C "$work"
+  t=$work/traces
+  out=$dir/predictions.txt  # beside the call's files
+else
+  mkdir -p "$work/traces"
+  for f in "$dir"/*.json.gz; do gunzip -c "$f" >"$work/traces/$(basename "$f" .gz)"; done
+  t=$work/traces
+  out=$work/predictions.txt  # a shipped folder stays as it is
+fi
 
 # The machine the runs were recorded on: localhost-cpu's shape with the GPU machine's cores (facts.txt), so
 # that the twin's shared-core model gives each rank's host threads the cores they had there.
 cores=$(sed -n '/^## host/,/^##/p' "$dir/facts.txt" 2>/dev/null | sed -n '3p' | tr -dc '0-9')
-cores=${cores:-16}
+cores=${CT_PREDICT_CORES:-${cores:-16}}  # CT_PREDICT_CORES: where facts.txt has no or a wrong count
 sed -e "s/^name: .*/name: device-check-host/" -e "s/^node_cores: [0-9]*/node_cores: $cores/" \
   "$root/sim/platforms/localhost-cpu.yaml" >"$work/base.yaml"
 
 failed=0
-out=$dir/predictions.txt
-[ -w "$dir" ] || out=$work/predictions.txt
+[ -w "$(dirname "$out")" ] || out=$work/predictions.txt
 : >"$out"
 say() { echo "$*" | tee -a "$out"; }
 
@@ -63,7 +74,8 @@ predict() {  # label system real [validate options]
   line=$(python3 -c '
 import json, sys
 j = json.loads(sys.stdin.read())
-run = (j.get("runs") or [{}])[0]
+runs = j.get("runs")
+run = runs[0] if isinstance(runs, list) and runs else {}
 def ms(prefix):
     for d in (run, j):
         if prefix + "_step_s" in d: return 1e3 * d[prefix + "_step_s"]
@@ -90,5 +102,5 @@ predict "flowtrain flowtrain, 2 ranks: from monolithic" flowtrain "$t/flowtrain-
 predict "flexmarl sync, 5 ranks: replay" flexmarl "$t/flexmarl-5rank-sync.json"
 predict "flexmarl flexmarl, 5 ranks: from sync" flexmarl "$t/flexmarl-5rank-flexmarl.json" \
   --costs-from "$t/flexmarl-5rank-sync.json"
-echo "predict.sh: written to $out"
+[ "$out" = "$dir/predictions.txt" ] && echo "predict.sh: written to $out"
 exit "$failed"
