@@ -33,8 +33,10 @@ PKG_CONFIG_PATH="" PKG_CONFIG_LIBDIR=/nonexistent cmake -S "$root" -B "$build" "
 grep -E "clustertwin:" "$log" || true
 echo "== build"
 cmake --build "$build" -j "$(nproc)"
-if grep -rqi "simgrid" "$build/CMakeCache.txt"; then
-  echo "check-real-only.sh: SimGrid appears in $build/CMakeCache.txt" >&2
+# Nothing of SimGrid, yaml-cpp or Boost was found or linked.
+if grep -qE '^(SIMGRID|yaml-cpp|Boost)_[A-Za-z_]*:[A-Z]+=[^N]' "$build/CMakeCache.txt" ||
+  ldd "$build/cli/clustertwin" | grep -qiE 'simgrid|yaml-cpp|boost'; then
+  echo "check-real-only.sh: SimGrid, yaml-cpp or Boost was found or linked (see $build/CMakeCache.txt)" >&2
   exit 1
 fi
 echo "== tests (labels $labels)"
