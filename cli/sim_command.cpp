@@ -35,12 +35,6 @@ struct SimArgs {
   int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
-std::string number(double value) {
-  std::string out;
-  traces::append_json_number(&out, value);
-  return out;
-}
-
 Status parse_fidelity(const std::string& text, sim::Fidelity* fidelity, bool* automatic) {
   *automatic = text == "auto";
   if (text == "auto" || text == "flow") {
@@ -90,7 +84,8 @@ Status run_collective(const SimArgs& a) {
     for (const auto& r : *rows) {
       csv += a.op + "," + algo + "," + std::to_string(o.workers) + "," + profile->name + "," +
              std::string(sim::fidelity_name(o.fidelity)) + "," + std::to_string(r.bytes) + "," +
-             number(r.time_s * 1e6) + "," + number(r.algbw_gbps) + "," + number(r.busbw_gbps) + "\n";
+             traces::json_number(r.time_s * 1e6) + "," + traces::json_number(r.algbw_gbps) + "," +
+             traces::json_number(r.busbw_gbps) + "\n";
     }
     CT_RETURN_IF_ERROR(write_output(a.csv, csv));
   }
@@ -154,9 +149,10 @@ Status run_plan(const SimArgs& a) {
         "system,variant,platform,workers,fidelity,step_time_s,compute_s,comm_s,exposed_comm_s,mfu,wall_s\n";
     for (const auto& r : results) {
       csv += r.system + "," + r.variant + "," + r.platform + "," + std::to_string(r.workers) + "," +
-             std::string(sim::fidelity_name(r.fidelity)) + "," + number(r.step_time_s) + "," + number(r.compute_s) +
-             "," + number(r.comm_s) + "," + number(r.exposed_comm_s) + "," + number(r.mfu) + "," + number(r.wall_s) +
-             "\n";
+             std::string(sim::fidelity_name(r.fidelity)) + "," + traces::json_number(r.step_time_s) + "," +
+             traces::json_number(r.compute_s) + "," + traces::json_number(r.comm_s) + "," +
+             traces::json_number(r.exposed_comm_s) + "," + traces::json_number(r.mfu) + "," +
+             traces::json_number(r.wall_s) + "\n";
     }
     CT_RETURN_IF_ERROR(write_output(a.csv, csv));
   }

@@ -50,6 +50,12 @@ void append_json_number(std::string* out, double value) {
   out->append(buffer, end);
 }
 
+std::string json_number(double value) {
+  std::string out;
+  append_json_number(&out, value);
+  return out;
+}
+
 void append_json_int(std::string* out, int64_t value) {
   char buffer[24];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);

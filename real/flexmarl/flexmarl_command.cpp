@@ -21,12 +21,6 @@ namespace {
 
 namespace cf = clustertwin::flexmarl;
 
-std::string number(double value) {
-  std::string out;
-  traces::append_json_number(&out, value);
-  return out;
-}
-
 // Trainer workers of a flexmarl variant: --trainers, or a quarter of the workers (at least one).
 int trainer_count(const FlexMarlArgs& a, int workers) {
   return a.trainers > 0 ? a.trainers : std::max(1, workers / 4);
@@ -55,7 +49,7 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
     return Status::invalid_argument("--rollout-batch " + std::to_string(a.rollout_batch) + ": must be >= 1");
   }
   if (!(a.load_gap > 0) || !std::isfinite(a.load_gap)) {
-    return Status::invalid_argument("--load-gap " + number(a.load_gap) +
+    return Status::invalid_argument("--load-gap " + traces::json_number(a.load_gap) +
                                     ": must be > 0 (requests; with 0 every request would rebalance)");
   }
   auto kind = sis::loss_kind_from_name(a.loss);
@@ -64,10 +58,12 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
     return Status::invalid_argument("--loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
   }
   *loss = *kind;
-  if (!(a.lr > 0) || !std::isfinite(a.lr)) return Status::invalid_argument("--lr " + number(a.lr) + ": must be > 0");
+  if (!(a.lr > 0) || !std::isfinite(a.lr))
+    return Status::invalid_argument("--lr " + traces::json_number(a.lr) + ": must be > 0");
   if (a.trainers < 0) return Status::invalid_argument("--trainers " + std::to_string(a.trainers) + ": must be >= 0");
   if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
-  if (!(a.timeout_s > 0)) return Status::invalid_argument("--timeout " + number(a.timeout_s) + ": must be > 0");
+  if (!(a.timeout_s > 0))
+    return Status::invalid_argument("--timeout " + traces::json_number(a.timeout_s) + ": must be > 0");
   if (a.device != "cpu" && a.device != "cuda" && a.device != "auto") {
     return Status::invalid_argument("--device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
   }
@@ -116,9 +112,9 @@ std::string options_json(const FlexMarlArgs& a, int world, int trainers,
   o += ",\"world_size\":" + std::to_string(world) + ",\"steps\":" + std::to_string(a.steps) +
        ",\"queries\":" + std::to_string(a.queries) + ",\"group\":" + std::to_string(a.group) +
        ",\"micro_batch\":" + std::to_string(a.micro_batch) + ",\"rollout_batch\":" + std::to_string(a.rollout_batch) +
-       ",\"trainers\":" + std::to_string(trainers) + ",\"load_gap\":" + number(a.load_gap) + ",\"loss\":";
+       ",\"trainers\":" + std::to_string(trainers) + ",\"load_gap\":" + traces::json_number(a.load_gap) + ",\"loss\":";
   traces::append_json_string(&o, a.loss);
-  o += std::string(",\"sis\":") + (a.sis ? "true" : "false") + ",\"lr\":" + number(a.lr) +
+  o += std::string(",\"sis\":") + (a.sis ? "true" : "false") + ",\"lr\":" + traces::json_number(a.lr) +
        ",\"seed\":" + std::to_string(a.seed);
   if (steps != nullptr) {
     o += ",\"response_tokens\":[";
@@ -195,14 +191,15 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
     traces::append_json_string(&out, comm.backend());
     out += ",\"world_size\":" + std::to_string(world) + ",\"workers\":" + std::to_string(r.workers) +
            ",\"trainers\":" + std::to_string(a.framework != "sync" ? trainers : 0) +
-           ",\"steps\":" + std::to_string(a.steps) + ",\"step_s\":" + number(step_s) + ",\"step_times\":[";
+           ",\"steps\":" + std::to_string(a.steps) + ",\"step_s\":" + traces::json_number(step_s) + ",\"step_times\":[";
     for (size_t i = 0; i < times.size(); ++i)
-      out += (i ? "," : "") + number(times[i]);
-    out += "],\"tokens_per_s\":" + number(tokens_per_s) + ",\"utilization\":" + number(utilization) +
-           ",\"mean_reward\":[" + number(last.mean_reward[0]) + "," + number(last.mean_reward[1]) + "," +
-           number(last.mean_reward[2]) + "],\"swaps\":" + std::to_string(r.swaps) +
+      out += (i ? "," : "") + traces::json_number(times[i]);
+    out += "],\"tokens_per_s\":" + traces::json_number(tokens_per_s) +
+           ",\"utilization\":" + traces::json_number(utilization) + ",\"mean_reward\":[" +
+           traces::json_number(last.mean_reward[0]) + "," + traces::json_number(last.mean_reward[1]) + "," +
+           traces::json_number(last.mean_reward[2]) + "],\"swaps\":" + std::to_string(r.swaps) +
            ",\"reassignments\":" + std::to_string(r.reassignments) + ",\"migrations\":" + std::to_string(r.migrations) +
-           ",\"weight_loads\":" + std::to_string(r.weight_loads) + ",\"swap_s\":" + number(r.swap_s) +
+           ",\"weight_loads\":" + std::to_string(r.weight_loads) + ",\"swap_s\":" + traces::json_number(r.swap_s) +
            ",\"swap_bytes\":" + std::to_string(r.swap_bytes) + "}\n";
     std::fputs(out.c_str(), stdout);
   } else {

@@ -10,12 +10,6 @@
 namespace clustertwin::real::flowtrain {
 namespace {
 
-std::string flag_number(double value) {
-  std::string out;
-  traces::append_json_number(&out, value);
-  return out;
-}
-
 bool one_of(const std::string& word, std::initializer_list<const char*> allowed) {
   return std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return word == a; });
 }
@@ -61,9 +55,10 @@ StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
                                     ": smaller than one sample (a slot holds one sample's embeddings)");
   }
   if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("--lr " + flag_number(a.lr) + ": must be > 0");
+    return Status::invalid_argument("--lr " + traces::json_number(a.lr) + ": must be > 0");
   if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
-  if (!(a.timeout_s > 0)) return Status::invalid_argument("--timeout " + flag_number(a.timeout_s) + ": must be > 0");
+  if (!(a.timeout_s > 0))
+    return Status::invalid_argument("--timeout " + traces::json_number(a.timeout_s) + ": must be > 0");
   if (!one_of(a.device, {"cpu", "cuda", "auto"})) {
     return Status::invalid_argument("--device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
   }

@@ -10,12 +10,6 @@
 namespace clustertwin::real::flowtrain {
 namespace {
 
-std::string number(double value) {
-  std::string out;
-  traces::append_json_number(&out, value);
-  return out;
-}
-
 std::string quoted(const std::string& value) {
   std::string out;
   traces::append_json_string(&out, value);
@@ -25,7 +19,7 @@ std::string quoted(const std::string& value) {
 std::string numbers(const std::vector<double>& values) {
   std::string out = "[";
   for (size_t i = 0; i < values.size(); ++i)
-    out += (i ? "," : "") + number(values[i]);
+    out += (i ? "," : "") + traces::json_number(values[i]);
   return out + "]";
 }
 
@@ -43,14 +37,14 @@ std::string options_json(const FlowTrainRunArgs& a, int world, int encoders,
   o += ",\"world_size\":" + std::to_string(world) + ",\"encoder_workers\":" + std::to_string(encoders) +
        ",\"steps\":" + std::to_string(a.steps) + ",\"global_batch\":" + std::to_string(a.global_batch) +
        ",\"micro_batch_tokens\":" + std::to_string(a.micro_batch_tokens) +
-       ",\"pool_slots\":" + std::to_string(a.pool_slots) + ",\"lr\":" + number(a.lr) +
+       ",\"pool_slots\":" + std::to_string(a.pool_slots) + ",\"lr\":" + traces::json_number(a.lr) +
        ",\"width\":" + std::to_string(a.width) + ",\"seed\":" + std::to_string(a.seed) +
-       ",\"threads\":" + std::to_string(a.threads) + ",\"matmul_flops_per_s\":" + number(matmul_rate) +
-       ",\"model\":{\"encoder_params\":" + number(f.encoder_params) +
-       ",\"backbone_params\":" + number(f.backbone_params) +
+       ",\"threads\":" + std::to_string(a.threads) + ",\"matmul_flops_per_s\":" + traces::json_number(matmul_rate) +
+       ",\"model\":{\"encoder_params\":" + traces::json_number(f.encoder_params) +
+       ",\"backbone_params\":" + traces::json_number(f.backbone_params) +
        ",\"tokens_per_image\":" + std::to_string(f.tokens_per_image) +
        ",\"max_images\":" + std::to_string(f.max_images) + ",\"context\":" + std::to_string(f.context) +
-       ",\"text_scale\":" + number(f.text_scale) + ",\"d_vision\":" + std::to_string(f.d_vision) +
+       ",\"text_scale\":" + traces::json_number(f.text_scale) + ",\"d_vision\":" + std::to_string(f.d_vision) +
        ",\"enc_layers\":" + std::to_string(f.enc_layers) + ",\"d_model\":" + std::to_string(f.d_model) +
        ",\"layers\":" + std::to_string(f.layers) + ",\"vocab\":" + std::to_string(f.vocab) + "}}";
   return o;
@@ -67,9 +61,9 @@ void print_report(const FlowTrainRunArgs& a, const RunReport& r) {
            ",\"device\":" + quoted(r.device) + ",\"backend\":" + quoted(r.backend) +
            ",\"staging\":" + quoted(r.staging) + ",\"pool_transfer\":" + quoted(r.pool_transfer) +
            ",\"steps\":" + std::to_string(a.steps) + ",\"global_batch\":" + std::to_string(a.global_batch) +
-           ",\"step_s\":" + number(median_s) + ",\"step_times\":" + numbers(r.step_s) +
-           ",\"samples_per_s\":" + number(samples_per_s) + ",\"mfu\":" + number(mfu) +
-           ",\"matmul_flops_per_s\":" + number(r.matmul_rate) + ",\"loss\":" + numbers(r.losses) + "}\n";
+           ",\"step_s\":" + traces::json_number(median_s) + ",\"step_times\":" + numbers(r.step_s) +
+           ",\"samples_per_s\":" + traces::json_number(samples_per_s) + ",\"mfu\":" + traces::json_number(mfu) +
+           ",\"matmul_flops_per_s\":" + traces::json_number(r.matmul_rate) + ",\"loss\":" + numbers(r.losses) + "}\n";
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
     return;

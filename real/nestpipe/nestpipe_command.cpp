@@ -28,12 +28,6 @@ namespace {
 
 constexpr char kRunVariants[] = "torchrec, semisync, dbp, fwp, nestpipe";
 
-std::string number(double value) {
-  std::string out;
-  traces::append_json_number(&out, value);
-  return out;
-}
-
 Status check_args(const NestPipeArgs& a, Variant* variant) {
   if (a.variant == "2dsp") {
     return Status::invalid_argument(
@@ -58,15 +52,16 @@ Status check_args(const NestPipeArgs& a, Variant* variant) {
   if (a.dense_optimizer != "sgd" && a.dense_optimizer != "adam") {
     return Status::invalid_argument("--dense-optimizer '" + a.dense_optimizer + "': unknown (allowed: sgd, adam)");
   }
-  if (!(a.lr > 0) || !std::isfinite(a.lr)) return Status::invalid_argument("--lr " + number(a.lr) + ": must be > 0");
+  if (!(a.lr > 0) || !std::isfinite(a.lr))
+    return Status::invalid_argument("--lr " + traces::json_number(a.lr) + ": must be > 0");
   if (!(a.dense_lr > 0) || !std::isfinite(a.dense_lr)) {
-    return Status::invalid_argument("--dense-lr " + number(a.dense_lr) + ": must be > 0");
+    return Status::invalid_argument("--dense-lr " + traces::json_number(a.dense_lr) + ": must be > 0");
   }
   if (!(a.zipf > 0) || !std::isfinite(a.zipf)) {
-    return Status::invalid_argument("--zipf " + number(a.zipf) + ": must be > 0");
+    return Status::invalid_argument("--zipf " + traces::json_number(a.zipf) + ": must be > 0");
   }
   if (!(a.overlap >= 0 && a.overlap <= 1)) {
-    return Status::invalid_argument("--overlap " + number(a.overlap) + ": must be in [0, 1]");
+    return Status::invalid_argument("--overlap " + traces::json_number(a.overlap) + ": must be in [0, 1]");
   }
   if (a.vocab < 1 || a.vocab > (int64_t{1} << 53)) {
     return Status::invalid_argument("--vocab " + std::to_string(a.vocab) + ": must be in [1, 2^53]");
@@ -75,7 +70,8 @@ Status check_args(const NestPipeArgs& a, Variant* variant) {
     return Status::invalid_argument("--no-patch: --variant " + a.variant + " has no patch (only dbp and nestpipe)");
   }
   if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
-  if (!(a.timeout_s > 0)) return Status::invalid_argument("--timeout " + number(a.timeout_s) + ": must be > 0");
+  if (!(a.timeout_s > 0))
+    return Status::invalid_argument("--timeout " + traces::json_number(a.timeout_s) + ": must be > 0");
   if (a.store != "host" && a.store != "device") {
     return Status::invalid_argument("--store '" + a.store + "': unknown (allowed: host, device)");
   }
@@ -93,8 +89,9 @@ std::string options_json(const NestPipeArgs& a, int world) {
   traces::append_json_string(&o, a.optimizer);
   o += ",\"dense_optimizer\":";
   traces::append_json_string(&o, a.dense_optimizer);
-  o += ",\"lr\":" + number(a.lr) + ",\"dense_lr\":" + number(a.dense_lr) + ",\"zipf\":" + number(a.zipf) +
-       ",\"overlap\":" + number(a.overlap) + ",\"vocab\":" + std::to_string(a.vocab) + ",\"criteo\":";
+  o += ",\"lr\":" + traces::json_number(a.lr) + ",\"dense_lr\":" + traces::json_number(a.dense_lr) +
+       ",\"zipf\":" + traces::json_number(a.zipf) + ",\"overlap\":" + traces::json_number(a.overlap) +
+       ",\"vocab\":" + std::to_string(a.vocab) + ",\"criteo\":";
   traces::append_json_string(&o, a.criteo);
   o += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false") + ",\"seed\":" + std::to_string(a.seed) +
        ",\"threads\":" + std::to_string(a.threads) + ",\"store\":";
@@ -111,7 +108,7 @@ std::string sizes_json(const StepSizes& s) {
          ",\"micro_emb_a2a_bytes\":" + std::to_string(s.micro_emb_a2a_bytes) +
          ",\"clustered_micro_emb_a2a_bytes\":" + std::to_string(s.clustered_micro_emb_a2a_bytes) +
          ",\"patch_rows\":" + std::to_string(s.patch_rows) +
-         ",\"dense_forward_flops\":" + number(s.dense_forward_flops) +
+         ",\"dense_forward_flops\":" + traces::json_number(s.dense_forward_flops) +
          ",\"dense_param_bytes\":" + std::to_string(s.dense_param_bytes) +
          ",\"sharding_group\":" + std::to_string(s.sharding_group) +
          ",\"lookup_requests\":" + std::to_string(s.lookup_requests) + "}";
@@ -324,9 +321,10 @@ Status run_nestpipe(const NestPipeArgs& a) {
     traces::append_json_string(&out, a.store);
     out += ",\"world_size\":" + std::to_string(world_size) + ",\"steps\":" + std::to_string(a.steps) +
            ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
-           ",\"median_step_ms\":" + number(step_ms) + ",\"first_loss\":" + number(first_loss) +
-           ",\"last_loss\":" + number(last_loss) + ",\"stale_rows\":" + std::to_string(stale) +
-           ",\"patched_rows\":" + std::to_string(patched) + ",\"first_stale\":" + first_stale_json + "}\n";
+           ",\"median_step_ms\":" + traces::json_number(step_ms) +
+           ",\"first_loss\":" + traces::json_number(first_loss) + ",\"last_loss\":" + traces::json_number(last_loss) +
+           ",\"stale_rows\":" + std::to_string(stale) + ",\"patched_rows\":" + std::to_string(patched) +
+           ",\"first_stale\":" + first_stale_json + "}\n";
     std::fputs(out.c_str(), stdout);
   } else {
     std::printf("# clustertwin run nestpipe: %d ranks, %s, %s, batch %d per rank in %d micro-batches, %s/%s\n",
