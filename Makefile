@@ -4,7 +4,7 @@
 #   make test      install, build, run the test suite (all but tests labelled slow)
 #   make build     install and build only
 #   make bench     build and run the benchmarks (experiments/bench)
-#   make igsp      build and run the IGSP calibration study (about 15 min)
+#   make igsp      build and run the IGSP calibration study (about 10 min)
 #   make sis       build and run SIS's estimator and stability studies
 #   make test-all  the test suite including slow tests
 #   make fuzz      build the libFuzzer targets with clang and run each for 60 s
