@@ -12,7 +12,7 @@
 
 #include "calibrators/network_fit.h"
 #include "calibrators/replay.h"
-#include "models/common/status.h"
+#include "common/status.h"
 #include "sim/core/cluster_profile.h"
 
 namespace clustertwin::calibrators {

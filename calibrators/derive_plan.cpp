@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "models/common/text.h"
+#include "common/text.h"
 #include "models/plan/plan_json.h"
 #include "models/plan/plan_validator.h"
 

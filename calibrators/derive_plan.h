@@ -33,7 +33,7 @@
 
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/plan/plan.h"
 #include "traces/event.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "sim/flowtrain/process_twin.h"
 #include "traces/event.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "calibrators/replay.h"
-#include "models/common/status.h"
+#include "common/status.h"
 #include "sim/flexmarl/process_twin.h"
 #include "traces/event.h"
 

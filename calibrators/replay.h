@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/plan/plan.h"
 #include "sim/core/cluster_profile.h"
 #include "traces/event.h"

@@ -7,7 +7,7 @@
 
 #include "calibrators/calibrate.h"
 #include "cli/command.h"
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 
 namespace clustertwin::cli {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 
 namespace clustertwin::cli {
 

@@ -10,7 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/torch_commands.h"
-#include "models/common/text.h"
+#include "common/text.h"
 #include "real/igsp/calibration_set.h"
 #include "real/igsp/evaluate.h"
 #include "real/igsp/model_pruner.h"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cli/command.h"
-#include "models/common/version.h"
+#include "common/version.h"
 #if CT_CLI_WITH_TORCH
 #include "real/core/backend_info.h"
 #endif

@@ -10,10 +10,10 @@
 #include <map>
 
 #include "cli/plan.h"
-#include "models/common/file_io.h"
-#include "models/common/gnuplot.h"
-#include "models/common/progress.h"
-#include "models/common/text.h"
+#include "common/file_io.h"
+#include "common/gnuplot.h"
+#include "common/progress.h"
+#include "common/text.h"
 
 namespace clustertwin::cli {
 

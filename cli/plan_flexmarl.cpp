@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "cli/plan.h"
-#include "models/common/parallel.h"
-#include "models/common/text.h"
+#include "common/parallel.h"
+#include "common/text.h"
 #include "models/flexmarl/agents.h"
 #include "models/flexmarl/frameworks.h"
 #include "sim/core/cluster_profile.h"

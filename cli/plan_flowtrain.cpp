@@ -9,8 +9,8 @@
 #include <memory>
 
 #include "cli/plan.h"
-#include "models/common/parallel.h"
-#include "models/common/text.h"
+#include "common/parallel.h"
+#include "common/text.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/core/units.h"
 #include "sim/flowtrain/flowtrain_twin.h"

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "cli/plan.h"
-#include "models/common/parallel.h"
-#include "models/common/text.h"
+#include "common/parallel.h"
+#include "common/text.h"
 #include "models/nestpipe/plans.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"

@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "cli/command.h"
-#include "models/common/text.h"
+#include "common/text.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/collective_bench.h"
 #include "sim/core/simulator.h"

@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "models/common/progress.h"
-#include "models/common/text.h"
+#include "common/progress.h"
+#include "common/text.h"
 #include "models/flexmarl/agents.h"
 #include "models/flexmarl/frameworks.h"
 #include "sim/core/cluster_profile.h"

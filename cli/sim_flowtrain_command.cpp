@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "models/common/progress.h"
-#include "models/common/text.h"
+#include "common/progress.h"
+#include "common/text.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/core/units.h"
 #include "sim/flowtrain/flowtrain_twin.h"

@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "cli/command.h"
-#include "models/common/progress.h"
-#include "models/common/text.h"
+#include "common/progress.h"
+#include "common/text.h"
 #include "models/nestpipe/plans.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"

@@ -11,11 +11,11 @@
 
 #include "cli/command.h"
 #include "cli/torch_commands.h"
+#include "common/gnuplot.h"
+#include "common/progress.h"
+#include "common/text.h"
 #include "experiments/sis/estimator_study.h"
 #include "experiments/sis/stability_study.h"
-#include "models/common/gnuplot.h"
-#include "models/common/progress.h"
-#include "models/common/text.h"
 
 namespace clustertwin::cli {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "calibrators/derive_plan.h"
 #include "cli/command.h"
-#include "models/common/file_io.h"
-#include "models/common/text.h"
+#include "common/file_io.h"
+#include "common/text.h"
 #include "models/plan/plan_json.h"
 #include "traces/kineto_import.h"
 #include "traces/summary.h"

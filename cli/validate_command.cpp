@@ -16,7 +16,7 @@
 #include "calibrators/replay.h"
 #include "calibrators/stats.h"
 #include "cli/command.h"
-#include "models/common/text.h"
+#include "common/text.h"
 #include "sim/core/cluster_profile.h"
 
 namespace clustertwin::cli {

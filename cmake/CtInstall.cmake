@@ -32,7 +32,7 @@ install(TARGETS ${CT_EXPORTED_LIBRARIES}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CT_INSTALL_INCLUDE_DIR})
 # The headers keep the source layout: #include "sim/core/simulator.h".
-foreach(dir models traces sim calibrators)
+foreach(dir common models traces sim calibrators)
   install(DIRECTORY "${PROJECT_SOURCE_DIR}/${dir}/" DESTINATION "${CT_INSTALL_INCLUDE_DIR}/${dir}"
     FILES_MATCHING PATTERN "*.h"
     PATTERN "data" EXCLUDE PATTERN "examples" EXCLUDE PATTERN "torch" EXCLUDE PATTERN "igsp" EXCLUDE)

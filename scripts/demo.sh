@@ -75,7 +75,7 @@ run_step() {
     echo "demo: step $step/$steps, $label, failed: $*" >&2
     for f in stderr.txt stdout.txt; do
       echo "--- last lines of $dir/$f" >&2
-      # Progress written to a file is one line per update (models/common/progress.h).
+      # Progress written to a file is one line per update (common/progress.h).
       grep -v '^[[:space:]]*$' "$dir/$f" | tail -n 15 >&2 || true
     done
     exit "$rc"

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "models/common/file_io.h"
-#include "models/common/text.h"
+#include "common/file_io.h"
+#include "common/text.h"
 
 namespace clustertwin::traces {
 namespace {

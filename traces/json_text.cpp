@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "models/common/check.h"
+#include "common/check.h"
 
 namespace clustertwin::traces {
 

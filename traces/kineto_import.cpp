@@ -28,7 +28,7 @@
 #include <set>
 #include <tuple>
 
-#include "models/common/version.h"
+#include "common/version.h"
 #include "traces/json_text.h"
 #include "traces/kineto_names.h"
 #include "traces/kineto_reader.h"

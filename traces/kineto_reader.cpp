@@ -5,8 +5,8 @@
 #include <limits>
 #include <utility>
 
-#include "models/common/file_io.h"
-#include "models/common/text.h"
+#include "common/file_io.h"
+#include "common/text.h"
 #include "traces/json_cursor.h"
 
 namespace clustertwin::traces::kineto {

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::traces::kineto {
 

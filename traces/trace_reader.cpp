@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "models/common/file_io.h"
-#include "models/common/text.h"
+#include "common/file_io.h"
+#include "common/text.h"
 #include "traces/json_text.h"
 
 namespace clustertwin::traces {

@@ -1,7 +1,7 @@
 #include "traces/trace_writer.h"
 
-#include "models/common/check.h"
-#include "models/common/file_io.h"
+#include "common/check.h"
+#include "common/file_io.h"
 #include "traces/json_cursor.h"
 #include "traces/json_text.h"
 

@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "models/common/file_io.h"
-#include "models/common/status.h"
+#include "common/file_io.h"
+#include "common/status.h"
 #include "traces/event.h"
 
 namespace clustertwin::traces {

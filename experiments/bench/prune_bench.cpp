@@ -19,7 +19,7 @@
 #include <cmath>
 #include <string>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "real/igsp/prune.h"
 
 namespace clustertwin::real::igsp {

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "models/common/file_io.h"
-#include "models/common/gnuplot.h"
-#include "models/common/progress.h"
-#include "models/common/text.h"
+#include "common/file_io.h"
+#include "common/gnuplot.h"
+#include "common/progress.h"
+#include "common/text.h"
 #include "models/flexmarl/agents.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/flexmarl/flexmarl_twin.h"

@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
-#include "models/common/file_io.h"
-#include "models/common/gnuplot.h"
-#include "models/common/progress.h"
-#include "models/common/text.h"
+#include "common/file_io.h"
+#include "common/gnuplot.h"
+#include "common/progress.h"
+#include "common/text.h"
 #include "models/flowtrain/allocator.h"
 #include "models/flowtrain/packing.h"
 #include "models/flowtrain/vlm.h"

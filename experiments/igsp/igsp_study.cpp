@@ -26,9 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "models/common/file_io.h"
-#include "models/common/gnuplot.h"
-#include "models/common/text.h"
+#include "common/file_io.h"
+#include "common/gnuplot.h"
+#include "common/text.h"
 #include "models/igsp/analysis.h"
 #include "models/igsp/corpus.h"
 #include "real/igsp/study.h"

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "models/common/file_io.h"
-#include "models/common/gnuplot.h"
-#include "models/common/progress.h"
+#include "common/file_io.h"
+#include "common/gnuplot.h"
+#include "common/progress.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 #include "sim/nestpipe/paper_calibration.h"

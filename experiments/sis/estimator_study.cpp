@@ -8,8 +8,8 @@
 #include <limits>
 #include <sstream>
 
-#include "models/common/hash.h"
-#include "models/common/text.h"
+#include "common/hash.h"
+#include "common/text.h"
 #include "real/sis/estimators.h"
 
 namespace clustertwin::experiments::sis {

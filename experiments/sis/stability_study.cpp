@@ -9,8 +9,8 @@
 #include <limits>
 #include <sstream>
 
-#include "models/common/hash.h"
-#include "models/common/text.h"
+#include "common/hash.h"
+#include "common/text.h"
 #include "models/igsp/analysis.h"
 #include "real/sis/automaton_task.h"
 #include "real/sis/policy_loss.h"

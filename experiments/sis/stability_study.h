@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::experiments::sis {
 

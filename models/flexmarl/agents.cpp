@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "models/common/text.h"
+#include "common/text.h"
 
 namespace clustertwin::flexmarl {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flexmarl/workload.h"
 #include "models/spec/llm.h"
 

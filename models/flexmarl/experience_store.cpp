@@ -3,7 +3,7 @@
 #include <charconv>
 #include <limits>
 
-#include "models/common/text.h"
+#include "common/text.h"
 
 namespace clustertwin::flexmarl {
 namespace {

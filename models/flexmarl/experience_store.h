@@ -34,7 +34,7 @@
 #include <variant>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::flexmarl {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "models/common/text.h"
+#include "common/text.h"
 
 namespace clustertwin::flexmarl {
 namespace {

@@ -33,7 +33,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flexmarl/workload.h"
 #include "models/spec/llm.h"
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "models/common/check.h"
-#include "models/common/text.h"
+#include "common/check.h"
+#include "common/text.h"
 
 namespace clustertwin::flexmarl {
 

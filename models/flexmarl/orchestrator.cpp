@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "models/common/hash.h"
+#include "common/hash.h"
 
 namespace clustertwin::flexmarl {
 namespace {

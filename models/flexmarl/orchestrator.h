@@ -38,7 +38,7 @@
 #include <tuple>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flexmarl/experience_store.h"
 #include "models/flexmarl/frameworks.h"
 #include "models/flexmarl/load_balancer.h"

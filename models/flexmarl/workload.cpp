@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/common/hash.h"
-#include "models/common/text.h"
+#include "common/hash.h"
+#include "common/text.h"
 
 namespace clustertwin::flexmarl {
 namespace {

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/spec/llm.h"
 
 namespace clustertwin::flexmarl {

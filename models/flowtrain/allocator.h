@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flowtrain/timing.h"
 #include "models/flowtrain/vlm.h"
 

@@ -20,7 +20,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flowtrain/vlm.h"
 
 namespace clustertwin::flowtrain {

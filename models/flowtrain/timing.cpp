@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "models/common/check.h"
+#include "common/check.h"
 
 namespace clustertwin::flowtrain {
 

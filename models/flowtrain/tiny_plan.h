@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flowtrain/vlm.h"
 
 namespace clustertwin::flowtrain {

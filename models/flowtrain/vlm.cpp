@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/common/hash.h"
+#include "common/hash.h"
 
 namespace clustertwin::flowtrain {
 namespace {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/spec/llm.h"
 #include "models/spec/vit.h"
 

@@ -10,9 +10,9 @@
 #include <random>
 #include <string_view>
 
-#include "models/common/file_io.h"
-#include "models/common/hash.h"
-#include "models/common/tar.h"
+#include "common/file_io.h"
+#include "common/hash.h"
+#include "common/tar.h"
 
 namespace clustertwin::igsp {
 namespace {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::igsp {
 

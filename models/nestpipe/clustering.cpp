@@ -4,7 +4,7 @@
 #include <numeric>
 #include <string>
 
-#include "models/common/check.h"
+#include "common/check.h"
 
 namespace clustertwin::nestpipe {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/nestpipe/key_stats.h"
 
 namespace clustertwin::nestpipe {

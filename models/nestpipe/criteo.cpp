@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "models/nestpipe/key_generator.h"
 
 namespace clustertwin::nestpipe {

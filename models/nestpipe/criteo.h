@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "models/common/file_io.h"
-#include "models/common/status.h"
+#include "common/file_io.h"
+#include "common/status.h"
 
 namespace clustertwin::nestpipe {
 

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <sstream>
 
-#include "models/common/check.h"
+#include "common/check.h"
 
 namespace clustertwin::nestpipe {
 namespace {

@@ -3,13 +3,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/common/hash.h"
-#include "models/common/status.h"
+#include "common/hash.h"
+#include "common/status.h"
 
 namespace clustertwin::nestpipe {
 
 /// SplitMix64 (Steele, Lea and Flood 2014): a tiny counter-based generator.
-/// `mix64` (models/common/hash.h) is its finaliser, which also derives
+/// `mix64` (common/hash.h) is its finaliser, which also derives
 /// independent streams from (seed, batch, rank, slot).
 
 /// A SplitMix64 stream. Cheap to create, so every key slot can own one.

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "models/nestpipe/clustering.h"
 
 namespace clustertwin::nestpipe {

@@ -4,7 +4,7 @@
 #include <span>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/nestpipe/key_generator.h"
 
 namespace clustertwin::nestpipe {

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "models/plan/plan_validator.h"
 
 namespace clustertwin::nestpipe {

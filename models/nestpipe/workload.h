@@ -1,6 +1,6 @@
 #pragma once
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/nestpipe/key_stats.h"
 #include "models/nestpipe/plans.h"
 #include "models/spec/recommender.h"

@@ -4,7 +4,7 @@
 #include <array>
 #include <utility>
 
-#include "models/common/check.h"
+#include "common/check.h"
 
 namespace clustertwin::models {
 namespace {

@@ -9,9 +9,9 @@
 #include <set>
 #include <span>
 
-#include "models/common/check.h"
-#include "models/common/file_io.h"
-#include "models/common/text.h"
+#include "common/check.h"
+#include "common/file_io.h"
+#include "common/text.h"
 #include "models/plan/plan_validator.h"
 
 namespace clustertwin::models {

@@ -41,7 +41,7 @@
 #include <string>
 #include <string_view>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/plan/plan.h"
 
 namespace clustertwin::models {

@@ -2,8 +2,8 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "models/common/check.h"
-#include "models/common/file_io.h"
+#include "common/check.h"
+#include "common/file_io.h"
 #include "models/plan/plan_json.h"
 
 namespace clustertwin::models {

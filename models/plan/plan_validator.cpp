@@ -10,7 +10,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "models/common/check.h"
+#include "common/check.h"
 
 namespace clustertwin::models {
 namespace {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <utility>
 
-#include "models/common/check.h"
+#include "common/check.h"
 
 namespace clustertwin::spec {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "models/torch/init.h"
 
 namespace clustertwin::torch_models {

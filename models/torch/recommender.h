@@ -27,7 +27,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/spec/recommender.h"
 
 namespace clustertwin::torch_models {

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "models/common/hash.h"
+#include "common/hash.h"
 #include "models/flowtrain/tiny_plan.h"
 #include "models/flowtrain/vlm.h"
 #include "models/torch/init.h"

@@ -29,7 +29,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::torch_models {
 

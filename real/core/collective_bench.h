@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/plan/plan.h"
 #include "real/core/communicator.h"
 #include "real/core/tracer.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "real/core/c10d_compat.h"
 #include "real/core/dist_env.h"
 

@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::real {
 

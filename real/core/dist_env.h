@@ -4,7 +4,7 @@
 #include <functional>
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::real {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::real {
 

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "models/plan/task_event.h"
 
 namespace clustertwin::real {

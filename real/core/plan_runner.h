@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/plan/plan.h"
 #include "real/core/communicator.h"
 #include "real/core/stream_set.h"

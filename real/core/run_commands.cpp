@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "models/common/text.h"
+#include "common/text.h"
 #include "models/plan/plan_json.h"
 #include "models/plan/plan_validator.h"
 #include "real/core/collective_bench.h"

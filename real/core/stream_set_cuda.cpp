@@ -10,7 +10,7 @@
 
 #include <vector>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "real/core/stream_set.h"
 
 namespace clustertwin::real {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "models/common/version.h"
+#include "common/version.h"
 #include "real/core/communicator.h"
 #include "real/core/device.h"
 #include "traces/trace_reader.h"

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "models/common/state_dump.h"
+#include "common/state_dump.h"
 #include "real/core/communicator.h"
 #include "real/core/device.h"
 #include "real/core/dist_env.h"

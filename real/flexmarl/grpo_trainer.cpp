@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "models/common/hash.h"
-#include "models/common/text.h"
+#include "common/hash.h"
+#include "common/text.h"
 #include "real/flexmarl/host_device.h"
 
 namespace clustertwin::real::flexmarl {

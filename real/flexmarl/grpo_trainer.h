@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flexmarl/orchestrator.h"
 #include "models/torch/byte_lm.h"
 #include "real/core/communicator.h"

@@ -46,7 +46,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "real/core/communicator.h"
 #include "real/flowtrain/memory_pool.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "models/common/hash.h"
+#include "common/hash.h"
 #include "real/flexmarl/host_device.h"
 
 namespace clustertwin::real::flexmarl {

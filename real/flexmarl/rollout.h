@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/torch/byte_lm.h"
 
 namespace clustertwin::real::flexmarl {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/common/hash.h"
+#include "common/hash.h"
 #include "models/flexmarl/math_task.h"
 #include "models/flexmarl/orchestrator.h"
 #include "real/core/device.h"

@@ -17,7 +17,7 @@
 
 #include <cstring>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "real/flowtrain/pool_transfer.h"
 
 namespace clustertwin::real::flowtrain {

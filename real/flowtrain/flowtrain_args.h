@@ -6,7 +6,7 @@
 
 #include <c10/core/Device.h>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/torch/tiny_vlm.h"
 #include "real/flowtrain/flowtrain_command.h"
 

@@ -41,7 +41,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::real::flowtrain {
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "real/core/communicator.h"
 
 namespace clustertwin::real::flowtrain {

@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "real/flowtrain/memory_pool.h"
 
 namespace clustertwin::real {

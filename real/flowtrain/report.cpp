@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <numeric>
 
-#include "models/common/state_dump.h"
+#include "common/state_dump.h"
 #include "traces/json_text.h"
 
 namespace clustertwin::real::flowtrain {

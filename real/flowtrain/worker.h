@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flowtrain/tiny_plan.h"
 #include "models/torch/tiny_vlm.h"
 #include "real/core/communicator.h"

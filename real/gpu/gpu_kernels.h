@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 /// Our own CUDA kernels, no libtorch: a busy-wait kernel of known length (to
 /// measure what the tracer adds around GPU work, and whether two streams

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "models/common/hash.h"
+#include "common/hash.h"
 #include "real/igsp/model_pruner.h"
 
 namespace clustertwin::real::igsp {

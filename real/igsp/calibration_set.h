@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/igsp/corpus.h"
 #include "models/igsp/information.h"
 #include "models/torch/byte_lm.h"

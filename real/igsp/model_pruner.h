@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/torch/byte_lm.h"
 #include "real/igsp/prune.h"
 

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-#include "models/common/check.h"
+#include "common/check.h"
 
 namespace clustertwin::real::igsp {
 namespace {

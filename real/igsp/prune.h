@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 // Pruning kernels for one linear layer: SparseGPT, Wanda and magnitude, as
 // ../shared/papers/igsp.md describes them. A layer-sequential pruner over a

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/torch/byte_lm.h"
 
 namespace clustertwin::real::igsp {

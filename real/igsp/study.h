@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/igsp/information.h"
 #include "real/igsp/calibration_set.h"
 #include "real/igsp/evaluate.h"

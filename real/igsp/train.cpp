@@ -9,8 +9,8 @@
 #include <random>
 #include <sstream>
 
-#include "models/common/file_io.h"
-#include "models/common/hash.h"
+#include "common/file_io.h"
+#include "common/hash.h"
 #include "real/igsp/evaluate.h"
 
 namespace clustertwin::real::igsp {

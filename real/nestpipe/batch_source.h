@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/nestpipe/key_generator.h"
 #include "models/nestpipe/key_stats.h"
 

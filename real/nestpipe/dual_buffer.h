@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdint>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "real/nestpipe/embedding_store.h"
 
 namespace clustertwin::nestpipe {

@@ -7,8 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/common/hash.h"
-#include "models/common/parallel.h"
+#include "common/hash.h"
+#include "common/parallel.h"
 
 namespace clustertwin::nestpipe {
 namespace {

@@ -26,7 +26,7 @@
 #include <span>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/nestpipe/key_stats.h"
 
 namespace clustertwin::nestpipe {

@@ -57,8 +57,8 @@
 #include <string>
 #include <vector>
 
-#include "models/common/state_dump.h"
-#include "models/common/status.h"
+#include "common/state_dump.h"
+#include "common/status.h"
 #include "models/nestpipe/plans.h"
 #include "models/spec/recommender.h"
 #include "real/core/plan_runner.h"

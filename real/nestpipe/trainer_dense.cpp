@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "real/core/device.h"
 #include "real/nestpipe/trainer.h"
 #include "real/nestpipe/trainer_state.h"

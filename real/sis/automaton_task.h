@@ -21,7 +21,7 @@
 
 #include <cstdint>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::real::sis {
 

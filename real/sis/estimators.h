@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "real/sis/automaton_task.h"
 
 namespace clustertwin::real::sis {

@@ -1,6 +1,6 @@
 #include "real/sis/policy_loss.h"
 
-#include "models/common/hash.h"
+#include "common/hash.h"
 
 namespace clustertwin::real::sis {
 namespace {

@@ -25,7 +25,7 @@
 
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "real/sis/selective_sampling.h"
 
 namespace clustertwin::real::sis {

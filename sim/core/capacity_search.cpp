@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "models/common/text.h"
+#include "common/text.h"
 
 namespace clustertwin::sim {
 namespace {

@@ -26,7 +26,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::sim {
 

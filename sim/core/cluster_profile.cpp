@@ -14,7 +14,7 @@
 #include <set>
 #include <utility>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "models/plan/plan.h"
 #include "sim/core/field_reader.h"
 #include "sim/core/units.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/plan/plan.h"
 
 namespace clustertwin::sim {

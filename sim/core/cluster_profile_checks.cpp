@@ -8,8 +8,8 @@
 #include <limits>
 #include <set>
 
-#include "models/common/check.h"
-#include "models/common/file_io.h"
+#include "common/check.h"
+#include "common/file_io.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/platforms/embedded_profiles.h"
 

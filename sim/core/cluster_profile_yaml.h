@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "sim/core/cluster_profile.h"
 
 namespace clustertwin::sim {

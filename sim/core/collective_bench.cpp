@@ -1,6 +1,6 @@
 #include "sim/core/collective_bench.h"
 
-#include "models/common/text.h"
+#include "common/text.h"
 #include "sim/core/simulator.h"
 
 namespace clustertwin::sim {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/plan/plan.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/core/collective_runner.h"

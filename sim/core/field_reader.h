@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "sim/core/units.h"
 
 namespace clustertwin::sim {

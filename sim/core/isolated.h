@@ -3,7 +3,7 @@
 #include <functional>
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::sim {
 

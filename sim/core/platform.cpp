@@ -4,7 +4,7 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "sim/core/actor_pool.h"
 
 namespace clustertwin::sim {

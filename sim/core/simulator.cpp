@@ -10,9 +10,9 @@
 #include <simgrid/s4u.hpp>
 #include <tuple>
 
-#include "models/common/check.h"
-#include "models/common/parallel.h"
-#include "models/common/version.h"
+#include "common/check.h"
+#include "common/parallel.h"
+#include "common/version.h"
 #include "models/plan/plan_validator.h"
 #include "models/plan/task_event.h"
 #include "sim/core/collective_runner.h"

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/plan/plan.h"
 #include "sim/core/cluster_profile.h"
 

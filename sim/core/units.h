@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin::sim {
 

@@ -10,9 +10,9 @@
 #include <optional>
 #include <simgrid/s4u.hpp>
 
-#include "models/common/check.h"
-#include "models/common/text.h"
-#include "models/common/version.h"
+#include "common/check.h"
+#include "common/text.h"
+#include "common/version.h"
 #include "models/flexmarl/load_balancer.h"
 #include "sim/core/isolated.h"
 #include "sim/core/platform.h"

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flexmarl/frameworks.h"
 #include "models/flexmarl/workload.h"
 #include "sim/core/cluster_profile.h"

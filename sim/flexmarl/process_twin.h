@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flexmarl/orchestrator.h"
 
 namespace clustertwin::sim {

@@ -10,9 +10,9 @@
 #include <numeric>
 #include <simgrid/s4u.hpp>
 
-#include "models/common/check.h"
-#include "models/common/text.h"
-#include "models/common/version.h"
+#include "common/check.h"
+#include "common/text.h"
+#include "common/version.h"
 #include "models/flowtrain/packing.h"
 #include "sim/core/collective_runner.h"
 #include "sim/core/collective_schedule.h"

@@ -53,7 +53,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flowtrain/allocator.h"
 #include "models/flowtrain/timing.h"
 #include "models/flowtrain/vlm.h"

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <simgrid/s4u.hpp>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "sim/core/isolated.h"
 #include "sim/core/platform.h"
 

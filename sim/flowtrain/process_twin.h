@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/flowtrain/tiny_plan.h"
 
 namespace clustertwin::sim {

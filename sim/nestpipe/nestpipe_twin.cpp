@@ -7,8 +7,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "models/common/parallel.h"
-#include "models/common/text.h"
+#include "common/parallel.h"
+#include "common/text.h"
 #include "models/nestpipe/key_stats.h"
 #include "models/nestpipe/workload.h"
 #include "models/spec/recommender.h"

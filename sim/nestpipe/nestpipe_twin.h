@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "models/nestpipe/key_generator.h"
 #include "models/nestpipe/plans.h"
 #include "models/plan/plan.h"

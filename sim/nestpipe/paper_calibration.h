@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 

@@ -41,7 +41,7 @@ TEST(SimFlexMarlCliTest, CalibratedRowsAsJson) {
 }
 
 // Progress on stderr that is not a terminal (a log, CI, a test): one line per
-// finished framework, no carriage returns (models/common/progress.h).
+// finished framework, no carriage returns (common/progress.h).
 TEST(SimFlexMarlCliTest, ProgressInALogIsOneLinePerStep) {
   const auto r = run_clustertwin({"sim", "flexmarl", "--framework", "sync,marti,flexmarl", "--calibration", "none"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "tests/cli/run_command.h"
 
 namespace clustertwin {

@@ -1,4 +1,4 @@
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

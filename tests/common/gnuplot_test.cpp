@@ -1,6 +1,6 @@
 // The gnuplot helpers: a PNG appears whole or not at all.
 
-#include "models/common/gnuplot.h"
+#include "common/gnuplot.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 
 namespace clustertwin {
 namespace {

@@ -1,6 +1,6 @@
 // parallel_for visits every index once, on up to the threads asked.
 
-#include "models/common/parallel.h"
+#include "common/parallel.h"
 
 #include <gtest/gtest.h>
 

@@ -3,13 +3,13 @@
 // each malformed archive is refused with a message naming the entry and the
 // field.
 
-#include "models/common/tar.h"
+#include "common/tar.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "tests/common/tar_writer.h"
 
 namespace clustertwin {

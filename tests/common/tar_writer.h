@@ -1,6 +1,6 @@
 #pragma once
 
-// The tests' own ustar writer, from the format's layout (models/common/tar.h):
+// The tests' own ustar writer, from the format's layout (common/tar.h):
 // a header with its checksum, the data padded to whole blocks. Tests build
 // archives with it, well-formed or broken on purpose.
 

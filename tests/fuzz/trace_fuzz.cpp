@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "models/common/check.h"
+#include "common/check.h"
 #include "traces/json_cursor.h"
 #include "traces/trace_reader.h"
 #include "traces/validator.h"

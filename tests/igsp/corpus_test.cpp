@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "tests/common/tar_writer.h"
 
 namespace clustertwin::igsp {

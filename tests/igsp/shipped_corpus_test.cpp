@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "models/igsp/corpus.h"
 
 namespace clustertwin::igsp {

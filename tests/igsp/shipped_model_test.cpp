@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "real/igsp/evaluate.h"
 
 namespace clustertwin::real::igsp {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "real/igsp/evaluate.h"
 #include "tests/common/tar_writer.h"
 #include "tests/igsp/tiny_training.h"

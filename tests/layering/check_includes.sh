@@ -3,18 +3,19 @@
 # with grep over the sources (tests/CMakeLists.txt runs it as
 # LayeringTest.NoFileIncludesAcrossAForbiddenEdge):
 #
+#   common/  the base library: includes nothing of ours but common/
+#   traces/  includes nothing of ours but common/ and traces/
 #   real/    never includes sim/, calibrators/, experiments/ or cli/ (the real
 #            side builds where SimGrid is not: CT_REAL_ONLY, a bare GPU machine)
 #   models/  never includes sim/, real/, calibrators/, experiments/ or cli/
-#   traces/  never includes sim/, real/, calibrators/, experiments/ or cli/
 #
 #   tests/layering/check_includes.sh [REPO_ROOT]
 # Prints every offending line (file:line: #include "...") and exits 1 when
 # there is one, 0 when there is none, 2 on bad arguments.
 set -uo pipefail
 root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
-if [ ! -d "$root/real" ] || [ ! -d "$root/models" ]; then
-  echo "check_includes.sh: '$root' is not a clustertwin checkout (no real/ or models/)" >&2
+if [ ! -d "$root/real" ] || [ ! -d "$root/models" ] || [ ! -d "$root/common" ]; then
+  echo "check_includes.sh: '$root' is not a clustertwin checkout (no real/, models/ or common/)" >&2
   exit 2
 fi
 
@@ -36,12 +37,13 @@ check() {
   fi
 }
 
+check common models traces sim real calibrators experiments cli
+check traces models sim real calibrators experiments cli
 check real sim calibrators experiments cli
 check models sim real calibrators experiments cli
-check traces sim real calibrators experiments cli
 
 if [ "$failed" -ne 0 ]; then
   echo "check_includes.sh: forbidden includes (see ../shared/DESIGN.md, Layout)"
   exit 1
 fi
-echo "check_includes.sh: no forbidden include under real/, models/ or traces/"
+echo "check_includes.sh: no forbidden include under common/, traces/, real/ or models/"

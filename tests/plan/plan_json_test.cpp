@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "models/plan/plan_validator.h"
 
 namespace clustertwin::models {

@@ -16,7 +16,7 @@
 #include <random>
 #include <vector>
 
-#include "models/common/hash.h"
+#include "common/hash.h"
 #include "real/flowtrain/memory_pool.h"
 
 namespace clustertwin::real::flowtrain {

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "models/common/state_dump.h"
+#include "common/state_dump.h"
 #include "tests/cli/run_command.h"
 #include "traces/trace_reader.h"
 

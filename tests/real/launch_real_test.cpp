@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "tests/cli/run_command.h"
 #include "traces/validator.h"
 

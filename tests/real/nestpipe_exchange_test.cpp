@@ -6,7 +6,7 @@
 
 #include <numeric>
 
-#include "models/common/state_dump.h"
+#include "common/state_dump.h"
 #include "real/nestpipe/exchange.h"
 
 namespace clustertwin::nestpipe {

@@ -13,8 +13,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "models/common/file_io.h"
-#include "models/common/state_dump.h"
+#include "common/file_io.h"
+#include "common/state_dump.h"
 #include "tests/cli/run_command.h"
 #include "traces/validator.h"
 

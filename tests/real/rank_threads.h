@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "models/common/status.h"
+#include "common/status.h"
 #include "real/core/communicator.h"
 
 namespace clustertwin::real::testing {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "sim/platforms/embedded_profiles.h"
 
 namespace clustertwin::sim {

@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "tests/sim/sim_test_util.h"
 #include "traces/validator.h"
 

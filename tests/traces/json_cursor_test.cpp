@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "traces/json_text.h"
 
 namespace clustertwin::traces {

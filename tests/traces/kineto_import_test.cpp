@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "traces/kineto_names.h"
 #include "traces/trace_reader.h"
 #include "traces/validator.h"

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "traces/validator.h"
 
 namespace clustertwin::traces {

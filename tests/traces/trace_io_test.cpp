@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 #include "tests/traces/trace_test_util.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"

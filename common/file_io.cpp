@@ -1,4 +1,4 @@
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 
 #include <fcntl.h>
 #include <unistd.h>

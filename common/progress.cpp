@@ -1,4 +1,4 @@
-#include "models/common/progress.h"
+#include "common/progress.h"
 
 #include <unistd.h>
 

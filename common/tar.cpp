@@ -1,9 +1,9 @@
-#include "models/common/tar.h"
+#include "common/tar.h"
 
 #include <cstdint>
 #include <set>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 
 namespace clustertwin {
 namespace {

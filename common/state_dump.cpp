@@ -1,10 +1,10 @@
-#include "models/common/state_dump.h"
+#include "common/state_dump.h"
 
 #include <cstring>
 #include <filesystem>
 #include <system_error>
 
-#include "models/common/file_io.h"
+#include "common/file_io.h"
 
 namespace clustertwin {
 namespace {

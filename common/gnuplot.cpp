@@ -1,4 +1,4 @@
-#include "models/common/gnuplot.h"
+#include "common/gnuplot.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "models/common/check.h"
+#include "common/check.h"
 
 #include <cstdio>
 #include <cstdlib>

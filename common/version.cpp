@@ -1,4 +1,4 @@
-#include "models/common/version.h"
+#include "common/version.h"
 
 namespace clustertwin {
 

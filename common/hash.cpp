@@ -1,4 +1,4 @@
-#include "models/common/hash.h"
+#include "common/hash.h"
 
 namespace clustertwin {
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "models/common/status.h"
+#include "common/status.h"
 
 namespace clustertwin {
 

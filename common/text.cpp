@@ -1,4 +1,4 @@
-#include "models/common/text.h"
+#include "common/text.h"
 
 #include <charconv>
 #include <cmath>
