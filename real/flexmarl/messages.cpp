@@ -110,14 +110,14 @@ StatusOr<std::unique_ptr<PayloadStore>> PayloadStore::open(Communicator& comm, G
   s->inboxes_.resize(static_cast<size_t>(comm.world_size()));
   s->sent_.assign(static_cast<size_t>(comm.world_size()), 0);
   s->taken_.assign(static_cast<size_t>(comm.world_size()), 0);
-  auto own = real::flowtrain::SharedPool::create(base + std::to_string(comm.rank()), slots,
-                                                 static_cast<size_t>(slot_elements) * sizeof(double));
+  auto own = real::SharedPool::create(base + std::to_string(comm.rank()), slots,
+                                      static_cast<size_t>(slot_elements) * sizeof(double));
   if (!own.is_ok()) return own.status();
   s->inboxes_[static_cast<size_t>(comm.rank())] = std::move(*own);
   CT_RETURN_IF_ERROR(comm.barrier(group));
   for (int r = 0; r < comm.world_size(); ++r) {
     if (r == comm.rank()) continue;
-    auto other = real::flowtrain::SharedPool::open(base + std::to_string(r));
+    auto other = real::SharedPool::open(base + std::to_string(r));
     if (!other.is_ok()) return other.status();
     s->inboxes_[static_cast<size_t>(r)] = std::move(*other);
   }

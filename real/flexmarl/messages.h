@@ -25,7 +25,7 @@
 // receive.
 //
 // With a PayloadStore, the sender copies a large float64 payload into a slot
-// of the receiver's inbox (a SharedPool, real/flowtrain/memory_pool.h) under
+// of the receiver's inbox (a SharedPool, real/core/shared_pool.h) under
 // (sender, sequence) and sends only the header, whose f64 size is then
 // negative; the receiver takes the slot. Gloo over loopback moves ~200 MB/s
 // and a publish or a state swap is 1-4 MB, so this is what a job's hand-off
@@ -48,7 +48,7 @@
 
 #include "common/status.h"
 #include "real/core/communicator.h"
-#include "real/flowtrain/memory_pool.h"
+#include "real/core/shared_pool.h"
 
 namespace clustertwin::real::flexmarl {
 
@@ -104,8 +104,8 @@ class PayloadStore {
   int rank_;
   int64_t slot_elements_;
   double timeout_s_;
-  std::vector<std::unique_ptr<real::flowtrain::SharedPool>> inboxes_;  // by rank; this rank's is its own
-  std::vector<uint64_t> sent_, taken_;                                 // per peer: the payload sequence
+  std::vector<std::unique_ptr<real::SharedPool>> inboxes_;  // by rank; this rank's is its own
+  std::vector<uint64_t> sent_, taken_;                      // per peer: the payload sequence
 };
 
 /// What a rank's messages travel by (see the file comment).

@@ -15,7 +15,7 @@
 //                send/recv), backbones train and send the gradients back,
 //                encoders finish their backward
 //   flowtrain    the same split, decoupled through the memory pool
-//                (real/flowtrain/memory_pool.h, POSIX shared memory; one pool
+//                (real/core/shared_pool.h, POSIX shared memory; one pool
 //                per encoder worker, opened by every backbone worker): micro-
 //                batches packed by backbone cost, image-heavy first;
 //                encoders put each sample's embeddings under (step, sample)

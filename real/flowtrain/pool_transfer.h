@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "real/flowtrain/memory_pool.h"
+#include "real/core/shared_pool.h"
 
 namespace clustertwin::real {
 class Communicator;

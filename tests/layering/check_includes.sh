@@ -6,8 +6,14 @@
 #   common/  the base library: includes nothing of ours but common/
 #   traces/  includes nothing of ours but common/ and traces/
 #   real/    never includes sim/, calibrators/, experiments/ or cli/ (the real
-#            side builds where SimGrid is not: CT_REAL_ONLY, a bare GPU machine)
-#   models/  never includes sim/, real/, calibrators/, experiments/ or cli/
+#            side builds where SimGrid is not: CT_REAL_ONLY, a bare GPU machine);
+#            an executor (real/nestpipe, real/flexmarl, real/flowtrain) includes no
+#            other executor's folder: what they share is real/core
+#   models/  never includes sim/, real/, calibrators/, experiments/ or cli/, and
+#            outside models/torch no libtorch header (<torch/, <ATen/, <c10/):
+#            the plans and policies both executors share
+#   sim/     never includes real/, calibrators/, experiments/ or cli/
+#   calibrators/  never includes real/, experiments/ or cli/
 #
 #   tests/layering/check_includes.sh [REPO_ROOT]
 # Prints every offending line (file:line: #include "...") and exits 1 when
@@ -41,9 +47,29 @@ check common models traces sim real calibrators experiments cli
 check traces models sim real calibrators experiments cli
 check real sim calibrators experiments cli
 check models sim real calibrators experiments cli
+check sim real calibrators experiments cli
+check calibrators real experiments cli
+
+# The executors (real/nestpipe, real/flexmarl, real/flowtrain): none includes another's folder (what they
+# share lives in real/core; the kernels of real/sis and real/gpu are libraries any of them may use).
+executors=(nestpipe flexmarl flowtrain)
+for system in "${executors[@]}"; do
+  others=()
+  for o in "${executors[@]}"; do [ "$o" = "$system" ] || others+=("real/$o"); done
+  check "real/$system" "${others[@]}"
+done
+
+# models/ outside models/torch: no libtorch header.
+torch_hits=$(cd "$root" && grep -rnE --include='*.h' --include='*.cpp' \
+  '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(torch|ATen|c10)/' models 2>/dev/null | grep -v '^models/torch/')
+if [ -n "$torch_hits" ]; then
+  echo "models/ (outside models/torch) may not include libtorch:"
+  echo "$torch_hits" | sed 's/^/  /'
+  failed=1
+fi
 
 if [ "$failed" -ne 0 ]; then
   echo "check_includes.sh: forbidden includes (see ../shared/DESIGN.md, Layout)"
   exit 1
 fi
-echo "check_includes.sh: no forbidden include under common/, traces/, real/ or models/"
+echo "check_includes.sh: no forbidden include under common/, traces/, models/, sim/, calibrators/ or real/"

@@ -5,7 +5,7 @@ set -euo pipefail
 root=$1
 copy=$(mktemp -d)
 trap 'rm -rf "$copy"' EXIT
-cp -r "$root/common" "$root/real" "$root/models" "$root/traces" "$copy/"
+cp -r "$root/common" "$root/real" "$root/models" "$root/traces" "$root/sim" "$root/calibrators" "$copy/"
 echo '#include "sim/core/simulator.h"' >>"$copy/real/core/communicator.h"
 set +e
 out=$(bash "$root/tests/layering/check_includes.sh" "$copy" 2>&1)

@@ -1,10 +1,12 @@
-// FlowTrain's memory pool across processes: three producer processes and
+// SharedPool (FlowTrain's memory pool) across processes: three producer processes and
 // two consumer processes (forked, the pool opened by name) move 400 samples
 // of 64 KiB through 4 slots with random delays. Every payload a consumer
 // reads is the one its producer wrote for that key (so no slot was read
 // before it was complete, nor overwritten before it was consumed), and
 // every key is consumed exactly once. Plus the one-process semantics and
 // the refused inputs.
+
+#include "real/core/shared_pool.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -17,9 +19,8 @@
 #include <vector>
 
 #include "common/hash.h"
-#include "real/flowtrain/memory_pool.h"
 
-namespace clustertwin::real::flowtrain {
+namespace clustertwin::real {
 namespace {
 
 constexpr size_t kBytes = 64 * 1024;
@@ -166,4 +167,4 @@ TEST(SharedPoolTest, SlotLevelCopiesThatFailLeaveThePoolAsItWas) {
 }
 
 }  // namespace
-}  // namespace clustertwin::real::flowtrain
+}  // namespace clustertwin::real

@@ -1,4 +1,4 @@
-#include "real/flowtrain/memory_pool.h"
+#include "real/core/shared_pool.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <thread>
 
-namespace clustertwin::real::flowtrain {
+namespace clustertwin::real {
 namespace {
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "the slots' control words must be lock-free");
@@ -269,4 +269,4 @@ int SharedPool::ready() const {
   return n;
 }
 
-}  // namespace clustertwin::real::flowtrain
+}  // namespace clustertwin::real

@@ -1,11 +1,12 @@
 #pragma once
 
-// FlowTrain's memory pool on one machine: slots in POSIX shared memory,
-// addressable by any process that opens the pool by name, whichever process
-// produced a slot. Encoder workers put each sample's projected embeddings
-// under its key (step, sample); backbone workers take the samples the
-// packer assigned them, by key; the gradients flow back through a second
-// pool the same way. No torch: a slot holds bytes.
+// A pool of slots in POSIX shared memory on one machine, addressable by any
+// process that opens it by name, whichever process produced a slot. FlowTrain's
+// memory pool is one (encoder workers put each sample's projected embeddings
+// under its key (step, sample); backbone workers take the samples the packer
+// assigned them, by key; the gradients flow back through a second pool), and
+// FlexMARL's payload store keeps large messages in them. No torch: a slot
+// holds bytes.
 //
 // Each slot's control word is one 64-bit atomic in the shared region:
 // state (free, writing, ready, reading), the key, and a generation that
@@ -33,7 +34,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::real::flowtrain {
+namespace clustertwin::real {
 
 /// The key of a sample's slot: step (16 bits) and sample (32 bits).
 uint64_t pool_key(int64_t step, int64_t sample);
@@ -101,4 +102,4 @@ class SharedPool {
   bool owner_ = false;
 };
 
-}  // namespace clustertwin::real::flowtrain
+}  // namespace clustertwin::real
