@@ -296,14 +296,21 @@ TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
       {{"--steps", "0"}, "--steps 0: must be at least 1"},
       {{"--device", "tpu"}, "--device 'tpu': unknown device (allowed: cpu, cuda, auto)"},
       {{"--backend", "mpi"}, "--backend 'mpi': unknown backend (allowed: auto, gloo, nccl)"},
-      // NCCL needs the tensors on GPUs (and a build with c10d NCCL, which this one may lack: either way one line).
-      {{"--backend", "nccl", "--device", "cpu", "--framework", "sync"}, "--backend nccl: "},
   };
+  // A flag is checked before the process count: one process (no launcher) names it, as every rank would.
   for (const Case& c : cases) {
-    const CommandResult r = run_flexmarl(2, c.args);
+    std::vector<std::string> args = {"run", "flexmarl"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const CommandResult r = run_clustertwin(args);
     EXPECT_EQ(r.exit_code, 2) << c.args[0] << ": " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+  // NCCL needs the tensors on GPUs (and a build with c10d NCCL, which this one may lack: either way one line),
+  // decided once the ranks are there: through the launcher.
+  const CommandResult nccl = run_flexmarl(2, {"--backend", "nccl", "--device", "cpu", "--framework", "sync"});
+  EXPECT_EQ(nccl.exit_code, 2) << nccl.err;
+  EXPECT_NE(nccl.err.find("--backend nccl: "), std::string::npos) << nccl.err;
   // sync needs one worker, marti a rollout worker and a trainer, flexmarl one rollout worker per agent more.
   const CommandResult marti = run_flexmarl(4, {"--framework", "marti", "--steps", "1"});
   EXPECT_EQ(marti.exit_code, 0) << marti.err;
