@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "sim/core/cluster_profile_yaml.h"
+#include "models/cluster/cluster_profile_yaml.h"
 #include "traces/trace_reader.h"
 
 namespace clustertwin::calibrators {
@@ -24,7 +24,7 @@ std::string file_name(const std::string& path) {
 
 }  // namespace
 
-StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const sim::ClusterProfile& base,
+StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const cluster::ClusterProfile& base,
                                 const CalibrateOptions& options) {
   if (paths.empty()) return Status::invalid_argument("calibrate: give at least one trace");
   Calibration c;
@@ -85,7 +85,7 @@ StatusOr<std::string> calibration_yaml(const Calibration& c) {
   for (const std::string& t : c.run_traces)
     header += "  " + file_name(t) + " (recorded run)\n";
   header += "costs: each cost key's latency and rate, fitted on the runs; collectives.OP.fit: the benchmarked network.";
-  return sim::cluster_profile_yaml(c.profile, header);
+  return cluster::cluster_profile_yaml(c.profile, header);
 }
 
 std::string calibration_report(const Calibration& c) {
@@ -122,7 +122,7 @@ std::string calibration_report(const Calibration& c) {
   for (const NetworkFit& n : c.network) {
     const std::string op(models::collective_op_name(n.op));
     out += "# " + op + ": " + std::to_string(n.segments.size()) + " segment(s)";
-    for (const sim::CollectiveSegment& s : n.segments) {
+    for (const cluster::CollectiveSegment& s : n.segments) {
       out += format(" [from %.0f B: %.2f us/step, ", s.from_bytes, s.step_latency * 1e6);
       out += s.bus_bandwidth >= kLatencyOnlyBusBandwidth ? std::string("latency only]")
                                                          : format("%.4g GB/s bus]", s.bus_bandwidth * 1e-9);
@@ -166,7 +166,7 @@ std::string calibration_json(const Calibration& c) {
     op["collective"] = models::collective_op_name(n.op);
     op["max_abs_residual"] = n.max_abs_residual;
     op["segments"] = nlohmann::ordered_json::array();
-    for (const sim::CollectiveSegment& s : n.segments) {
+    for (const cluster::CollectiveSegment& s : n.segments) {
       op["segments"].push_back({{"from_bytes", s.from_bytes},
                                 {"step_latency_us", s.step_latency * 1e6},
                                 {"bus_gbps", s.bus_bandwidth * 1e-9}});

@@ -13,7 +13,7 @@
 #include "calibrators/network_fit.h"
 #include "calibrators/replay.h"
 #include "common/status.h"
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 
 namespace clustertwin::calibrators {
 
@@ -25,7 +25,7 @@ struct CalibrateOptions {
 };
 
 struct Calibration {
-  sim::ClusterProfile profile;
+  cluster::ClusterProfile profile;
   std::string base;                       // the base profile's name
   std::vector<std::string> bench_traces;  // collective benchmarks
   std::vector<std::string> run_traces;    // system runs
@@ -36,7 +36,7 @@ struct Calibration {
 /// Reads every trace, fits, and returns `base` with the fits. InvalidArgument
 /// naming the file for a trace that is neither a benchmark nor a run with
 /// its plan, or a run too short to leave a measured step.
-StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const sim::ClusterProfile& base,
+StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const cluster::ClusterProfile& base,
                                 const CalibrateOptions& options);
 
 /// The profile as YAML, with a header naming the traces it was fitted on.

@@ -22,10 +22,10 @@ struct SegmentFit {
 };
 
 double regressor_steps(const SizePoint& p, models::CollectiveOp op) {
-  return sim::latency_steps(op, p.group_size);
+  return cluster::latency_steps(op, p.group_size);
 }
 double regressor_bytes(const SizePoint& p, models::CollectiveOp op) {
-  return static_cast<double>(p.bytes) * sim::bus_factor(op, p.group_size);
+  return static_cast<double>(p.bytes) * cluster::bus_factor(op, p.group_size);
 }
 
 // Least squares of the relative error over points [first, last], both terms >= 0.
@@ -130,7 +130,7 @@ NetworkFit fit_op(models::CollectiveOp op, std::vector<SizePoint> points, const 
   std::reverse(ranges.begin(), ranges.end());
   for (const auto& [i, j] : ranges) {
     const SegmentFit s = fit_segment(points, size_start[i], last_point(j), op);
-    sim::CollectiveSegment segment;
+    cluster::CollectiveSegment segment;
     segment.from_bytes = i == 0 ? 0 : static_cast<double>(points[size_start[i]].bytes);
     segment.step_latency = s.step_latency;
     // No bandwidth term: a bus so fast that it never shows.
@@ -214,7 +214,7 @@ std::vector<NetworkFit> fit_network(const std::vector<CollectiveSample>& samples
 }
 
 StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::vector<std::string>& paths,
-                                                         const sim::ClusterProfile& profile) {
+                                                         const cluster::ClusterProfile& profile) {
   std::vector<CollectiveSample> samples;
   for (const std::string& path : paths) {
     auto trace = traces::read_trace(path);
@@ -262,7 +262,7 @@ StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::vector<std::
   return out;
 }
 
-void add_network_fits(const std::vector<NetworkFit>& fits, sim::ClusterProfile* profile) {
+void add_network_fits(const std::vector<NetworkFit>& fits, cluster::ClusterProfile* profile) {
   for (const NetworkFit& f : fits)
     profile->collectives[std::string(models::collective_op_name(f.op))].fit = f.segments;
 }

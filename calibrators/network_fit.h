@@ -2,7 +2,7 @@
 
 // Fitting the network from a real collective benchmark (`clustertwin run
 // collectives --trace`): per collective and message-size range, a step
-// latency and a bus bandwidth (sim::CollectiveSegment), chosen as SimGrid's
+// latency and a bus bandwidth (cluster::CollectiveSegment), chosen as SimGrid's
 // SMPI model chooses its factors per size, with the residual at every
 // measured size.
 
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
-#include "sim/core/cluster_profile.h"
 #include "traces/event.h"
 
 namespace clustertwin::calibrators {
@@ -48,7 +48,7 @@ struct SizePoint {
 
 struct NetworkFit {
   models::CollectiveOp op = models::CollectiveOp::kAllReduce;
-  std::vector<sim::CollectiveSegment> segments;
+  std::vector<cluster::CollectiveSegment> segments;
   std::vector<SizePoint> points;
   double max_abs_residual = 0;
 };
@@ -74,7 +74,7 @@ std::map<models::CollectiveOp, std::vector<SizePoint>> size_points(const std::ve
 /// operation's time is bimodal (on time, or late by a scheduler tick) and a
 /// step pays the mean; the median flips between the modes from one
 /// recording to the next. Each segment minimises the squared relative error of
-/// latency_steps x step_latency + bytes x bus_factor / bus_bandwidth over
+/// cluster::latency_steps x step_latency + bytes x cluster::bus_factor / bus_bandwidth over
 /// its sizes (at least two), both terms non-negative; the segmentation
 /// minimises the largest residual (dynamic programming over the sizes).
 std::vector<NetworkFit> fit_network(const std::vector<CollectiveSample>& samples, const NetworkFitOptions& options);
@@ -97,10 +97,10 @@ struct CollectiveCheck {
 /// traces at `paths` (pooled: repetitions, or size ranges recorded apart),
 /// and compares it with their mean per size.
 StatusOr<std::vector<CollectiveCheck>> check_collectives(const std::vector<std::string>& paths,
-                                                         const sim::ClusterProfile& profile);
+                                                         const cluster::ClusterProfile& profile);
 
 /// `profile` with each fit as its collective's `fit` (efficiency and
 /// congestion kept; they do not apply to a fitted collective).
-void add_network_fits(const std::vector<NetworkFit>& fits, sim::ClusterProfile* profile);
+void add_network_fits(const std::vector<NetworkFit>& fits, cluster::ClusterProfile* profile);
 
 }  // namespace clustertwin::calibrators

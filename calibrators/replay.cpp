@@ -111,8 +111,8 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
     const bool flops = t.kind == models::TaskKind::kCompute;
     if (t.collective) {
       const int n = static_cast<int>(std::max<int64_t>(2, group_size));
-      return TaskSample{t.cost_key, seconds, static_cast<double>(t.bytes) * sim::bus_factor(t.collective->op, n), false,
-                        sim::latency_steps(t.collective->op, n)};
+      return TaskSample{t.cost_key, seconds, static_cast<double>(t.bytes) * cluster::bus_factor(t.collective->op, n),
+                        false, cluster::latency_steps(t.collective->op, n)};
     }
     return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops, 0};
   };
@@ -203,11 +203,11 @@ std::vector<KeyFit> fit_key_durations(const RecordedRun& run, int first_step, in
   return fit_keys(task_samples(run, first_step, last_step));
 }
 
-sim::ClusterProfile profile_with_fits(const sim::ClusterProfile& base, const std::vector<KeyFit>& fits) {
-  sim::ClusterProfile p = base;
+cluster::ClusterProfile profile_with_fits(const cluster::ClusterProfile& base, const std::vector<KeyFit>& fits) {
+  cluster::ClusterProfile p = base;
   for (const KeyFit& f : fits) {
-    sim::CostModel& c = p.costs[f.cost_key];
-    c = sim::CostModel{};
+    cluster::CostModel& c = p.costs[f.cost_key];
+    c = cluster::CostModel{};
     if (f.collective) {
       c.step_latency = f.latency_s;
       if (f.seconds_per_unit > 0) c.bus_rate = 1 / f.seconds_per_unit;
@@ -219,7 +219,8 @@ sim::ClusterProfile profile_with_fits(const sim::ClusterProfile& base, const std
   return p;
 }
 
-StatusOr<sim::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& runs, sim::ClusterProfile profile) {
+StatusOr<cluster::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& runs,
+                                                   cluster::ClusterProfile profile) {
   // Runs of one variant on one worker count share a plan: pool their samples, simulate once.
   struct Group {
     const MeasuredRun* first = nullptr;
@@ -260,7 +261,7 @@ StatusOr<sim::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& r
       if (cost == profile.costs.end() || sum.first <= 0 || sum.second <= 0) continue;
       const double f = sum.first / sum.second;
       worst = std::max(worst, std::abs(f - 1));
-      sim::CostModel& c = cost->second;
+      cluster::CostModel& c = cost->second;
       c.latency *= f;
       c.per_request *= f;
       c.step_latency *= f;
@@ -287,7 +288,7 @@ StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int 
 }
 
 StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<std::string>& costs_paths,
-                              const sim::ClusterProfile& base, int warmup, int drain) {
+                              const cluster::ClusterProfile& base, int warmup, int drain) {
   auto run = read_recorded_run(trace_path);
   if (!run.is_ok()) return run.status();
   ReplayResult r;
@@ -309,7 +310,7 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   for (const models::Task& t : run->plan.tasks) {
     if (!t.cost_key.empty() && base.costs.count(t.cost_key) == 0) profile_prices_all = false;
   }
-  sim::ClusterProfile profile = base;
+  cluster::ClusterProfile profile = base;
   std::vector<RecordedRun> sources;  // the runs the costs come from
   std::vector<MeasuredRun> measured;
   if (!costs_paths.empty()) {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
-#include "sim/core/cluster_profile.h"
 #include "traces/event.h"
 
 namespace clustertwin::calibrators {
@@ -64,7 +64,7 @@ struct KeyFit {
 
 /// One task run as a fit sees it: its cost key, its time from ready to end,
 /// and its size. A collective's size is its bus bytes (bytes x
-/// bus_factor(op, n)) and `steps` its latency steps (latency_steps(op, n)),
+/// cluster::bus_factor(op, n)) and `steps` its latency steps (cluster::latency_steps(op, n)),
 /// so that its cost scales to other group sizes as a benchmarked network does.
 struct TaskSample {
   std::string cost_key;
@@ -88,7 +88,7 @@ std::vector<KeyFit> fit_key_durations(const RecordedRun& run, int first_step, in
 /// and FLOP rate (compute) or byte rate (the rest), so that a plan whose
 /// tasks of that key are bigger or smaller (another variant's micro-batches)
 /// scales.
-sim::ClusterProfile profile_with_fits(const sim::ClusterProfile& base, const std::vector<KeyFit>& fits);
+cluster::ClusterProfile profile_with_fits(const cluster::ClusterProfile& base, const std::vector<KeyFit>& fits);
 
 /// A recorded run and the runner steps of it that count.
 struct MeasuredRun {
@@ -104,7 +104,8 @@ struct MeasuredRun {
 /// end) the runs recorded: an inverse fit by simulation, a few rounds, each
 /// distinct (variant, worker count) simulated once per round. Keys the
 /// profile does not price are left alone.
-StatusOr<sim::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& runs, sim::ClusterProfile profile);
+StatusOr<cluster::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& runs,
+                                                   cluster::ClusterProfile profile);
 
 /// The run's step time as the twin measures its own (sim/core/metrics.h):
 /// (end of step last - end of step first - 1) / (last - first + 1), a step
@@ -146,7 +147,7 @@ struct ReplayResult {
 ///     profile), the profile's: a prediction;
 ///   - else fitted on the run itself: a replay.
 StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<std::string>& costs_paths,
-                              const sim::ClusterProfile& base, int warmup, int drain);
+                              const cluster::ClusterProfile& base, int warmup, int drain);
 
 std::string replay_json(const ReplayResult& result);
 

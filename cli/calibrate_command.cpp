@@ -29,7 +29,7 @@ Status run_calibrate(const CalibrateArgs& a) {
     return Status::invalid_argument("--segments " + std::to_string(a.segments) + ": must be in [1, 16]");
   if (!(a.tolerance > 0 && a.tolerance < 1))
     return Status::invalid_argument("--tolerance " + std::to_string(a.tolerance) + ": must be in (0, 1)");
-  auto base = sim::load_cluster_profile(a.base);
+  auto base = cluster::load_cluster_profile(a.base);
   if (!base.is_ok()) return base.status();
   calibrators::CalibrateOptions o;
   o.name = a.name;
@@ -42,7 +42,7 @@ Status run_calibrate(const CalibrateArgs& a) {
   auto yaml = calibrators::calibration_yaml(*c);
   if (!yaml.is_ok()) return yaml.status();
   // The profile must read back as the twin will read it.
-  auto check = sim::parse_cluster_profile(*yaml, a.out);
+  auto check = cluster::parse_cluster_profile(*yaml, a.out);
   if (!check.is_ok()) return Status::internal("the written profile does not read back: " + check.status().message());
   CT_RETURN_IF_ERROR(write_output(a.out, *yaml));
   if (a.json) return write_output("-", calibrators::calibration_json(*c));

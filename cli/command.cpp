@@ -14,4 +14,12 @@ Status write_output(const std::string& path, const std::string& text) {
   return write_file_atomically(path, text);
 }
 
+std::string system_names() {
+  std::string names;
+#define CT_SYSTEM(name, title) names += (names.empty() ? "" : ", ") + std::string(#name);
+#include "common/systems.def"
+#undef CT_SYSTEM
+  return names;
+}
+
 }  // namespace clustertwin::cli

@@ -9,8 +9,10 @@
 namespace CLI {
 class App;
 }
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 struct ClusterProfile;
+}  // namespace clustertwin::cluster
+namespace clustertwin::sim {
 struct NestPipeSetup;
 struct BaselineFit;
 struct FlexMarlSetup;
@@ -36,21 +38,23 @@ void add_launch_command(CLI::App& app, Action* action);
 /// Registers `clustertwin sim ...` on `app`.
 void add_sim_command(CLI::App& app, Action* action);
 
-/// Registers `clustertwin sim nestpipe` on the `sim` subcommand (cli/sim_nestpipe_command.cpp).
-void add_sim_nestpipe_command(CLI::App& sim, Action* action);
-/// Registers `clustertwin sim flexmarl` (cli/sim_flexmarl_command.cpp).
-void add_sim_flexmarl_command(CLI::App& sim, Action* action);
-/// Registers `clustertwin sim flowtrain` (cli/sim_flowtrain_command.cpp).
-void add_sim_flowtrain_command(CLI::App& sim, Action* action);
+/// Registers `clustertwin sim SYSTEM` on the `sim` subcommand, one per
+/// system of common/systems.def (cli/sim_SYSTEM_command.cpp).
+#define CT_SYSTEM(name, title) void add_sim_##name##_command(CLI::App& sim, Action* action);
+#include "common/systems.def"
+#undef CT_SYSTEM
+
+/// The registry's systems, comma-separated ("nestpipe, flexmarl, flowtrain"): for help texts.
+std::string system_names();
 
 /// The profile NestPipe's twin runs on: `platform` (a shipped name or a YAML
 /// file) with NestPipe's default costs, or, when `calibration` asks ("paper";
 /// "auto" on npu-1536 and gpu-128), with the TorchRec baseline fitted to the
 /// paper's figures (`*fit` and `*fit_json` describe the fit). Shared by sim
 /// nestpipe and plan nestpipe.
-StatusOr<sim::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
-                                               const sim::NestPipeSetup& setup, std::string* fit_json,
-                                               sim::BaselineFit* fit);
+StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
+                                                   const sim::NestPipeSetup& setup, std::string* fit_json,
+                                                   sim::BaselineFit* fit);
 
 /// FlexMARL's decode efficiency for `setup` on `profile`: fitted so that
 /// sync takes the paper's step on its MA workload (with this setup's batch
@@ -58,7 +62,7 @@ StatusOr<sim::ClusterProfile> nestpipe_profile(const std::string& platform, cons
 /// setup.efficiency.decode ("none"). `efficiency_given`: the user set it,
 /// which a paper fit refuses. `*fit_json` (optional): the fit, "null" without.
 /// Shared by sim flexmarl and plan flexmarl.
-StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const sim::ClusterProfile& profile,
+StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
                                             const std::string& calibration, bool efficiency_given,
                                             std::string* fit_json);
 

@@ -288,9 +288,9 @@ void add_plan_command(CLI::App& app, Action* action) {
       "rank are dropped; a few rounds of simulations, not every point. The answer's count one step down is "
       "simulated too. Exit code 3 when nothing meets the target.");
   plan->require_subcommand(1, 1);
-  add_plan_nestpipe(plan, action);
-  add_plan_flowtrain(plan, action);
-  add_plan_flexmarl(plan, action);
+#define CT_SYSTEM(name, title) add_plan_##name(plan, action);
+#include "common/systems.def"
+#undef CT_SYSTEM
 }
 
 }  // namespace clustertwin::cli

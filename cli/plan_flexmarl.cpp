@@ -10,9 +10,9 @@
 #include "cli/plan.h"
 #include "common/parallel.h"
 #include "common/text.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/flexmarl/agents.h"
 #include "models/flexmarl/frameworks.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/flexmarl/flexmarl_twin.h"
 
 namespace clustertwin::cli {
@@ -41,7 +41,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   if (!workload.is_ok()) return workload.status();
   a.setup.workload = std::move(*workload);
   a.setup.workload.global_batch = a.global_batch;
-  auto profile = sim::load_cluster_profile(a.plan.platform);
+  auto profile = cluster::load_cluster_profile(a.plan.platform);
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, profile->devices(), profile->name));
   CT_RETURN_IF_ERROR(sim::validate(a.setup, *profile));
@@ -78,7 +78,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   };
   s.confirm = [&](int family, int devices) {
     std::string c = "clustertwin sim flexmarl --platform " + a.plan.platform + " --framework " + s.families[family] +
-                    " --devices " + std::to_string(devices);
+                    " --workers " + std::to_string(devices);
     if (!a.agents.empty()) c += " --agents " + a.agents;
     if (a.global_batch != FlexMarlPlanArgs{}.global_batch) c += " --global-batch " + std::to_string(a.global_batch);
     if (a.calibration != "auto") c += " --calibration " + a.calibration;

@@ -11,8 +11,8 @@
 #include "cli/plan.h"
 #include "common/parallel.h"
 #include "common/text.h"
-#include "sim/core/cluster_profile.h"
-#include "sim/core/units.h"
+#include "models/cluster/cluster_profile.h"
+#include "models/cluster/units.h"
 #include "sim/flowtrain/flowtrain_twin.h"
 
 namespace clustertwin::cli {
@@ -37,10 +37,10 @@ Status run_plan_flowtrain(FlowTrainPlanArgs a) {
   CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
   auto modes = sim::parse_flowtrain_modes(a.modes);
   if (!modes.is_ok()) return modes.status();
-  auto pool = sim::parse_quantity(a.pool, sim::Quantity::kSize);
+  auto pool = cluster::parse_quantity(a.pool, cluster::Quantity::kSize);
   if (!pool.is_ok()) return Status::invalid_argument("--pool-memory '" + a.pool + "': " + pool.status().message());
   a.setup.pool_bytes = *pool;
-  auto profile = sim::load_cluster_profile(a.plan.platform);
+  auto profile = cluster::load_cluster_profile(a.plan.platform);
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, profile->devices(), profile->name));
   {

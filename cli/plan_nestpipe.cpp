@@ -10,8 +10,8 @@
 #include "cli/plan.h"
 #include "common/parallel.h"
 #include "common/text.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/nestpipe/plans.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 #include "sim/nestpipe/paper_calibration.h"
 
@@ -95,7 +95,7 @@ Status run_plan_nestpipe(NestPipePlanArgs a) {
   CT_RETURN_IF_ERROR(sim::validate(a.setup));
   auto configs = nestpipe_configs(a);
   if (!configs.is_ok()) return configs.status();
-  auto plain = sim::load_cluster_profile(a.plan.platform);
+  auto plain = cluster::load_cluster_profile(a.plan.platform);
   if (!plain.is_ok()) return plain.status();
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, plain->devices(), plain->name));
   sim::BaselineFit fit;

@@ -73,7 +73,7 @@ Status run_collective(const SimArgs& a) {
   bool automatic = false;
   CT_RETURN_IF_ERROR(parse_fidelity(a.fidelity, &o.fidelity, &automatic));
   if (automatic) o.fidelity = o.workers <= sim::kStepFidelityMaxWorkers ? sim::Fidelity::kStep : sim::Fidelity::kFlow;
-  auto profile = sim::load_cluster_profile(a.platform);
+  auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   auto rows = sim::bench_collective(o, *profile);
   if (!rows.is_ok()) return rows.status();
@@ -123,7 +123,7 @@ Status run_plan(const SimArgs& a) {
   if (!plan.is_ok()) return plan.status();
   auto workers = parse_workers(a.workers);
   if (!workers.is_ok()) return workers.status();
-  auto profile = sim::load_cluster_profile(a.platform);
+  auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   sim::SimOptions o;
   o.steps = a.steps;
@@ -247,9 +247,9 @@ void add_sim_command(CLI::App& app, Action* action) {
       ->check(CLI::Range(1, 256));
   plan->callback([a, action] { *action = [a] { return run_plan(*a); }; });
 
-  add_sim_nestpipe_command(*sim, action);
-  add_sim_flexmarl_command(*sim, action);
-  add_sim_flowtrain_command(*sim, action);
+#define CT_SYSTEM(name, title) add_sim_##name##_command(*sim, action);
+#include "common/systems.def"
+#undef CT_SYSTEM
 }
 
 }  // namespace clustertwin::cli

@@ -8,9 +8,9 @@
 #include "cli/command.h"
 #include "common/progress.h"
 #include "common/text.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/flexmarl/agents.h"
 #include "models/flexmarl/frameworks.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/flexmarl/flexmarl_twin.h"
 
 namespace clustertwin::cli {
@@ -35,7 +35,7 @@ struct FlexMarlArgs {
 
 }  // namespace
 
-StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const sim::ClusterProfile& profile,
+StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
                                             const std::string& calibration, bool efficiency_given,
                                             std::string* fit_json) {
   bool paper = false;
@@ -89,7 +89,7 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
                                     ": must be in (0, 1]");
   }
   a.setup.efficiency.decode = a.decode_efficiency;
-  auto profile = sim::load_cluster_profile(a.platform);
+  auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(sim::validate(a.setup, *profile));
 
@@ -151,7 +151,10 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
                   "Agents by model size: 3x14B, 5x32B, 3x32B+7x14B (sizes 0.5B, 1.5B, 7B, 14B, 32B, 72B); default: the "
                   "paper's MA workload (analysis, marketing, after-sales; 14B each)");
   cmd->add_option("--platform", a->platform, "Shipped profile (npu-768, ...) or a YAML file")->capture_default_str();
-  cmd->add_option("--devices", a->setup.devices, "Devices the run uses (default: a node per agent)");
+  CLI::Option* workers = cmd->add_option("--workers", a->setup.devices,
+                                         "Devices the run uses, one worker each (default: a node per agent)");
+  CLI::Option* devices =
+      cmd->add_option("--devices", a->setup.devices, "Deprecated: the old name of --workers")->excludes(workers);
   cmd->add_option("--calibration", a->calibration,
                   "paper: fit the decode efficiency to the paper's sync step first; none: use --decode-efficiency; "
                   "auto: paper on npu-768")
@@ -171,8 +174,9 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   cmd->add_option("--trace-dir", a->trace_dir, "Write each framework's last step as a Perfetto trace here");
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, workload, calibration and rows");
-  cmd->callback([a, action, efficiency] {
+  cmd->callback([a, action, efficiency, devices] {
     a->decode_efficiency_given = efficiency->count() > 0;
+    if (devices->count() > 0) std::fputs("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", stderr);
     *action = [a] { return run_sim_flexmarl(*a); };
   });
 }

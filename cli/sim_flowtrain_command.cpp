@@ -8,8 +8,8 @@
 #include "cli/command.h"
 #include "common/progress.h"
 #include "common/text.h"
-#include "sim/core/cluster_profile.h"
-#include "sim/core/units.h"
+#include "models/cluster/cluster_profile.h"
+#include "models/cluster/units.h"
 #include "sim/flowtrain/flowtrain_twin.h"
 
 namespace clustertwin::cli {
@@ -31,10 +31,10 @@ Status run_sim_flowtrain(FlowTrainArgs a) {
   if (!modes.is_ok()) return modes.status();
   auto workers = parse_workers(a.workers);
   if (!workers.is_ok()) return workers.status();
-  auto pool = sim::parse_quantity(a.pool, sim::Quantity::kSize);
+  auto pool = cluster::parse_quantity(a.pool, cluster::Quantity::kSize);
   if (!pool.is_ok()) return Status::invalid_argument("--pool-memory '" + a.pool + "': " + pool.status().message());
   a.setup.pool_bytes = *pool;
-  auto profile = sim::load_cluster_profile(a.platform);
+  auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   for (int n : *workers) {
     sim::FlowTrainSetup s = a.setup;

@@ -9,8 +9,8 @@
 #include "cli/command.h"
 #include "common/progress.h"
 #include "common/text.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/nestpipe/plans.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 #include "sim/nestpipe/paper_calibration.h"
 
@@ -106,10 +106,10 @@ Status run_sim_nestpipe(NestPipeArgs a) {
 
 }  // namespace
 
-StatusOr<sim::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
-                                               const sim::NestPipeSetup& setup, std::string* fit_json,
-                                               sim::BaselineFit* fit) {
-  auto profile = sim::load_cluster_profile(platform);
+StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
+                                                   const sim::NestPipeSetup& setup, std::string* fit_json,
+                                                   sim::BaselineFit* fit) {
+  auto profile = cluster::load_cluster_profile(platform);
   if (!profile.is_ok()) return profile.status();
   bool paper = false;
   if (calibration == "paper") {

@@ -25,7 +25,7 @@ double children_peak_rss_mb() {
 }
 
 void BM_AllToAll1536Flow(benchmark::State& state) {
-  auto profile = load_cluster_profile("npu-1536");
+  auto profile = cluster::load_cluster_profile("npu-1536");
   CollectiveBenchOptions o;
   o.op = models::CollectiveOp::kAllToAll;
   o.sizes = {int64_t{64} << 20};
@@ -45,7 +45,7 @@ void BM_AllToAll1536Flow(benchmark::State& state) {
 }
 
 void BM_SyntheticStep1536(benchmark::State& state) {
-  auto profile = load_cluster_profile("npu-1536");
+  auto profile = cluster::load_cluster_profile("npu-1536");
   auto plan = models::read_plan(std::string(CT_SOURCE_DIR) + "/sim/examples/plans/synthetic_overlap.json");
   if (!profile.is_ok() || !plan.is_ok()) {
     state.SkipWithError((profile.is_ok() ? plan.status() : profile.status()).message().c_str());

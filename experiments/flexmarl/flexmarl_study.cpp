@@ -23,8 +23,8 @@
 #include "common/gnuplot.h"
 #include "common/progress.h"
 #include "common/text.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/flexmarl/agents.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/flexmarl/flexmarl_twin.h"
 
 namespace {
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(out + "/traces", ec);
   if (ec) fail(Status::io_error(out + ": " + ec.message()));
-  const sim::ClusterProfile npu = value_or_fail(sim::load_cluster_profile("npu-768"));
+  const cluster::ClusterProfile npu = value_or_fail(cluster::load_cluster_profile("npu-768"));
 
   // 1. The one fitted parameter.
   std::fprintf(stderr, "flexmarl study -> %s\n  fitting the decode efficiency to the paper's sync step (%.1f s)...\n",

@@ -28,10 +28,10 @@
 #include "common/gnuplot.h"
 #include "common/progress.h"
 #include "common/text.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/flowtrain/allocator.h"
 #include "models/flowtrain/packing.h"
 #include "models/flowtrain/vlm.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/flowtrain/flowtrain_twin.h"
 
 namespace {
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) fail(Status::invalid_argument(out + ": cannot create the folder (" + ec.message() + ")"));
-  const sim::ClusterProfile profile = value_or_fail(sim::load_cluster_profile("h100-1024"));
+  const cluster::ClusterProfile profile = value_or_fail(cluster::load_cluster_profile("h100-1024"));
   nlohmann::ordered_json json;
   json["platform"] = profile.name;  // the report names it (experiments/report)
 

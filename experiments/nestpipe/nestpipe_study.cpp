@@ -22,7 +22,7 @@
 #include "common/file_io.h"
 #include "common/gnuplot.h"
 #include "common/progress.h"
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 #include "sim/nestpipe/paper_calibration.h"
 
@@ -126,8 +126,8 @@ int main(int argc, char** argv) {
                out.c_str());
   sim::NestPipeSetup setup;
   sim::BaselineFit fit;
-  const sim::ClusterProfile npu = value_or_fail(sim::calibrate_nestpipe_baseline(
-      value_or_fail(sim::load_cluster_profile("npu-1536")), setup, sim::PaperBaseline{}, &fit));
+  const cluster::ClusterProfile npu = value_or_fail(sim::calibrate_nestpipe_baseline(
+      value_or_fail(cluster::load_cluster_profile("npu-1536")), setup, sim::PaperBaseline{}, &fit));
 
   // 2. Every variant at every scale.
   sim::NestPipeSweep sweep;
@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
   sim::NestPipeSetup gpu_setup;
   gpu_setup.model = "fuxi-kuairand";
   sim::BaselineFit gpu_fit;
-  const sim::ClusterProfile gpu = value_or_fail(sim::calibrate_nestpipe_baseline(
-      value_or_fail(sim::load_cluster_profile("gpu-128")), gpu_setup, sim::gpu_128_assumed_baseline(), &gpu_fit));
+  const cluster::ClusterProfile gpu = value_or_fail(sim::calibrate_nestpipe_baseline(
+      value_or_fail(cluster::load_cluster_profile("gpu-128")), gpu_setup, sim::gpu_128_assumed_baseline(), &gpu_fit));
   sim::NestPipeSweep gpu_sweep = sweep;
   gpu_sweep.workers = {128};
   gpu_sweep.progress = [](const sim::NestPipeRow& r, int d, int t) { progress("gpu-128", r, d, t); };

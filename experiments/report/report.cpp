@@ -129,8 +129,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const std::vector<Section> sections = {nestpipe_section(out), flexmarl_section(out), flowtrain_section(out),
-                                           igsp_section(out), sis_section(out)};
+    std::vector<Section> sections;
+#define CT_SYSTEM(name, title) sections.push_back(name##_section(out));
+#include "common/systems.def"
+#undef CT_SYSTEM
+    sections.push_back(igsp_section(out));
+    sections.push_back(sis_section(out));
     std::string body = introduction(sections);
     for (const Section& s : sections)
       body += s.html;

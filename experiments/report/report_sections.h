@@ -28,9 +28,11 @@ struct Section {
   std::string html;                    // the section's body
 };
 
-Section nestpipe_section(const std::filesystem::path& out_dir);
-Section flexmarl_section(const std::filesystem::path& out_dir);
-Section flowtrain_section(const std::filesystem::path& out_dir);
+// The systems' sections (experiments/report/twin_sections.cpp), one per system of common/systems.def.
+#define CT_SYSTEM(name, title) Section name##_section(const std::filesystem::path& out_dir);
+#include "common/systems.def"
+#undef CT_SYSTEM
+// The numerical kernels' sections (experiments/report/kernel_sections.cpp).
 Section igsp_section(const std::filesystem::path& out_dir);
 Section sis_section(const std::filesystem::path& out_dir);
 

@@ -80,6 +80,14 @@ StatusOr<Orchestrator> Orchestrator::create(const OrchestratorOptions& options) 
   if (options.workers < 1) {
     return Status::invalid_argument("flexmarl: " + std::to_string(options.workers) + " workers (need at least one)");
   }
+  // The task's agents answer one per turn: planner, solver, verifier.
+  std::vector<int> turns(kAgents);
+  for (int a = 0; a < kAgents; ++a)
+    turns[static_cast<size_t>(a)] = a;
+  auto schedule =
+      Schedule::create(options.framework, turns, options.queries * options.group, options.group, options.micro_batch);
+  if (!schedule.is_ok()) return schedule.status();
+  o.schedule_.emplace(std::move(*schedule));
   for (int a = 0; a < kAgents; ++a)
     CT_RETURN_IF_ERROR(o.store_.add_agent(task_agents()[static_cast<size_t>(a)].name, kFields));
   o.host_valid_.fill(true);
@@ -258,67 +266,6 @@ Status Orchestrator::swap_out(JobSink& sink, int rank, int agent) {
   return post(sink, std::move(job));
 }
 
-StatusOr<int> Orchestrator::trainer_for(JobSink& sink, int a) {
-  const size_t ai = static_cast<size_t>(a);
-  for (int r : holders_[ai]) {
-    if (idle(r)) return r;
-  }
-  // A new holder needs the host copy, and a second one a copy without gradients.
-  if (!host_valid_[ai] || (host_grad_[ai] && !holders_[ai].empty())) return -1;
-  // A replica only from the trainers no other agent will need: one stays free for each agent that still has
-  // samples to train and holds no trainer, so the agent whose rows complete first cannot take every trainer
-  // and leave the others' micro-batches waiting for its step.
-  const int batch = o_.queries * o_.group;
-  int reserved = 0;
-  for (int b = 0; b < kAgents; ++b) {
-    reserved += b != a && holders_[static_cast<size_t>(b)].empty() && sent_[static_cast<size_t>(b)] < batch;
-  }
-  if (static_cast<int>(holders_[ai].size()) >= std::max(1, o_.trainers - reserved)) return -1;
-  auto held_by = [&](int r) {
-    std::vector<int> agents;
-    for (int b = 0; b < kAgents; ++b) {
-      const auto& h = holders_[static_cast<size_t>(b)];
-      if (std::find(h.begin(), h.end(), r) != h.end()) agents.push_back(b);
-    }
-    return agents;
-  };
-  auto has_gradients = [&](int r, int b) {
-    const auto& t = trained_on_[static_cast<size_t>(b)];
-    return std::find(t.begin(), t.end(), r) != t.end();
-  };
-  // Preference: a trainer holding nothing; one whose agents it can drop (the
-  // host has the same state); one whose only agent it can swap out (its
-  // only holder, its batch not yet wholly sent: never one waiting to step).
-  int chosen = -1, how = 3;
-  for (int r = o_.workers - o_.trainers + 1; r <= o_.workers; ++r) {
-    if (!idle(r)) continue;
-    const std::vector<int> held = held_by(r);
-    int kind = 0;
-    for (int b : held) {
-      if (b == a) return Status::internal("flexmarl: an idle holder was passed over");
-      if (!has_gradients(r, b)) {
-        kind = std::max(kind, 1);
-      } else if (holders_[static_cast<size_t>(b)].size() == 1 && sent_[static_cast<size_t>(b)] < batch) {
-        kind = 2;
-      } else {
-        kind = 3;
-      }
-    }
-    if (kind < how) chosen = r, how = kind;
-  }
-  if (chosen < 0 || how == 3) return -1;
-  for (int b : held_by(chosen)) {
-    auto& h = holders_[static_cast<size_t>(b)];
-    if (has_gradients(chosen, b)) {
-      CT_RETURN_IF_ERROR(swap_out(sink, chosen, b));
-    } else {
-      h.erase(std::find(h.begin(), h.end(), chosen));  // dropped: the host has it
-    }
-  }
-  CT_RETURN_IF_ERROR(swap_in(sink, chosen, a));
-  return chosen;
-}
-
 std::vector<int> Orchestrator::share_of(int agent, int first, int last) {
   // Rank r of [first, last] serves agent (r - first) mod A; with fewer ranks
   // than agents, agent a shares rank first + a mod count.
@@ -344,12 +291,17 @@ std::vector<int> Orchestrator::marti_trainers(int agent) const {
 
 Status Orchestrator::train_sharded(JobSink& sink, const std::vector<int>& ranks, int agent) {
   const int64_t version = version_[static_cast<size_t>(agent)];
-  std::vector<SampleId> ids = table(agent).take(version, static_cast<size_t>(o_.queries * o_.group), true);
-  if (ids.size() != static_cast<size_t>(o_.queries * o_.group)) {
+  const ExperienceTable::Counts c = table(agent).counts(version);
+  const int size = schedule_->next_micro_batch(static_cast<int>(c.complete), static_cast<int>(c.taken),
+                                               /*rollout_done=*/true);
+  if (size != schedule_->batch()) {
     return Status::internal("flexmarl " + task_agents()[static_cast<size_t>(agent)].name + ": " +
-                            std::to_string(ids.size()) + " complete rows at version " + std::to_string(version) +
-                            " when training starts");
+                            std::to_string(c.complete - c.taken) + " complete rows at version " +
+                            std::to_string(version) + " when training starts");
   }
+  // One batch for the schedule; on the ranks, shards of it in micro-batches (gradient accumulation).
+  decisions_.push_back({Decision::Kind::kMicroBatch, agent, size});
+  std::vector<SampleId> ids = table(agent).take(version, static_cast<size_t>(size), true);
   const size_t shards = ranks.size();
   for (size_t k = 0; k < shards; ++k) {
     const size_t begin = ids.size() * k / shards, end = ids.size() * (k + 1) / shards;
@@ -360,163 +312,6 @@ Status Orchestrator::train_sharded(JobSink& sink, const std::vector<int>& ranks,
     }
   }
   return dispatch_step(sink, ranks, agent);
-}
-
-Status Orchestrator::roll_out_turn(JobSink& sink, const std::vector<int>& ranks) {
-  std::deque<int>& ready = pending_[static_cast<size_t>(phase_)];
-  for (int r : ranks) {
-    if (ready.empty()) break;
-    if (!idle(r)) continue;
-    std::vector<int> take;
-    while (!ready.empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
-      take.push_back(ready.front());
-      ready.pop_front();
-    }
-    CT_RETURN_IF_ERROR(dispatch_generate(sink, r, phase_, std::move(take)));
-  }
-  return Status::ok();
-}
-
-Status Orchestrator::schedule_sync(JobSink& sink) {
-  const int batch = o_.queries * o_.group;
-  for (;;) {
-    if (phase_ < kAgents) {  // rollout of turn phase_, on every worker
-      if (generated_[static_cast<size_t>(phase_)] == batch) {
-        ++phase_;
-        phase_started_ = false;
-        continue;
-      }
-      // The turn starts once every request of it is ready (the previous turn
-      // is done); idle engine workers then take up to --rollout-batch
-      // requests each.
-      if (!phase_started_ && static_cast<int>(pending_[static_cast<size_t>(phase_)].size()) == batch) {
-        phase_started_ = true;
-      }
-      if (!phase_started_) return Status::ok();
-      // Colocated: the turn's agent has its engine on every worker (each loads the weights once per step).
-      return roll_out_turn(sink, every_worker());
-    }
-    if (phase_ < 2 * kAgents) {  // training of agent phase_ - 3, on every worker
-      const int agent = phase_ - kAgents;
-      if (published_[static_cast<size_t>(agent)]) {
-        ++phase_;
-        phase_started_ = false;
-        continue;
-      }
-      if (!phase_started_) {
-        CT_RETURN_IF_ERROR(train_sharded(sink, every_worker(), agent));
-        phase_started_ = true;
-      }
-      return Status::ok();
-    }
-    return Status::ok();
-  }
-}
-
-Status Orchestrator::schedule_marti(JobSink& sink) {
-  const int batch = o_.queries * o_.group;
-  // Centralised rollout on the rollout pool (the workers before the
-  // trainers), turn by turn with a barrier after each: the turn's agents
-  // answer together (this task has one agent per turn), any idle pool
-  // worker taking up to --rollout-batch requests.
-  while (phase_ < kAgents && generated_[static_cast<size_t>(phase_)] == batch) {
-    ++phase_;
-    phase_started_ = false;
-  }
-  if (phase_ < kAgents) {
-    if (!phase_started_ && static_cast<int>(pending_[static_cast<size_t>(phase_)].size()) == batch) {
-      phase_started_ = true;
-    }
-    if (!phase_started_) return Status::ok();
-    std::vector<int> pool;
-    for (int r = 1; r <= o_.workers - o_.trainers; ++r)
-      pool.push_back(r);
-    return roll_out_turn(sink, pool);
-  }
-  if (!training_started_) {  // after the last turn the agents train side by side on the training pool
-    training_started_ = true;
-    for (int a = 0; a < kAgents; ++a)
-      CT_RETURN_IF_ERROR(train_sharded(sink, marti_trainers(a), a));
-  }
-  return Status::ok();
-}
-
-Status Orchestrator::schedule_flexmarl(JobSink& sink) {
-  const int batch = o_.queries * o_.group;
-  const bool balance = o_.framework != Framework::kNoBalance;
-  const bool micro_async = o_.framework != Framework::kNoAsync;
-  // Rollout: hierarchical balancing, then every idle instance takes its queue.
-  if (balance) {
-    for (const Migration& mv : balancer_->balance_within_agents()) {
-      std::deque<int>& from = queue_[static_cast<size_t>(mv.from_instance)];
-      std::deque<int>& to = queue_[static_cast<size_t>(mv.to_instance)];
-      for (int k = 0; k < mv.requests && !from.empty(); ++k) {
-        to.push_back(from.back());
-        from.pop_back();
-      }
-      ++counts_.migrations;
-    }
-    if (std::optional<Reassignment> move = balancer_->balance_across_agents()) {
-      ++counts_.reassignments;
-      std::deque<int>& waiting = unplaced_[static_cast<size_t>(move->to)];
-      while (!waiting.empty()) {
-        queue_[static_cast<size_t>(balancer_->place_unplaced(move->to))].push_back(waiting.front());
-        waiting.pop_front();
-      }
-    }
-  }
-  for (size_t i = 0; i < queue_.size(); ++i) {
-    const int rank = instance_rank_[i];
-    if (queue_[i].empty() || !idle(rank)) continue;
-    const int agent = balancer_->instances()[i].agent;
-    std::vector<int> take;
-    while (!queue_[i].empty() && take.size() < static_cast<size_t>(o_.rollout_batch)) {
-      take.push_back(queue_[i].front());
-      queue_[i].pop_front();
-      balancer_->start(static_cast<int>(i));
-    }
-    CT_RETURN_IF_ERROR(dispatch_generate(sink, rank, agent, std::move(take), static_cast<int>(i)));
-  }
-  // Training: a micro-batch goes out as soon as its rows are complete (their
-  // groups rewarded, advantages fixed), to an idle trainer of the agent.
-  for (int a = 0; a < kAgents; ++a) {
-    const size_t ai = static_cast<size_t>(a);
-    const int64_t version = version_[ai];
-    for (;;) {
-      const ExperienceTable::Counts c = table(a).counts(version);
-      const size_t untaken = c.complete - c.taken;
-      const bool all_complete = sent_[ai] + static_cast<int>(untaken) == batch;
-      if (untaken == 0 || (!micro_async && !all_complete)) break;
-      if (untaken < static_cast<size_t>(o_.micro_batch) && !all_complete) break;
-      auto rank = trainer_for(sink, a);
-      if (!rank.is_ok()) return rank.status();
-      if (*rank < 0) break;
-      const std::vector<SampleId> ids =
-          table(a).take(version, std::min<size_t>(untaken, static_cast<size_t>(o_.micro_batch)), true);
-      CT_RETURN_IF_ERROR(dispatch_train(sink, *rank, a, ids));
-      auto& t = trained_on_[ai];
-      if (std::find(t.begin(), t.end(), *rank) == t.end()) t.push_back(*rank);
-    }
-    if (sent_[ai] == batch && trained_[ai] == batch && !step_sent_[ai] && !trained_on_[ai].empty()) {
-      // The holders that trained step together; the others hold the old state and are dropped.
-      std::vector<int> members = trained_on_[ai];
-      std::sort(members.begin(), members.end());
-      holders_[ai] = members;
-      CT_RETURN_IF_ERROR(dispatch_step(sink, members, a));
-    }
-  }
-  return Status::ok();
-}
-
-Status Orchestrator::schedule(JobSink& sink) {
-  switch (o_.framework) {
-    case Framework::kSync:
-      return schedule_sync(sink);
-    case Framework::kMarti:
-      return schedule_marti(sink);
-    default:
-      return schedule_flexmarl(sink);
-  }
 }
 
 Status Orchestrator::reward(int sample, double value) {
@@ -613,6 +408,7 @@ Status Orchestrator::complete(int rank, Completion c, JobSink& sink) {
         version_[a] = c.version;
         CT_RETURN_IF_ERROR(table(job.agent).publish(c.version));
         published_[a] = true;
+        decisions_.push_back({Decision::Kind::kPublish, job.agent, trained_[a]});
         // The new state came back with the publish (flexmarl variants).
         trained_on_[a].clear();
         host_valid_[a] = true;
@@ -626,51 +422,6 @@ Status Orchestrator::complete(int rank, Completion c, JobSink& sink) {
       break;
   }
   return schedule(sink);
-}
-
-void Orchestrator::allocate_instances() {
-  // Agent-centric allocation at the step's start: rollout instances in
-  // proportion to each agent's decode work this step (the sum of its length
-  // budgets, known up front), at least one each, by largest remainder; the
-  // balancer moves them during the step.
-  std::array<double, kAgents> work{};
-  for (int64_t q = 0; q < o_.queries; ++q) {
-    for (int j = 0; j < o_.group; ++j) {
-      for (int t = 0; t < kAgents; ++t) {
-        work[static_cast<size_t>(t)] += task_budget(o_.seed, t, static_cast<int64_t>(step_) * o_.queries + q, j);
-      }
-    }
-  }
-  const int instances = static_cast<int>(queue_.size());
-  double total = 0;
-  for (double w : work)
-    total += w;
-  std::array<int, kAgents> target{};
-  std::array<double, kAgents> remainder{};
-  int given = 0;
-  for (int a = 0; a < kAgents; ++a) {
-    const double share = (instances - kAgents) * work[static_cast<size_t>(a)] / total;
-    target[static_cast<size_t>(a)] = 1 + static_cast<int>(share);
-    remainder[static_cast<size_t>(a)] = share - static_cast<int>(share);
-    given += target[static_cast<size_t>(a)];
-  }
-  while (given < instances) {
-    int best = 0;
-    for (int a = 1; a < kAgents; ++a) {
-      if (remainder[static_cast<size_t>(a)] > remainder[static_cast<size_t>(best)]) best = a;
-    }
-    ++target[static_cast<size_t>(best)];
-    remainder[static_cast<size_t>(best)] = -1;
-    ++given;
-  }
-  // Move instances from agents above their target to agents below it.
-  for (int i = 0; i < instances; ++i) {
-    const int from = balancer_->instances()[static_cast<size_t>(i)].agent;
-    if (balancer_->instance_count(from) <= target[static_cast<size_t>(from)]) continue;
-    for (int to = 0; to < kAgents; ++to) {
-      if (balancer_->instance_count(to) < target[static_cast<size_t>(to)] && balancer_->assign(i, to)) break;
-    }
-  }
 }
 
 Status Orchestrator::start(JobSink& sink) {

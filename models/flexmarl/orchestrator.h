@@ -43,6 +43,7 @@
 #include "models/flexmarl/frameworks.h"
 #include "models/flexmarl/load_balancer.h"
 #include "models/flexmarl/math_task.h"
+#include "models/flexmarl/schedule.h"
 
 namespace clustertwin::flexmarl {
 
@@ -155,6 +156,8 @@ class Orchestrator {
   /// The response tokens the step generated so far.
   int64_t generated_tokens() const { return generated_tokens_; }
   const OrchestratorCounts& counts() const { return counts_; }
+  /// The schedule's decisions so far, every step (models/flexmarl/schedule.h).
+  const std::vector<Decision>& decisions() const { return decisions_; }
 
  private:
   explicit Orchestrator(const OrchestratorOptions& options) : o_(options) {}
@@ -180,8 +183,13 @@ class Orchestrator {
   void allocate_instances();
   Status schedule(JobSink& sink);
   /// sync, marti: each idle rank of `ranks` takes up to --rollout-batch of
-  /// the current turn's ready requests.
-  Status roll_out_turn(JobSink& sink, const std::vector<int>& ranks);
+  /// `agent`'s ready requests.
+  Status roll_out_turn(JobSink& sink, const std::vector<int>& ranks, int agent);
+  /// sync, marti: whether phase phase_ has started (it starts, and is
+  /// logged, once every request of its agents is ready).
+  bool start_phase();
+  /// sync, marti: every agent of phase phase_ has answered its batch.
+  bool phase_answered() const;
   Status schedule_sync(JobSink& sink);
   Status schedule_marti(JobSink& sink);
   Status schedule_flexmarl(JobSink& sink);
@@ -190,6 +198,8 @@ class Orchestrator {
   bool idle(int rank) const { return jobs_[static_cast<size_t>(rank)].empty(); }
 
   OrchestratorOptions o_;
+  std::optional<Schedule> schedule_;  // set by create()
+  std::vector<Decision> decisions_;
   ExperienceStore store_;
   OrchestratorCounts counts_;
 

@@ -5,7 +5,13 @@
 
 #include "models/nestpipe/criteo.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
+
+using clustertwin::nestpipe::Batch;
+using clustertwin::nestpipe::CriteoReader;
+using clustertwin::nestpipe::CriteoSample;
+using clustertwin::nestpipe::KeyGenerator;
+using clustertwin::nestpipe::SplitMix64;
 namespace {
 
 class SyntheticSource : public BatchSource {
@@ -126,4 +132,4 @@ StatusOr<std::unique_ptr<BatchSource>> criteo_source(const CriteoSourceOptions& 
   return std::unique_ptr<BatchSource>(new CriteoSource(options, std::move(*reader), std::move(first_steps)));
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

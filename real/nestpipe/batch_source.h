@@ -13,7 +13,10 @@
 #include "models/nestpipe/key_generator.h"
 #include "models/nestpipe/key_stats.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
+
+using clustertwin::nestpipe::Batch;
+using clustertwin::nestpipe::KeyGeneratorOptions;
 
 /// One rank's batch in host memory.
 struct HostBatch {
@@ -69,4 +72,4 @@ struct CriteoSourceOptions {
 /// the run needs M (WORLD_SIZE W x --batch S x --steps B)".
 StatusOr<std::unique_ptr<BatchSource>> criteo_source(const CriteoSourceOptions& options);
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 namespace {
 
 Status check_dim(const EmbeddingStore& store, int64_t dim) {
@@ -102,4 +102,4 @@ Status DualBuffer::check_versions(const EmbeddingStore& store) const {
   return Status::internal(s.str());
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -8,7 +8,7 @@
 #include "common/status.h"
 #include "real/nestpipe/embedding_store.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 
 struct DualBufferOptions {
   at::Device device = at::kCPU;
@@ -83,4 +83,4 @@ class DualBuffer {
   int active_ = 0;
 };
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -10,7 +10,7 @@
 #include "common/hash.h"
 #include "common/parallel.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 namespace {
 
 std::string shape_of(const at::Tensor& t) {
@@ -249,4 +249,4 @@ bool EmbeddingStore::equal(const EmbeddingStore& other) const {
          at::equal(versions_, other.versions_);
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -7,7 +7,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 
 /// The optimizer an owner applies to its embedding rows, once per batch.
 struct EmbeddingOptimizer {
@@ -130,4 +130,4 @@ class EmbeddingStore {
   at::Tensor versions_;      // [local_rows] int64
 };
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -4,7 +4,9 @@
 #include <numeric>
 #include <string>
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
+
+using clustertwin::nestpipe::Batch;
 namespace {
 
 // Sorts by (owner, key) and removes duplicates.
@@ -196,4 +198,4 @@ StatusOr<OwnerExchange> plan_owner(std::span<const int64_t> counts, std::span<co
   return out;
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -29,7 +29,9 @@
 #include "common/status.h"
 #include "models/nestpipe/key_stats.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
+
+using clustertwin::nestpipe::Batch;
 
 /// Unique keys sorted by (key mod world, key), with how many go to each owner.
 struct OwnerRuns {
@@ -86,4 +88,4 @@ struct OwnerExchange {
 StatusOr<OwnerExchange> plan_owner(std::span<const int64_t> counts, std::span<const int64_t> keys, int lists, int world,
                                    int rank);
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

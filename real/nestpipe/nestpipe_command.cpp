@@ -23,7 +23,16 @@
 #include "real/nestpipe/trainer.h"
 #include "traces/json_text.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
+
+using clustertwin::nestpipe::Batch;
+using clustertwin::nestpipe::StepSizes;
+using clustertwin::nestpipe::Variant;
+using clustertwin::nestpipe::Workload;
+using clustertwin::nestpipe::build_plan;
+using clustertwin::nestpipe::measured_key_stats;
+using clustertwin::nestpipe::step_sizes;
+using clustertwin::nestpipe::variant_from_name;
 namespace {
 
 constexpr char kRunVariants[] = "torchrec, semisync, dbp, fwp, nestpipe";
@@ -349,4 +358,4 @@ Status run_nestpipe(const NestPipeArgs& a) {
   return Status::ok();
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -8,7 +8,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 
 /// The arguments of `clustertwin run nestpipe` (see cli/real_command.cpp).
 struct NestPipeArgs {
@@ -45,4 +45,4 @@ struct NestPipeArgs {
 /// the first stale row when the version oracle found any.
 Status run_nestpipe(const NestPipeArgs& args);
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

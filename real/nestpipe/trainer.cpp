@@ -9,7 +9,11 @@
 #include "real/core/device.h"
 #include "real/nestpipe/trainer_state.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
+
+using clustertwin::nestpipe::SampleKeys;
+using clustertwin::nestpipe::Variant;
+using clustertwin::nestpipe::cluster_samples;
 namespace {
 
 // Keys per sample the model looks up: one per table for DLRM, the sequence
@@ -442,4 +446,4 @@ Status Trainer::emb_update(int64_t b) {
   return status;
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

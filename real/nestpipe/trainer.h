@@ -66,7 +66,9 @@
 #include "real/nestpipe/dual_buffer.h"
 #include "real/nestpipe/embedding_store.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
+
+using clustertwin::nestpipe::Variant;
 
 /// The dense part's optimizer, applied once per batch after the all-reduce.
 struct DenseOptimizer {
@@ -200,4 +202,4 @@ class Trainer {
   int64_t patched_rows_ = 0;
 };
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -9,7 +9,7 @@
 #include "real/nestpipe/trainer.h"
 #include "real/nestpipe/trainer_state.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 namespace {
 
 std::vector<int> micro_batches_of(int micro, int count) {
@@ -154,4 +154,4 @@ StateDump Trainer::state_dump() const {
   return d;
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -13,7 +13,7 @@
 #include "real/nestpipe/exchange.h"
 #include "real/nestpipe/trainer.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 
 /// The requester's view of one micro-batch.
 // Index tensors marked "device" are on the trainer's device (the same
@@ -59,4 +59,4 @@ inline at::Tensor long_tensor(const std::vector<int64_t>& values) {
   return at::tensor(at::ArrayRef<int64_t>(values), at::kLong);
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

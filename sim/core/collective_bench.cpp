@@ -41,7 +41,7 @@ models::Plan collective_bench_plan(const CollectiveBenchOptions& options) {
 }
 
 StatusOr<std::vector<CollectiveBenchRow>> bench_collective(const CollectiveBenchOptions& options,
-                                                           const ClusterProfile& profile) {
+                                                           const cluster::ClusterProfile& profile) {
   if (options.sizes.empty()) return Status::invalid_argument("--bytes: no sizes given");
   const models::Plan plan = collective_bench_plan(options);
   SimOptions sim;
@@ -62,7 +62,7 @@ StatusOr<std::vector<CollectiveBenchRow>> bench_collective(const CollectiveBench
     // The recv of a pair ends with the transfer: its duration is the time.
     row.time_s = result->tasks[i * per_size + (per_size - 1)].max_s;
     row.algbw_gbps = row.time_s > 0 ? static_cast<double>(row.bytes) / row.time_s / 1e9 : 0;
-    row.busbw_gbps = row.algbw_gbps * bus_factor(options.op, p2p ? 2 : options.workers);
+    row.busbw_gbps = row.algbw_gbps * cluster::bus_factor(options.op, p2p ? 2 : options.workers);
     rows.push_back(row);
   }
   return rows;

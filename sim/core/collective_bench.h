@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/core/collective_runner.h"
 
 namespace clustertwin::sim {
@@ -30,7 +30,7 @@ struct CollectiveBenchRow {
 /// Simulates the collective at each size, one after the other on every
 /// worker (one simulation, one task per size).
 StatusOr<std::vector<CollectiveBenchRow>> bench_collective(const CollectiveBenchOptions& options,
-                                                           const ClusterProfile& profile);
+                                                           const cluster::ClusterProfile& profile);
 
 /// The plan that bench_collective runs: one stream, one task per size.
 models::Plan collective_bench_plan(const CollectiveBenchOptions& options);

@@ -30,7 +30,7 @@ struct Levels {
   std::vector<std::vector<double>> uplink;      // [level][group] bytes/s
 };
 
-Levels aggregation_levels(const ClusterProfile& p, int nodes, double node_bandwidth) {
+Levels aggregation_levels(const cluster::ClusterProfile& p, int nodes, double node_bandwidth) {
   Levels out;
   auto oversub = [&](size_t level) {
     if (p.topology.oversubscription.empty()) return 1.0;
@@ -54,20 +54,20 @@ Levels aggregation_levels(const ClusterProfile& p, int nodes, double node_bandwi
   for (int n = 0; n < nodes; ++n)
     identity[n] = n;
   const std::vector<double> node_capacity(nodes, node_bandwidth);
-  const Topology& t = p.topology;
+  const cluster::Topology& t = p.topology;
   switch (t.kind) {
-    case Topology::Kind::kSingleSwitch:
+    case cluster::Topology::Kind::kSingleSwitch:
       break;
-    case Topology::Kind::kFatTree:
-    case Topology::Kind::kRailLeafSpine: {
-      const int group_levels = t.kind == Topology::Kind::kFatTree ? t.levels - 1 : 1;
+    case cluster::Topology::Kind::kFatTree:
+    case cluster::Topology::Kind::kRailLeafSpine: {
+      const int group_levels = t.kind == cluster::Topology::Kind::kFatTree ? t.levels - 1 : 1;
       if (group_levels >= 1) add_level(std::max(1, t.nodes_per_leaf), node_capacity, identity, oversub(0), 0);
       for (int level = 1; level < group_levels; ++level) {
         add_level(std::max(2, t.radix), out.uplink.back(), out.group_of_node.back(), oversub(level), 0);
       }
       break;
     }
-    case Topology::Kind::kDragonfly: {
+    case cluster::Topology::Kind::kDragonfly: {
       add_level(std::max(1, t.nodes_per_leaf), node_capacity, identity, 1.0, 0);  // routers: local links non-blocking
       const double global =
           static_cast<double>(t.routers_per_group) * t.global_links_per_router * t.switch_link.bandwidth;
@@ -101,7 +101,7 @@ TwinEngine::TwinEngine() {
 
 TwinEngine::~TwinEngine() = default;
 
-Platform::Platform(const ClusterProfile& profile, int workers)
+Platform::Platform(const cluster::ClusterProfile& profile, int workers)
     : profile_(profile),
       workers_(workers),
       devices_per_node_(std::min(workers, profile.devices_per_node)),
@@ -109,7 +109,7 @@ Platform::Platform(const ClusterProfile& profile, int workers)
 
 Platform::~Platform() = default;
 
-StatusOr<std::unique_ptr<Platform>> Platform::load_xml(const ClusterProfile& profile, int workers) {
+StatusOr<std::unique_ptr<Platform>> Platform::load_xml(const cluster::ClusterProfile& profile, int workers) {
   sg::Engine* engine = sg::Engine::get_instance();
   try {
     engine->load_platform(profile.simgrid_platform);
@@ -131,13 +131,13 @@ StatusOr<std::unique_ptr<Platform>> Platform::load_xml(const ClusterProfile& pro
   return platform;
 }
 
-StatusOr<std::unique_ptr<Platform>> Platform::build(const ClusterProfile& profile, int workers) {
-  CT_RETURN_IF_ERROR(check_worker_count(profile, workers));
+StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfile& profile, int workers) {
+  CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, workers));
   if (!profile.simgrid_platform.empty()) return load_xml(profile, workers);
   std::unique_ptr<Platform> platform(new Platform(profile, workers));
   const int m = platform->devices_per_node_;
   const int nodes = (workers + m - 1) / m;
-  const ClusterProfile& p = profile;
+  const cluster::ClusterProfile& p = profile;
   const int nics = std::max(1, std::min(p.nics.per_node, m));
   const double node_bandwidth = nics * p.nics.link.bandwidth;
 
@@ -180,7 +180,7 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const ClusterProfile& profil
       nic_down[n] = make_link(z, name_of("nic_down", k, n), p.nics.link.bandwidth, p.nics.link.latency);
     }
     const double intra_bw = p.intra_node.link.bandwidth, intra_lat = p.intra_node.link.latency;
-    const bool mesh = p.intra_node.kind == IntraNode::Kind::kFullMesh;
+    const bool mesh = p.intra_node.kind == cluster::IntraNode::Kind::kFullMesh;
     for (int i = 0; i < m; ++i) {
       const int r = first + i;
       const int nic = i * nics / m;  // device i's NIC: its own when there is one per device

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 
 namespace simgrid::s4u {
 class Host;
@@ -45,14 +45,14 @@ class Platform {
   /// current SimGrid engine, or loads profile.simgrid_platform when set (its
   /// hosts in file order are the workers, each its own node, with no node
   /// aggregates). InvalidArgument when the worker count does not fit.
-  static StatusOr<std::unique_ptr<Platform>> build(const ClusterProfile& profile, int workers);
+  static StatusOr<std::unique_ptr<Platform>> build(const cluster::ClusterProfile& profile, int workers);
   ~Platform();
 
   int workers() const { return workers_; }
   int devices_per_node() const { return devices_per_node_; }
   int nodes() const { return static_cast<int>(node_endpoints_.size()); }
   int node_of(int rank) const { return rank / devices_per_node_; }
-  const ClusterProfile& profile() const { return profile_; }
+  const cluster::ClusterProfile& profile() const { return profile_; }
 
   /// The device of `rank`: compute runs here; its speed is 1e9 work units per
   /// second divided by the device's slowdown.
@@ -93,10 +93,10 @@ class Platform {
   ActorPool& actor_pool() { return *actor_pool_; }
 
  private:
-  Platform(const ClusterProfile& profile, int workers);
-  static StatusOr<std::unique_ptr<Platform>> load_xml(const ClusterProfile& profile, int workers);
+  Platform(const cluster::ClusterProfile& profile, int workers);
+  static StatusOr<std::unique_ptr<Platform>> load_xml(const cluster::ClusterProfile& profile, int workers);
 
-  ClusterProfile profile_;
+  cluster::ClusterProfile profile_;
   int workers_;
   int devices_per_node_;
   std::vector<simgrid::s4u::Host*> devices_;

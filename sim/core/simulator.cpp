@@ -165,7 +165,7 @@ class Run {
             sg::this_actor::sleep_for(seconds_[t.id][rank] * platform_.profile().slowdown_of(rank));
         } else if (platform_.cpu(rank) == platform_.device(rank)) {
           // A platform file has no host side: the profile's host link prices the copy.
-          const LinkSpec& link = platform_.profile().host_link;
+          const cluster::LinkSpec& link = platform_.profile().host_link;
           sg::this_actor::sleep_for(link.latency +
                                     (link.bandwidth > 0 ? static_cast<double>(t.bytes) / link.bandwidth : 0));
         } else {
@@ -281,7 +281,7 @@ class Run {
 
 // Checks everything that can be checked before the child starts, and prices
 // the compute-like tasks per rank.
-StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, const ClusterProfile& profile,
+StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, const cluster::ClusterProfile& profile,
                                                    const SimOptions& options) {
   if (options.steps < 1)
     return Status::invalid_argument("--steps " + std::to_string(options.steps) + ": must be at least 1");
@@ -294,7 +294,7 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
                                     ": warm-up plus drain steps must leave at least one of the " +
                                     std::to_string(options.steps) + " steps to measure");
   }
-  CT_RETURN_IF_ERROR(check_worker_count(profile, options.workers));
+  CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, options.workers));
   const std::string name = plan.system + "/" + plan.variant;
   CT_RETURN_IF_ERROR(models::validate_plan(plan, name));
   CT_RETURN_IF_ERROR(models::validate_plan_for_world(plan, name, options.workers, profile.devices_per_node));
@@ -349,7 +349,7 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
 
 // Whether every worker of a node provably does what the node's first does
 // (SimOptions::symmetric): then only the first is simulated.
-bool symmetric_world(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options,
+bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& profile, const SimOptions& options,
                      const std::vector<std::vector<double>>& seconds) {
   const int per_node = profile.devices_per_node;
   if (!options.symmetric || per_node < 2 || options.workers <= per_node || options.workers % per_node != 0)
@@ -379,8 +379,8 @@ bool symmetric_world(const models::Plan& plan, const ClusterProfile& profile, co
   return true;
 }
 
-StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options,
-                                   std::vector<std::vector<double>> seconds) {
+StatusOr<std::string> run_in_child(const models::Plan& plan, const cluster::ClusterProfile& profile,
+                                   const SimOptions& options, std::vector<std::vector<double>> seconds) {
   const auto wall_start = std::chrono::steady_clock::now();
   TwinEngine twin;
   sg::Engine& engine = twin.engine();
@@ -409,7 +409,7 @@ StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfil
   result.events = static_cast<int64_t>(run.events().size());
   result.simulated_workers = (options.workers + stride - 1) / stride;
   auto peak = [&](const traces::Event& e) {
-    const DeviceType& device = profile.device_type_of(static_cast<int>(e.rank));
+    const cluster::DeviceType& device = profile.device_type_of(static_cast<int>(e.rank));
     const std::string& dtype =
         plan.tasks[*e.task_id].dtype.empty() ? profile.default_dtype : plan.tasks[*e.task_id].dtype;
     auto it = device.peak_flops.find(dtype);
@@ -448,7 +448,8 @@ StatusOr<std::string> run_in_child(const models::Plan& plan, const ClusterProfil
 
 }  // namespace
 
-StatusOr<SimResult> simulate_plan(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options) {
+StatusOr<SimResult> simulate_plan(const models::Plan& plan, const cluster::ClusterProfile& profile,
+                                  const SimOptions& options) {
   auto seconds = prepare(plan, profile, options);
   if (!seconds.is_ok()) return seconds.status();
   auto payload = run_isolated(

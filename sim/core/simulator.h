@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/core/collective_runner.h"
 
 namespace clustertwin::sim {
@@ -102,12 +102,13 @@ struct SimResult {
 /// comes back through a pipe. InvalidArgument for a plan that does not fit
 /// the world (see models/plan/plan_validator.h) or a task the profile cannot
 /// price; Internal when the simulation fails.
-StatusOr<SimResult> simulate_plan(const models::Plan& plan, const ClusterProfile& profile, const SimOptions& options);
+StatusOr<SimResult> simulate_plan(const models::Plan& plan, const cluster::ClusterProfile& profile,
+                                  const SimOptions& options);
 
 /// One simulation of a sweep.
 struct SimJob {
   const models::Plan* plan = nullptr;
-  const ClusterProfile* profile = nullptr;
+  const cluster::ClusterProfile* profile = nullptr;
   SimOptions options;
 };
 

@@ -4,7 +4,8 @@
 
 namespace clustertwin::sim {
 
-StatusOr<double> task_seconds(const models::Task& task, const DeviceType& device, const ClusterProfile& profile) {
+StatusOr<double> task_seconds(const models::Task& task, const cluster::DeviceType& device,
+                              const cluster::ClusterProfile& profile) {
   const std::string where = "task '" + task.name + "'";
   auto cost = task.cost_key.empty() ? profile.costs.end() : profile.costs.find(task.cost_key);
   if (cost != profile.costs.end()) {

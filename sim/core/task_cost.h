@@ -3,8 +3,8 @@
 #include <string>
 
 #include "common/status.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
-#include "sim/core/cluster_profile.h"
 
 namespace clustertwin::sim {
 
@@ -27,6 +27,7 @@ namespace clustertwin::sim {
 ///
 /// InvalidArgument names the task and what is missing (an unknown dtype, no
 /// host memory bandwidth in the profile, ...).
-StatusOr<double> task_seconds(const models::Task& task, const DeviceType& device, const ClusterProfile& profile);
+StatusOr<double> task_seconds(const models::Task& task, const cluster::DeviceType& device,
+                              const cluster::ClusterProfile& profile);
 
 }  // namespace clustertwin::sim

@@ -31,9 +31,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/flexmarl/frameworks.h"
+#include "models/flexmarl/schedule.h"
 #include "models/flexmarl/workload.h"
-#include "sim/core/cluster_profile.h"
 
 namespace clustertwin::sim {
 
@@ -50,12 +51,12 @@ struct FlexMarlSetup {
 };
 
 /// The device count `setup` runs on for `profile` (resolving devices = 0).
-int flexmarl_devices(const FlexMarlSetup& setup, const ClusterProfile& profile);
+int flexmarl_devices(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile);
 /// InvalidArgument naming the field and value: the workload's checks, the
 /// gap threshold, steps, the device count against the profile.
-Status validate(const FlexMarlSetup& setup, const ClusterProfile& profile);
+Status validate(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile);
 /// The profile's device as the cost formulas see it.
-flexmarl::DeviceFacts device_facts(const ClusterProfile& profile);
+flexmarl::DeviceFacts device_facts(const cluster::ClusterProfile& profile);
 
 /// A busy interval of some devices (for the timeline and the trace).
 struct BusyInterval {
@@ -82,17 +83,21 @@ struct FlexMarlRow {
   int64_t migrations = 0;       // intra-agent request moves, per step
   std::vector<double> step_times_s;
   std::vector<BusyInterval> last_step;  // the last step's intervals, times from its start
+  /// The schedule's decisions (models/flexmarl/schedule.h), every step, in
+  /// the order the twin took them; not in the rows' JSON or CSV.
+  std::vector<flexmarl::Decision> decisions;
   double wall_s = 0;
 };
 
 /// Runs one framework (in a child process: SimGrid keeps global state).
-StatusOr<FlexMarlRow> run_flexmarl(const FlexMarlSetup& setup, const ClusterProfile& profile,
+StatusOr<FlexMarlRow> run_flexmarl(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
                                    flexmarl::Framework framework);
 
 /// Runs each framework; fills speedup and utilisation gain against sync
 /// when sync is among them. `progress` (optional) after each.
 StatusOr<std::vector<FlexMarlRow>> run_flexmarl_frameworks(
-    const FlexMarlSetup& setup, const ClusterProfile& profile, const std::vector<flexmarl::Framework>& frameworks,
+    const FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
+    const std::vector<flexmarl::Framework>& frameworks,
     const std::function<void(const FlexMarlRow&, int done, int total)>& progress = {});
 
 /// The paper's MAS-RL step on the MA workload (../shared/papers/flexmarl.md).
@@ -108,7 +113,7 @@ struct SyncFit {
   double step_s = 0;  // sync's step with it
   int runs = 0;
 };
-StatusOr<SyncFit> calibrate_sync(const FlexMarlSetup& setup, const ClusterProfile& profile,
+StatusOr<SyncFit> calibrate_sync(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
                                  double target_s = kPaperSyncStepS);
 
 std::string flexmarl_rows_json(const std::vector<FlexMarlRow>& rows, const std::string& extra = "");

@@ -54,10 +54,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/flowtrain/allocator.h"
 #include "models/flowtrain/timing.h"
 #include "models/flowtrain/vlm.h"
-#include "sim/core/cluster_profile.h"
 
 namespace clustertwin::sim {
 
@@ -82,10 +82,10 @@ struct FlowTrainSetup {
 /// InvalidArgument naming the field and value: an unknown model, the worker
 /// count against the profile, a split with no encoder or no backbone worker,
 /// a pool smaller than one sample, batch and micro-batch sizes, steps.
-Status validate(const FlowTrainSetup& setup, const ClusterProfile& profile);
+Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
 
 /// The device model of `profile` with setup's efficiencies.
-flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const ClusterProfile& profile);
+flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
 
 /// A busy interval of a group of devices (the trace and the timeline).
 struct FlowTrainInterval {
@@ -114,15 +114,16 @@ struct FlowTrainRow {
 /// Whether `mode` can run `setup` on `profile`: the setup is valid and a
 /// layout fits the devices' memory (the allocator's closed form, no
 /// simulation); else the InvalidArgument run_flowtrain would return.
-Status flowtrain_fits(const FlowTrainSetup& setup, const ClusterProfile& profile, FlowTrainMode mode);
+Status flowtrain_fits(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, FlowTrainMode mode);
 
 /// Runs one mode (in a child process: SimGrid keeps global state).
-StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const ClusterProfile& profile, FlowTrainMode mode);
+StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile,
+                                     FlowTrainMode mode);
 
 /// Each mode at each worker count; speedup against monolithic at the same
 /// worker count when it is among the modes. `progress` after each run.
 StatusOr<std::vector<FlowTrainRow>> run_flowtrain_modes(
-    const FlowTrainSetup& setup, const ClusterProfile& profile, const std::vector<FlowTrainMode>& modes,
+    const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, const std::vector<FlowTrainMode>& modes,
     const std::vector<int>& workers,
     const std::function<void(const FlowTrainRow&, int done, int total)>& progress = {});
 

@@ -160,7 +160,8 @@ SimOptions nestpipe_sim_options() {
   return o;
 }
 
-StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup, const ClusterProfile& profile,
+StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup,
+                                                      const cluster::ClusterProfile& profile,
                                                       const NestPipeSweep& sweep) {
   CT_RETURN_IF_ERROR(validate(setup));
   std::vector<std::pair<Variant, int>> wanted = sweep.points;
@@ -174,7 +175,7 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
   }
   for (const auto& [v, w] : wanted) {
     if (w < 1) return Status::invalid_argument("--workers " + std::to_string(w) + ": must be at least 1");
-    CT_RETURN_IF_ERROR(check_worker_count(profile, w));
+    CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, w));
   }
   // Plans first (key statistics are the costly part at large scale; one per point).
   struct Point {

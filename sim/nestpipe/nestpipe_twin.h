@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/cluster/cluster_profile.h"
 #include "models/nestpipe/key_generator.h"
 #include "models/nestpipe/plans.h"
 #include "models/plan/plan.h"
-#include "sim/core/cluster_profile.h"
 #include "sim/core/simulator.h"
 
 namespace clustertwin::sim {
@@ -94,7 +94,8 @@ SimOptions nestpipe_sim_options();
 /// Runs every (variant, workers) point; rows in sweep order (variants
 /// outer, or the order of `points`), with speedup and scaling efficiency
 /// filled in (speedup 0 where torchrec did not run at the same count).
-StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup, const ClusterProfile& profile,
+StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup,
+                                                      const cluster::ClusterProfile& profile,
                                                       const NestPipeSweep& sweep);
 
 /// The rows as a JSON object {"rows": [...]} (deterministic; `extra` holds

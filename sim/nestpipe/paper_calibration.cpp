@@ -28,7 +28,7 @@ double busy(const SimResult& r, const std::string& layer) {
   return 0;
 }
 
-StatusOr<Observed> observe(const models::Plan& plan, const ClusterProfile& profile, int workers) {
+StatusOr<Observed> observe(const models::Plan& plan, const cluster::ClusterProfile& profile, int workers) {
   SimOptions o = nestpipe_sim_options();
   o.workers = workers;
   auto r = simulate_plan(plan, profile, o);
@@ -48,11 +48,11 @@ StatusOr<Observed> observe(const models::Plan& plan, const ClusterProfile& profi
   return out;
 }
 
-void set_fit(const BaselineFit& f, ClusterProfile* p) {
-  p->costs["dense_fwd"] = CostModel{0, f.dense_flop_rate, 0, 0, 0, 0};
-  p->costs["dense_bwd"] = CostModel{0, f.dense_flop_rate, 0, 0, 0, 0};
-  p->costs["lookup_gather"] = CostModel{0, 0, f.lookup_byte_rate, f.lookup_per_request_s, 0, 0};
-  p->collectives["alltoall"] = CollectiveFactor{f.a2a_efficiency, f.a2a_congestion_peers, {}};
+void set_fit(const BaselineFit& f, cluster::ClusterProfile* p) {
+  p->costs["dense_fwd"] = cluster::CostModel{0, f.dense_flop_rate, 0, 0, 0, 0};
+  p->costs["dense_bwd"] = cluster::CostModel{0, f.dense_flop_rate, 0, 0, 0, 0};
+  p->costs["lookup_gather"] = cluster::CostModel{0, 0, f.lookup_byte_rate, f.lookup_per_request_s, 0, 0};
+  p->collectives["alltoall"] = cluster::CollectiveFactor{f.a2a_efficiency, f.a2a_congestion_peers, {}};
 }
 
 }  // namespace
@@ -67,22 +67,23 @@ PaperBaseline gpu_128_assumed_baseline() {
   return b;
 }
 
-void add_nestpipe_default_costs(ClusterProfile* profile) {
+void add_nestpipe_default_costs(cluster::ClusterProfile* profile) {
   if (profile->costs.count("emb_update") == 0 && profile->host_memory_bandwidth > 0) {
     // Read the gradient, read and write the row: three passes over the rows.
     profile->costs["emb_update"] =
-        CostModel{0, 0, profile->host_memory_bandwidth / profile->devices_per_node / 3.0, 0, 0, 0};
+        cluster::CostModel{0, 0, profile->host_memory_bandwidth / profile->devices_per_node / 3.0, 0, 0, 0};
   }
 }
 
-StatusOr<ClusterProfile> calibrate_nestpipe_baseline(const ClusterProfile& base, const NestPipeSetup& setup,
-                                                     const PaperBaseline& paper, BaselineFit* report) {
+StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::ClusterProfile& base,
+                                                              const NestPipeSetup& setup, const PaperBaseline& paper,
+                                                              BaselineFit* report) {
   const std::string where = "calibrating '" + base.name + "' to the paper's TorchRec: ";
   if (base.host_memory_bandwidth <= 0) {
     return Status::invalid_argument(where + "the profile has no host_memory_bandwidth");
   }
-  CT_RETURN_IF_ERROR(check_worker_count(base, paper.small_workers));
-  if (paper.large_workers > 0) CT_RETURN_IF_ERROR(check_worker_count(base, paper.large_workers));
+  CT_RETURN_IF_ERROR(cluster::check_worker_count(base, paper.small_workers));
+  if (paper.large_workers > 0) CT_RETURN_IF_ERROR(cluster::check_worker_count(base, paper.large_workers));
   // The two scales side by side (plans, then each round's two simulations): each is one core's work.
   StatusOr<models::Plan> large_plan = models::Plan{};
   std::thread large_thread;
@@ -95,7 +96,7 @@ StatusOr<ClusterProfile> calibrate_nestpipe_baseline(const ClusterProfile& base,
   if (!small_plan.is_ok()) return small_plan.status();
   if (!large_plan.is_ok()) return large_plan.status();
 
-  ClusterProfile p = base;
+  cluster::ClusterProfile p = base;
   add_nestpipe_default_costs(&p);
   BaselineFit f;
   auto peak = p.device.peak_flops.find(p.default_dtype);
@@ -185,7 +186,7 @@ StatusOr<ClusterProfile> calibrate_nestpipe_baseline(const ClusterProfile& base,
 
     // All2All: factor f(W) = (1 + (W-1)/P) / E on the network's own time.
     if (!two_scales) continue;
-    const CollectiveFactor now{f.a2a_efficiency, f.a2a_congestion_peers, {}};
+    const cluster::CollectiveFactor now{f.a2a_efficiency, f.a2a_congestion_peers, {}};
     const double fs = paper.a2a_share_small * target_small / (s->a2a / now.byte_factor(paper.small_workers));
     f.notes.clear();
     f.a2a_congestion_peers = 0;

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 
 namespace clustertwin::sim {
@@ -70,14 +70,15 @@ struct BaselineFit {
 /// rate). The embedding update (host work, no roofline) is priced at three
 /// passes over its rows at the host memory bandwidth share of one device.
 /// NestPipe's own figures are never used. `report` (optional) gets the fit.
-StatusOr<ClusterProfile> calibrate_nestpipe_baseline(const ClusterProfile& base, const NestPipeSetup& setup,
-                                                     const PaperBaseline& paper, BaselineFit* report);
+StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::ClusterProfile& base,
+                                                              const NestPipeSetup& setup, const PaperBaseline& paper,
+                                                              BaselineFit* report);
 
 /// The fit as a JSON object (for --json and the study's output).
 std::string baseline_fit_json(const BaselineFit& fit);
 
 /// Adds the costs the NestPipe plans need and the datasheet cannot give
 /// (the embedding update on the host) to a profile that lacks them.
-void add_nestpipe_default_costs(ClusterProfile* profile);
+void add_nestpipe_default_costs(cluster::ClusterProfile* profile);
 
 }  // namespace clustertwin::sim

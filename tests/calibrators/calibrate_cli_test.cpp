@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 #include "tests/cli/run_command.h"
 
 namespace clustertwin::calibrators {
@@ -38,7 +38,7 @@ TEST(CalibrateCliTest, ASegmentOfPureLatencyIsNamedSo) {
   EXPECT_NE(allreduce.find(" us/step, latency only]"), std::string::npos) << allreduce;
   EXPECT_NE(allreduce.find(" GB/s bus]"), std::string::npos) << allreduce;  // the larger sizes have a bandwidth
   EXPECT_EQ(c.out.find("e+09 GB/s"), std::string::npos) << c.out;
-  auto profile = sim::load_cluster_profile(out);
+  auto profile = cluster::load_cluster_profile(out);
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
   EXPECT_GE(profile->collectives.at("allreduce").fit.front().bus_bandwidth, 1e18);
 }
@@ -80,7 +80,7 @@ TEST(CalibrateCliTest, WritesAProfileThatValidateUsesAsAPrediction) {
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("# alltoall:"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("dense_fwd"), std::string::npos) << c.out;
-  auto profile = sim::load_cluster_profile(out);
+  auto profile = cluster::load_cluster_profile(out);
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
   EXPECT_EQ(profile->name, "mine");
   EXPECT_EQ(profile->collectives.at("allreduce").fit.front().from_bytes, 0);
@@ -137,7 +137,7 @@ TEST(CalibrateCliTest, BadInputIsOneLine) {
   expect_one_line(run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--max-error", "-0.5"}), "--max-error");
   expect_one_line(run_clustertwin({"validate", "collectives", "--real", kRun4}),
                   "is not a collective benchmark ('collectives')");
-  EXPECT_FALSE(sim::read_cluster_profile(out).is_ok());  // nothing written on failure
+  EXPECT_FALSE(cluster::read_cluster_profile(out).is_ok());  // nothing written on failure
 }
 
 }  // namespace

@@ -41,9 +41,9 @@ TEST(RobustLineTest, OneDistinctXGivesTheMean) {
 }
 
 // Samples of `op` among `n` at 4 KiB..64 MiB from two known segments, with +-1% noise.
-std::vector<CollectiveSample> synthetic(CollectiveOp op, int n, const std::vector<sim::CollectiveSegment>& truth,
+std::vector<CollectiveSample> synthetic(CollectiveOp op, int n, const std::vector<cluster::CollectiveSegment>& truth,
                                         uint32_t seed) {
-  sim::CollectiveFactor f;
+  cluster::CollectiveFactor f;
   f.fit = truth;
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> noise(-0.01, 0.01);
@@ -55,7 +55,7 @@ std::vector<CollectiveSample> synthetic(CollectiveOp op, int n, const std::vecto
   return out;
 }
 
-const std::vector<sim::CollectiveSegment> kTruth = {{0, 40e-6, 0.8e9}, {1 << 20, 250e-6, 0.45e9}};
+const std::vector<cluster::CollectiveSegment> kTruth = {{0, 40e-6, 0.8e9}, {1 << 20, 250e-6, 0.45e9}};
 
 void expect_recovered(const NetworkFit& fit) {
   ASSERT_EQ(fit.segments.size(), kTruth.size());
@@ -92,8 +92,8 @@ TEST(NetworkFitTest, PoolsGroupSizes) {
 
 // One straight line is one segment, fitted exactly.
 TEST(NetworkFitTest, OneLineIsOneSegment) {
-  const std::vector<sim::CollectiveSegment> line = {{0, 30e-6, 1.1e9}};
-  sim::CollectiveFactor f;
+  const std::vector<cluster::CollectiveSegment> line = {{0, 30e-6, 1.1e9}};
+  cluster::CollectiveFactor f;
   f.fit = line;
   std::vector<CollectiveSample> samples;
   for (int64_t bytes = 4096; bytes <= (int64_t{1} << 26); bytes *= 4)
@@ -137,7 +137,7 @@ TEST(NetworkFitTest, SamplesSpanLastStartToLastEnd) {
 // The twin's own benchmark on the fitted profile gives the generating times back.
 TEST(NetworkFitTest, TheTwinPredictsTheFittedBenchmark) {
   const auto fits = fit_network(synthetic(CollectiveOp::kAllToAll, 4, kTruth, 2), NetworkFitOptions{});
-  auto profile = sim::load_cluster_profile("localhost-cpu");
+  auto profile = cluster::load_cluster_profile("localhost-cpu");
   ASSERT_TRUE(profile.is_ok());
   add_network_fits(fits, &*profile);
   sim::CollectiveBenchOptions o;
@@ -146,7 +146,7 @@ TEST(NetworkFitTest, TheTwinPredictsTheFittedBenchmark) {
   o.sizes = {4096, 65536, 1 << 20, 16 << 20};
   auto rows = sim::bench_collective(o, *profile);
   ASSERT_TRUE(rows.is_ok()) << rows.status().message();
-  sim::CollectiveFactor truth;
+  cluster::CollectiveFactor truth;
   truth.fit = kTruth;
   for (const auto& row : *rows) {
     EXPECT_NEAR(row.time_s / truth.fitted_seconds(CollectiveOp::kAllToAll, row.bytes, 4), 1, 0.01) << row.bytes;

@@ -34,7 +34,7 @@ TEST(FitKeysTest, PooledSizesGiveLatencyAndRate) {
   EXPECT_DOUBLE_EQ(fits[1].latency_s, 0);
   EXPECT_DOUBLE_EQ(fits[1].seconds_per_unit, 5e-3 / 2e6);
   EXPECT_DOUBLE_EQ(fits[2].latency_s, 2e-3);
-  const sim::ClusterProfile p = profile_with_fits(sim::ClusterProfile{}, fits);
+  const cluster::ClusterProfile p = profile_with_fits(cluster::ClusterProfile{}, fits);
   EXPECT_NEAR(p.costs.at("dense_fwd").seconds(2e6, 0), 3e-3, 1e-12);
   EXPECT_NEAR(p.costs.at("emb_a2a_fwd").seconds(0, 2e6), 5e-3, 1e-12);
   EXPECT_DOUBLE_EQ(p.costs.at("emb_update").seconds(0, 0), 2e-3);

@@ -139,7 +139,7 @@ TEST(PlanCliTest, FlowTrainModesThatFitNowhereAreNamed) {
 TEST(PlanCliTest, FlexMarlAnswerIsConfirmedByTheTwin) {
   const std::vector<std::string> uncalibrated = {"--calibration", "none"};
   const double at_48 =
-      sim_value(with({"sim", "flexmarl", "--framework", "flexmarl", "--devices", "48"}, uncalibrated), "tokens_per_s");
+      sim_value(with({"sim", "flexmarl", "--framework", "flexmarl", "--workers", "48"}, uncalibrated), "tokens_per_s");
   const double target = 0.95 * at_48;
   const auto r = run_clustertwin(
       with({"plan", "flexmarl", "--target-throughput", std::to_string(target), "--max-workers", "96", "--json"},

@@ -96,6 +96,30 @@ TEST(SimFlexMarlCliTest, ScaleTestAgentsAndTheTable) {
   EXPECT_NE(r.out.find("marti                3x32B+7x14B     160"), std::string::npos) << r.out;
 }
 
+// --workers is the flag of every twin; --devices, FlexMARL's old name for it,
+// still works, says once on stderr that it is deprecated, and gives the same
+// rows. Both at once is an error.
+TEST(SimFlexMarlCliTest, DevicesIsADeprecatedAliasOfWorkers) {
+  const std::vector<std::string> base = {"sim", "flexmarl", "--framework", "marti", "--calibration", "none", "--json"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_clustertwin(args);
+  };
+  const auto workers = with({"--workers", "48"});
+  const auto devices = with({"--devices", "48"});
+  ASSERT_EQ(workers.exit_code, 0) << workers.err;
+  ASSERT_EQ(devices.exit_code, 0) << devices.err;
+  EXPECT_EQ(nlohmann::json::parse(workers.out)["rows"][0]["devices"], 48);
+  EXPECT_EQ(devices.out, workers.out);
+  EXPECT_EQ(workers.err.find("deprecated"), std::string::npos) << workers.err;
+  EXPECT_EQ(devices.err.rfind("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", 0), 0u)
+      << devices.err;
+  const auto both = with({"--workers", "48", "--devices", "48"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_EQ(std::count(both.err.begin(), both.err.end(), '\n'), 1) << both.err;
+}
+
 struct BadFlag {
   std::vector<std::string> args;
   const char* line;
@@ -123,7 +147,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--framework", "verl"},
                 "--framework 'verl': unknown framework (known: sync, marti, flexmarl, flexmarl-nobalance, "
                 "flexmarl-noasync, or all)"},
-        BadFlag{{"--devices", "1000"}, "--devices 1000: more than the 768 devices of profile 'npu-768'"},
+        BadFlag{{"--workers", "1000"}, "--workers 1000: more than the 768 devices of profile 'npu-768'"},
         BadFlag{{"--group", "7"}, "workload MA: group 7 does not divide the global batch 64"},
         BadFlag{{"--steps", "1"}, "--steps 1: must be >= 2 (the first step is warm-up)"},
         BadFlag{{"--calibration", "x"}, "--calibration 'x': unknown (allowed: auto, paper, none)"},

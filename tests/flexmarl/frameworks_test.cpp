@@ -141,10 +141,10 @@ TEST(FrameworksTest, TooFewDevicesNamesTheCount) {
   auto d = deploy(ma_workload(), Framework::kFlexMarl, 8, npu());
   ASSERT_FALSE(d.is_ok());
   EXPECT_EQ(d.status().message(),
-            "--devices 8: too few for 3 agents (a rollout instance per agent and a training pool of 8 devices)");
+            "--workers 8: too few for 3 agents (a rollout instance per agent and a training pool of 8 devices)");
   auto s = deploy(ma_workload(), Framework::kSync, 2, npu());
   ASSERT_FALSE(s.is_ok());
-  EXPECT_EQ(s.status().message(), "--devices 2: too few for 3 agents (agent analysis trains on at least 8 devices)");
+  EXPECT_EQ(s.status().message(), "--workers 2: too few for 3 agents (agent analysis trains on at least 8 devices)");
 }
 
 }  // namespace

@@ -51,13 +51,13 @@ CMAKE
 cat > "$work/user/main.cpp" <<'CPP'
 #include <cstdio>
 
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 #include "sim/nestpipe/paper_calibration.h"
 
 int main() {
   using namespace clustertwin::sim;
-  auto profile = load_cluster_profile("gpu-128");
+  auto profile = clustertwin::cluster::load_cluster_profile("gpu-128");
   if (!profile.is_ok()) return 1;
   NestPipeSetup setup;
   setup.model = "hstu-small";

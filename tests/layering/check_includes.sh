@@ -52,7 +52,15 @@ check calibrators real experiments cli
 
 # The executors (real/nestpipe, real/flexmarl, real/flowtrain): none includes another's folder (what they
 # share lives in real/core; the kernels of real/sis and real/gpu are libraries any of them may use).
-executors=(nestpipe flexmarl flowtrain)
+# The executors are the systems of the registry (common/systems.def).
+executors=()
+while IFS= read -r line; do
+  [[ $line =~ ^CT_SYSTEM\(([a-z][a-z0-9_]*), ]] && executors+=("${BASH_REMATCH[1]}")
+done <"$root/common/systems.def"
+if [ ${#executors[@]} -eq 0 ]; then
+  echo "check_includes.sh: $root/common/systems.def lists no system" >&2
+  exit 2
+fi
 for system in "${executors[@]}"; do
   others=()
   for o in "${executors[@]}"; do [ "$o" = "$system" ] || others+=("real/$o"); done

@@ -33,13 +33,13 @@ StepSizes sizes() {
 
 // Costs: gather 40 ms, copy 30 ms, update 10 ms, patch 1 ms, h2d 5 ms; dense forward 20 ms and backward 40 ms
 // per batch (5e10 FLOP/s over 1e9 and 2e9 FLOPs), so a quarter of that per micro-batch.
-sim::ClusterProfile profile() {
-  sim::ClusterProfile p = sim::testing::uniform_switch(4, 10e9, 1e-6, 0.5e-6);
-  auto fixed = [](double seconds) { return sim::CostModel{seconds, 0, 0, 0, 0, 0}; };
+cluster::ClusterProfile profile() {
+  cluster::ClusterProfile p = sim::testing::uniform_switch(4, 10e9, 1e-6, 0.5e-6);
+  auto fixed = [](double seconds) { return cluster::CostModel{seconds, 0, 0, 0, 0, 0}; };
   p.costs = {{"lookup_gather", fixed(40e-3)},
              {"lookup_copy", fixed(30e-3)},
-             {"dense_fwd", sim::CostModel{0, 5e10, 0, 0, 0, 0}},
-             {"dense_bwd", sim::CostModel{0, 5e10, 0, 0, 0, 0}},
+             {"dense_fwd", cluster::CostModel{0, 5e10, 0, 0, 0, 0}},
+             {"dense_bwd", cluster::CostModel{0, 5e10, 0, 0, 0, 0}},
              {"emb_update", fixed(10e-3)},
              {"dbp_patch", fixed(1e-3)},
              {"h2d", fixed(5e-3)}};

@@ -11,7 +11,7 @@ namespace clustertwin::sim {
 namespace {
 
 TEST(NestPipeTwinTest, CalibrationReproducesThePaperBaselineAndNestPipeFollows) {
-  auto base = load_cluster_profile("npu-1536");
+  auto base = cluster::load_cluster_profile("npu-1536");
   ASSERT_TRUE(base.is_ok());
   NestPipeSetup setup;
   BaselineFit fit;
@@ -46,7 +46,7 @@ TEST(NestPipeTwinTest, CalibrationReproducesThePaperBaselineAndNestPipeFollows) 
 }
 
 TEST(NestPipeTwinTest, SingleScaleCalibrationHitsTheSharesWithTheNetworkAsIs) {
-  auto base = load_cluster_profile("gpu-128");
+  auto base = cluster::load_cluster_profile("gpu-128");
   ASSERT_TRUE(base.is_ok());
   NestPipeSetup setup;
   setup.model = "fuxi-kuairand";

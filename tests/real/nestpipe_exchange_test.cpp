@@ -9,7 +9,9 @@
 #include "common/state_dump.h"
 #include "real/nestpipe/exchange.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
+
+using clustertwin::nestpipe::Batch;
 namespace {
 
 using V = std::vector<int64_t>;
@@ -164,4 +166,4 @@ TEST(StateDumpTest, RoundTripsAndNamesCorruption) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

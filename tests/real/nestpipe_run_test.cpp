@@ -18,7 +18,7 @@
 #include "tests/cli/run_command.h"
 #include "traces/validator.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 namespace {
 
 using testing::CommandResult;
@@ -226,4 +226,4 @@ TEST(NestPipeRunTest, TrainsOnACriteoFile) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

@@ -8,7 +8,7 @@
 #include "real/nestpipe/dual_buffer.h"
 #include "real/nestpipe/embedding_store.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::real::nestpipe {
 namespace {
 
 constexpr uint64_t kSeed = 7;
@@ -279,4 +279,4 @@ TEST(EmbeddingStoreErrorTest, CreateRejectsBadOptions) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::real::nestpipe

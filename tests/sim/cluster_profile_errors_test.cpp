@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 
 namespace clustertwin::sim {
 namespace {
@@ -47,14 +47,14 @@ std::string tiny_with(const std::string& from, const std::string& to) {
 }
 
 std::string error_of(const std::string& yaml) {
-  StatusOr<ClusterProfile> profile = parse_cluster_profile(yaml, "tiny.yaml");
+  StatusOr<cluster::ClusterProfile> profile = cluster::parse_cluster_profile(yaml, "tiny.yaml");
   if (profile.is_ok()) return "(parsed without error)";
   EXPECT_EQ(profile.status().code(), Status::Code::kInvalidArgument);
   return profile.status().message();
 }
 
 TEST(ProfileErrorTest, TheBaseProfileIsValid) {
-  StatusOr<ClusterProfile> profile = parse_cluster_profile(kTiny, "tiny.yaml");
+  StatusOr<cluster::ClusterProfile> profile = cluster::parse_cluster_profile(kTiny, "tiny.yaml");
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
   EXPECT_EQ(profile->devices(), 8);
   EXPECT_DOUBLE_EQ(profile->nics.link.bandwidth, 12.5e9);  // 100 Gb/s = 100e9 / 8 B/s
@@ -216,11 +216,11 @@ TEST(ProfileErrorTest, WrongShapeOfValue) {
 }
 
 TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {
-  StatusOr<ClusterProfile> p =
-      parse_cluster_profile(tiny_with("",
-                                      "costs: {lookup: {per_request: 1.5ms, byte_rate: 1GB/s}}\n"
-                                      "collectives: {alltoall: {efficiency: 0.25, congestion_peers: 290}}\n"),
-                            "tiny.yaml");
+  StatusOr<cluster::ClusterProfile> p =
+      cluster::parse_cluster_profile(tiny_with("",
+                                               "costs: {lookup: {per_request: 1.5ms, byte_rate: 1GB/s}}\n"
+                                               "collectives: {alltoall: {efficiency: 0.25, congestion_peers: 290}}\n"),
+                                     "tiny.yaml");
   ASSERT_TRUE(p.is_ok()) << p.status().message();
   // 3 requests x 1.5 ms + 1e9 B / 1e9 B/s
   EXPECT_DOUBLE_EQ(p->costs.at("lookup").seconds(0, 1e9, 3), 1.0045);

@@ -1,4 +1,4 @@
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 
 #include <gtest/gtest.h>
 
@@ -6,26 +6,26 @@
 #include <string>
 
 #include "common/file_io.h"
-#include "sim/platforms/embedded_profiles.h"
+#include "models/cluster/embedded_profiles.h"
 
 namespace clustertwin::sim {
 namespace {
 
 const std::string kPlatformsDir = std::string(CT_SOURCE_DIR) + "/sim/platforms/";
 
-ClusterProfile load(const std::string& name) {
-  StatusOr<ClusterProfile> profile = load_cluster_profile(name);
+cluster::ClusterProfile load(const std::string& name) {
+  StatusOr<cluster::ClusterProfile> profile = cluster::load_cluster_profile(name);
   EXPECT_TRUE(profile.is_ok()) << profile.status().message();
-  return profile.is_ok() ? *profile : ClusterProfile();
+  return profile.is_ok() ? *profile : cluster::ClusterProfile();
 }
 
 TEST(ShippedProfilesTest, NamesInTheOrderOfTheBuild) {
-  EXPECT_EQ(shipped_profile_names(),
+  EXPECT_EQ(cluster::shipped_profile_names(),
             (std::vector<std::string>{"h100-1024", "gpu-128", "localhost-cpu", "npu-1536", "npu-768"}));
 }
 
 TEST(ShippedProfilesTest, EmbeddedCopiesAreTheSourceFiles) {
-  for (const EmbeddedProfile& embedded : embedded_profiles()) {
+  for (const cluster::EmbeddedProfile& embedded : cluster::embedded_profiles()) {
     StatusOr<std::string> source = read_file(kPlatformsDir + std::string(embedded.name) + ".yaml");
     ASSERT_TRUE(source.is_ok()) << source.status().message();
     EXPECT_EQ(embedded.yaml, *source) << embedded.name << ": rebuild to embed the edited YAML";
@@ -33,22 +33,22 @@ TEST(ShippedProfilesTest, EmbeddedCopiesAreTheSourceFiles) {
 }
 
 TEST(ShippedProfilesTest, EveryOneLoadsByNameAndByPath) {
-  for (const std::string& name : shipped_profile_names()) {
-    ClusterProfile by_name = load(name);
+  for (const std::string& name : cluster::shipped_profile_names()) {
+    cluster::ClusterProfile by_name = load(name);
     EXPECT_EQ(by_name.name, name);
     EXPECT_FALSE(by_name.description.empty()) << name;
-    StatusOr<ClusterProfile> by_path = load_cluster_profile(kPlatformsDir + name + ".yaml");
+    StatusOr<cluster::ClusterProfile> by_path = cluster::load_cluster_profile(kPlatformsDir + name + ".yaml");
     ASSERT_TRUE(by_path.is_ok()) << by_path.status().message();
     EXPECT_EQ(by_path->devices(), by_name.devices()) << name;
   }
 }
 
 TEST(ShippedProfilesTest, Npu768IsNpu1536AtFlexMarlsSize) {
-  const ClusterProfile small = load("npu-768");
-  const ClusterProfile large = load("npu-1536");
+  const cluster::ClusterProfile small = load("npu-768");
+  const cluster::ClusterProfile large = load("npu-1536");
   EXPECT_EQ(small.nodes, 48);  // FlexMARL: 48 nodes x 16 NPUs
   EXPECT_EQ(small.devices(), 768);
-  EXPECT_EQ(topology_capacity(small.topology), 48);
+  EXPECT_EQ(cluster::topology_capacity(small.topology), 48);
   EXPECT_EQ(small.devices_per_node, large.devices_per_node);
   EXPECT_DOUBLE_EQ(small.device.memory_bytes, 64e9);  // FlexMARL: 64 GB per NPU
   EXPECT_DOUBLE_EQ(small.device.memory_bandwidth, large.device.memory_bandwidth);
@@ -58,7 +58,7 @@ TEST(ShippedProfilesTest, Npu768IsNpu1536AtFlexMarlsSize) {
 }
 
 TEST(ShippedProfilesTest, Npu1536) {
-  const ClusterProfile p = load("npu-1536");
+  const cluster::ClusterProfile p = load("npu-1536");
   EXPECT_EQ(p.nodes, 96);
   EXPECT_EQ(p.devices_per_node, 16);
   EXPECT_EQ(p.devices(), 1536);  // 96 * 16, NestPipe's worker count
@@ -66,23 +66,23 @@ TEST(ShippedProfilesTest, Npu1536) {
   EXPECT_DOUBLE_EQ(p.device.peak_flops.at("bf16"), 376e12);  // 752 TFLOPS per 910C / 2 dies
   EXPECT_DOUBLE_EQ(p.device.memory_bytes, 64e9);
   EXPECT_DOUBLE_EQ(p.device.memory_bandwidth, 1.6e12);
-  EXPECT_EQ(p.intra_node.kind, IntraNode::Kind::kSwitch);
+  EXPECT_EQ(p.intra_node.kind, cluster::IntraNode::Kind::kSwitch);
   EXPECT_DOUBLE_EQ(p.intra_node.link.bandwidth, 196e9);  // 392 GB/s per 910C per direction / 2 dies
   EXPECT_EQ(p.nics.per_node, 16);
   EXPECT_DOUBLE_EQ(p.nics.link.bandwidth, 25e9);  // 200 Gb/s = 200e9 / 8 B/s
   EXPECT_DOUBLE_EQ(p.nics.link.latency, 2e-6);
   EXPECT_DOUBLE_EQ(p.host_memory_bandwidth, 750.8e9);  // 4 CPUs * 8 channels * 2933e6 * 8 B
-  EXPECT_EQ(p.topology.kind, Topology::Kind::kFatTree);
+  EXPECT_EQ(p.topology.kind, cluster::Topology::Kind::kFatTree);
   EXPECT_EQ(p.topology.levels, 2);
   EXPECT_EQ(p.topology.nodes_per_leaf, 8);
   EXPECT_EQ(p.topology.radix, 12);
   EXPECT_EQ(p.topology.oversubscription, std::vector<double>{1.0});
-  EXPECT_EQ(topology_capacity(p.topology), 96);  // 8 * 12^(2-1)
-  EXPECT_TRUE(p.costs.empty());                  // left to the calibrators
+  EXPECT_EQ(cluster::topology_capacity(p.topology), 96);  // 8 * 12^(2-1)
+  EXPECT_TRUE(p.costs.empty());                           // left to the calibrators
 }
 
 TEST(ShippedProfilesTest, Gpu128) {
-  const ClusterProfile p = load("gpu-128");
+  const cluster::ClusterProfile p = load("gpu-128");
   EXPECT_EQ(p.devices(), 128);  // 16 * 8
   EXPECT_EQ(p.device.name, "A100-SXM4-80GB");
   EXPECT_DOUBLE_EQ(p.device.peak_flops.at("bf16"), 312e12);
@@ -91,12 +91,12 @@ TEST(ShippedProfilesTest, Gpu128) {
   EXPECT_EQ(p.nics.per_node, 8);
   EXPECT_DOUBLE_EQ(p.nics.link.bandwidth, 25e9);  // 200 Gb/s HDR = 200e9 / 8 B/s
   EXPECT_TRUE(p.nics.rail_optimized);
-  EXPECT_EQ(p.topology.kind, Topology::Kind::kRailLeafSpine);
-  EXPECT_EQ(topology_capacity(p.topology), 16);  // 8 nodes per leaf * radix 2
+  EXPECT_EQ(p.topology.kind, cluster::Topology::Kind::kRailLeafSpine);
+  EXPECT_EQ(cluster::topology_capacity(p.topology), 16);  // 8 nodes per leaf * radix 2
 }
 
 TEST(ShippedProfilesTest, H100_1024) {
-  const ClusterProfile p = load("h100-1024");
+  const cluster::ClusterProfile p = load("h100-1024");
   EXPECT_EQ(p.devices(), 1024);                                // 128 * 8
   EXPECT_DOUBLE_EQ(p.device.peak_flops.at("bf16"), 989.5e12);  // 1,979 TFLOPS with sparsity / 2
   EXPECT_DOUBLE_EQ(p.device.peak_flops.at("fp8"), 1979e12);
@@ -105,22 +105,22 @@ TEST(ShippedProfilesTest, H100_1024) {
   EXPECT_DOUBLE_EQ(p.intra_node.link.bandwidth, 450e9);  // NVLink4 900 GB/s both directions / 2
   EXPECT_DOUBLE_EQ(p.nics.link.bandwidth, 50e9);         // 400 Gb/s = 400e9 / 8 B/s
   EXPECT_DOUBLE_EQ(p.host_link.bandwidth, 64e9);         // PCIe Gen5 128 GB/s both directions / 2
-  EXPECT_EQ(p.topology.kind, Topology::Kind::kRailLeafSpine);
+  EXPECT_EQ(p.topology.kind, cluster::Topology::Kind::kRailLeafSpine);
   EXPECT_EQ(p.topology.nodes_per_leaf, 32);
-  EXPECT_EQ(topology_capacity(p.topology), 128);          // 32 * 4
-  EXPECT_DOUBLE_EQ(p.topology.switch_link.bandwidth, 0);  // 0: as fast as what the links carry
+  EXPECT_EQ(cluster::topology_capacity(p.topology), 128);  // 32 * 4
+  EXPECT_DOUBLE_EQ(p.topology.switch_link.bandwidth, 0);   // 0: as fast as what the links carry
   EXPECT_DOUBLE_EQ(p.topology.switch_link.latency, 0.2e-6);
 }
 
 TEST(ShippedProfilesTest, LocalhostCpu) {
-  const ClusterProfile p = load("localhost-cpu");
+  const cluster::ClusterProfile p = load("localhost-cpu");
   EXPECT_EQ(p.nodes, 1);
   EXPECT_EQ(p.devices(), 4);
   EXPECT_EQ(p.default_dtype, "fp32");
   EXPECT_DOUBLE_EQ(p.device.peak_flops.at("fp32"), 25e9);
   EXPECT_DOUBLE_EQ(p.intra_node.link.bandwidth, 3e9);
   EXPECT_DOUBLE_EQ(p.intra_node.link.latency, 30e-6);
-  EXPECT_EQ(p.topology.kind, Topology::Kind::kSingleSwitch);
+  EXPECT_EQ(p.topology.kind, cluster::Topology::Kind::kSingleSwitch);
 }
 
 constexpr char kMixed[] = R"(
@@ -143,9 +143,9 @@ costs:
 )";
 
 TEST(ParseClusterProfileTest, MixedDeviceTypesStragglersAndCosts) {
-  StatusOr<ClusterProfile> parsed = parse_cluster_profile(kMixed, "/some/dir/mixed.yaml");
+  StatusOr<cluster::ClusterProfile> parsed = cluster::parse_cluster_profile(kMixed, "/some/dir/mixed.yaml");
   ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
-  const ClusterProfile& p = *parsed;
+  const cluster::ClusterProfile& p = *parsed;
   EXPECT_EQ(p.name, "mixed");  // no name field: the file's stem
   EXPECT_EQ(p.device_type_of(0).name, "gpu-a");
   EXPECT_EQ(p.device_type_of(3).name, "gpu-a");  // node 1 names the default type, which needs no entry
@@ -159,9 +159,9 @@ TEST(ParseClusterProfileTest, MixedDeviceTypesStragglersAndCosts) {
   EXPECT_DOUBLE_EQ(p.slowdown_of(1), 1.5);
   EXPECT_DOUBLE_EQ(p.slowdown_of(2), 1.0);  // absent: not slowed
   EXPECT_DOUBLE_EQ(p.slowdown_of(5), 2.0);
-  EXPECT_EQ(p.intra_node.kind, IntraNode::Kind::kFullMesh);
+  EXPECT_EQ(p.intra_node.kind, cluster::IntraNode::Kind::kFullMesh);
   EXPECT_DOUBLE_EQ(p.host_link.latency, 0);  // latency defaults to 0
-  EXPECT_EQ(p.topology.kind, Topology::Kind::kDragonfly);
+  EXPECT_EQ(p.topology.kind, cluster::Topology::Kind::kDragonfly);
   // embedding_lookup of 1 MB: 5 us + 1e6 B / 20e9 B/s = 5e-6 + 50e-6 s
   EXPECT_DOUBLE_EQ(p.costs.at("embedding_lookup").seconds(0, 1e6), 55e-6);
   // attention of 80 TFLOP: 80e12 / 40e12 FLOP/s = 2 s; no latency, bytes not counted
@@ -170,7 +170,7 @@ TEST(ParseClusterProfileTest, MixedDeviceTypesStragglersAndCosts) {
 
 TEST(CostModelTest, AbsentRatesAddNothing) {
   struct Case {
-    CostModel model;
+    cluster::CostModel model;
     double flops, bytes, expected;
   };
   const Case cases[] = {
@@ -185,30 +185,30 @@ TEST(CostModelTest, AbsentRatesAddNothing) {
 }
 
 TEST(TopologyCapacityTest, ByKind) {
-  Topology tree;
-  tree.kind = Topology::Kind::kFatTree;
+  cluster::Topology tree;
+  tree.kind = cluster::Topology::Kind::kFatTree;
   tree.levels = 3;
   tree.nodes_per_leaf = 4;
   tree.radix = 8;
-  EXPECT_EQ(topology_capacity(tree), 256);  // 4 * 8^(3-1)
+  EXPECT_EQ(cluster::topology_capacity(tree), 256);  // 4 * 8^(3-1)
   tree.levels = 1;
-  EXPECT_EQ(topology_capacity(tree), 4);  // one leaf switch
+  EXPECT_EQ(cluster::topology_capacity(tree), 4);  // one leaf switch
   tree.levels = 40;
-  EXPECT_EQ(topology_capacity(tree), std::numeric_limits<int64_t>::max());  // 4 * 8^39 saturates
+  EXPECT_EQ(cluster::topology_capacity(tree), std::numeric_limits<int64_t>::max());  // 4 * 8^39 saturates
 
-  Topology fly;
-  fly.kind = Topology::Kind::kDragonfly;
+  cluster::Topology fly;
+  fly.kind = cluster::Topology::Kind::kDragonfly;
   fly.nodes_per_leaf = 2;
   fly.routers_per_group = 4;
   fly.global_links_per_router = 2;
-  EXPECT_EQ(topology_capacity(fly), 72);  // (4 * 2 + 1) groups * 4 routers * 2 nodes
+  EXPECT_EQ(cluster::topology_capacity(fly), 72);  // (4 * 2 + 1) groups * 4 routers * 2 nodes
 
-  EXPECT_EQ(topology_capacity(Topology()), std::numeric_limits<int64_t>::max());  // single switch
-  EXPECT_EQ(topology_kind_name(Topology::Kind::kRailLeafSpine), "rail_leaf_spine");
+  EXPECT_EQ(cluster::topology_capacity(cluster::Topology()), std::numeric_limits<int64_t>::max());  // single switch
+  EXPECT_EQ(cluster::topology_kind_name(cluster::Topology::Kind::kRailLeafSpine), "rail_leaf_spine");
 }
 
 TEST(CheckWorkerCountTest, Npu1536) {
-  const ClusterProfile p = load("npu-1536");
+  const cluster::ClusterProfile p = load("npu-1536");
   struct Case {
     int workers;
     std::string message;  // empty: accepted
@@ -227,7 +227,7 @@ TEST(CheckWorkerCountTest, Npu1536) {
       {-3, "--workers -3: must be at least 1"},
   };
   for (const Case& c : cases) {
-    const Status status = check_worker_count(p, c.workers);
+    const Status status = cluster::check_worker_count(p, c.workers);
     if (c.message.empty()) {
       EXPECT_TRUE(status.is_ok()) << c.workers << ": " << status.message();
     } else {
@@ -238,7 +238,7 @@ TEST(CheckWorkerCountTest, Npu1536) {
 }
 
 TEST(LoadClusterProfileTest, UnknownNameListsTheShippedOnes) {
-  StatusOr<ClusterProfile> profile = load_cluster_profile("x");
+  StatusOr<cluster::ClusterProfile> profile = cluster::load_cluster_profile("x");
   ASSERT_FALSE(profile.is_ok());
   EXPECT_EQ(profile.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(profile.status().message(),
@@ -247,18 +247,18 @@ TEST(LoadClusterProfileTest, UnknownNameListsTheShippedOnes) {
 }
 
 TEST(LoadClusterProfileTest, MissingFileIsNamed) {
-  StatusOr<ClusterProfile> profile = load_cluster_profile("no/such/cluster.yaml");
+  StatusOr<cluster::ClusterProfile> profile = cluster::load_cluster_profile("no/such/cluster.yaml");
   ASSERT_FALSE(profile.is_ok());
   EXPECT_EQ(profile.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(profile.status().message(), "no/such/cluster.yaml: no such file");
 }
 
 TEST(LoadClusterProfileTest, XmlPlatformBecomesAProfileWithoutDevices) {
-  StatusOr<ClusterProfile> missing = load_cluster_profile("cluster.xml");
+  StatusOr<cluster::ClusterProfile> missing = cluster::load_cluster_profile("cluster.xml");
   ASSERT_FALSE(missing.is_ok());
   EXPECT_EQ(missing.status().message(), "cluster.xml: no such file");
   const std::string path = std::string(CT_TEST_DATA_DIR) + "/platforms/eight_hosts.xml";
-  StatusOr<ClusterProfile> xml = load_cluster_profile(path);
+  StatusOr<cluster::ClusterProfile> xml = cluster::load_cluster_profile(path);
   ASSERT_TRUE(xml.is_ok()) << xml.status().message();
   EXPECT_EQ(xml->simgrid_platform, path);
   EXPECT_EQ(xml->name, "eight_hosts.xml");
@@ -268,7 +268,7 @@ TEST(LoadClusterProfileTest, XmlPlatformBecomesAProfileWithoutDevices) {
 TEST(LoadClusterProfileTest, ReadsAUserFile) {
   const std::string path = ::testing::TempDir() + "ct_profile_user.yaml";
   ASSERT_TRUE(write_file_atomically(path, kMixed).is_ok());
-  StatusOr<ClusterProfile> profile = load_cluster_profile(path);
+  StatusOr<cluster::ClusterProfile> profile = cluster::load_cluster_profile(path);
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
   EXPECT_EQ(profile->name, "ct_profile_user");
   EXPECT_EQ(profile->devices(), 8);

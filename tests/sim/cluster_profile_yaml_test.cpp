@@ -1,4 +1,4 @@
-#include "sim/core/cluster_profile_yaml.h"
+#include "models/cluster/cluster_profile_yaml.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 namespace clustertwin::sim {
 namespace {
 
-std::string yaml_of(const ClusterProfile& p) {
-  auto text = cluster_profile_yaml(p, "a header line\nand a second");
+std::string yaml_of(const cluster::ClusterProfile& p) {
+  auto text = cluster::cluster_profile_yaml(p, "a header line\nand a second");
   EXPECT_TRUE(text.is_ok()) << text.status().message();
   return text.is_ok() ? *text : std::string();
 }
@@ -16,11 +16,11 @@ std::string yaml_of(const ClusterProfile& p) {
 // Writing what was read and reading it back gives the same profile, and the
 // same text when written again, for every shipped profile.
 TEST(ClusterProfileYamlTest, ShippedProfilesRoundTrip) {
-  for (const std::string& name : shipped_profile_names()) {
-    auto p = load_cluster_profile(name);
+  for (const std::string& name : cluster::shipped_profile_names()) {
+    auto p = cluster::load_cluster_profile(name);
     ASSERT_TRUE(p.is_ok()) << p.status().message();
     const std::string text = yaml_of(*p);
-    auto back = parse_cluster_profile(text, name + " (written)");
+    auto back = cluster::parse_cluster_profile(text, name + " (written)");
     ASSERT_TRUE(back.is_ok()) << back.status().message() << "\n" << text;
     EXPECT_EQ(yaml_of(*back), text) << name;
     EXPECT_EQ(back->devices(), p->devices());
@@ -34,26 +34,26 @@ TEST(ClusterProfileYamlTest, ShippedProfilesRoundTrip) {
 // Fitted costs and collectives, stragglers and extra device types survive
 // exactly (doubles included).
 TEST(ClusterProfileYamlTest, FitsAndVariationsRoundTripExactly) {
-  auto p = load_cluster_profile("gpu-128");
+  auto p = cluster::load_cluster_profile("gpu-128");
   ASSERT_TRUE(p.is_ok());
-  p->costs["dense_fwd"] = CostModel{1.0 / 3.0, 1.7e13, 0, 0, 0, 0};
-  p->costs["lookup"] = CostModel{2.5e-5, 0, 1.048e9 / 7.0, 1.589e-3, 0, 0};
-  p->collectives["allreduce"] = CollectiveFactor{0.75, 12.5, {{0, 3.1e-5, 0.7e9}, {1048576, 1.2e-4, 0.91e9}}};
-  p->collectives["alltoall"] = CollectiveFactor{0.185, 290, {}};
+  p->costs["dense_fwd"] = cluster::CostModel{1.0 / 3.0, 1.7e13, 0, 0, 0, 0};
+  p->costs["lookup"] = cluster::CostModel{2.5e-5, 0, 1.048e9 / 7.0, 1.589e-3, 0, 0};
+  p->collectives["allreduce"] = cluster::CollectiveFactor{0.75, 12.5, {{0, 3.1e-5, 0.7e9}, {1048576, 1.2e-4, 0.91e9}}};
+  p->collectives["alltoall"] = cluster::CollectiveFactor{0.185, 290, {}};
   p->slowdown[3] = 1.25;
-  DeviceType slow = p->device;
+  cluster::DeviceType slow = p->device;
   slow.name = "slow \"gpu\"";
   slow.peak_flops["bf16"] /= 3;
   p->extra_device_types.push_back(slow);
   p->node_device_type[2] = slow.name;
   const std::string text = yaml_of(*p);
-  auto back = parse_cluster_profile(text, "written.yaml");
+  auto back = cluster::parse_cluster_profile(text, "written.yaml");
   ASSERT_TRUE(back.is_ok()) << back.status().message() << "\n" << text;
   EXPECT_EQ(yaml_of(*back), text);
   EXPECT_EQ(back->costs.at("dense_fwd").latency, 1.0 / 3.0);
   EXPECT_EQ(back->costs.at("lookup").byte_rate, 1.048e9 / 7.0);
   EXPECT_EQ(back->costs.at("lookup").per_request, 1.589e-3);
-  const CollectiveFactor& ar = back->collectives.at("allreduce");
+  const cluster::CollectiveFactor& ar = back->collectives.at("allreduce");
   ASSERT_EQ(ar.fit.size(), 2u);
   EXPECT_EQ(ar.fit[1].from_bytes, 1048576);
   EXPECT_EQ(ar.fit[1].step_latency, 1.2e-4);
@@ -64,7 +64,7 @@ TEST(ClusterProfileYamlTest, FitsAndVariationsRoundTripExactly) {
 }
 
 TEST(ClusterProfileYamlTest, FittedCollectiveTimeUsesTheSegmentOfTheSize) {
-  CollectiveFactor f{1, 0, {{0, 1e-5, 1e9}, {1 << 20, 2e-5, 2e9}}};
+  cluster::CollectiveFactor f{1, 0, {{0, 1e-5, 1e9}, {1 << 20, 2e-5, 2e9}}};
   // all-reduce among 4: 6 latency steps, bus factor 1.5.
   EXPECT_DOUBLE_EQ(f.fitted_seconds(models::CollectiveOp::kAllReduce, 4096, 4), 6e-5 + 4096 * 1.5 / 1e9);
   EXPECT_DOUBLE_EQ(f.fitted_seconds(models::CollectiveOp::kAllReduce, 1 << 20, 4), 12e-5 + (1 << 20) * 1.5 / 2e9);
@@ -74,16 +74,16 @@ TEST(ClusterProfileYamlTest, FittedCollectiveTimeUsesTheSegmentOfTheSize) {
 }
 
 TEST(ClusterProfileYamlTest, BadFitsAreNamed) {
-  auto p = load_cluster_profile("localhost-cpu");
+  auto p = cluster::load_cluster_profile("localhost-cpu");
   ASSERT_TRUE(p.is_ok());
-  p->collectives["allreduce"] = CollectiveFactor{1, 0, {{0, 1e-5, 1e9}}};
+  p->collectives["allreduce"] = cluster::CollectiveFactor{1, 0, {{0, 1e-5, 1e9}}};
   std::string text = yaml_of(*p);
   auto expect_error = [&](const std::string& from, const std::string& to, const std::string& message) {
     std::string bad = text;
     const size_t at = bad.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     bad.replace(at, from.size(), to);
-    auto r = parse_cluster_profile(bad, "bad.yaml");
+    auto r = cluster::parse_cluster_profile(bad, "bad.yaml");
     ASSERT_FALSE(r.is_ok()) << to;
     EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status().message();
   };

@@ -99,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(Algorithms, ClosedFormTest,
 // Hierarchical all-reduce on 2 nodes of 4 devices (one NIC each): intra-node
 // reduce-scatter, a ring across the nodes per local index, intra-node all-gather.
 TEST(ClosedFormHierarchicalTest, AllReduceHierarchical) {
-  ClusterProfile p = testing::uniform_switch(2, kBeta, kNicLatency, kSwitchLatency);
+  cluster::ClusterProfile p = testing::uniform_switch(2, kBeta, kNicLatency, kSwitchLatency);
   p.devices_per_node = 4;
   p.nics.per_node = 4;
   p.nics.rail_optimized = true;
@@ -145,7 +145,7 @@ namespace {
 
 // The same ring all-reduce on a SimGrid platform file with the same alpha and beta.
 TEST(ClosedFormPlatformFileTest, RingAllReduceOnAnXmlPlatform) {
-  auto profile = load_cluster_profile(std::string(CT_TEST_DATA_DIR) + "/platforms/eight_hosts.xml");
+  auto profile = cluster::load_cluster_profile(std::string(CT_TEST_DATA_DIR) + "/platforms/eight_hosts.xml");
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
   CollectiveBenchOptions o;
   o.op = CollectiveOp::kAllReduce;

@@ -79,7 +79,7 @@ class FidelityAgreementTest : public ::testing::TestWithParam<std::tuple<std::st
 
 TEST_P(FidelityAgreementTest, FlowWithinFivePercentOfStep) {
   const auto& [platform, workers] = GetParam();
-  auto profile = load_cluster_profile(platform);
+  auto profile = cluster::load_cluster_profile(platform);
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
   if (workers > profile->devices()) GTEST_SKIP() << platform << " has " << profile->devices() << " devices";
   const models::Plan plan = all_collectives_plan();
@@ -149,16 +149,16 @@ TEST(GroupMergeTest, MatchesNodePairFlows) {
     t.collective->algorithm = algo;
     plan.tasks.push_back(t);
   }
-  auto npu = load_cluster_profile("npu-1536");
-  auto h100 = load_cluster_profile("h100-1024");
+  auto npu = cluster::load_cluster_profile("npu-1536");
+  auto h100 = cluster::load_cluster_profile("h100-1024");
   ASSERT_TRUE(npu.is_ok() && h100.is_ok());
-  ClusterProfile oversubscribed = *npu;
+  cluster::ClusterProfile oversubscribed = *npu;
   oversubscribed.name = "npu-1536-3to1";
   oversubscribed.topology.oversubscription = {3.0};
-  ClusterProfile slow_inside = *npu;  // the node's own links are the bottleneck
+  cluster::ClusterProfile slow_inside = *npu;  // the node's own links are the bottleneck
   slow_inside.name = "npu-1536-slow-intra";
   slow_inside.intra_node.link.bandwidth = 1e8;  // 15/1024 of 64 MiB per device: ~9.8 ms at 0.1 GB/s
-  for (const ClusterProfile* profile : {&*npu, &*h100, &oversubscribed, &slow_inside}) {
+  for (const cluster::ClusterProfile* profile : {&*npu, &*h100, &oversubscribed, &slow_inside}) {
     SimOptions o;
     o.workers = 1024;
     o.steps = 1;

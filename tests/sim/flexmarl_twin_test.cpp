@@ -15,8 +15,8 @@ namespace {
 
 using flexmarl::Framework;
 
-ClusterProfile npu768() {
-  auto p = load_cluster_profile("npu-768");
+cluster::ClusterProfile npu768() {
+  auto p = cluster::load_cluster_profile("npu-768");
   EXPECT_TRUE(p.is_ok()) << p.status().message();
   return *p;
 }
@@ -34,7 +34,7 @@ FlexMarlRow run(const FlexMarlSetup& setup, Framework f) {
 }
 
 // A request alone on an instance: its prefill, then one token per iteration at the mean context.
-double alone_s(const flexmarl::AgentRole& r, const FlexMarlSetup& s, const ClusterProfile& p, int length) {
+double alone_s(const flexmarl::AgentRole& r, const FlexMarlSetup& s, const cluster::ClusterProfile& p, int length) {
   const flexmarl::DeviceFacts d = device_facts(p);
   return flexmarl::prefill_s(r.model, 1, d, s.efficiency, r.prompt_tokens) +
          length * flexmarl::decode_iteration_s(r.model, 1, d, s.efficiency, r.prompt_tokens + length / 2.0);
@@ -46,7 +46,7 @@ TEST(FlexMarlTwinTest, OneRequestAloneTakesItsClosedForm) {
   FlexMarlSetup s = ma();
   s.workload = flexmarl::workload_for({*spec::llm_spec("0.5B")});
   s.workload.global_batch = s.workload.micro_batch = s.workload.group = 1;
-  const ClusterProfile p = npu768();
+  const cluster::ClusterProfile p = npu768();
   const FlexMarlRow row = run(s, Framework::kMarti);
   double expected = 0;
   for (int step = 1; step < s.steps; ++step) {
@@ -63,7 +63,7 @@ TEST(FlexMarlTwinTest, RolloutNeverBeatsTheRequestsAlone) {
   // Sharing an instance only slows a request down, and a cut chunk must not credit tokens it did not decode:
   // each step's rollout is at least its critical path with every request alone.
   const FlexMarlSetup s = ma();
-  const ClusterProfile p = npu768();
+  const cluster::ClusterProfile p = npu768();
   const auto& agents = s.workload.agents;
   double sync_bound = 0, chain_bound = 0;
   for (int step = 1; step < s.steps; ++step) {
@@ -157,7 +157,7 @@ TEST(FlexMarlTwinTest, TraceIsValidAndHoldsTheLastStep) {
 }
 
 TEST(FlexMarlTwinTest, BadSetupsAreOneLine) {
-  const ClusterProfile p = npu768();
+  const cluster::ClusterProfile p = npu768();
   FlexMarlSetup s = ma();
   s.workload.micro_batch = 128;
   EXPECT_EQ(validate(s, p).message(), "workload MA: micro-batch 128 must be in [1, 64] (the global batch)");
@@ -166,7 +166,7 @@ TEST(FlexMarlTwinTest, BadSetupsAreOneLine) {
   EXPECT_EQ(validate(s, p).message(), "--load-gap 0: the load-gap threshold must be > 0 (requests)");
   s = ma();
   s.devices = 1000;
-  EXPECT_EQ(validate(s, p).message(), "--devices 1000: more than the 768 devices of profile 'npu-768'");
+  EXPECT_EQ(validate(s, p).message(), "--workers 1000: more than the 768 devices of profile 'npu-768'");
 }
 
 }  // namespace

@@ -16,8 +16,8 @@
 namespace clustertwin::sim {
 namespace {
 
-ClusterProfile h100() {
-  auto p = load_cluster_profile("h100-1024");
+cluster::ClusterProfile h100() {
+  auto p = cluster::load_cluster_profile("h100-1024");
   EXPECT_TRUE(p.is_ok()) << p.status().message();
   return *p;
 }

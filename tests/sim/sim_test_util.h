@@ -1,14 +1,14 @@
 #pragma once
 
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 
 namespace clustertwin::sim::testing {
 
 /// n nodes of one device each on a single switch: every route is
 /// NIC up (nic_latency) + switch (switch_latency) + NIC down (nic_latency),
 /// so alpha = 2 nic_latency + switch_latency and beta = nic_bandwidth.
-inline ClusterProfile uniform_switch(int n, double nic_bandwidth, double nic_latency, double switch_latency) {
-  ClusterProfile p;
+inline cluster::ClusterProfile uniform_switch(int n, double nic_bandwidth, double nic_latency, double switch_latency) {
+  cluster::ClusterProfile p;
   p.name = "uniform-switch";
   p.nodes = n;
   p.devices_per_node = 1;
@@ -21,7 +21,7 @@ inline ClusterProfile uniform_switch(int n, double nic_bandwidth, double nic_lat
   p.intra_node.link = {100e9, 1e-6};
   p.nics.per_node = 1;
   p.nics.link = {nic_bandwidth, nic_latency};
-  p.topology.kind = Topology::Kind::kSingleSwitch;
+  p.topology.kind = cluster::Topology::Kind::kSingleSwitch;
   p.topology.switch_link.latency = switch_latency;
   return p;
 }

@@ -19,10 +19,10 @@ using models::Task;
 using models::TaskKind;
 
 // alpha = 2.5 us, beta = 10 GB/s, 4 workers.
-ClusterProfile four_workers() {
-  ClusterProfile p = testing::uniform_switch(4, 10e9, 1e-6, 0.5e-6);
-  p.costs["c1"] = CostModel{10e-3, 0, 0, 0, 0, 0};  // 10 ms
-  p.costs["c2"] = CostModel{5e-3, 0, 0, 0, 0, 0};   // 5 ms
+cluster::ClusterProfile four_workers() {
+  cluster::ClusterProfile p = testing::uniform_switch(4, 10e9, 1e-6, 0.5e-6);
+  p.costs["c1"] = cluster::CostModel{10e-3, 0, 0, 0, 0, 0};  // 10 ms
+  p.costs["c2"] = cluster::CostModel{5e-3, 0, 0, 0, 0, 0};   // 5 ms
   return p;
 }
 
@@ -83,7 +83,7 @@ TEST(SimulatorTest, OverlapHidesTheAllToAllAndExposesTheAllReduce) {
 }
 
 TEST(SimulatorTest, AStragglerSetsTheStep) {
-  ClusterProfile p = four_workers();
+  cluster::ClusterProfile p = four_workers();
   p.slowdown[1] = 2.0;
   SimOptions o;
   o.workers = 4;
@@ -94,7 +94,7 @@ TEST(SimulatorTest, AStragglerSetsTheStep) {
 
 TEST(SimulatorTest, SameInputsGiveByteIdenticalResultsAndTraces) {
   const std::string t1 = ::testing::TempDir() + "ct_sim_det1.json", t2 = ::testing::TempDir() + "ct_sim_det2.json";
-  auto profile = load_cluster_profile("npu-1536");
+  auto profile = cluster::load_cluster_profile("npu-1536");
   ASSERT_TRUE(profile.is_ok());
   SimOptions o;
   o.workers = 64;
@@ -117,9 +117,9 @@ TEST(SimulatorTest, SameInputsGiveByteIdenticalResultsAndTraces) {
 // full simulation, at both fidelities, with a world all-to-all, a ring
 // all-reduce and an all-to-all in blocks of two nodes.
 TEST(SimulatorTest, SymmetricModeMatchesTheFullSimulation) {
-  auto profile = load_cluster_profile("npu-1536");
+  auto profile = cluster::load_cluster_profile("npu-1536");
   ASSERT_TRUE(profile.is_ok());
-  profile->collectives["alltoall"] = CollectiveFactor{0.5, 100, {}};
+  profile->collectives["alltoall"] = cluster::CollectiveFactor{0.5, 100, {}};
   models::Plan plan = overlap_plan();
   Task block = plan.tasks[1];
   block.id = static_cast<int>(plan.tasks.size());
@@ -151,11 +151,11 @@ TEST(SimulatorTest, SymmetricModeMatchesTheFullSimulation) {
 // What breaks the symmetry turns the mode off: a straggler, a group that
 // splits a node.
 TEST(SimulatorTest, SymmetricModeStepsAsideWhenWorkersDiffer) {
-  auto profile = load_cluster_profile("npu-1536");
+  auto profile = cluster::load_cluster_profile("npu-1536");
   ASSERT_TRUE(profile.is_ok());
   SimOptions o;
   o.workers = 32;
-  ClusterProfile slow = *profile;
+  cluster::ClusterProfile slow = *profile;
   slow.slowdown[17] = 1.5;
   auto r = simulate_plan(overlap_plan(), slow, o);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
@@ -174,7 +174,7 @@ TEST(SimulatorTest, SymmetricModeStepsAsideWhenWorkersDiffer) {
 // all-to-all of efficiency 0.5 and congestion at 3 peers on 4 workers moves
 // (1 + 3/3) / 0.5 = 4 times its bytes.
 TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
-  ClusterProfile p = four_workers();
+  cluster::ClusterProfile p = four_workers();
   SimOptions o;
   o.workers = 4;
   models::Plan plan;
@@ -187,7 +187,7 @@ TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
   a2a.collective->op = CollectiveOp::kAllToAll;
   plan.tasks = {a2a};
   auto plain = simulate_plan(plan, p, o);
-  p.collectives["alltoall"] = CollectiveFactor{0.5, 3, {}};
+  p.collectives["alltoall"] = cluster::CollectiveFactor{0.5, 3, {}};
   auto slowed = simulate_plan(plan, p, o);
   ASSERT_TRUE(plain.is_ok() && slowed.is_ok());
   const double latency = 2.5e-6;
@@ -231,9 +231,9 @@ SimOptions one_step(int workers) {
 // arrived, instead of moving its bytes: a straggler's 10 ms before it delays
 // everyone, then 7 ms.
 TEST(SimulatorTest, ACollectiveWithACostKeyTakesItsMeasuredTime) {
-  ClusterProfile p = four_workers();
+  cluster::ClusterProfile p = four_workers();
   p.slowdown[2] = 2.0;
-  p.costs["a2a"] = CostModel{7e-3, 0, 0, 0, 0, 0};
+  p.costs["a2a"] = cluster::CostModel{7e-3, 0, 0, 0, 0, 0};
   auto r = simulate_plan(compute_then_a2a("c2", 40'000'000), p, one_step(4));  // c2: 5 ms, 10 ms on the straggler
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_NEAR(r->step_time_s, 10e-3 + 7e-3, 1e-9);
@@ -244,27 +244,27 @@ TEST(SimulatorTest, ACollectiveWithACostKeyTakesItsMeasuredTime) {
 // CPU work, 14 ms on 2 cores; with 4 cores, or none shared, 5 + 7 ms. A
 // collective priced by a fitted network is wall time, not CPU work.
 TEST(SimulatorTest, RanksSharingCoresTimeShareThem) {
-  auto base = load_cluster_profile("localhost-cpu");
+  auto base = cluster::load_cluster_profile("localhost-cpu");
   ASSERT_TRUE(base.is_ok());
   ASSERT_EQ(base->node_cores, 2);
-  base->costs["c"] = CostModel{5e-3, 0, 0, 0, 0, 0};
-  base->costs["a2a"] = CostModel{7e-3, 0, 0, 0, 0, 0};
+  base->costs["c"] = cluster::CostModel{5e-3, 0, 0, 0, 0, 0};
+  base->costs["a2a"] = cluster::CostModel{7e-3, 0, 0, 0, 0, 0};
   const models::Plan plan = compute_then_a2a("c", 1 << 20);
   const SimOptions o = one_step(4);
-  auto step = [&](const ClusterProfile& p) {
+  auto step = [&](const cluster::ClusterProfile& p) {
     auto r = simulate_plan(plan, p, o);
     EXPECT_TRUE(r.is_ok()) << r.status().message();
     return r.is_ok() ? r->step_time_s : -1;
   };
   EXPECT_NEAR(step(*base), 10e-3 + 14e-3, 1e-9);
-  ClusterProfile four = *base;
+  cluster::ClusterProfile four = *base;
   four.node_cores = 4;
   EXPECT_NEAR(step(four), 5e-3 + 7e-3, 1e-9);
-  ClusterProfile none = *base;
+  cluster::ClusterProfile none = *base;
   none.node_cores = 0;
   EXPECT_NEAR(step(none), 5e-3 + 7e-3, 1e-9);
   // The fitted network: 3 latency steps x 1 ms + 2^20 x 3/4 bytes at 1 GB/s, whatever the cores.
-  ClusterProfile fitted = *base;
+  cluster::ClusterProfile fitted = *base;
   fitted.costs.erase("a2a");
   fitted.collectives["alltoall"].fit = {{0, 1e-3, 1e9}};
   EXPECT_NEAR(step(fitted), 10e-3 + 3e-3 + (1 << 20) * 0.75 / 1e9, 1e-9);
@@ -275,10 +275,10 @@ TEST(SimulatorTest, RanksSharingCoresTimeShareThem) {
 // between neighbours, so the fat tree adds two switch hops of latency to a
 // few rounds and nothing to the bandwidth.
 TEST(SimulatorTest, NonBlockingFatTreeMatchesASingleSwitch) {
-  auto tree = load_cluster_profile("npu-1536");
+  auto tree = cluster::load_cluster_profile("npu-1536");
   ASSERT_TRUE(tree.is_ok());
-  ClusterProfile one_switch = *tree;
-  one_switch.topology = Topology();
+  cluster::ClusterProfile one_switch = *tree;
+  one_switch.topology = cluster::Topology();
   one_switch.topology.switch_link.latency = tree->topology.switch_link.latency;
   for (Fidelity fidelity : {Fidelity::kFlow}) {
     SimOptions o;
@@ -309,7 +309,7 @@ TEST(SimulatorTest, NonBlockingFatTreeMatchesASingleSwitch) {
 }
 
 TEST(SimulatorTest, RejectsAWorkerCountThatSplitsANode) {
-  auto profile = load_cluster_profile("npu-1536");
+  auto profile = cluster::load_cluster_profile("npu-1536");
   SimOptions o;
   o.workers = 100;
   auto r = simulate_plan(overlap_plan(), *profile, o);
@@ -341,7 +341,7 @@ namespace {
 
 TEST(SimulateManyTest, ParallelSweepGivesTheSameResultsInOrder) {
   const models::Plan plan = overlap_plan();
-  const ClusterProfile profile = four_workers();
+  const cluster::ClusterProfile profile = four_workers();
   std::vector<SimJob> jobs;
   for (int workers : {4, 2, 3, 1}) {
     SimOptions o;

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "common/status.h"
-#include "sim/core/units.h"
+#include "models/cluster/units.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 
 /// A configuration document as a plain tree, independent of the library that
 /// parsed it: nothing, a scalar (its text), a list, or a mapping whose keys
@@ -89,4 +89,4 @@ std::optional<double> plain_number(std::string_view text);
 /// `text` as a whole number with nothing after it, or nullopt.
 std::optional<long long> whole_number(std::string_view text);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

@@ -2,7 +2,7 @@
 // here, where the text the user wrote is at hand for the message; what relates
 // fields to each other is checked by validate_cluster_profile
 // (cluster_profile_checks.cpp). The schema is sim/platforms/README.md.
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -15,11 +15,11 @@
 #include <utility>
 
 #include "common/file_io.h"
+#include "models/cluster/field_reader.h"
+#include "models/cluster/units.h"
 #include "models/plan/plan.h"
-#include "sim/core/field_reader.h"
-#include "sim/core/units.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 namespace {
 
 constexpr std::array<std::string_view, 6> kDataTypes{{"fp32", "tf32", "bf16", "fp16", "fp8", "int8"}};
@@ -385,4 +385,4 @@ StatusOr<ClusterProfile> read_cluster_profile(const std::string& path) {
   return parse_cluster_profile(*text, path);
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

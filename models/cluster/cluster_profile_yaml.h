@@ -8,13 +8,13 @@
 #include <string>
 
 #include "common/status.h"
-#include "sim/core/cluster_profile.h"
+#include "models/cluster/cluster_profile.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 
 /// The YAML text of `profile`, `header` (one or more lines, "" for none)
 /// first as comments. InvalidArgument for a profile that stands on a SimGrid
 /// platform file (which YAML cannot hold).
 StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& profile, const std::string& header);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

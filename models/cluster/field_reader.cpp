@@ -1,11 +1,11 @@
-#include "sim/core/field_reader.h"
+#include "models/cluster/field_reader.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 
 std::string ConfigNode::describe() const {
   switch (kind) {
@@ -165,4 +165,4 @@ Status FieldReader::finish() const {
   return Status::ok();
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

@@ -1,9 +1,9 @@
-#include "sim/core/cluster_profile_yaml.h"
+#include "models/cluster/cluster_profile_yaml.h"
 
 #include <charconv>
 #include <sstream>
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 namespace {
 
 // The shortest decimal that reads back to `value` exactly.
@@ -164,4 +164,4 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
   return w.text();
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

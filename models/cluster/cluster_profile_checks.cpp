@@ -10,10 +10,10 @@
 
 #include "common/check.h"
 #include "common/file_io.h"
-#include "sim/core/cluster_profile.h"
-#include "sim/platforms/embedded_profiles.h"
+#include "models/cluster/cluster_profile.h"
+#include "models/cluster/embedded_profiles.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 namespace {
 
 std::string number_text(double value) {
@@ -349,4 +349,4 @@ StatusOr<ClusterProfile> load_cluster_profile(const std::string& name_or_path) {
                            "; or a path to a .yaml file)");
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

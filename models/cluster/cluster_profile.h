@@ -10,7 +10,7 @@
 #include "common/status.h"
 #include "models/plan/plan.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 
 /// One kind of accelerator (or CPU socket share, for localhost-cpu).
 struct DeviceType {
@@ -199,4 +199,4 @@ int64_t topology_capacity(const Topology& topology);
 /// "single_switch", "fat_tree", "rail_leaf_spine", "dragonfly": the YAML spelling.
 std::string_view topology_kind_name(Topology::Kind kind);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

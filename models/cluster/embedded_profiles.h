@@ -3,7 +3,7 @@
 #include <span>
 #include <string_view>
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 
 /// A cluster profile shipped inside the library, so that an installed binary
 /// finds it without the source tree. The text is sim/platforms/NAME.yaml as it
@@ -16,4 +16,4 @@ struct EmbeddedProfile {
 /// The shipped profiles, in the order sim/platforms/CMakeLists.txt lists them.
 std::span<const EmbeddedProfile> embedded_profiles();
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

@@ -5,7 +5,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 
 /// What a quantity in a cluster profile measures. Each is stored in SI base units.
 enum class Quantity {
@@ -37,4 +37,4 @@ StatusOr<double> parse_quantity(std::string_view text, Quantity quantity);
 /// "50 GB/s" (bandwidth always in bytes), "80 GB", "2 us", "989 TFLOP/s".
 std::string format_quantity(double value, Quantity quantity);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

@@ -1,4 +1,4 @@
-#include "sim/core/units.h"
+#include "models/cluster/units.h"
 
 #include <array>
 #include <cctype>
@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <optional>
 
-namespace clustertwin::sim {
+namespace clustertwin::cluster {
 namespace {
 
 struct Scale {
@@ -201,4 +201,4 @@ std::string format_quantity(double value, Quantity quantity) {
   return buffer;
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::cluster

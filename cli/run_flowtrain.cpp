@@ -1,0 +1,57 @@
+// clustertwin run flowtrain: FlowTrain's real executor (its entry in common/systems.def).
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "cli/run_options.h"
+#include "real/flowtrain/flowtrain_command.h"
+
+namespace clustertwin::cli {
+
+void add_run_flowtrain(CLI::App* run, Action* action) {
+  auto a = std::make_shared<real::flowtrain::FlowTrainRunArgs>();
+  CLI::App* ft = run->add_subcommand(
+      "flowtrain",
+      "Vision-language model training for real with FlowTrain's designs: a tiny VLM (ViT encoder, projector, GPT "
+      "backbone) on the synthetic multimodal dataset (0-8 images and a heavy-tailed text per sample), SGD with "
+      "momentum on the summed loss of each global batch. Modes: monolithic (every rank runs encoder and backbone "
+      "for its share of the samples, one all-reduce), disagg-sync (ranks [0, E) encode, the rest train the "
+      "backbone; micro-batches packed by tokens, lock-step rounds over send/recv), flowtrain (the same split, "
+      "decoupled through a shared-memory pool: micro-batches packed by backbone cost, encoders put embeddings as "
+      "fast as the pool's slots allow, backbones take them and put the embeddings' gradients back, encoders "
+      "recompute and run their backward; encoder updates at step boundaries). All modes end a step with the same "
+      "parameters up to rounding. The split modes need 2 processes at least");
+  ft->add_option("--mode", a->mode, "monolithic, disagg-sync or flowtrain")->capture_default_str();
+  ft->add_option("--steps", a->steps, "Training steps")->capture_default_str();
+  ft->add_option("--global-batch", a->global_batch, "Samples per step")->capture_default_str();
+  ft->add_option("--encoder-workers", a->encoder_workers,
+                 "Split modes: encoder workers, ranks 0..E-1 (0: a quarter of the ranks, at least 1)")
+      ->capture_default_str();
+  ft->add_option("--micro-batch-tokens", a->micro_batch_tokens, "Backbone tokens per packed micro-batch")
+      ->capture_default_str();
+  ft->add_option("--pool-slots", a->pool_slots,
+                 "flowtrain: embedding slots of each encoder worker's pool, one sample each (how far it may run ahead)")
+      ->capture_default_str();
+  ft->add_option("--lr", a->lr, "SGD's learning rate (momentum 0.9)")->capture_default_str();
+  ft->add_option("--width", a->width,
+                 "The tiny VLM's widths (d_vision, d_model and their MLPs) times this, depth and tokens unchanged: "
+                 "a GPU needs 8 or more to have work")
+      ->capture_default_str();
+  ft->add_option("--seed", a->seed, "Seed of the model and the data")->capture_default_str();
+  ft->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
+  ft->add_option("--dump-params", a->dump_params, "Write the final parameters to DIR/rank-0.bin (float64)");
+  ft->add_flag("--json", a->json, "Print one JSON object instead of the table");
+  ft->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
+  ft->add_option("--backend", a->backend, kBackendHelp)->capture_default_str();
+  ft->add_option("--pool-transfer", a->pool_transfer,
+                 "flowtrain on a GPU: how the pool moves embeddings between processes: cuda-ipc (device to device "
+                 "through CUDA IPC handles), host (staged through pinned host memory) or auto (cuda-ipc where every "
+                 "rank can share GPU memory, else host)")
+      ->capture_default_str();
+  ft->add_option("--timeout", a->timeout_s, "Seconds a receive, pool access or collective may wait before failing")
+      ->capture_default_str();
+  ft->add_option("--threads", a->threads, "Intra-op threads per rank")->capture_default_str();
+  ft->callback([a, action] { *action = [a] { return real::flowtrain::run_flowtrain(*a); }; });
+}
+
+}  // namespace clustertwin::cli

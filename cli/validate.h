@@ -1,0 +1,41 @@
+#pragma once
+
+// What `clustertwin validate`'s systems share (cli/validate_command.cpp) and
+// each system's entry (cli/validate_SYSTEM.cpp, listed in common/systems.def).
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "models/cluster/cluster_profile.h"
+
+namespace clustertwin::cli {
+
+struct ValidateArgs {
+  std::string system;
+  std::string real;
+  std::string profile = "localhost-cpu";
+  std::string costs_from;
+  double max_error = 0;
+  bool max_error_given = false;
+  int warmup = 3;
+  bool warmup_given = false;
+  int cores = 0;                         // flexmarl: a what-if machine's cores (0: the profile's)
+  std::vector<std::string> scale_costs;  // flexmarl: KIND=FACTOR what-ifs on the fitted costs
+  int drain = 2;
+  bool json = false;
+};
+
+/// "+1.25%": a signed relative error.
+std::string percent(double x);
+/// Check-failed (exit 3) when `error` exceeds --max-error, naming `what`.
+Status check(const ValidateArgs& a, double error, const std::string& what);
+
+/// A recorded plan run (NestPipe's, or trace derive-plan's) replayed in the twin.
+Status validate_replay(const ValidateArgs& a, const cluster::ClusterProfile& profile);
+
+#define CT_SYSTEM(name, title) Status validate_##name(const ValidateArgs& a, const cluster::ClusterProfile& profile);
+#include "common/systems.def"
+#undef CT_SYSTEM
+
+}  // namespace clustertwin::cli

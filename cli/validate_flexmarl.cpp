@@ -1,0 +1,152 @@
+// clustertwin validate flexmarl: its entry in common/systems.def.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "calibrators/process_fit.h"
+#include "calibrators/stats.h"
+#include "cli/command.h"
+#include "cli/validate.h"
+#include "common/text.h"
+
+namespace clustertwin::cli {
+
+// flexmarl: the process twin (sim/flexmarl/process_twin.h) on each run's
+// framework, worker count and response lengths, priced by --costs-from's
+// runs (or the run itself), on the profile's node cores.
+Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& profile) {
+  if (profile.node_cores < 1) {
+    return Status::invalid_argument("--profile " + a.profile +
+                                    ": field 'node_cores' missing: the process twin needs the machine's cores");
+  }
+  const int first_step = a.warmup_given ? a.warmup : 1;
+  if (a.cores < 0) return Status::invalid_argument("--cores " + std::to_string(a.cores) + ": must be >= 1");
+  const int cores = a.cores > 0 ? a.cores : profile.node_cores;
+  std::vector<calibrators::FlexMarlRun> reals, others;
+  for (const std::string& path : split_commas(a.real)) {
+    auto run = calibrators::read_flexmarl_run(path);
+    if (!run.is_ok()) return run.status();
+    reals.push_back(std::move(*run));
+  }
+  if (reals.empty()) return Status::invalid_argument("--real: give at least one trace");
+  for (const std::string& path : a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from)) {
+    auto run = calibrators::read_flexmarl_run(path);
+    if (!run.is_ok()) return run.status();
+    others.push_back(std::move(*run));
+  }
+  // --scale-costs KIND=FACTOR: every flexmarl/KIND/* cost times FACTOR.
+  std::vector<std::pair<std::string, double>> scales;
+  for (const std::string& spec : a.scale_costs) {
+    const size_t eq = spec.find('=');
+    double factor = 0;
+    if (eq != std::string::npos) {
+      const std::string text = spec.substr(eq + 1);
+      char* end = nullptr;
+      factor = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size()) factor = 0;
+    }
+    if (eq == std::string::npos || eq == 0 || !(factor > 0) || !std::isfinite(factor)) {
+      return Status::invalid_argument("--scale-costs '" + spec +
+                                      "': not KIND=FACTOR with a factor > 0 (for example generate=5)");
+    }
+    scales.emplace_back("flexmarl/" + spec.substr(0, eq) + "/", factor);
+  }
+  std::vector<calibrators::FlexMarlCheck> checks;
+  for (const calibrators::FlexMarlRun& real : reals) {
+    std::vector<const calibrators::FlexMarlRun*> sources;
+    for (const auto& o : others)
+      sources.push_back(&o);
+    if (sources.empty()) sources.push_back(&real);
+    std::vector<calibrators::KeyFit> fits;
+    auto costs = calibrators::fit_process_costs(sources, first_step, profile.node_cores, &fits);
+    if (!costs.is_ok()) return costs.status();
+    for (const auto& [prefix, factor] : scales) {
+      bool any = false;
+      for (auto& [key, cost] : costs->keys) {
+        if (key.rfind(prefix, 0) != 0) continue;
+        cost.latency_s *= factor;
+        cost.seconds_per_unit *= factor;
+        any = true;
+      }
+      if (!any) {
+        return Status::invalid_argument("--scale-costs: no cost key starts with '" + prefix +
+                                        "' (kinds: generate, train, step, load, swap-in, swap-out)");
+      }
+    }
+    auto check = calibrators::check_flexmarl(real, *costs, cores, first_step);
+    if (!check.is_ok()) return check.status().with_context(real.path);
+    check->fits = std::move(fits);
+    checks.push_back(std::move(*check));
+  }
+  std::vector<double> errors;
+  for (const auto& c : checks)
+    errors.push_back(c.error);
+  const double m = calibrators::quantile(errors, 0.5);
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["system"] = "flexmarl";
+    j["costs"] = a.costs_from.empty() ? "replay" : "runs";
+    j["step_error"] = m;
+    j["runs"] = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const auto& c = checks[i];
+      nlohmann::ordered_json r{{"trace", reals[i].path},
+                               {"framework", c.framework},
+                               {"workers", c.workers},
+                               {"cores", c.cores},
+                               {"first_step", c.first_step},
+                               {"real_step_s", c.real_step_s},
+                               {"twin_step_s", c.twin_step_s},
+                               {"step_error", c.error},
+                               {"real_cpu_utilization", c.real_cpu_utilization},
+                               {"twin_cpu_utilization", c.twin_cpu_utilization},
+                               {"controller_s_per_job", c.costs.controller_s_per_job},
+                               {"message_latency_s", c.costs.message_latency_s}};
+      r["per_key"] = nlohmann::ordered_json::array();
+      for (const auto& e : c.per_key) {
+        r["per_key"].push_back({{"cost_key", e.cost_key},
+                                {"real_jobs", e.real_jobs},
+                                {"twin_jobs", e.twin_jobs},
+                                {"real_s", e.real_s},
+                                {"twin_s", e.twin_s},
+                                {"error", e.error}});
+      }
+      j["runs"].push_back(r);
+    }
+    CT_RETURN_IF_ERROR(write_output("-", j.dump(2) + "\n"));
+  } else {
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const auto& c = checks[i];
+      std::printf("# clustertwin validate flexmarl: %s, %s, %d workers on %d cores, steps %d.. measured\n",
+                  reals[i].path.c_str(), c.framework.c_str(), c.workers, c.cores, c.first_step);
+      std::printf("  real step %.3f s, twin step %.3f s, error %s; worker CPU utilisation real %.1f%%, twin %.1f%%\n",
+                  c.real_step_s, c.twin_step_s, percent(c.error).c_str(), 100 * c.real_cpu_utilization,
+                  100 * c.twin_cpu_utilization);
+      std::printf("  fitted: controller CPU %.3f ms per job, message latency %.3f ms one way\n",
+                  c.costs.controller_s_per_job * 1e3, c.costs.message_latency_s * 1e3);
+      std::printf("  %-28s %9s %9s %12s %12s %9s\n", "cost key (wall per job)", "real jobs", "twin jobs", "real ms",
+                  "twin ms", "error");
+      for (const auto& e : c.per_key) {
+        std::printf("  %-28s %9lld %9lld %12.3f %12.3f %9s\n", e.cost_key.c_str(), static_cast<long long>(e.real_jobs),
+                    static_cast<long long>(e.twin_jobs), e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str());
+      }
+    }
+    if (!scales.empty()) std::printf("# a what-if: fitted costs scaled by --scale-costs\n");
+    if (cores != profile.node_cores) {
+      std::printf(
+          "# a what-if: the twin on %d cores, the runs on %d (errors compare with a machine they did not "
+          "have)\n",
+          cores, profile.node_cores);
+    }
+    std::printf("# %s: %zu run(s), median step-time error %s\n",
+                a.costs_from.empty() ? "a replay: costs fitted on each run itself"
+                                     : ("a prediction: costs fitted on " + a.costs_from).c_str(),
+                checks.size(), percent(m).c_str());
+  }
+  return check(a, m, "median step-time error");
+}
+
+}  // namespace clustertwin::cli

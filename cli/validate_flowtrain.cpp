@@ -1,0 +1,100 @@
+// clustertwin validate flowtrain: its entry in common/systems.def.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "calibrators/flowtrain_fit.h"
+#include "calibrators/stats.h"
+#include "cli/command.h"
+#include "cli/validate.h"
+#include "common/text.h"
+
+namespace clustertwin::cli {
+
+// flowtrain: the process twin (sim/flowtrain/process_twin.h) on each run's mode, ranks and batch, priced by
+// --costs-from's runs (or the run itself), on the profile's node cores (or --cores).
+Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& profile) {
+  if (profile.node_cores < 1 && a.cores < 1) {
+    return Status::invalid_argument("--profile " + a.profile +
+                                    ": field 'node_cores' missing: the process twin needs the machine's cores");
+  }
+  if (a.cores < 0) return Status::invalid_argument("--cores " + std::to_string(a.cores) + ": must be >= 1");
+  const int first_step = a.warmup_given ? a.warmup : 1;
+  const int fit_cores = profile.node_cores > 0 ? profile.node_cores : a.cores;
+  const int cores = a.cores > 0 ? a.cores : fit_cores;
+  std::vector<calibrators::FlowTrainRun> reals, others;
+  for (const std::string& path : split_commas(a.real)) {
+    auto run = calibrators::read_flowtrain_run(path);
+    if (!run.is_ok()) return run.status();
+    reals.push_back(std::move(*run));
+  }
+  if (reals.empty()) return Status::invalid_argument("--real: give at least one trace");
+  for (const std::string& path : a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from)) {
+    auto run = calibrators::read_flowtrain_run(path);
+    if (!run.is_ok()) return run.status();
+    others.push_back(std::move(*run));
+  }
+  std::vector<calibrators::FlowTrainCheck> checks;
+  for (const calibrators::FlowTrainRun& real : reals) {
+    std::vector<const calibrators::FlowTrainRun*> sources;
+    for (const auto& o : others)
+      sources.push_back(&o);
+    if (sources.empty()) sources.push_back(&real);
+    auto costs = calibrators::fit_flowtrain_costs(sources, first_step, fit_cores);
+    if (!costs.is_ok()) return costs.status();
+    auto c = calibrators::check_flowtrain(real, *costs, cores, first_step);
+    if (!c.is_ok()) return c.status().with_context(real.path);
+    checks.push_back(std::move(*c));
+  }
+  std::vector<double> errors;
+  for (const auto& c : checks)
+    errors.push_back(c.error);
+  const double m = calibrators::quantile(errors, 0.5);
+  if (a.json) {
+    nlohmann::ordered_json j;
+    j["system"] = "flowtrain";
+    j["costs"] = a.costs_from.empty() ? "replay" : "runs";
+    j["step_error"] = m;
+    j["runs"] = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < checks.size(); ++i) {
+      const auto& c = checks[i];
+      j["runs"].push_back({{"trace", reals[i].path},
+                           {"mode", c.mode},
+                           {"world_size", c.world},
+                           {"encoder_workers", c.encoders},
+                           {"cores", c.cores},
+                           {"first_step", c.first_step},
+                           {"real_step_s", c.real_step_s},
+                           {"twin_step_s", c.twin_step_s},
+                           {"step_error", c.error},
+                           {"real_samples_per_s", c.real_samples_per_s},
+                           {"twin_samples_per_s", c.twin_samples_per_s},
+                           {"real_mfu", c.real_mfu},
+                           {"twin_mfu", c.twin_mfu},
+                           {"handoff_latency_s", c.costs.handoff_latency_s},
+                           {"exchange_s_per_byte", c.costs.exchange_s_per_byte}});
+    }
+    CT_RETURN_IF_ERROR(write_output("-", j.dump(2) + "\n"));
+  } else {
+    std::printf("  %-12s %5s %8s %11s %11s %8s %11s %11s %8s %8s\n", "mode", "ranks", "encoders", "real step",
+                "twin step", "error", "real samp/s", "twin samp/s", "real mfu", "twin mfu");
+    for (const auto& c : checks) {
+      std::printf("  %-12s %5d %8d %10.4fs %10.4fs %8s %11.1f %11.1f %7.2f%% %7.2f%%\n", c.mode.c_str(), c.world,
+                  c.encoders, c.real_step_s, c.twin_step_s, percent(c.error).c_str(), c.real_samples_per_s,
+                  c.twin_samples_per_s, 100 * c.real_mfu, 100 * c.twin_mfu);
+    }
+    std::printf("# fitted hand-off latency %.3f ms, all-reduce exchange %.3f ns per byte (last run's costs)\n",
+                checks.back().costs.handoff_latency_s * 1e3, checks.back().costs.exchange_s_per_byte * 1e9);
+    if (cores != fit_cores) std::printf("# a what-if: the twin on %d cores, the runs on %d\n", cores, fit_cores);
+    std::printf("# %s: %zu run(s), median step-time error %s\n",
+                a.costs_from.empty() ? "a replay: costs fitted on each run itself"
+                                     : ("a prediction: costs fitted on " + a.costs_from).c_str(),
+                checks.size(), percent(m).c_str());
+  }
+  return check(a, m, "median step-time error");
+}
+
+}  // namespace clustertwin::cli
