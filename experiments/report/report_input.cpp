@@ -1,5 +1,6 @@
 #include "experiments/report/report_input.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -133,6 +134,15 @@ JsonFile::JsonFile(const std::filesystem::path& path) : file_(path.string()) {
     if (const size_t tag = detail.find("] "); tag != std::string::npos) detail = detail.substr(tag + 2);
     throw InputError(file_ + ": not valid JSON (" + detail + ")");
   }
+}
+
+std::vector<std::string> distinct(const Field& rows, const std::string& key) {
+  std::vector<std::string> out;
+  for (const Field& r : rows.elements()) {
+    const std::string v = r[key].string();
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
+  return out;
 }
 
 }  // namespace clustertwin::report

@@ -94,4 +94,8 @@ class JsonFile {
   nlohmann::json json_;
 };
 
+/// The distinct string values of `key` over the elements of `rows`, in order
+/// of first appearance.
+std::vector<std::string> distinct(const Field& rows, const std::string& key);
+
 }  // namespace clustertwin::report

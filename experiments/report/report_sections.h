@@ -28,7 +28,7 @@ struct Section {
   std::string html;                    // the section's body
 };
 
-// The systems' sections (experiments/report/twin_sections.cpp), one per system of common/systems.def.
+// The systems' sections (experiments/SYSTEM/SYSTEM_section.cpp), one per system of common/systems.def.
 #define CT_SYSTEM(name, title) Section name##_section(const std::filesystem::path& out_dir);
 #include "common/systems.def"
 #undef CT_SYSTEM

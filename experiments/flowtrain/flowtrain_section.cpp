@@ -1,0 +1,118 @@
+// FlowTrain's section of the demo report (report_sections.h; its entry in common/systems.def).
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "experiments/report/report_html.h"
+#include "experiments/report/report_input.h"
+#include "experiments/report/report_sections.h"
+
+namespace clustertwin::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+// FlowTrain (../shared/papers/abstracts.md, FlowTrain's abstract).
+constexpr double kFlowTrainMfu = 0.5;      // "over 50% MFU"
+constexpr double kFlowTrainSpeedup = 1.7;  // "up to 1.7x throughput improvement"
+// The configuration the study's headline is printed for (experiments/flowtrain/README.md).
+constexpr const char* kFlowTrainModel = "6B+72B";
+constexpr int kFlowTrainWorkers = 1024;
+constexpr int kPackingMicroBatches = 32;
+
+}  // namespace
+
+Section flowtrain_section(const fs::path& out) {
+  const JsonFile study(out / "flowtrain" / "study.json");
+  const Field modes = study.root()["modes"];
+  const Field flow = modes.find({{"mode", "flowtrain"}, {"model", kFlowTrainModel}, {"workers", kFlowTrainWorkers}});
+  const Field sync = modes.find({{"mode", "disagg-sync"}, {"model", kFlowTrainModel}, {"workers", kFlowTrainWorkers}});
+
+  Section s;
+  s.id = "flowtrain";
+  s.title = "FlowTrain: flow-based decoupled VLM training";
+  s.platforms = {study.root()["platform"].string()};
+  s.basis = "twin; no fitted parameter: datasheet peaks with the efficiencies of models/flowtrain/timing.h";
+
+  const double mfu = flow["mfu"].number();
+  const double speedup = flow["speedup"].number();
+  const Field* best = nullptr;
+  const std::vector<Field> all = modes.elements();
+  for (const Field& r : all) {
+    if (r["mode"].string() == "flowtrain" && (best == nullptr || r["speedup"].number() > (*best)["speedup"].number()))
+      best = &r;
+  }
+  // The packing figure: max/mean backbone cost at one micro-batch count, mean over the seeds.
+  double by_cost = 0, by_tokens = 0;
+  int seeds = 0;
+  for (const Field& p : study.root()["packing"].elements()) {
+    if (p["model"].string() != kFlowTrainModel || p["micro_batches"].integer() != kPackingMicroBatches) continue;
+    by_cost += p["by_cost"].number();
+    by_tokens += p["by_tokens"].number();
+    ++seeds;
+  }
+  if (seeds == 0) {
+    throw InputError(study.file() + ": no element of packing has model = \"" + kFlowTrainModel +
+                     "\" and micro_batches = " + std::to_string(kPackingMicroBatches));
+  }
+  by_cost /= seeds;
+  by_tokens /= seeds;
+  const std::vector<ComparisonRow> comparison = {
+      {"FlowTrain MFU, 6B+72B on 1,024 H100s", "over " + percent(kFlowTrainMfu, 0), percent(mfu),
+       (mfu > kFlowTrainMfu ? "above by " : "below by ") + number(100 * std::abs(mfu - kFlowTrainMfu), 1) + " points"},
+      {"FlowTrain throughput over monolithic, 6B+72B on 1,024 H100s", "up to " + times(kFlowTrainSpeedup, 1),
+       times(speedup), relative_difference(speedup, kFlowTrainSpeedup)},
+      {"Largest FlowTrain throughput gain over monolithic, both models, 128-1,024 H100s",
+       "up to " + times(kFlowTrainSpeedup, 1),
+       times((*best)["speedup"].number()) + " (" + (*best)["model"].string() + ", " +
+           std::to_string((*best)["workers"].integer()) + " GPUs)",
+       relative_difference((*best)["speedup"].number(), kFlowTrainSpeedup)},
+      {"Micro-batch balance: max/mean backbone cost, cost packer vs token packer (6B+72B, " +
+           std::to_string(kPackingMicroBatches) + " micro-batches, mean of " + std::to_string(seeds) + " seeds)",
+       "balanced by cost (not quantified)", number(by_cost, 4) + " vs " + number(by_tokens, 4), "-"},
+  };
+
+  std::vector<std::vector<std::string>> mode_rows;
+  for (const std::string& model : distinct(modes, "model")) {
+    std::vector<int64_t> workers;
+    for (const Field& r : all) {
+      if (r["model"].string() == model && r["mode"].string() == "flowtrain") workers.push_back(r["workers"].integer());
+    }
+    for (int64_t w : workers) {
+      std::vector<std::string> line = {model, number(static_cast<double>(w), 0)};
+      for (const char* m : {"monolithic", "disagg-sync", "flowtrain"})
+        line.push_back(percent(modes.find({{"mode", m}, {"model", model}, {"workers", w}})["mfu"].number()));
+      const Field f = modes.find({{"mode", "flowtrain"}, {"model", model}, {"workers", w}});
+      line.push_back(number(f["samples_per_s"].number(), 1));
+      line.push_back(times(f["speedup"].number()));
+      mode_rows.push_back(line);
+    }
+  }
+
+  s.html = heading(s.id, s.title);
+  s.html +=
+      "<p>The twin runs monolithic (one layout for encoder and backbone), disagg-sync (the allocator's split, "
+      "lock-step) and FlowTrain (the split, decoupled through the memory pool, packed by cost) on <code>" +
+      escape(s.platforms[0]) + "</code>. At 1,024 GPUs the allocator gives 6B+72B " +
+      std::to_string(flow["encoder_workers"].integer()) + " encoder workers (TP " +
+      std::to_string(flow["encoder_tp"].integer()) + ") and a TP " + std::to_string(flow["backbone_tp"].integer()) +
+      " x PP " + std::to_string(flow["backbone_pp"].integer()) + " backbone; disagg-sync reaches " +
+      escape(percent(sync["mfu"].number())) +
+      " MFU there. FlowTrain's paper is known only by its abstract: the design is a reconstruction.</p>\n";
+  s.html += comparison_table(comparison);
+  s.html += "<h3>MFU per mode (the twin)</h3>\n";
+  s.html +=
+      table({"model", "GPUs", "monolithic", "disagg-sync", "FlowTrain", "FlowTrain samples/s", "speedup"}, mode_rows);
+  s.html += plot(out, "flowtrain", "mfu.png", "MFU per mode, 6B+72B");
+  s.html += plot(out, "flowtrain", "throughput.png", "throughput per mode, 6B+72B");
+  s.html +=
+      "<p class=\"note\">Tables: <a href=\"../flowtrain/modes.csv\">modes.csv</a>, "
+      "<a href=\"../flowtrain/packing.csv\">packing.csv</a>, "
+      "<a href=\"../flowtrain/allocation.csv\">allocation.csv</a>; Perfetto traces in "
+      "<code>flowtrain/traces/</code>.</p>\n";
+  return s;
+}
+
+}  // namespace clustertwin::report
