@@ -9,14 +9,6 @@
 namespace CLI {
 class App;
 }
-namespace clustertwin::cluster {
-struct ClusterProfile;
-}  // namespace clustertwin::cluster
-namespace clustertwin::sim {
-struct NestPipeSetup;
-struct BaselineFit;
-struct FlexMarlSetup;
-}  // namespace clustertwin::sim
 
 namespace clustertwin::cli {
 
@@ -46,25 +38,6 @@ void add_sim_command(CLI::App& app, Action* action);
 
 /// The registry's systems, comma-separated ("nestpipe, flexmarl, flowtrain"): for help texts.
 std::string system_names();
-
-/// The profile NestPipe's twin runs on: `platform` (a shipped name or a YAML
-/// file) with NestPipe's default costs, or, when `calibration` asks ("paper";
-/// "auto" on npu-1536 and gpu-128), with the TorchRec baseline fitted to the
-/// paper's figures (`*fit` and `*fit_json` describe the fit). Shared by sim
-/// nestpipe and plan nestpipe.
-StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
-                                                   const sim::NestPipeSetup& setup, std::string* fit_json,
-                                                   sim::BaselineFit* fit);
-
-/// FlexMARL's decode efficiency for `setup` on `profile`: fitted so that
-/// sync takes the paper's step on its MA workload (with this setup's batch
-/// settings) when `calibration` asks ("paper"; "auto" on npu-768), else
-/// setup.efficiency.decode ("none"). `efficiency_given`: the user set it,
-/// which a paper fit refuses. `*fit_json` (optional): the fit, "null" without.
-/// Shared by sim flexmarl and plan flexmarl.
-StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-                                            const std::string& calibration, bool efficiency_given,
-                                            std::string* fit_json);
 
 /// Registers `clustertwin plan ...` (capacity planning with the twin) on `app`.
 void add_plan_command(CLI::App& app, Action* action);

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
+#include "calibrators/flexmarl_paper_fit.h"
 #include "cli/plan.h"
 #include "common/parallel.h"
 #include "common/text.h"
@@ -46,7 +47,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, profile->devices(), profile->name));
   CT_RETURN_IF_ERROR(sim::validate(a.setup, *profile));
   std::string fit_json;
-  auto efficiency = flexmarl_decode_efficiency(a.setup, *profile, a.calibration, false, &fit_json);
+  auto efficiency = calibrators::flexmarl_decode_efficiency(a.setup, *profile, a.calibration, false, &fit_json);
   if (!efficiency.is_ok()) return efficiency.status();
   a.setup.efficiency.decode = *efficiency;
 

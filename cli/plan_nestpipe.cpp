@@ -7,13 +7,13 @@
 #include <map>
 #include <memory>
 
+#include "calibrators/nestpipe_paper_fit.h"
 #include "cli/plan.h"
 #include "common/parallel.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/nestpipe/plans.h"
 #include "sim/nestpipe/nestpipe_twin.h"
-#include "sim/nestpipe/paper_calibration.h"
 
 namespace clustertwin::cli {
 namespace {
@@ -98,10 +98,10 @@ Status run_plan_nestpipe(NestPipePlanArgs a) {
   auto plain = cluster::load_cluster_profile(a.plan.platform);
   if (!plain.is_ok()) return plain.status();
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, plain->devices(), plain->name));
-  sim::BaselineFit fit;
+  calibrators::BaselineFit fit;
   std::string fit_json;
   if (a.calibration != "none") std::fprintf(stderr, "plan nestpipe: preparing %s...\n", plain->name.c_str());
-  auto profile = nestpipe_profile(a.plan.platform, a.calibration, a.setup, &fit_json, &fit);
+  auto profile = calibrators::nestpipe_profile(a.plan.platform, a.calibration, a.setup, &fit_json, &fit);
   if (!profile.is_ok()) return profile.status();
   if (a.calibration != "none") {
     std::fprintf(stderr, "plan nestpipe: %s ready, %.0f s\n", profile->name.c_str(),

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "calibrators/flexmarl_paper_fit.h"
 #include "cli/command.h"
 #include "common/progress.h"
 #include "common/text.h"
@@ -35,43 +36,6 @@ struct FlexMarlArgs {
 
 }  // namespace
 
-StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-                                            const std::string& calibration, bool efficiency_given,
-                                            std::string* fit_json) {
-  bool paper = false;
-  if (calibration == "paper") {
-    paper = true;
-  } else if (calibration == "auto") {
-    paper = profile.name == "npu-768";
-  } else if (calibration != "none") {
-    return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
-  }
-  if (paper && efficiency_given) {
-    return Status::invalid_argument("--decode-efficiency " + format_number("%g", setup.efficiency.decode) +
-                                    ": fitted to the paper on " + profile.name + "; give --calibration none to set it");
-  }
-  if (fit_json != nullptr) *fit_json = "null";
-  if (!paper) return setup.efficiency.decode;
-  // The paper's figure is MAS-RL on MA: fit there, with this run's batch settings, then use the efficiency.
-  sim::FlexMarlSetup ma = setup;
-  ma.workload = flexmarl::ma_workload();
-  ma.workload.global_batch = setup.workload.global_batch;
-  ma.workload.micro_batch = setup.workload.micro_batch;
-  ma.workload.group = setup.workload.group;
-  ma.workload.max_response_tokens = setup.workload.max_response_tokens;
-  ma.devices = 0;
-  std::fprintf(stderr, "calibrating sync to the paper's %.1f s per step on MA...\n", sim::kPaperSyncStepS);
-  auto fit = sim::calibrate_sync(ma, profile);
-  if (!fit.is_ok()) return fit.status();
-  if (fit_json != nullptr) {
-    *fit_json = "{\"target_s\":" + format_number("%.6g", sim::kPaperSyncStepS) +
-                ",\"decode_efficiency\":" + format_number("%.6g", fit->decode_efficiency) +
-                ",\"sync_step_s\":" + format_number("%.6g", fit->step_s) + ",\"runs\":" + std::to_string(fit->runs) +
-                "}";
-  }
-  return fit->decode_efficiency;
-}
-
 namespace {
 
 Status run_sim_flexmarl(FlexMarlArgs a) {
@@ -94,7 +58,8 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   CT_RETURN_IF_ERROR(sim::validate(a.setup, *profile));
 
   std::string fit_json;
-  auto efficiency = flexmarl_decode_efficiency(a.setup, *profile, a.calibration, a.decode_efficiency_given, &fit_json);
+  auto efficiency =
+      calibrators::flexmarl_decode_efficiency(a.setup, *profile, a.calibration, a.decode_efficiency_given, &fit_json);
   if (!efficiency.is_ok()) return efficiency.status();
   a.setup.efficiency.decode = *efficiency;
   auto rows =

@@ -6,13 +6,13 @@
 #include <memory>
 #include <thread>
 
+#include "calibrators/nestpipe_paper_fit.h"
 #include "cli/command.h"
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/nestpipe/plans.h"
 #include "sim/nestpipe/nestpipe_twin.h"
-#include "sim/nestpipe/paper_calibration.h"
 
 namespace clustertwin::cli {
 namespace {
@@ -54,9 +54,9 @@ Status run_sim_nestpipe(NestPipeArgs a) {
   if (!workers.is_ok()) return workers.status();
   auto variants = parse_variants(a.variants);
   if (!variants.is_ok()) return variants.status();
-  sim::BaselineFit fit;
+  calibrators::BaselineFit fit;
   std::string fit_json;
-  auto profile = nestpipe_profile(a.platform, a.calibration, a.setup, &fit_json, &fit);
+  auto profile = calibrators::nestpipe_profile(a.platform, a.calibration, a.setup, &fit_json, &fit);
   if (!profile.is_ok()) return profile.status();
 
   sim::NestPipeSweep sweep;
@@ -105,32 +105,6 @@ Status run_sim_nestpipe(NestPipeArgs a) {
 }
 
 }  // namespace
-
-StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
-                                                   const sim::NestPipeSetup& setup, std::string* fit_json,
-                                                   sim::BaselineFit* fit) {
-  auto profile = cluster::load_cluster_profile(platform);
-  if (!profile.is_ok()) return profile.status();
-  bool paper = false;
-  if (calibration == "paper") {
-    paper = true;
-  } else if (calibration == "auto") {
-    paper = profile->name == "npu-1536" || profile->name == "gpu-128";
-  } else if (calibration != "none") {
-    return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
-  }
-  if (!paper) {
-    sim::add_nestpipe_default_costs(&*profile);
-    return profile;
-  }
-  // The paper's figures are for its two clusters: 1,536 NPUs (step and shares at two scales) and 128 GPUs
-  // (NestPipe's speedup only; TorchRec's shares assumed as at 128 NPUs).
-  const sim::PaperBaseline baseline =
-      profile->devices() >= 1536 ? sim::PaperBaseline{} : sim::gpu_128_assumed_baseline();
-  auto calibrated = sim::calibrate_nestpipe_baseline(*profile, setup, baseline, fit);
-  if (calibrated.is_ok()) *fit_json = sim::baseline_fit_json(*fit);
-  return calibrated;
-}
 
 void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   auto a = std::make_shared<NestPipeArgs>();

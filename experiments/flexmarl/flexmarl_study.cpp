@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrators/flexmarl_paper_fit.h"
 #include "common/file_io.h"
 #include "common/gnuplot.h"
 #include "common/progress.h"
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "flexmarl study -> %s\n  fitting the decode efficiency to the paper's sync step (%.1f s)...\n",
                out.c_str(), sim::kPaperSyncStepS);
   sim::FlexMarlSetup ma;
-  const sim::SyncFit fit = value_or_fail(sim::calibrate_sync(ma, npu));
+  const calibrators::SyncFit fit = value_or_fail(calibrators::calibrate_sync(ma, npu));
   ma.efficiency.decode = fit.decode_efficiency;
 
   // 2-3. Every framework on MA and on the scale tests.

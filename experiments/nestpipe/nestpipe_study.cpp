@@ -19,12 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "calibrators/nestpipe_paper_fit.h"
 #include "common/file_io.h"
 #include "common/gnuplot.h"
 #include "common/progress.h"
 #include "models/cluster/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
-#include "sim/nestpipe/paper_calibration.h"
 
 namespace {
 
@@ -125,9 +125,9 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "nestpipe study -> %s\n  calibrating npu-1536's TorchRec baseline to the paper...\n",
                out.c_str());
   sim::NestPipeSetup setup;
-  sim::BaselineFit fit;
-  const cluster::ClusterProfile npu = value_or_fail(sim::calibrate_nestpipe_baseline(
-      value_or_fail(cluster::load_cluster_profile("npu-1536")), setup, sim::PaperBaseline{}, &fit));
+  calibrators::BaselineFit fit;
+  const cluster::ClusterProfile npu = value_or_fail(calibrators::calibrate_nestpipe_baseline(
+      value_or_fail(cluster::load_cluster_profile("npu-1536")), setup, calibrators::PaperBaseline{}, &fit));
 
   // 2. Every variant at every scale.
   sim::NestPipeSweep sweep;
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   write(out + "/scaling.csv", sim::nestpipe_rows_csv(rows));
   write(out + "/scaling.json",
         sim::nestpipe_rows_json(rows, "{\"platform\":\"npu-1536\",\"model\":\"" + setup.model +
-                                          "\",\"calibration\":" + sim::baseline_fit_json(fit) + "}"));
+                                          "\",\"calibration\":" + calibrators::baseline_fit_json(fit) + "}"));
   std::string breakdown = "variant,compute_ms,exposed_a2a_ms,exposed_lookup_ms,other_ms\n";
   for (const sim::NestPipeRow& r : rows) {
     if (r.workers != 1536) continue;
@@ -156,9 +156,10 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "  gpu-128 (fuxi-kuairand), baseline shares assumed as at 128 NPUs...\n");
   sim::NestPipeSetup gpu_setup;
   gpu_setup.model = "fuxi-kuairand";
-  sim::BaselineFit gpu_fit;
-  const cluster::ClusterProfile gpu = value_or_fail(sim::calibrate_nestpipe_baseline(
-      value_or_fail(cluster::load_cluster_profile("gpu-128")), gpu_setup, sim::gpu_128_assumed_baseline(), &gpu_fit));
+  calibrators::BaselineFit gpu_fit;
+  const cluster::ClusterProfile gpu = value_or_fail(
+      calibrators::calibrate_nestpipe_baseline(value_or_fail(cluster::load_cluster_profile("gpu-128")), gpu_setup,
+                                               calibrators::gpu_128_assumed_baseline(), &gpu_fit));
   sim::NestPipeSweep gpu_sweep = sweep;
   gpu_sweep.workers = {128};
   gpu_sweep.progress = [](const sim::NestPipeRow& r, int d, int t) { progress("gpu-128", r, d, t); };
@@ -166,7 +167,7 @@ int main(int argc, char** argv) {
   write(out + "/gpu128.csv", sim::nestpipe_rows_csv(gpu_rows));
   write(out + "/gpu128.json",
         sim::nestpipe_rows_json(gpu_rows, "{\"platform\":\"gpu-128\",\"model\":\"" + gpu_setup.model +
-                                              "\",\"calibration\":" + sim::baseline_fit_json(gpu_fit) + "}"));
+                                              "\",\"calibration\":" + calibrators::baseline_fit_json(gpu_fit) + "}"));
 
   // 4. Micro-batch size, with and without clustering, at 1,536 workers.
   std::vector<models::Plan> plans;

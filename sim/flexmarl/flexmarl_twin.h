@@ -103,19 +103,6 @@ StatusOr<std::vector<FlexMarlRow>> run_flexmarl_frameworks(
 /// The paper's MAS-RL step on the MA workload (../shared/papers/flexmarl.md).
 inline constexpr double kPaperSyncStepS = 914.4;
 
-/// Fits setup.efficiency.decode so that `sync` takes `target_s` per step on
-/// `setup` (the only fitted parameter: FlexMARL's figures then follow from
-/// the model). Decode dominates sync's step; its time is a + b / efficiency,
-/// solved from two runs and refined. InvalidArgument when no efficiency in
-/// (0, 1] reaches the target.
-struct SyncFit {
-  double decode_efficiency = 0;
-  double step_s = 0;  // sync's step with it
-  int runs = 0;
-};
-StatusOr<SyncFit> calibrate_sync(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-                                 double target_s = kPaperSyncStepS);
-
 std::string flexmarl_rows_json(const std::vector<FlexMarlRow>& rows, const std::string& extra = "");
 std::string flexmarl_rows_csv(const std::vector<FlexMarlRow>& rows);
 std::string flexmarl_rows_table(const std::vector<FlexMarlRow>& rows);

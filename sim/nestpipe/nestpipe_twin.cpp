@@ -275,4 +275,12 @@ std::string nestpipe_rows_table(const std::vector<NestPipeRow>& rows) {
   return out;
 }
 
+void add_nestpipe_default_costs(cluster::ClusterProfile* profile) {
+  if (profile->costs.count("emb_update") == 0 && profile->host_memory_bandwidth > 0) {
+    // Read the gradient, read and write the row: three passes over the rows.
+    profile->costs["emb_update"] =
+        cluster::CostModel{0, 0, profile->host_memory_bandwidth / profile->devices_per_node / 3.0, 0, 0, 0};
+  }
+}
+
 }  // namespace clustertwin::sim

@@ -91,6 +91,10 @@ struct NestPipeSweep {
 /// pipelined variants' lookup runs up to two steps ahead), the breakdown.
 SimOptions nestpipe_sim_options();
 
+/// Adds the costs the NestPipe plans need and the datasheet cannot give
+/// (the embedding update on the host) to a profile that lacks them.
+void add_nestpipe_default_costs(cluster::ClusterProfile* profile);
+
 /// Runs every (variant, workers) point; rows in sweep order (variants
 /// outer, or the order of `points`), with speedup and scaling efficiency
 /// filled in (speedup 0 where torchrec did not run at the same count).

@@ -53,7 +53,6 @@ cat > "$work/user/main.cpp" <<'CPP'
 
 #include "models/cluster/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
-#include "sim/nestpipe/paper_calibration.h"
 
 int main() {
   using namespace clustertwin::sim;

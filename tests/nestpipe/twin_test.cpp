@@ -4,11 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include "calibrators/nestpipe_paper_fit.h"
 #include "sim/nestpipe/nestpipe_twin.h"
-#include "sim/nestpipe/paper_calibration.h"
 
 namespace clustertwin::sim {
 namespace {
+
+using calibrators::BaselineFit;
+using calibrators::calibrate_nestpipe_baseline;
+using calibrators::gpu_128_assumed_baseline;
+using calibrators::PaperBaseline;
 
 TEST(NestPipeTwinTest, CalibrationReproducesThePaperBaselineAndNestPipeFollows) {
   auto base = cluster::load_cluster_profile("npu-1536");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "calibrators/flexmarl_paper_fit.h"
 #include "models/flexmarl/agents.h"
 #include "traces/trace_reader.h"
 #include "traces/validator.h"
@@ -128,7 +129,7 @@ TEST(FlexMarlTwinTest, SameInputsSameBytes) {
 }
 
 TEST(FlexMarlTwinTest, CalibrationHitsThePapersSyncStep) {
-  auto fit = calibrate_sync(ma(), npu768());
+  auto fit = calibrators::calibrate_sync(ma(), npu768());
   ASSERT_TRUE(fit.is_ok()) << fit.status().message();
   EXPECT_NEAR(fit->step_s, kPaperSyncStepS, 1e-3 * kPaperSyncStepS);
   EXPECT_GT(fit->decode_efficiency, 0.05);

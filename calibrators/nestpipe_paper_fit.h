@@ -12,7 +12,7 @@
 #include "models/cluster/cluster_profile.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::calibrators {
 
 /// The paper's TorchRec figures: the step at the large scale, and the shares
 /// of step time that embedding lookup and All2All take at both scales.
@@ -71,14 +71,19 @@ struct BaselineFit {
 /// passes over its rows at the host memory bandwidth share of one device.
 /// NestPipe's own figures are never used. `report` (optional) gets the fit.
 StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::ClusterProfile& base,
-                                                              const NestPipeSetup& setup, const PaperBaseline& paper,
-                                                              BaselineFit* report);
+                                                              const sim::NestPipeSetup& setup,
+                                                              const PaperBaseline& paper, BaselineFit* report);
 
 /// The fit as a JSON object (for --json and the study's output).
 std::string baseline_fit_json(const BaselineFit& fit);
 
-/// Adds the costs the NestPipe plans need and the datasheet cannot give
-/// (the embedding update on the host) to a profile that lacks them.
-void add_nestpipe_default_costs(cluster::ClusterProfile* profile);
+/// The profile NestPipe's twin runs on: `platform` (a shipped name or a YAML
+/// file) with NestPipe's default costs, or, when `calibration` asks ("paper";
+/// "auto" on npu-1536 and gpu-128), with the TorchRec baseline fitted to the
+/// paper's figures (`*fit` and `*fit_json` describe the fit). InvalidArgument
+/// naming --calibration for another word. Used by sim nestpipe and plan nestpipe.
+StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
+                                                   const sim::NestPipeSetup& setup, std::string* fit_json,
+                                                   BaselineFit* fit);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::calibrators

@@ -1,4 +1,4 @@
-#include "sim/nestpipe/paper_calibration.h"
+#include "calibrators/nestpipe_paper_fit.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,14 @@
 
 #include "sim/core/simulator.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::calibrators {
+
+using sim::add_nestpipe_default_costs;
+using sim::LayerMetrics;
+using sim::nestpipe_sim_options;
+using sim::NestPipeSetup;
+using sim::SimOptions;
+using sim::SimResult;
 namespace {
 
 // What the twin's torchrec plan shows at one scale.
@@ -65,14 +72,6 @@ PaperBaseline gpu_128_assumed_baseline() {
   b.lookup_share_large = 0;
   b.a2a_share_large = 0;
   return b;
-}
-
-void add_nestpipe_default_costs(cluster::ClusterProfile* profile) {
-  if (profile->costs.count("emb_update") == 0 && profile->host_memory_bandwidth > 0) {
-    // Read the gradient, read and write the row: three passes over the rows.
-    profile->costs["emb_update"] =
-        cluster::CostModel{0, 0, profile->host_memory_bandwidth / profile->devices_per_node / 3.0, 0, 0, 0};
-  }
 }
 
 StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::ClusterProfile& base,
@@ -237,4 +236,29 @@ std::string baseline_fit_json(const BaselineFit& f) {
   return j.dump();
 }
 
-}  // namespace clustertwin::sim
+StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
+                                                   const sim::NestPipeSetup& setup, std::string* fit_json,
+                                                   BaselineFit* fit) {
+  auto profile = cluster::load_cluster_profile(platform);
+  if (!profile.is_ok()) return profile.status();
+  bool paper = false;
+  if (calibration == "paper") {
+    paper = true;
+  } else if (calibration == "auto") {
+    paper = profile->name == "npu-1536" || profile->name == "gpu-128";
+  } else if (calibration != "none") {
+    return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
+  }
+  if (!paper) {
+    sim::add_nestpipe_default_costs(&*profile);
+    return profile;
+  }
+  // The paper's figures are for its two clusters: 1,536 NPUs (step and shares at two scales) and 128 GPUs
+  // (NestPipe's speedup only; TorchRec's shares assumed as at 128 NPUs).
+  const PaperBaseline baseline = profile->devices() >= 1536 ? PaperBaseline{} : gpu_128_assumed_baseline();
+  auto calibrated = calibrate_nestpipe_baseline(*profile, setup, baseline, fit);
+  if (calibrated.is_ok()) *fit_json = baseline_fit_json(*fit);
+  return calibrated;
+}
+
+}  // namespace clustertwin::calibrators

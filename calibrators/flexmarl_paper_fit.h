@@ -1,0 +1,38 @@
+#pragma once
+
+// Fitting the FlexMARL twin's one free parameter, the decode efficiency, to
+// the paper's MAS-RL step (914.4 s on the MA workload); every FlexMARL figure
+// then comes out of the model.
+
+#include <string>
+
+#include "common/status.h"
+#include "models/cluster/cluster_profile.h"
+#include "sim/flexmarl/flexmarl_twin.h"
+
+namespace clustertwin::calibrators {
+
+/// Fits setup.efficiency.decode so that `sync` takes `target_s` per step on
+/// `setup` (the only fitted parameter: FlexMARL's figures then follow from
+/// the model). Decode dominates sync's step; its time is a + b / efficiency,
+/// solved from two runs and refined. InvalidArgument when no efficiency in
+/// (0, 1] reaches the target.
+struct SyncFit {
+  double decode_efficiency = 0;
+  double step_s = 0;  // sync's step with it
+  int runs = 0;
+};
+StatusOr<SyncFit> calibrate_sync(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
+                                 double target_s = sim::kPaperSyncStepS);
+
+/// FlexMARL's decode efficiency for `setup` on `profile`: fitted so that
+/// sync takes the paper's step on its MA workload (with this setup's batch
+/// settings) when `calibration` asks ("paper"; "auto" on npu-768), else
+/// setup.efficiency.decode ("none"). `efficiency_given`: the user set it,
+/// which a paper fit refuses. `*fit_json` (optional): the fit, "null" without.
+/// Used by sim flexmarl and plan flexmarl.
+StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
+                                            const std::string& calibration, bool efficiency_given,
+                                            std::string* fit_json);
+
+}  // namespace clustertwin::calibrators
