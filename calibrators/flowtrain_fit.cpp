@@ -256,4 +256,35 @@ StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::Flo
   return c;
 }
 
+StatusOr<std::vector<FlowTrainCheck>> check_flowtrain_runs(const std::vector<std::string>& reals,
+                                                           const std::vector<std::string>& costs_from, int first_step,
+                                                           int fit_cores, int cores) {
+  std::vector<FlowTrainRun> runs, others;
+  for (const std::string& path : reals) {
+    auto run = read_flowtrain_run(path);
+    if (!run.is_ok()) return run.status();
+    runs.push_back(std::move(*run));
+  }
+  if (runs.empty()) return Status::invalid_argument("--real: give at least one trace");
+  for (const std::string& path : costs_from) {
+    auto run = read_flowtrain_run(path);
+    if (!run.is_ok()) return run.status();
+    others.push_back(std::move(*run));
+  }
+  std::vector<FlowTrainCheck> checks;
+  for (const FlowTrainRun& real : runs) {
+    std::vector<const FlowTrainRun*> sources;
+    for (const auto& o : others)
+      sources.push_back(&o);
+    if (sources.empty()) sources.push_back(&real);
+    auto costs = fit_flowtrain_costs(sources, first_step, fit_cores);
+    if (!costs.is_ok()) return costs.status();
+    auto c = check_flowtrain(real, *costs, cores, first_step);
+    if (!c.is_ok()) return c.status().with_context(real.path);
+    c->trace = real.path;
+    checks.push_back(std::move(*c));
+  }
+  return checks;
+}
+
 }  // namespace clustertwin::calibrators

@@ -37,6 +37,7 @@ StatusOr<sim::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const
                                                          int cores);
 
 struct FlowTrainCheck {
+  std::string trace;  // the recorded run's path
   std::string mode;
   int world = 0, encoders = 0, cores = 0, first_step = 0;
   double real_step_s = 0, twin_step_s = 0;  // medians over the measured steps
@@ -49,5 +50,13 @@ struct FlowTrainCheck {
 /// Runs the twin on `run`'s setup with `costs` on `cores` cores and compares.
 StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::FlowTrainProcessCosts& costs, int cores,
                                          int first_step);
+
+/// `clustertwin validate flowtrain`: each run of `reals` (trace paths)
+/// against the twin on `cores` cores, its costs fitted (on `fit_cores`) on
+/// `costs_from`'s runs pooled, or on the run itself when `costs_from` is
+/// empty. InvalidArgument for no trace or a trace that is not a FlowTrain run.
+StatusOr<std::vector<FlowTrainCheck>> check_flowtrain_runs(const std::vector<std::string>& reals,
+                                                           const std::vector<std::string>& costs_from, int first_step,
+                                                           int fit_cores, int cores);
 
 }  // namespace clustertwin::calibrators

@@ -275,4 +275,51 @@ StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::Proces
   return c;
 }
 
+StatusOr<std::vector<FlexMarlCheck>> check_flexmarl_runs(const std::vector<std::string>& reals,
+                                                         const std::vector<std::string>& costs_from, int first_step,
+                                                         int fit_cores, int cores,
+                                                         const std::vector<std::pair<std::string, double>>& scales) {
+  std::vector<FlexMarlRun> runs, others;
+  for (const std::string& path : reals) {
+    auto run = read_flexmarl_run(path);
+    if (!run.is_ok()) return run.status();
+    runs.push_back(std::move(*run));
+  }
+  if (runs.empty()) return Status::invalid_argument("--real: give at least one trace");
+  for (const std::string& path : costs_from) {
+    auto run = read_flexmarl_run(path);
+    if (!run.is_ok()) return run.status();
+    others.push_back(std::move(*run));
+  }
+  std::vector<FlexMarlCheck> checks;
+  for (const FlexMarlRun& real : runs) {
+    std::vector<const FlexMarlRun*> sources;
+    for (const auto& o : others)
+      sources.push_back(&o);
+    if (sources.empty()) sources.push_back(&real);
+    std::vector<KeyFit> fits;
+    auto costs = fit_process_costs(sources, first_step, fit_cores, &fits);
+    if (!costs.is_ok()) return costs.status();
+    for (const auto& [prefix, factor] : scales) {
+      bool any = false;
+      for (auto& [key, cost] : costs->keys) {
+        if (key.rfind(prefix, 0) != 0) continue;
+        cost.latency_s *= factor;
+        cost.seconds_per_unit *= factor;
+        any = true;
+      }
+      if (!any) {
+        return Status::invalid_argument("--scale-costs: no cost key starts with '" + prefix +
+                                        "' (kinds: generate, train, step, load, swap-in, swap-out)");
+      }
+    }
+    auto check = check_flexmarl(real, *costs, cores, first_step);
+    if (!check.is_ok()) return check.status().with_context(real.path);
+    check->trace = real.path;
+    check->fits = std::move(fits);
+    checks.push_back(std::move(*check));
+  }
+  return checks;
+}
+
 }  // namespace clustertwin::calibrators

@@ -44,6 +44,7 @@ StatusOr<sim::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMa
                                                   int cores, std::vector<KeyFit>* fits = nullptr);
 
 struct FlexMarlCheck {
+  std::string trace;  // the recorded run's path
   std::string framework;
   int workers = 0;
   int cores = 0;
@@ -69,5 +70,17 @@ struct FlexMarlCheck {
 /// Runs the twin on `run` with `costs` on `cores` cores and compares.
 StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::ProcessTwinCosts& costs, int cores,
                                        int first_step);
+
+/// `clustertwin validate flexmarl`: each run of `reals` (trace paths) against
+/// the twin on `cores` cores, its costs fitted (on `fit_cores`, the machine
+/// they were recorded on) on `costs_from`'s runs pooled, or on the run
+/// itself when `costs_from` is empty. `scales`: what-ifs, (cost-key prefix,
+/// factor) multiplying every fitted key with that prefix. InvalidArgument
+/// for no trace, a trace that is not a FlexMARL run, or a prefix that
+/// matches no key.
+StatusOr<std::vector<FlexMarlCheck>> check_flexmarl_runs(const std::vector<std::string>& reals,
+                                                         const std::vector<std::string>& costs_from, int first_step,
+                                                         int fit_cores, int cores,
+                                                         const std::vector<std::pair<std::string, double>>& scales);
 
 }  // namespace clustertwin::calibrators

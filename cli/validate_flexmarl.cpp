@@ -25,18 +25,6 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
   const int first_step = a.warmup_given ? a.warmup : 1;
   if (a.cores < 0) return Status::invalid_argument("--cores " + std::to_string(a.cores) + ": must be >= 1");
   const int cores = a.cores > 0 ? a.cores : profile.node_cores;
-  std::vector<calibrators::FlexMarlRun> reals, others;
-  for (const std::string& path : split_commas(a.real)) {
-    auto run = calibrators::read_flexmarl_run(path);
-    if (!run.is_ok()) return run.status();
-    reals.push_back(std::move(*run));
-  }
-  if (reals.empty()) return Status::invalid_argument("--real: give at least one trace");
-  for (const std::string& path : a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from)) {
-    auto run = calibrators::read_flexmarl_run(path);
-    if (!run.is_ok()) return run.status();
-    others.push_back(std::move(*run));
-  }
   // --scale-costs KIND=FACTOR: every flexmarl/KIND/* cost times FACTOR.
   std::vector<std::pair<std::string, double>> scales;
   for (const std::string& spec : a.scale_costs) {
@@ -54,33 +42,11 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
     }
     scales.emplace_back("flexmarl/" + spec.substr(0, eq) + "/", factor);
   }
-  std::vector<calibrators::FlexMarlCheck> checks;
-  for (const calibrators::FlexMarlRun& real : reals) {
-    std::vector<const calibrators::FlexMarlRun*> sources;
-    for (const auto& o : others)
-      sources.push_back(&o);
-    if (sources.empty()) sources.push_back(&real);
-    std::vector<calibrators::KeyFit> fits;
-    auto costs = calibrators::fit_process_costs(sources, first_step, profile.node_cores, &fits);
-    if (!costs.is_ok()) return costs.status();
-    for (const auto& [prefix, factor] : scales) {
-      bool any = false;
-      for (auto& [key, cost] : costs->keys) {
-        if (key.rfind(prefix, 0) != 0) continue;
-        cost.latency_s *= factor;
-        cost.seconds_per_unit *= factor;
-        any = true;
-      }
-      if (!any) {
-        return Status::invalid_argument("--scale-costs: no cost key starts with '" + prefix +
-                                        "' (kinds: generate, train, step, load, swap-in, swap-out)");
-      }
-    }
-    auto check = calibrators::check_flexmarl(real, *costs, cores, first_step);
-    if (!check.is_ok()) return check.status().with_context(real.path);
-    check->fits = std::move(fits);
-    checks.push_back(std::move(*check));
-  }
+  auto result = calibrators::check_flexmarl_runs(
+      split_commas(a.real), a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from), first_step,
+      profile.node_cores, cores, scales);
+  if (!result.is_ok()) return result.status();
+  const auto& checks = *result;
   std::vector<double> errors;
   for (const auto& c : checks)
     errors.push_back(c.error);
@@ -91,9 +57,8 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
     j["costs"] = a.costs_from.empty() ? "replay" : "runs";
     j["step_error"] = m;
     j["runs"] = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < checks.size(); ++i) {
-      const auto& c = checks[i];
-      nlohmann::ordered_json r{{"trace", reals[i].path},
+    for (const auto& c : checks) {
+      nlohmann::ordered_json r{{"trace", c.trace},
                                {"framework", c.framework},
                                {"workers", c.workers},
                                {"cores", c.cores},
@@ -118,10 +83,9 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
     }
     CT_RETURN_IF_ERROR(write_output("-", j.dump(2) + "\n"));
   } else {
-    for (size_t i = 0; i < checks.size(); ++i) {
-      const auto& c = checks[i];
+    for (const auto& c : checks) {
       std::printf("# clustertwin validate flexmarl: %s, %s, %d workers on %d cores, steps %d.. measured\n",
-                  reals[i].path.c_str(), c.framework.c_str(), c.workers, c.cores, c.first_step);
+                  c.trace.c_str(), c.framework.c_str(), c.workers, c.cores, c.first_step);
       std::printf("  real step %.3f s, twin step %.3f s, error %s; worker CPU utilisation real %.1f%%, twin %.1f%%\n",
                   c.real_step_s, c.twin_step_s, percent(c.error).c_str(), 100 * c.real_cpu_utilization,
                   100 * c.twin_cpu_utilization);

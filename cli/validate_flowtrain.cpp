@@ -25,30 +25,11 @@ Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& 
   const int first_step = a.warmup_given ? a.warmup : 1;
   const int fit_cores = profile.node_cores > 0 ? profile.node_cores : a.cores;
   const int cores = a.cores > 0 ? a.cores : fit_cores;
-  std::vector<calibrators::FlowTrainRun> reals, others;
-  for (const std::string& path : split_commas(a.real)) {
-    auto run = calibrators::read_flowtrain_run(path);
-    if (!run.is_ok()) return run.status();
-    reals.push_back(std::move(*run));
-  }
-  if (reals.empty()) return Status::invalid_argument("--real: give at least one trace");
-  for (const std::string& path : a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from)) {
-    auto run = calibrators::read_flowtrain_run(path);
-    if (!run.is_ok()) return run.status();
-    others.push_back(std::move(*run));
-  }
-  std::vector<calibrators::FlowTrainCheck> checks;
-  for (const calibrators::FlowTrainRun& real : reals) {
-    std::vector<const calibrators::FlowTrainRun*> sources;
-    for (const auto& o : others)
-      sources.push_back(&o);
-    if (sources.empty()) sources.push_back(&real);
-    auto costs = calibrators::fit_flowtrain_costs(sources, first_step, fit_cores);
-    if (!costs.is_ok()) return costs.status();
-    auto c = calibrators::check_flowtrain(real, *costs, cores, first_step);
-    if (!c.is_ok()) return c.status().with_context(real.path);
-    checks.push_back(std::move(*c));
-  }
+  auto result = calibrators::check_flowtrain_runs(
+      split_commas(a.real), a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from), first_step,
+      fit_cores, cores);
+  if (!result.is_ok()) return result.status();
+  const auto& checks = *result;
   std::vector<double> errors;
   for (const auto& c : checks)
     errors.push_back(c.error);
@@ -59,9 +40,8 @@ Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& 
     j["costs"] = a.costs_from.empty() ? "replay" : "runs";
     j["step_error"] = m;
     j["runs"] = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < checks.size(); ++i) {
-      const auto& c = checks[i];
-      j["runs"].push_back({{"trace", reals[i].path},
+    for (const auto& c : checks) {
+      j["runs"].push_back({{"trace", c.trace},
                            {"mode", c.mode},
                            {"world_size", c.world},
                            {"encoder_workers", c.encoders},
