@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "models/flowtrain/dispatch.h"
 #include "models/flowtrain/packing.h"
 
 namespace clustertwin::flowtrain {
@@ -74,10 +75,17 @@ StatusOr<StepPlan> plan_step(const std::vector<TinySample>& samples, int encoder
   }
   plan.backbone_of.assign(samples.size(), -1);
   plan.encoder_of.assign(samples.size(), -1);
+  // The micro-batches each backbone replica trains: round-robin (models/flowtrain/dispatch.h).
+  MicroBatchDispatch dispatch(MicroBatchDispatch::Policy::kRoundRobin, static_cast<int>(plan.bins.size()), backbones);
+  for (int k = 0; k < backbones; ++k) {
+    for (int j; (j = dispatch.take(k, [](int) { return true; })) != MicroBatchDispatch::kDone;) {
+      for (int64_t i : plan.bins[static_cast<size_t>(j)])
+        plan.backbone_of[i] = encoders + k;
+    }
+  }
   int q = 0;
   for (size_t j = 0; j < plan.bins.size(); ++j) {
     for (int64_t i : plan.bins[j]) {
-      plan.backbone_of[i] = encoders + static_cast<int>(j % static_cast<size_t>(backbones));
       if (samples[i].images > 0) {
         plan.encoder_of[i] = q++ % encoders;
         plan.order.push_back(static_cast<int>(i));

@@ -49,8 +49,9 @@ int64_t tiny_sample_bytes(const TinyFacts& facts, const TinySample& sample);
 std::vector<TinySample> tiny_step(const TinyFacts& facts, uint64_t seed, int step, int batch);
 
 /// The split modes' static assignment: micro-batch j to backbone rank E + j
-/// mod B; the step's image samples, in micro-batch order, to encoder rank
-/// q mod E.
+/// mod B (MicroBatchDispatch's round-robin, models/flowtrain/dispatch.h; the
+/// cluster twin takes first-ready); the step's image samples, in micro-batch
+/// order, to encoder rank q mod E.
 struct StepPlan {
   std::vector<std::vector<int64_t>> bins;  // sample indices per micro-batch
   std::vector<int> backbone_of;            // per sample

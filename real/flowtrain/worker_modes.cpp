@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "models/flowtrain/dispatch.h"
 #include "real/flowtrain/worker.h"
 
 namespace clustertwin::real::flowtrain {
@@ -120,8 +121,11 @@ Status Worker::flowtrain() {
     }
     return Status::ok();
   }
-  for (size_t j = static_cast<size_t>(rank_ - encoders_); j < as.bins.size(); j += backbones()) {
-    for (int64_t i : as.bins[j]) {
+  // This replica's micro-batches, round-robin (models/flowtrain/dispatch.h), each waiting on the pool.
+  pf::MicroBatchDispatch dispatch(pf::MicroBatchDispatch::Policy::kRoundRobin, static_cast<int>(as.bins.size()),
+                                  backbones());
+  for (int j; (j = dispatch.take(rank_ - encoders_, [](int) { return true; })) != pf::MicroBatchDispatch::kDone;) {
+    for (int64_t i : as.bins[static_cast<size_t>(j)]) {
       const StepSample& s = samples_[i];
       if (s.shape.images == 0) {
         backbone_sample(s, torch::Tensor());

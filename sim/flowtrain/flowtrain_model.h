@@ -19,9 +19,11 @@
 #include <deque>
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <vector>
 
 #include "models/flowtrain/allocator.h"
+#include "models/flowtrain/dispatch.h"
 #include "models/flowtrain/packing.h"
 #include "sim/core/platform.h"
 #include "sim/core/reactor.h"
@@ -166,7 +168,7 @@ class FlowTrainRun {
   // flowtrain's state
   std::vector<std::vector<int64_t>> bins_;
   std::vector<int> bin_missing_;
-  std::vector<bool> bin_taken_;
+  std::optional<flowtrain::MicroBatchDispatch> dispatch_;  // first-ready (models/flowtrain/dispatch.h)
   std::vector<int> sample_bin_;
   std::vector<int> producer_;
   std::deque<int> queue_;

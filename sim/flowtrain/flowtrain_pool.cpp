@@ -33,7 +33,7 @@ Status FlowTrainRun::flowtrain_step() {
     sorted.push_back(bins_[b]);
   bins_ = std::move(sorted);
   bin_missing_.assign(bins_.size(), 0);
-  bin_taken_.assign(bins_.size(), false);
+  dispatch_.emplace(flowtrain::MicroBatchDispatch::Policy::kFirstReady, static_cast<int>(bins_.size()), replicas());
   producer_.assign(samples_.size(), -1);
   sample_bin_.assign(samples_.size(), -1);
   replicas_left_drain_ = replicas();
@@ -109,28 +109,16 @@ void FlowTrainRun::kick_encoder(int g) {
 }
 
 int FlowTrainRun::ready_untaken() const {
-  int n = 0;
-  for (size_t b = 0; b < bins_.size(); ++b) {
-    if (!bin_taken_[b] && bin_missing_[b] == 0) ++n;
-  }
-  return n;
+  return dispatch_->ready_untaken([this](int b) { return bin_missing_[static_cast<size_t>(b)] == 0; });
 }
 
 void FlowTrainRun::kick_replica(int r) {
   Replica& rep = replicas_[r];
   if (rep.busy || rep.drained) return;
-  int next = -1;
-  bool any_left = false;
-  for (size_t b = 0; b < bins_.size(); ++b) {
-    if (bin_taken_[b]) continue;
-    any_left = true;
-    if (bin_missing_[b] == 0) {
-      next = static_cast<int>(b);
-      break;
-    }
-  }
+  // The first micro-batch no replica has taken whose embeddings are all in the pool.
+  const int next = dispatch_->take(r, [this](int b) { return bin_missing_[static_cast<size_t>(b)] == 0; });
   const flowtrain::SideLayout& B = layouts_.split.backbone;
-  if (!any_left) {
+  if (next == flowtrain::MicroBatchDispatch::kDone) {
     // The pipeline's drain: its other stages finish the last micro-batch.
     rep.drained = true;
     rep.busy = true;
@@ -140,8 +128,7 @@ void FlowTrainRun::kick_replica(int r) {
     });
     return;
   }
-  if (next < 0) return;
-  bin_taken_[next] = true;
+  if (next == flowtrain::MicroBatchDispatch::kWait) return;
   rep.busy = true;
   // Read every embedding of the micro-batch from its producer's pool.
   auto reads_left = std::make_shared<int>(0);
