@@ -42,4 +42,30 @@ int MicroBatchDispatch::ready_untaken(const std::function<bool(int)>& ready) con
   return n;
 }
 
+EncoderDispatch::EncoderDispatch(Policy policy, std::vector<int> order, int encoders)
+    : policy_(policy), order_(std::move(order)), encoders_(encoders), left_(static_cast<int>(order_.size())) {
+  CT_CHECK(encoders >= 1) << encoders << " encoders";
+  if (policy == Policy::kRoundRobin) {
+    for (int e = 0; e < encoders; ++e)
+      next_of_.push_back(static_cast<size_t>(e));
+  } else {
+    next_of_.push_back(0);
+  }
+}
+
+int EncoderDispatch::peek(int encoder) const {
+  CT_CHECK(encoder >= 0 && encoder < encoders_) << "encoder " << encoder << " of " << encoders_;
+  const size_t next = next_of_[policy_ == Policy::kRoundRobin ? static_cast<size_t>(encoder) : 0];
+  return next < order_.size() ? order_[next] : kNone;
+}
+
+int EncoderDispatch::take(int encoder) {
+  const int sample = peek(encoder);
+  if (sample == kNone) return kNone;
+  next_of_[policy_ == Policy::kRoundRobin ? static_cast<size_t>(encoder) : 0] +=
+      policy_ == Policy::kRoundRobin ? static_cast<size_t>(encoders_) : 1;
+  --left_;
+  return sample;
+}
+
 }  // namespace clustertwin::flowtrain

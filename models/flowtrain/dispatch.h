@@ -1,8 +1,10 @@
 #pragma once
 
-// Which packed micro-batch each backbone replica trains next: the decision
-// FlowTrain's two executors take, as one object with two policies.
+// Which packed micro-batch each backbone replica trains next, and which image
+// sample each encoder encodes next: the decisions FlowTrain's two executors
+// take, each as one object with two policies.
 //
+// MicroBatchDispatch:
 //   round-robin  replica k trains micro-batches k, k + B, k + 2B, ... in that
 //                order, waiting for each one's embeddings (run flowtrain,
 //                real/flowtrain: fixed before the step, so the processes
@@ -12,9 +14,15 @@
 //                twin, sim/flowtrain: the paper's pool-driven flow, where a
 //                fast replica takes more)
 //
+// EncoderDispatch, over the step's image samples in micro-batch order:
+//
+//   round-robin   sample q to encoder q mod E, each encoder in order (the real
+//                 executor)
+//   shared queue  any free encoder takes the queue's head (the twin, which also
+//                 decides when an encoder runs a backward instead)
+//
 // Both executors pack the step the same way (models/flowtrain/packing.h, by
-// cost, image-heavy micro-batches first) and feed the encoders in micro-batch
-// order; they differ in this choice only. Plain C++.
+// cost, image-heavy micro-batches first). Plain C++.
 
 #include <functional>
 #include <vector>
@@ -44,6 +52,29 @@ class MicroBatchDispatch {
   int replicas_;
   std::vector<bool> taken_;
   std::vector<int> next_of_;  // round-robin: each replica's next micro-batch
+};
+
+class EncoderDispatch {
+ public:
+  enum class Policy { kRoundRobin, kSharedQueue };
+  static constexpr int kNone = -1;  // nothing left for this encoder
+
+  /// `order`: the step's image samples in micro-batch order; `encoders` >= 1.
+  EncoderDispatch(Policy policy, std::vector<int> order, int encoders);
+
+  /// The sample `encoder` encodes next, kNone when none is left for it.
+  int peek(int encoder) const;
+  /// The same sample, taken.
+  int take(int encoder);
+  /// Samples not taken yet, by any encoder.
+  int left() const { return left_; }
+
+ private:
+  Policy policy_;
+  std::vector<int> order_;
+  int encoders_;
+  int left_;
+  std::vector<size_t> next_of_;  // round-robin: each encoder's next index into order_; shared: next_of_[0]
 };
 
 }  // namespace clustertwin::flowtrain

@@ -83,14 +83,16 @@ StatusOr<StepPlan> plan_step(const std::vector<TinySample>& samples, int encoder
         plan.backbone_of[i] = encoders + k;
     }
   }
-  int q = 0;
   for (size_t j = 0; j < plan.bins.size(); ++j) {
     for (int64_t i : plan.bins[j]) {
-      if (samples[i].images > 0) {
-        plan.encoder_of[i] = q++ % encoders;
-        plan.order.push_back(static_cast<int>(i));
-      }
+      if (samples[i].images > 0) plan.order.push_back(static_cast<int>(i));
     }
+  }
+  // The image samples, in micro-batch order, to the encoders: round-robin (models/flowtrain/dispatch.h).
+  EncoderDispatch encode(EncoderDispatch::Policy::kRoundRobin, plan.order, encoders);
+  for (int e = 0; e < encoders; ++e) {
+    for (int i; (i = encode.take(e)) != EncoderDispatch::kNone;)
+      plan.encoder_of[static_cast<size_t>(i)] = e;
   }
   return plan;
 }

@@ -95,8 +95,9 @@ Status Worker::flowtrain() {
   if (is_encoder()) {
     std::vector<uint64_t> wanted;
     std::map<uint64_t, int> sample_of;
-    for (int i : as.order) {
-      if (as.encoder_of[i] != rank_) continue;
+    // This encoder's samples, round-robin over the step's image samples (models/flowtrain/dispatch.h).
+    pf::EncoderDispatch dispatch(pf::EncoderDispatch::Policy::kRoundRobin, as.order, encoders_);
+    for (int i; (i = dispatch.take(rank_)) != pf::EncoderDispatch::kNone;) {
       // No graph kept: the backward recomputes the forward when the gradient comes.
       torch::Tensor tokens = encode(samples_[i], false).contiguous();
       const uint64_t key = pool_key(step_, i);

@@ -171,7 +171,7 @@ class FlowTrainRun {
   std::optional<flowtrain::MicroBatchDispatch> dispatch_;  // first-ready (models/flowtrain/dispatch.h)
   std::vector<int> sample_bin_;
   std::vector<int> producer_;
-  std::deque<int> queue_;
+  std::optional<flowtrain::EncoderDispatch> encode_;  // shared queue (models/flowtrain/dispatch.h)
   std::vector<EncoderGroup> groups_;
   std::deque<Backward> backward_;
   std::vector<Replica> replicas_;

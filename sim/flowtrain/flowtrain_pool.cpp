@@ -37,17 +37,18 @@ Status FlowTrainRun::flowtrain_step() {
   producer_.assign(samples_.size(), -1);
   sample_bin_.assign(samples_.size(), -1);
   replicas_left_drain_ = replicas();
-  queue_.clear();
+  std::vector<int> image_order;  // the image samples in micro-batch order
   for (size_t b = 0; b < bins_.size(); ++b) {
     for (int64_t i : bins_[b]) {
       sample_bin_[i] = static_cast<int>(b);
       if (samples_[i].sample.images > 0) {
         ++bin_missing_[b];
-        queue_.push_back(static_cast<int>(i));
+        image_order.push_back(static_cast<int>(i));
       }
     }
   }
-  encoder_backward_left_ = static_cast<int>(queue_.size());
+  encoder_backward_left_ = static_cast<int>(image_order.size());
+  encode_.emplace(flowtrain::EncoderDispatch::Policy::kSharedQueue, std::move(image_order), encoder_groups());
   bins_left_ = static_cast<int>(bins_.size());
   groups_.assign(encoder_groups(), EncoderGroup{});
   backward_.clear();
@@ -67,8 +68,9 @@ void FlowTrainRun::kick_encoder(int g) {
   // Forward first while the backbone could run out of complete micro-batches (fewer ready than replicas);
   // else backward first. The encoder recomputes its forward in backward, so any group can take any sample's
   // backward: it reads the gradient from the replica's pool slot (the images are the dataset's).
-  const bool feed = !queue_.empty() && ready_untaken() < replicas() &&
-                    group.in_flight_bytes + samples_[queue_.front()].embedding_bytes <= setup_.pool_bytes * E.tp;
+  const int head = encode_->peek(g);
+  const bool feed = head != flowtrain::EncoderDispatch::kNone && ready_untaken() < replicas() &&
+                    group.in_flight_bytes + samples_[head].embedding_bytes <= setup_.pool_bytes * E.tp;
   if (!backward_.empty() && !feed) {
     const Backward job = backward_.front();
     backward_.pop_front();
@@ -86,10 +88,10 @@ void FlowTrainRun::kick_encoder(int g) {
     });
     return;
   }
-  if (queue_.empty()) return;
-  const int i = queue_.front();
+  if (head == flowtrain::EncoderDispatch::kNone) return;
+  const int i = head;
   if (group.in_flight_bytes + samples_[i].embedding_bytes > setup_.pool_bytes * E.tp) return;  // back-pressure
-  queue_.pop_front();
+  encode_->take(g);
   group.busy = true;
   group.in_flight_bytes += samples_[i].embedding_bytes;
   producer_[i] = g;
