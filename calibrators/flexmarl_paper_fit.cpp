@@ -16,7 +16,7 @@ StatusOr<SyncFit> calibrate_sync(const sim::FlexMarlSetup& setup, const cluster:
   auto step_at = [&](double efficiency) -> StatusOr<double> {
     s.efficiency.decode = efficiency;
     ++fit.runs;
-    auto row = sim::run_flexmarl(s, profile, flexmarl::Framework::kSync);
+    auto row = sim::run_flexmarl(s, profile, models::flexmarl::Framework::kSync);
     if (!row.is_ok()) return row.status();
     return row->step_s;
   };
@@ -77,7 +77,7 @@ StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, con
   if (!paper) return setup.efficiency.decode;
   // The paper's figure is MAS-RL on MA: fit there, with this run's batch settings, then use the efficiency.
   sim::FlexMarlSetup ma = setup;
-  ma.workload = flexmarl::ma_workload();
+  ma.workload = models::flexmarl::ma_workload();
   ma.workload.global_batch = setup.workload.global_batch;
   ma.workload.micro_batch = setup.workload.micro_batch;
   ma.workload.group = setup.workload.group;

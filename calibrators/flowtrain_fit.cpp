@@ -93,7 +93,7 @@ StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
   s.seed = static_cast<uint64_t>(v);
   if (!config.contains("model") || !config["model"].is_object()) return bad("model", "missing or not an object");
   const nlohmann::json& m = config["model"];
-  flowtrain::TinyFacts& f = s.facts;
+  models::flowtrain::TinyFacts& f = s.facts;
   CT_RETURN_IF_ERROR(real(m, "model.", "encoder_params", &f.encoder_params));
   CT_RETURN_IF_ERROR(real(m, "model.", "backbone_params", &f.backbone_params));
   CT_RETURN_IF_ERROR(real(m, "model.", "text_scale", &f.text_scale));
@@ -245,8 +245,8 @@ StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::Flo
     double flops = 0;
     int steps = 0;
     for (int k = c.first_step; k < run.setup.steps; ++k, ++steps) {
-      for (const flowtrain::TinySample& s :
-           flowtrain::tiny_step(run.setup.facts, run.setup.seed, k, run.setup.global_batch))
+      for (const models::flowtrain::TinySample& s :
+           models::flowtrain::tiny_step(run.setup.facts, run.setup.seed, k, run.setup.global_batch))
         flops += s.encoder_flops + s.backbone_flops;
     }
     const double per_step = flops / steps, peak = run.setup.world * run.matmul_flops_per_s;

@@ -87,10 +87,10 @@ StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::Clu
   StatusOr<models::Plan> large_plan = models::Plan{};
   std::thread large_thread;
   if (paper.large_workers > 0) {
-    large_thread =
-        std::thread([&] { large_plan = nestpipe_plan(setup, nestpipe::Variant::kTorchRec, paper.large_workers); });
+    large_thread = std::thread(
+        [&] { large_plan = nestpipe_plan(setup, models::nestpipe::Variant::kTorchRec, paper.large_workers); });
   }
-  auto small_plan = nestpipe_plan(setup, nestpipe::Variant::kTorchRec, paper.small_workers);
+  auto small_plan = nestpipe_plan(setup, models::nestpipe::Variant::kTorchRec, paper.small_workers);
   if (large_thread.joinable()) large_thread.join();
   if (!small_plan.is_ok()) return small_plan.status();
   if (!large_plan.is_ok()) return large_plan.status();

@@ -12,7 +12,7 @@
 namespace clustertwin::calibrators {
 namespace {
 
-namespace cf = clustertwin::flexmarl;
+namespace cf = clustertwin::models::flexmarl;
 
 // The controller's step events: step -> seconds and CPU seconds.
 std::map<int64_t, std::pair<double, double>> controller_steps(const FlexMarlRun& run) {

@@ -28,7 +28,7 @@ struct FlexMarlPlanArgs {
   sim::FlexMarlSetup setup;
 };
 
-std::string placement_of(const flexmarl::Deployment& d) {
+std::string placement_of(const models::flexmarl::Deployment& d) {
   if (d.trainer_groups == 0) return "colocated";
   return std::to_string(d.rollout_devices) + " rollout, " + std::to_string(d.devices - d.rollout_devices) + " training";
 }
@@ -36,9 +36,9 @@ std::string placement_of(const flexmarl::Deployment& d) {
 Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
-  auto frameworks = flexmarl::parse_frameworks(a.frameworks);
+  auto frameworks = models::flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
-  auto workload = flexmarl::workload_from_agents(a.agents);
+  auto workload = models::flexmarl::workload_from_agents(a.agents);
   if (!workload.is_ok()) return workload.status();
   a.setup.workload = std::move(*workload);
   a.setup.workload.global_batch = a.global_batch;
@@ -64,8 +64,8 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   s.estimate = "one measured step";
   s.step_in_ms = false;
   s.detail_name = "placement";
-  for (flexmarl::Framework f : *frameworks)
-    s.families.push_back(std::string(flexmarl::framework_name(f)));
+  for (models::flexmarl::Framework f : *frameworks)
+    s.families.push_back(std::string(models::flexmarl::framework_name(f)));
   s.ladder = sim::node_ladder(profile->devices_per_node, a.plan.max_workers);
   s.facts = {{"workload", a.setup.workload.name},
              {"agents", a.setup.workload.agents.size()},
@@ -73,9 +73,9 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
              {"decode_efficiency", *efficiency},
              {"calibration", nlohmann::ordered_json::parse(fit_json)}};
   s.describe = [&](int family, nlohmann::ordered_json& j) { j["framework"] = s.families[family]; };
-  const flexmarl::DeviceFacts facts = sim::device_facts(*profile);
+  const models::flexmarl::DeviceFacts facts = sim::device_facts(*profile);
   s.fits = [&](int family, int devices) {
-    return flexmarl::deploy(a.setup.workload, (*frameworks)[family], devices, facts).is_ok();
+    return models::flexmarl::deploy(a.setup.workload, (*frameworks)[family], devices, facts).is_ok();
   };
   s.confirm = [&](int family, int devices) {
     std::string c = "clustertwin sim flexmarl --platform " + a.plan.platform + " --framework " + s.families[family] +
@@ -104,7 +104,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
       }
       out[k].step_s = rows[k]->step_s;
       out[k].throughput = rows[k]->tokens_per_s;
-      auto d = flexmarl::deploy(a.setup.workload, (*frameworks)[points[k].first], points[k].second, facts);
+      auto d = models::flexmarl::deploy(a.setup.workload, (*frameworks)[points[k].first], points[k].second, facts);
       if (d.is_ok()) out[k].detail = placement_of(*d);
     }
     return out;

@@ -31,13 +31,13 @@ constexpr int kExactWarmup = 3, kExactDrain = 2, kExactMeasured = 2;
 
 // One NestPipe configuration: a variant and, for those that split a batch into micro-batches, the split.
 struct NestPipeConfig {
-  nestpipe::Variant variant;
+  models::nestpipe::Variant variant;
   int micro_batches = 0;  // 0: the variant does not split
   std::string name;
 };
 
-bool splits(nestpipe::Variant v) {
-  return v == nestpipe::Variant::kFwp || v == nestpipe::Variant::kNestPipe;
+bool splits(models::nestpipe::Variant v) {
+  return v == models::nestpipe::Variant::kFwp || v == models::nestpipe::Variant::kNestPipe;
 }
 
 StatusOr<std::vector<NestPipeConfig>> nestpipe_configs(const NestPipePlanArgs& a) {
@@ -55,10 +55,10 @@ StatusOr<std::vector<NestPipeConfig>> nestpipe_configs(const NestPipePlanArgs& a
   if (counts.empty()) return Status::invalid_argument("--micro-batches: give at least one count");
   std::vector<NestPipeConfig> out;
   for (const std::string& item : split_commas(a.variants)) {
-    auto v = nestpipe::variant_from_name(item);
+    auto v = models::nestpipe::variant_from_name(item);
     if (!v) {
       return Status::invalid_argument("--variants '" + item +
-                                      "': unknown variant (allowed: " + nestpipe::variant_list() + ")");
+                                      "': unknown variant (allowed: " + models::nestpipe::variant_list() + ")");
     }
     if (!splits(*v)) {
       out.push_back({*v, 0, item});
@@ -77,7 +77,7 @@ StatusOr<std::vector<NestPipeConfig>> nestpipe_configs(const NestPipePlanArgs& a
 
 std::string confirm_command(const NestPipePlanArgs& a, const NestPipeConfig& c, int workers) {
   std::string s = "clustertwin sim nestpipe --platform " + a.plan.platform + " --variant " +
-                  std::string(nestpipe::variant_name(c.variant)) + " --workers " + std::to_string(workers);
+                  std::string(models::nestpipe::variant_name(c.variant)) + " --workers " + std::to_string(workers);
   if (a.setup.model != sim::NestPipeSetup{}.model) s += " --model " + a.setup.model;
   if (a.setup.batch_per_worker != sim::NestPipeSetup{}.batch_per_worker)
     s += " --batch " + std::to_string(a.setup.batch_per_worker);
@@ -120,7 +120,7 @@ Status run_plan_nestpipe(NestPipePlanArgs a) {
   s.facts = {{"model", a.setup.model}, {"batch_per_worker", a.setup.batch_per_worker}};
   s.describe = [&](int family, nlohmann::ordered_json& j) {
     const NestPipeConfig& c = (*configs)[family];
-    j["variant"] = std::string(nestpipe::variant_name(c.variant));
+    j["variant"] = std::string(models::nestpipe::variant_name(c.variant));
     j["micro_batches"] = c.micro_batches > 0 ? c.micro_batches : a.setup.micro_batches;
   };
   s.confirm = [&](int family, int workers) { return confirm_command(a, (*configs)[family], workers); };

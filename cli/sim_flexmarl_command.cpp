@@ -39,9 +39,9 @@ struct FlexMarlArgs {
 namespace {
 
 Status run_sim_flexmarl(FlexMarlArgs a) {
-  auto frameworks = flexmarl::parse_frameworks(a.frameworks);
+  auto frameworks = models::flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
-  auto workload = flexmarl::workload_from_agents(a.agents);
+  auto workload = models::flexmarl::workload_from_agents(a.agents);
   if (!workload.is_ok()) return workload.status();
   a.setup.workload = std::move(*workload);
   a.setup.workload.global_batch = a.global_batch;

@@ -34,13 +34,13 @@ struct NestPipeArgs {
   int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
-StatusOr<std::vector<nestpipe::Variant>> parse_variants(const std::string& text) {
-  std::vector<nestpipe::Variant> out;
+StatusOr<std::vector<models::nestpipe::Variant>> parse_variants(const std::string& text) {
+  std::vector<models::nestpipe::Variant> out;
   for (const std::string& item : split_commas(text)) {
-    auto v = nestpipe::variant_from_name(item);
+    auto v = models::nestpipe::variant_from_name(item);
     if (!v) {
       return Status::invalid_argument("--variant '" + item +
-                                      "': unknown variant (allowed: " + nestpipe::variant_list() + ")");
+                                      "': unknown variant (allowed: " + models::nestpipe::variant_list() + ")");
     }
     out.push_back(*v);
   }

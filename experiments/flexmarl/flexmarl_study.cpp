@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   std::vector<Case> cases = {{"MA", ma}};
   for (const char* agents : {"5x32B", "3x32B+7x14B", "15x14B"}) {
     sim::FlexMarlSetup s = ma;
-    s.workload = flexmarl::workload_for(value_or_fail(flexmarl::parse_agents(agents)));
+    s.workload = models::flexmarl::workload_for(value_or_fail(models::flexmarl::parse_agents(agents)));
     s.workload.name = agents;
     cases.push_back({agents, s});
   }
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> timelines;
   for (const Case& c : cases) {
     auto rows = value_or_fail(sim::run_flexmarl_frameworks(
-        c.setup, npu, flexmarl::all_frameworks(), [&](const sim::FlexMarlRow& r, int done, int total) {
+        c.setup, npu, models::flexmarl::all_frameworks(), [&](const sim::FlexMarlRow& r, int done, int total) {
           show_progress(done == total, "  %-12s [%d/%d] %-18s %7.1f s per step", c.name.c_str(), done, total,
                         r.framework.c_str(), r.step_s);
         }));

@@ -37,7 +37,7 @@
 namespace {
 
 using namespace clustertwin;
-using namespace clustertwin::flowtrain;
+using namespace clustertwin::models::flowtrain;
 
 [[noreturn]] void fail(const Status& status) {
   std::fprintf(stderr, "flowtrain_study: %s\n", status.message().c_str());

@@ -29,7 +29,7 @@
 namespace {
 
 using namespace clustertwin;
-using nestpipe::Variant;
+using models::nestpipe::Variant;
 
 constexpr double kPaperSpeedup1536 = 3.06;
 constexpr double kPaperEfficiency1536 = 0.9407;
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
 
   // 2. Every variant at every scale.
   sim::NestPipeSweep sweep;
-  sweep.variants = nestpipe::all_variants();
+  sweep.variants = models::nestpipe::all_variants();
   sweep.workers = {128, 256, 512, 1024, 1536};
   sweep.parallel = parallel;
   sweep.options = sim::nestpipe_sim_options();

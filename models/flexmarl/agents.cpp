@@ -4,7 +4,7 @@
 
 #include "common/text.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 StatusOr<std::vector<spec::LlmSpec>> parse_agents(const std::string& text) {
   auto bad = [&](const std::string& why) {
@@ -45,4 +45,4 @@ StatusOr<Workload> workload_from_agents(const std::string& agents) {
   return w;
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

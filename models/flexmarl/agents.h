@@ -10,7 +10,7 @@
 #include "models/flexmarl/workload.h"
 #include "models/spec/llm.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 /// One spec per agent, in the order written. InvalidArgument naming the text
 /// and the bad part: an unknown model size, a count below 1, more than
@@ -23,4 +23,4 @@ constexpr int kMaxAgents = 64;
 /// it (named after the text), or the paper's MA workload when it is "".
 StatusOr<Workload> workload_from_agents(const std::string& agents);
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

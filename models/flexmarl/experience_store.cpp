@@ -5,7 +5,7 @@
 
 #include "common/text.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 // A non-negative integer filling all of `text`.
@@ -191,4 +191,4 @@ std::vector<std::string> ExperienceStore::agents() const {
   return out;
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

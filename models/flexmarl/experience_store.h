@@ -36,7 +36,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 /// A sample's id: the input (query), the turn of the episode, the trajectory
 /// (branch). Ordered by (input, turn, trajectory).
@@ -146,4 +146,4 @@ class ExperienceStore {
   std::map<std::string, std::unique_ptr<ExperienceTable>> tables_;
 };
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

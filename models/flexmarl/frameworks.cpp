@@ -6,7 +6,7 @@
 
 #include "common/text.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 constexpr int kBf16Bytes = 2;
@@ -253,4 +253,4 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
   return d;
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -37,7 +37,7 @@
 #include "models/flexmarl/workload.h"
 #include "models/spec/llm.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 enum class Framework { kSync, kMarti, kFlexMarl, kNoBalance, kNoAsync };
 
@@ -137,4 +137,4 @@ std::vector<double> expected_response_tokens(const Workload& workload);
 /// log-normal's 1 - 1 / (B + 1) quantile, cut at the limit).
 std::vector<double> expected_longest_response_tokens(const Workload& workload);
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -6,7 +6,7 @@
 #include "common/check.h"
 #include "common/text.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 StatusOr<LoadBalancer> LoadBalancer::create(const std::vector<int>& instances_per_agent, double gap_threshold,
                                             const std::vector<int>& devices_per_instance, bool keep_one) {
@@ -146,4 +146,4 @@ std::optional<Reassignment> LoadBalancer::balance_across_agents() {
   return Reassignment{give->id, idlest, busiest};
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -27,7 +27,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 struct Instance {
   int id = 0;
@@ -104,4 +104,4 @@ class LoadBalancer {
   std::vector<Instance> instances_;
 };
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

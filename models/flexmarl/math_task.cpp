@@ -5,7 +5,7 @@
 
 #include "common/hash.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 // A uniform in (0, 1) from a 64-bit word.
@@ -138,4 +138,4 @@ std::array<double, kTaskTurns> task_rewards(const Problem& problem,
   return {solver, solver, checker};
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

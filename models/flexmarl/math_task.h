@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 /// The task's 16 tokens: the digits 0-9 are themselves.
 enum TaskToken : int64_t { kPlus = 10, kTimes = 11, kEquals = 12, kSep = 13, kEnd = 14, kQuery = 15 };
@@ -89,4 +89,4 @@ std::array<double, kTaskTurns> task_rewards(const Problem& problem, const std::v
 /// place.
 double solver_reward(const Problem& problem, const std::vector<int64_t>& response);
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -6,7 +6,7 @@
 
 #include "common/hash.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 const std::vector<std::string> kFields = {"response", "reward", "advantage"};
@@ -463,4 +463,4 @@ bool Orchestrator::step_done() const {
   return true;
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

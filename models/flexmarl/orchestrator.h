@@ -45,7 +45,7 @@
 #include "models/flexmarl/math_task.h"
 #include "models/flexmarl/schedule.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 /// Whether the executor runs `framework` with rollout workers apart from
 /// trainer workers that swap agents' state (flexmarl and its ablations).
@@ -239,4 +239,4 @@ class Orchestrator {
   std::array<std::deque<int>, kAgents> unplaced_;  // flexmarl: requests of an agent that has lent every instance
 };
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

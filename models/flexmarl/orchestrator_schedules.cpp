@@ -11,7 +11,7 @@
 #include "models/flexmarl/math_task.h"
 #include "models/flexmarl/orchestrator.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 StatusOr<int> Orchestrator::trainer_for(JobSink& sink, int a) {
   const size_t ai = static_cast<size_t>(a);
@@ -289,4 +289,4 @@ void Orchestrator::allocate_instances() {
   }
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 std::string describe(const Decision& d) {
   switch (d.kind) {
@@ -100,4 +100,4 @@ int Schedule::next_micro_batch(int complete, int taken, bool rollout_done) const
   }
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -31,7 +31,7 @@
 #include "common/status.h"
 #include "models/flexmarl/frameworks.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 /// One decision of a schedule, as an executor took it.
 struct Decision {
@@ -85,4 +85,4 @@ class Schedule {
   std::vector<std::vector<int>> phases_;
 };
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

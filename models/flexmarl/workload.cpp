@@ -6,7 +6,7 @@
 #include "common/hash.h"
 #include "common/text.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 // Uniform in (0, 1) from 53 bits of a 64-bit word; never 0, so log() is finite.
@@ -94,4 +94,4 @@ std::vector<std::vector<int>> response_lengths(const Workload& w, uint64_t seed,
   return out;
 }
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -26,7 +26,7 @@
 #include "common/status.h"
 #include "models/spec/llm.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 
 struct AgentRole {
   std::string name;
@@ -68,4 +68,4 @@ Status validate(const Workload& workload);
 /// distributions).
 std::vector<std::vector<int>> response_lengths(const Workload& workload, uint64_t seed, int64_t step);
 
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

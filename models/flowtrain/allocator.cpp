@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 namespace {
 
 constexpr double kTpEfficiencyPerDoubling = 0.94;
@@ -188,4 +188,4 @@ StatusOr<Allocation> allocate(const AllocatorInputs& in) {
   return best;
 }
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

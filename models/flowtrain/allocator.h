@@ -38,7 +38,7 @@
 #include "models/flowtrain/timing.h"
 #include "models/flowtrain/vlm.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 struct AllocatorInputs {
   VlmSpec model;
@@ -92,4 +92,4 @@ SideLayout best_monolithic_layout(const AllocatorInputs& in, int devices);
 /// whose both sides fit the memory.
 StatusOr<Allocation> allocate(const AllocatorInputs& in);
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

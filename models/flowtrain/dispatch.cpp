@@ -2,7 +2,7 @@
 
 #include "common/check.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 MicroBatchDispatch::MicroBatchDispatch(Policy policy, int micro_batches, int replicas)
     : policy_(policy), replicas_(replicas), taken_(static_cast<size_t>(micro_batches), false) {
@@ -68,4 +68,4 @@ int EncoderDispatch::take(int encoder) {
   return sample;
 }
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

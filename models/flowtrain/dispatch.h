@@ -27,7 +27,7 @@
 #include <functional>
 #include <vector>
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 class MicroBatchDispatch {
  public:
@@ -77,4 +77,4 @@ class EncoderDispatch {
   std::vector<size_t> next_of_;  // round-robin: each encoder's next index into order_; shared: next_of_[0]
 };
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <string>
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 namespace {
 
 // Greedy by `key`: items in descending key (ties by sample id), each to the
@@ -80,4 +80,4 @@ StatusOr<Packing> pack_by_tokens(const std::vector<PackItem>& items, int bins, i
   return greedy(items, bins, token_capacity, [](const PackItem& i) { return static_cast<double>(i.tokens); });
 }
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -23,7 +23,7 @@
 #include "common/status.h"
 #include "models/flowtrain/vlm.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 struct PackItem {
   int64_t sample = 0;
@@ -48,4 +48,4 @@ std::vector<PackItem> dataset_pack_items(const VlmSpec& model, const DatasetOpti
 StatusOr<Packing> pack_by_cost(const std::vector<PackItem>& items, int bins, int64_t token_capacity);
 StatusOr<Packing> pack_by_tokens(const std::vector<PackItem>& items, int bins, int64_t token_capacity);
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -6,7 +6,7 @@
 
 #include "common/check.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 StackWork scaled(StackWork w, double factor) {
   w.gemm_flops *= factor;
@@ -118,4 +118,4 @@ double pipeline_makespan(const std::vector<std::vector<double>>& forward,
   return *std::max_element(free_at.begin(), free_at.end());
 }
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

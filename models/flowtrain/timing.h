@@ -27,7 +27,7 @@
 
 #include "models/flowtrain/vlm.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 struct DeviceModel {
   double peak_flops = 0;        // per device, bf16 dense
@@ -95,4 +95,4 @@ double tp_exchange_seconds(const StackWork& work, int tp, const DeviceModel& dev
 double pipeline_makespan(const std::vector<std::vector<double>>& forward,
                          const std::vector<std::vector<double>>& backward);
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -7,7 +7,7 @@
 #include "models/flowtrain/dispatch.h"
 #include "models/flowtrain/packing.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 TinySample tiny_sample(const TinyFacts& f, uint64_t seed, int64_t id) {
   DatasetOptions dataset;
@@ -97,4 +97,4 @@ StatusOr<StepPlan> plan_step(const std::vector<TinySample>& samples, int encoder
   return plan;
 }
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -13,7 +13,7 @@
 #include "common/status.h"
 #include "models/flowtrain/vlm.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 /// The tiny VLM's sizes (models/torch/tiny_vlm.h's options and parameter
 /// counts), what sizes and FLOPs need.
@@ -65,4 +65,4 @@ struct StepPlan {
 StatusOr<StepPlan> plan_step(const std::vector<TinySample>& samples, int encoders, int backbones, int64_t capacity,
                              bool by_cost);
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -5,7 +5,7 @@
 
 #include "common/hash.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 namespace {
 
 // Uniform in (0, 1) from 53 bits of a 64-bit word.
@@ -71,4 +71,4 @@ SampleCost sample_cost(const VlmSpec& m, const Sample& s) {
   return c;
 }
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -20,7 +20,7 @@
 #include "models/spec/llm.h"
 #include "models/spec/vit.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 
 struct VlmSpec {
   std::string name;  // "6B+72B"
@@ -63,4 +63,4 @@ struct SampleCost {
 };
 SampleCost sample_cost(const VlmSpec& model, const Sample& sample);
 
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -6,7 +6,7 @@
 
 #include "common/check.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 // Dense ids 0..D-1 for the distinct keys of a batch: open addressing.
@@ -203,4 +203,4 @@ StatusOr<Clustering> cluster_samples(const Batch& batch, int micro_batches) {
   return result;
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -6,7 +6,7 @@
 #include "common/status.h"
 #include "models/nestpipe/key_stats.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 
 /// A reordering of a batch's samples into micro-batches.
 struct Clustering {
@@ -50,4 +50,4 @@ struct Clustering {
 /// InvalidArgument when micro_batches is not in [1, samples].
 StatusOr<Clustering> cluster_samples(const Batch& batch, int micro_batches);
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

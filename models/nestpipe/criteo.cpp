@@ -5,7 +5,7 @@
 #include "common/check.h"
 #include "models/nestpipe/key_generator.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 constexpr size_t kChunkBytes = 1 << 20;
@@ -151,4 +151,4 @@ bool CriteoReader::next(CriteoSample* sample) {
   return true;
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -11,7 +11,7 @@
 #include "common/file_io.h"
 #include "common/status.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 
 constexpr int kCriteoDenseFeatures = 13;        // I1..I13, integer counts (some negative in the data set)
 constexpr int kCriteoCategoricalFeatures = 26;  // C1..C26, 32-bit ids written as 8 hex digits
@@ -75,4 +75,4 @@ class CriteoReader {
   Status status_;
 };
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

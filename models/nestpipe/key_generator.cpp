@@ -7,7 +7,7 @@
 
 #include "common/check.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
@@ -208,4 +208,4 @@ std::vector<std::vector<int64_t>> KeyGenerator::batch(int64_t index, int rank, i
   return keys;
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

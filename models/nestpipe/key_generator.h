@@ -6,7 +6,7 @@
 #include "common/hash.h"
 #include "common/status.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 
 /// SplitMix64 (Steele, Lea and Flood 2014): a tiny counter-based generator.
 /// `mix64` (common/hash.h) is its finaliser, which also derives
@@ -127,4 +127,4 @@ class KeyGenerator {
   ZipfSampler sampler_;
 };
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -7,7 +7,7 @@
 #include "common/check.h"
 #include "models/nestpipe/clustering.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 
 int owner_of(int64_t key, int workers, Sharding sharding) {
   CT_CHECK(workers >= 1 && key >= 0) << "key " << key << ", workers " << workers;
@@ -324,4 +324,4 @@ StatusOr<KeyStatsSummary> measured_key_stats(const std::vector<Batch>& first, co
   return k;
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -7,7 +7,7 @@
 #include "common/status.h"
 #include "models/nestpipe/key_generator.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 
 /// The sparse keys of one sample, and a worker's batch of samples.
 using SampleKeys = std::vector<int64_t>;
@@ -156,4 +156,4 @@ StatusOr<KeyStatsSummary> estimate_key_stats(const KeyGeneratorOptions& options,
 StatusOr<KeyStatsSummary> measured_key_stats(const std::vector<Batch>& first, const std::vector<Batch>& second,
                                              int micro_batches);
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -5,7 +5,7 @@
 #include "common/check.h"
 #include "models/plan/plan_validator.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 using models::CollectiveOp;
@@ -219,4 +219,4 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
   return b.finish();
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -9,7 +9,7 @@
 #include "common/status.h"
 #include "models/plan/plan.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 
 /// The schedules NestPipe is compared with (../shared/papers/nestpipe.md).
 ///
@@ -72,4 +72,4 @@ struct StepSizes {
 /// micro-batches < 1).
 StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& sizes, int micro_batches);
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 double mean(const std::vector<double>& v) {
@@ -58,4 +58,4 @@ StatusOr<StepSizes> step_sizes(const Workload& w, const KeyStatsSummary& k) {
   return out;
 }
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -5,7 +5,7 @@
 #include "models/nestpipe/plans.h"
 #include "models/spec/recommender.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 
 /// A NestPipe training run as the plans see it: the model, the batch, and
 /// the key statistics of its data at this worker count.
@@ -36,4 +36,4 @@ struct Workload {
 /// to the workload (worker count, micro-batches).
 StatusOr<StepSizes> step_sizes(const Workload& workload, const KeyStatsSummary& keys);
 
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -176,12 +176,12 @@ TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& o, uint64_t seed, int64_t id
   TORCH_CHECK(text_scale > 0 && std::isfinite(text_scale), "tiny_vlm_sample: text_scale ", text_scale,
               " must be positive");
   // The sizes are models/flowtrain/tiny_plan.h's, which the process twin replays.
-  flowtrain::TinyFacts facts;
+  models::flowtrain::TinyFacts facts;
   facts.tokens_per_image = o.tokens_per_image();
   facts.max_images = o.max_images;
   facts.context = o.context;
   facts.text_scale = text_scale;
-  const flowtrain::TinySample sizes = flowtrain::tiny_sample(facts, seed, id);
+  const models::flowtrain::TinySample sizes = models::flowtrain::tiny_sample(facts, seed, id);
   const int64_t k = sizes.images, t = sizes.text;
 
   // A stream of its own (not dataset_sample's), so the sizes and the content are independent.

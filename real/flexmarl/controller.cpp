@@ -5,7 +5,7 @@
 namespace clustertwin::real::flexmarl {
 namespace {
 
-namespace cf = clustertwin::flexmarl;
+namespace cf = clustertwin::models::flexmarl;
 
 }  // namespace
 

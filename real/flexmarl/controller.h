@@ -20,11 +20,11 @@
 
 namespace clustertwin::real::flexmarl {
 
-using clustertwin::flexmarl::Framework;
-using clustertwin::flexmarl::separates_trainers;
+using clustertwin::models::flexmarl::Framework;
+using clustertwin::models::flexmarl::separates_trainers;
 
 struct ControllerOptions {
-  clustertwin::flexmarl::OrchestratorOptions orchestrator;  // workers: the world size less one
+  clustertwin::models::flexmarl::OrchestratorOptions orchestrator;  // workers: the world size less one
   int steps = 1;
   int topk = 4;
   AdamOptions adam;
@@ -36,9 +36,9 @@ struct StepReport {
   double controller_cpu_s = 0;  // the controller's own CPU time in the step
   int64_t jobs = 0;             // jobs posted in the step
   int64_t generated_tokens = 0;
-  std::array<double, clustertwin::flexmarl::kTaskTurns> mean_reward{};
+  std::array<double, clustertwin::models::flexmarl::kTaskTurns> mean_reward{};
   /// Response tokens per agent, by input (in the step) x group + trajectory.
-  std::array<std::vector<int64_t>, clustertwin::flexmarl::kTaskTurns> response_tokens;
+  std::array<std::vector<int64_t>, clustertwin::models::flexmarl::kTaskTurns> response_tokens;
 };
 
 struct ControllerReport {
@@ -57,7 +57,7 @@ struct ControllerReport {
 /// orchestrator.h) decides; this turns its jobs into messages with their
 /// tensors (weights, trainer state, prompts, log-probabilities) and the
 /// workers' replies back into completions.
-class Controller : public clustertwin::flexmarl::JobSink {
+class Controller : public clustertwin::models::flexmarl::JobSink {
  public:
   Controller(Communicator& comm, const Links& links, Tracer& tracer, ControllerOptions options);
 
@@ -65,7 +65,7 @@ class Controller : public clustertwin::flexmarl::JobSink {
   /// store catches a version violation (the workers are stopped first).
   StatusOr<ControllerReport> run();
 
-  Status post(const clustertwin::flexmarl::Job& job) override;
+  Status post(const clustertwin::models::flexmarl::Job& job) override;
 
  private:
   // What the rollout engine returned besides the response, per sample.
@@ -82,8 +82,8 @@ class Controller : public clustertwin::flexmarl::JobSink {
   Tracer& tracer_;
   ControllerOptions o_;
   Outbox outbox_;
-  std::optional<clustertwin::flexmarl::Orchestrator> orchestrator_;
-  static constexpr int kAgents = clustertwin::flexmarl::kTaskTurns;
+  std::optional<clustertwin::models::flexmarl::Orchestrator> orchestrator_;
+  static constexpr int kAgents = clustertwin::models::flexmarl::kTaskTurns;
 
   std::vector<at::Tensor> weights_, gradients_, host_state_;  // per agent
   std::vector<SampleTensors> tensors_;                        // per sample of the step

@@ -19,7 +19,7 @@
 namespace clustertwin::real::flexmarl {
 namespace {
 
-namespace cf = clustertwin::flexmarl;
+namespace cf = clustertwin::models::flexmarl;
 
 // Trainer workers of a flexmarl variant: --trainers, or a quarter of the workers (at least one).
 int trainer_count(const FlexMarlArgs& a, int workers) {

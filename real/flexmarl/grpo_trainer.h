@@ -52,7 +52,7 @@ struct TrainSample {
   at::Tensor topk_logp_old;
 };
 
-using clustertwin::flexmarl::group_advantages;  // models/flexmarl/orchestrator.h
+using clustertwin::models::flexmarl::group_advantages;  // models/flexmarl/orchestrator.h
 
 /// What the whole global batch holds, for the losses' normalisation.
 struct BatchTotals {

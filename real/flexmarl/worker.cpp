@@ -35,15 +35,15 @@ Status malformed(const Message& m) {
 }
 
 const std::string& agent_name(int64_t agent) {
-  return clustertwin::flexmarl::task_agents()[static_cast<size_t>(agent)].name;
+  return clustertwin::models::flexmarl::task_agents()[static_cast<size_t>(agent)].name;
 }
 
 }  // namespace
 
 ByteLmOptions task_model_options(int agent) {
-  const clustertwin::flexmarl::TaskModelDims d = clustertwin::flexmarl::task_model_dims(agent);
+  const clustertwin::models::flexmarl::TaskModelDims d = clustertwin::models::flexmarl::task_model_dims(agent);
   ByteLmOptions o;
-  o.vocab = clustertwin::flexmarl::kTaskVocab;
+  o.vocab = clustertwin::models::flexmarl::kTaskVocab;
   o.context = d.context;
   o.d_model = d.d_model, o.layers = d.layers, o.heads = d.heads, o.d_ff = d.d_ff;
   return o;
@@ -105,8 +105,8 @@ Status Worker::generate(const Message& m, Message* reply) {
     prompts.push_back(static_cast<int64_t>(requests[i].prompt.size()));
     responses.push_back(static_cast<int64_t>((*results)[i].response.size()));
   }
-  job_flops_ = 2 * static_cast<double>(clustertwin::flexmarl::task_linear_params(static_cast<int>(m.agent))) *
-               static_cast<double>(clustertwin::flexmarl::generate_positions(prompts, responses));
+  job_flops_ = 2 * static_cast<double>(clustertwin::models::flexmarl::task_linear_params(static_cast<int>(m.agent))) *
+               static_cast<double>(clustertwin::models::flexmarl::generate_positions(prompts, responses));
   std::vector<at::Tensor> longs, doubles;
   for (const RolloutResult& r : *results) {
     longs.push_back(at::tensor(std::vector<int64_t>{static_cast<int64_t>(r.response.size())}, at::kLong));
@@ -149,8 +149,8 @@ Status Worker::train(const Message& m, Message* reply) {
   std::vector<int64_t> lengths;
   for (const TrainSample& s : micro)
     lengths.push_back(s.tokens.size(0));
-  job_flops_ = 6 * static_cast<double>(clustertwin::flexmarl::task_linear_params(static_cast<int>(m.agent))) *
-               static_cast<double>(clustertwin::flexmarl::train_positions(lengths));
+  job_flops_ = 6 * static_cast<double>(clustertwin::models::flexmarl::task_linear_params(static_cast<int>(m.agent))) *
+               static_cast<double>(clustertwin::models::flexmarl::train_positions(lengths));
   // Totals of 1: the step scales the summed gradient by the batch's real
   // count, known only once the whole batch is rolled out.
   auto loss = it->second->accumulate(micro, BatchTotals{1, 1});
@@ -229,7 +229,7 @@ Status Worker::run() {
           at::kDouble);
       return send_message(comm_, links_, 0, reply);
     }
-    if (m.agent < 0 || m.agent >= clustertwin::flexmarl::kTaskTurns) return malformed(m);
+    if (m.agent < 0 || m.agent >= clustertwin::models::flexmarl::kTaskTurns) return malformed(m);
     job_flops_ = 0;
     job_bytes_ = 0;
     const double t0 = tracer_.now_us(), cpu0 = Tracer::thread_cpu_us();

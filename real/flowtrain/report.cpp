@@ -32,7 +32,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 std::string options_json(const FlowTrainRunArgs& a, int world, int encoders,
-                         const ::clustertwin::flowtrain::TinyFacts& f, double matmul_rate) {
+                         const ::clustertwin::models::flowtrain::TinyFacts& f, double matmul_rate) {
   std::string o = "{\"mode\":" + quoted(a.mode);
   o += ",\"world_size\":" + std::to_string(world) + ",\"encoder_workers\":" + std::to_string(encoders) +
        ",\"steps\":" + std::to_string(a.steps) + ",\"global_batch\":" + std::to_string(a.global_batch) +

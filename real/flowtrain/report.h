@@ -29,7 +29,7 @@ struct RunReport {
 
 /// The options the trace's config holds.
 std::string options_json(const FlowTrainRunArgs& a, int world, int encoders,
-                         const ::clustertwin::flowtrain::TinyFacts& facts, double matmul_rate);
+                         const ::clustertwin::models::flowtrain::TinyFacts& facts, double matmul_rate);
 
 /// Prints the table, or with --json one JSON object, to stdout.
 void print_report(const FlowTrainRunArgs& a, const RunReport& r);

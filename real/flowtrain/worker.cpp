@@ -11,7 +11,7 @@
 
 namespace clustertwin::real::flowtrain {
 
-namespace pf = ::clustertwin::flowtrain;
+namespace pf = ::clustertwin::models::flowtrain;
 namespace tm = ::clustertwin::torch_models;
 
 namespace {

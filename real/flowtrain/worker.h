@@ -27,7 +27,7 @@ namespace clustertwin::real::flowtrain {
 /// A sample of the step: its sizes and model FLOPs, and its tensors (on the
 /// rank's device) once the rank first needed them.
 struct StepSample {
-  ::clustertwin::flowtrain::TinySample shape;
+  ::clustertwin::models::flowtrain::TinySample shape;
   // A cache filled by Worker::load, so that a const sample can fill it.
   mutable torch_models::TinyVlmSample data;
   mutable bool loaded = false;
@@ -58,7 +58,7 @@ class Worker {
   /// The model FLOPs of the last step's samples.
   double step_model_flops() const;
 
-  const ::clustertwin::flowtrain::TinyFacts& facts() const { return facts_; }
+  const ::clustertwin::models::flowtrain::TinyFacts& facts() const { return facts_; }
   int encoders() const { return encoders_; }
 
  private:
@@ -91,8 +91,8 @@ class Worker {
   c10::Device device_;
   torch_models::TinyVlm model_;
   torch_models::TinyVlmOptions o_;
-  ::clustertwin::flowtrain::TinyFacts facts_;
-  std::vector<::clustertwin::flowtrain::TinySample> shapes_;
+  ::clustertwin::models::flowtrain::TinyFacts facts_;
+  std::vector<::clustertwin::models::flowtrain::TinySample> shapes_;
   int encoders_ = 0, rank_ = 0, step_ = 0;
   std::vector<torch::Tensor> params_;
   std::optional<torch::optim::SGD> optimizer_;

@@ -10,7 +10,7 @@
 
 namespace clustertwin::real::flowtrain {
 
-namespace pf = ::clustertwin::flowtrain;
+namespace pf = ::clustertwin::models::flowtrain;
 
 // ---- monolithic: encoder and backbone on every rank --------------------------------------------------------------
 Status Worker::monolithic() {

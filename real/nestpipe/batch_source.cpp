@@ -7,11 +7,11 @@
 
 namespace clustertwin::real::nestpipe {
 
-using clustertwin::nestpipe::Batch;
-using clustertwin::nestpipe::CriteoReader;
-using clustertwin::nestpipe::CriteoSample;
-using clustertwin::nestpipe::KeyGenerator;
-using clustertwin::nestpipe::SplitMix64;
+using clustertwin::models::nestpipe::Batch;
+using clustertwin::models::nestpipe::CriteoReader;
+using clustertwin::models::nestpipe::CriteoSample;
+using clustertwin::models::nestpipe::KeyGenerator;
+using clustertwin::models::nestpipe::SplitMix64;
 namespace {
 
 class SyntheticSource : public BatchSource {

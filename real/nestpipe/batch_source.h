@@ -15,8 +15,8 @@
 
 namespace clustertwin::real::nestpipe {
 
-using clustertwin::nestpipe::Batch;
-using clustertwin::nestpipe::KeyGeneratorOptions;
+using clustertwin::models::nestpipe::Batch;
+using clustertwin::models::nestpipe::KeyGeneratorOptions;
 
 /// One rank's batch in host memory.
 struct HostBatch {

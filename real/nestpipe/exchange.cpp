@@ -6,7 +6,7 @@
 
 namespace clustertwin::real::nestpipe {
 
-using clustertwin::nestpipe::Batch;
+using clustertwin::models::nestpipe::Batch;
 namespace {
 
 // Sorts by (owner, key) and removes duplicates.

@@ -31,7 +31,7 @@
 
 namespace clustertwin::real::nestpipe {
 
-using clustertwin::nestpipe::Batch;
+using clustertwin::models::nestpipe::Batch;
 
 /// Unique keys sorted by (key mod world, key), with how many go to each owner.
 struct OwnerRuns {

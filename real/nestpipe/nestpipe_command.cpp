@@ -25,14 +25,14 @@
 
 namespace clustertwin::real::nestpipe {
 
-using clustertwin::nestpipe::Batch;
-using clustertwin::nestpipe::StepSizes;
-using clustertwin::nestpipe::Variant;
-using clustertwin::nestpipe::Workload;
-using clustertwin::nestpipe::build_plan;
-using clustertwin::nestpipe::measured_key_stats;
-using clustertwin::nestpipe::step_sizes;
-using clustertwin::nestpipe::variant_from_name;
+using clustertwin::models::nestpipe::Batch;
+using clustertwin::models::nestpipe::build_plan;
+using clustertwin::models::nestpipe::measured_key_stats;
+using clustertwin::models::nestpipe::step_sizes;
+using clustertwin::models::nestpipe::StepSizes;
+using clustertwin::models::nestpipe::Variant;
+using clustertwin::models::nestpipe::variant_from_name;
+using clustertwin::models::nestpipe::Workload;
 namespace {
 
 constexpr char kRunVariants[] = "torchrec, semisync, dbp, fwp, nestpipe";

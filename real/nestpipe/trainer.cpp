@@ -11,9 +11,9 @@
 
 namespace clustertwin::real::nestpipe {
 
-using clustertwin::nestpipe::SampleKeys;
-using clustertwin::nestpipe::Variant;
-using clustertwin::nestpipe::cluster_samples;
+using clustertwin::models::nestpipe::cluster_samples;
+using clustertwin::models::nestpipe::SampleKeys;
+using clustertwin::models::nestpipe::Variant;
 namespace {
 
 // Keys per sample the model looks up: one per table for DLRM, the sequence

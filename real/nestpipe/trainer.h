@@ -68,7 +68,7 @@
 
 namespace clustertwin::real::nestpipe {
 
-using clustertwin::nestpipe::Variant;
+using clustertwin::models::nestpipe::Variant;
 
 /// The dense part's optimizer, applied once per batch after the all-reduce.
 struct DenseOptimizer {

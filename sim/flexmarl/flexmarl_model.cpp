@@ -33,14 +33,14 @@ Status FlexMarlRun::run() {
   }
   // The balancer only moves instances between agents of one instance size.
   std::vector<int> sizes(d_.tp.begin(), d_.tp.end());
-  auto balancer = flexmarl::LoadBalancer::create(per_agent, setup_.gap_threshold, sizes);
+  auto balancer = models::flexmarl::LoadBalancer::create(per_agent, setup_.gap_threshold, sizes);
   if (!balancer.is_ok()) return balancer.status();
   balancer_.emplace(std::move(*balancer));
   rr_.assign(agents, 0);
   std::vector<int> turns;
-  for (const flexmarl::AgentRole& r : w_.agents)
+  for (const models::flexmarl::AgentRole& r : w_.agents)
     turns.push_back(r.turn);
-  auto schedule = flexmarl::Schedule::create(framework_, turns, w_.global_batch, w_.group, w_.micro_batch);
+  auto schedule = models::flexmarl::Schedule::create(framework_, turns, w_.global_batch, w_.group, w_.micro_batch);
   if (!schedule.is_ok()) return schedule.status();
   schedule_.emplace(std::move(*schedule));
 
@@ -52,7 +52,7 @@ Status FlexMarlRun::run() {
 
 FlexMarlRow FlexMarlRun::result() const {
   FlexMarlRow row;
-  row.framework = std::string(flexmarl::framework_name(framework_));
+  row.framework = std::string(models::flexmarl::framework_name(framework_));
   row.workload = w_.name;
   row.agents = static_cast<int>(w_.agents.size());
   row.devices = d_.devices;
@@ -90,7 +90,7 @@ Status FlexMarlRun::run_step(int step) {
   const double start = sg::Engine::get_clock();
   step_starts_.push_back(start);
   busy_device_s_.push_back(0);
-  lengths_ = flexmarl::response_lengths(w_, setup_.seed, step);
+  lengths_ = models::flexmarl::response_lengths(w_, setup_.seed, step);
   int64_t tokens = 0;
   for (const auto& agent : lengths_)
     tokens += std::accumulate(agent.begin(), agent.end(), int64_t{0});
@@ -110,7 +110,7 @@ Status FlexMarlRun::run_step(int step) {
   start_rollout();
   while (!step_done_) {
     if (reactor_.empty()) {
-      return Status::internal("flexmarl twin: " + std::string(flexmarl::framework_name(framework_)) +
+      return Status::internal("flexmarl twin: " + std::string(models::flexmarl::framework_name(framework_)) +
                               " stalled in step " + std::to_string(step) + " (nothing left to wait for)");
     }
     reactor_.run_next();

@@ -31,7 +31,7 @@
 namespace clustertwin::sim::flexmarl_twin {
 
 namespace sg = simgrid::s4u;
-using flexmarl::Framework;
+using models::flexmarl::Framework;
 
 constexpr double kDoneTokens = 1e-6;  // a request with fewer tokens left is finished
 
@@ -80,7 +80,7 @@ struct TrainerGroup {
 class FlexMarlRun {
  public:
   FlexMarlRun(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile, Platform& platform,
-              Framework framework, flexmarl::Deployment deployment)
+              Framework framework, models::flexmarl::Deployment deployment)
       : setup_(setup),
         w_(setup.workload),
         profile_(profile),
@@ -151,20 +151,20 @@ class FlexMarlRun {
                 std::function<void()> done);
 
   const FlexMarlSetup& setup_;
-  const flexmarl::Workload& w_;
+  const models::flexmarl::Workload& w_;
   const cluster::ClusterProfile& profile_;
   Platform& platform_;
   const Framework framework_;
-  const flexmarl::Deployment d_;
-  const flexmarl::DeviceFacts device_;
+  const models::flexmarl::Deployment d_;
+  const models::flexmarl::DeviceFacts device_;
 
   std::vector<Instance> instances_;
   std::vector<TrainerGroup> groups_;
-  std::optional<flexmarl::LoadBalancer> balancer_;
+  std::optional<models::flexmarl::LoadBalancer> balancer_;
   std::vector<int> rr_;
-  std::vector<int> planned_agent_;              // per instance: the deployment's agent
-  std::optional<flexmarl::Schedule> schedule_;  // the framework's decisions (set by run())
-  std::vector<flexmarl::Decision> decisions_;   // as taken, every step
+  std::vector<int> planned_agent_;                      // per instance: the deployment's agent
+  std::optional<models::flexmarl::Schedule> schedule_;  // the framework's decisions (set by run())
+  std::vector<models::flexmarl::Decision> decisions_;   // as taken, every step
   std::vector<Request> requests_;
   std::deque<Job> jobs_;
   Reactor reactor_;

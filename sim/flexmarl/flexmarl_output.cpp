@@ -36,7 +36,7 @@ nlohmann::json row_to_json(const FlexMarlRow& r, bool with_intervals) {
     }
     j["last_step"] = std::move(list);
     nlohmann::json decisions = nlohmann::json::array();
-    for (const flexmarl::Decision& d : r.decisions)
+    for (const models::flexmarl::Decision& d : r.decisions)
       decisions.push_back({static_cast<int>(d.kind), d.agent, d.size});
     j["decisions"] = std::move(decisions);
   }
@@ -61,7 +61,7 @@ FlexMarlRow row_from_json(const nlohmann::json& j) {
   }
   if (j.contains("decisions")) {
     for (const auto& d : j.at("decisions"))
-      r.decisions.push_back({static_cast<flexmarl::Decision::Kind>(d[0].get<int>()), d[1], d[2]});
+      r.decisions.push_back({static_cast<models::flexmarl::Decision::Kind>(d[0].get<int>()), d[1], d[2]});
   }
   return r;
 }

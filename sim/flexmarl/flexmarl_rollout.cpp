@@ -25,7 +25,7 @@ void FlexMarlRun::start_rollout() {
 void FlexMarlRun::issue_phase(int phase) {
   phase_ = phase;
   const std::vector<int>& agents = schedule_->phases()[static_cast<size_t>(phase)];
-  decisions_.push_back({flexmarl::Decision::Kind::kPhase, agents.front(), phase});
+  decisions_.push_back({models::flexmarl::Decision::Kind::kPhase, agents.front(), phase});
   auto issue_all = [this, agents] {
     for (int a : agents) {
       for (int s = 0; s < w_.global_batch; ++s)
@@ -43,8 +43,8 @@ void FlexMarlRun::issue_phase(int phase) {
     if (std::find(agents.begin(), agents.end(), inst.agent) == agents.end()) continue;
     for (int t = 0; t < inst.tp; ++t) {
       const int dev = inst.first_device + t;
-      flows.push_back(
-          {platform_.cpu(dev), platform_.device(dev), flexmarl::weight_bytes(w_.agents[inst.agent].model) / inst.tp});
+      flows.push_back({platform_.cpu(dev), platform_.device(dev),
+                       models::flexmarl::weight_bytes(w_.agents[inst.agent].model) / inst.tp});
     }
   }
   transfer(flows, 0, d_.devices, agents.front(), "reload", issue_all);
@@ -139,10 +139,10 @@ void FlexMarlRun::start_chunk(int i) {
   const double n = static_cast<double>(inst.active.size());
   inst.chunk_tokens = std::max(shortest, 0.0);
   inst.chunk_prefill =
-      prefill_tokens > 0 ? flexmarl::prefill_s(model, inst.tp, device_, setup_.efficiency, prefill_tokens) : 0;
+      prefill_tokens > 0 ? models::flexmarl::prefill_s(model, inst.tp, device_, setup_.efficiency, prefill_tokens) : 0;
   // Contexts grow by n tokens per iteration: the chunk's mean iteration reads the midpoint.
-  inst.chunk_iteration =
-      flexmarl::decode_iteration_s(model, inst.tp, device_, setup_.efficiency, context + n * inst.chunk_tokens / 2);
+  inst.chunk_iteration = models::flexmarl::decode_iteration_s(model, inst.tp, device_, setup_.efficiency,
+                                                              context + n * inst.chunk_tokens / 2);
   inst.chunk_seconds = inst.chunk_prefill + inst.chunk_tokens * inst.chunk_iteration;
   inst.chunk_start = sg::Engine::get_clock();
   inst.chunk_work = platform_.work_units(inst.first_device, inst.chunk_seconds);
@@ -192,7 +192,7 @@ void FlexMarlRun::move_instance(int idx, int agent) {
   std::vector<Flow> flows;
   for (int k = 0; k < inst.tp; ++k) {
     flows.push_back({platform_.cpu(inst.first_device + k), platform_.device(inst.first_device + k),
-                     flexmarl::weight_bytes(w_.agents[agent].model) / inst.tp});
+                     models::flexmarl::weight_bytes(w_.agents[agent].model) / inst.tp});
   }
   transfer(flows, inst.first_device, inst.tp, agent, "reload", [this, idx, generation] {
     if (instances_[idx].load_generation != generation) return;
@@ -202,7 +202,7 @@ void FlexMarlRun::move_instance(int idx, int agent) {
 }
 
 void FlexMarlRun::rebalance() {
-  for (const flexmarl::Migration& m : balancer_->balance_within_agents()) {
+  for (const models::flexmarl::Migration& m : balancer_->balance_within_agents()) {
     Instance& from = instances_[m.from_instance];
     Instance& to = instances_[m.to_instance];
     for (int k = 0; k < m.requests; ++k) {
@@ -213,7 +213,7 @@ void FlexMarlRun::rebalance() {
     migrations_ += m.requests;
     wake(m.to_instance);
   }
-  if (std::optional<flexmarl::Reassignment> move = balancer_->balance_across_agents()) {
+  if (std::optional<models::flexmarl::Reassignment> move = balancer_->balance_across_agents()) {
     move_instance(move->instance, move->to);
   }
 }

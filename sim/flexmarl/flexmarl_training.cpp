@@ -17,15 +17,15 @@ void FlexMarlRun::queue_job(int agent, int samples) {
   for (int s = queued_for_training_[agent]; s < queued_for_training_[agent] + samples; ++s)
     job.samples.push_back(s);
   queued_for_training_[agent] += samples;
-  decisions_.push_back({flexmarl::Decision::Kind::kMicroBatch, agent, samples});
+  decisions_.push_back({models::flexmarl::Decision::Kind::kMicroBatch, agent, samples});
   jobs_.push_back(std::move(job));
 }
 
 double FlexMarlRun::job_flops(const Job& job) const {
-  const flexmarl::AgentRole& role = w_.agents[job.agent];
+  const models::flexmarl::AgentRole& role = w_.agents[job.agent];
   double flops = 0;
   for (int s : job.samples)
-    flops += flexmarl::train_flops(role.model, role.prompt_tokens, lengths_[job.agent][s]);
+    flops += models::flexmarl::train_flops(role.model, role.prompt_tokens, lengths_[job.agent][s]);
   return flops;
 }
 
@@ -64,12 +64,12 @@ void FlexMarlRun::start_job(int g, Job job) {
   }
   // Swap: the resident agent's state out to host memory, the job's agent's in, over each device's host link.
   std::vector<Flow> flows;
-  const double in_bytes = flexmarl::training_state_bytes(w_.agents[job.agent].model) / group.devices;
+  const double in_bytes = models::flexmarl::training_state_bytes(w_.agents[job.agent].model) / group.devices;
   for (int k = 0; k < group.devices; ++k) {
     const int dev = group.first_device + k;
     if (group.resident >= 0) {
       flows.push_back({platform_.device(dev), platform_.cpu(dev),
-                       flexmarl::training_state_bytes(w_.agents[group.resident].model) / group.devices});
+                       models::flexmarl::training_state_bytes(w_.agents[group.resident].model) / group.devices});
     }
     flows.push_back({platform_.cpu(dev), platform_.device(dev), in_bytes});
   }
@@ -80,7 +80,7 @@ void FlexMarlRun::start_job(int g, Job job) {
 
 void FlexMarlRun::train(int g, Job job) {
   TrainerGroup& group = groups_[g];
-  const double seconds = flexmarl::train_s(job_flops(job), group.devices, device_, setup_.efficiency);
+  const double seconds = models::flexmarl::train_s(job_flops(job), group.devices, device_, setup_.efficiency);
   const double start = sg::Engine::get_clock();
   sg::ExecPtr exec = sg::this_actor::exec_init(platform_.work_units(group.first_device, seconds))
                          ->set_host(platform_.device(group.first_device));
@@ -102,15 +102,16 @@ void FlexMarlRun::optimizer_and_publish(int g, int agent) {
   TrainerGroup& group = groups_[g];
   const spec::LlmSpec& model = w_.agents[agent].model;
   const double start = sg::Engine::get_clock();
-  sg::ExecPtr exec = sg::this_actor::exec_init(
-                         platform_.work_units(group.first_device, flexmarl::optimizer_s(model, group.devices, device_)))
-                         ->set_host(platform_.device(group.first_device));
+  sg::ExecPtr exec =
+      sg::this_actor::exec_init(
+          platform_.work_units(group.first_device, models::flexmarl::optimizer_s(model, group.devices, device_)))
+          ->set_host(platform_.device(group.first_device));
   exec->start();
   add(exec, [this, g, agent, start] {
     TrainerGroup& grp = groups_[g];
     busy(grp.first_device, grp.devices, start, sg::Engine::get_clock(), agent, "optimizer", true);
     grp.busy = false;
-    decisions_.push_back({flexmarl::Decision::Kind::kPublish, agent, trained_[agent]});
+    decisions_.push_back({models::flexmarl::Decision::Kind::kPublish, agent, trained_[agent]});
     // Publish: every device of the agent's instances gets its shard of the new weights from a trainer device.
     std::vector<Flow> flows;
     int k = 0;
@@ -119,7 +120,7 @@ void FlexMarlRun::optimizer_and_publish(int g, int agent) {
       for (int t = 0; t < inst.tp; ++t) {
         flows.push_back({platform_.device(grp.first_device + (k++ % grp.devices)),
                          platform_.device(inst.first_device + t),
-                         flexmarl::weight_bytes(w_.agents[agent].model) / inst.tp});
+                         models::flexmarl::weight_bytes(w_.agents[agent].model) / inst.tp});
       }
     }
     transfer(flows, grp.first_device, grp.devices, agent, "publish", [this] {
@@ -138,21 +139,21 @@ void FlexMarlRun::sync_train(int agent) {
     return;
   }
   const int devices = d_.devices;
-  decisions_.push_back({flexmarl::Decision::Kind::kMicroBatch, agent, w_.global_batch});
+  decisions_.push_back({models::flexmarl::Decision::Kind::kMicroBatch, agent, w_.global_batch});
   transfer(state_flows(agent, true), 0, devices, agent, "swap", [this, agent, devices] {
     Job job;
     job.agent = agent;
     for (int s = 0; s < w_.global_batch; ++s)
       job.samples.push_back(s);
-    const double seconds = flexmarl::train_s(job_flops(job), devices, device_, setup_.efficiency) +
-                           flexmarl::optimizer_s(w_.agents[agent].model, devices, device_);
+    const double seconds = models::flexmarl::train_s(job_flops(job), devices, device_, setup_.efficiency) +
+                           models::flexmarl::optimizer_s(w_.agents[agent].model, devices, device_);
     const double start = sg::Engine::get_clock();
     sg::ExecPtr exec = sg::this_actor::exec_init(platform_.work_units(0, seconds))->set_host(platform_.device(0));
     exec->start();
     add(exec, [this, agent, devices, start] {
       busy(0, devices, start, sg::Engine::get_clock(), agent, "train", true);
       trained_[agent] = w_.global_batch;
-      decisions_.push_back({flexmarl::Decision::Kind::kPublish, agent, trained_[agent]});
+      decisions_.push_back({models::flexmarl::Decision::Kind::kPublish, agent, trained_[agent]});
       transfer(state_flows(agent, false), 0, devices, agent, "swap", [this, agent] { sync_train(agent + 1); });
     });
   });
@@ -161,7 +162,7 @@ void FlexMarlRun::sync_train(int agent) {
 // Sync's swap of `agent`'s training state onto (in) or off every device.
 std::vector<Flow> FlexMarlRun::state_flows(int agent, bool in) const {
   std::vector<Flow> flows;
-  const double bytes = flexmarl::training_state_bytes(w_.agents[agent].model) / d_.devices;
+  const double bytes = models::flexmarl::training_state_bytes(w_.agents[agent].model) / d_.devices;
   for (int dev = 0; dev < d_.devices; ++dev) {
     sg::Host* host = platform_.cpu(dev);
     sg::Host* device = platform_.device(dev);

@@ -16,10 +16,10 @@ namespace sg = simgrid::s4u;
 namespace clustertwin::sim {
 namespace {
 
-using flexmarl::Framework;
+using models::flexmarl::Framework;
 
 StatusOr<std::string> run_in_child(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-                                   Framework framework, const flexmarl::Deployment& deployment) {
+                                   Framework framework, const models::flexmarl::Deployment& deployment) {
   TwinEngine twin;
   sg::Engine& engine = twin.engine();
   auto platform = Platform::build(profile, deployment.devices);
@@ -34,8 +34,8 @@ StatusOr<std::string> run_in_child(const FlexMarlSetup& setup, const cluster::Cl
 
 }  // namespace
 
-flexmarl::DeviceFacts device_facts(const cluster::ClusterProfile& profile) {
-  flexmarl::DeviceFacts d;
+models::flexmarl::DeviceFacts device_facts(const cluster::ClusterProfile& profile) {
+  models::flexmarl::DeviceFacts d;
   auto it = profile.device.peak_flops.find("bf16");
   d.peak_flops = it != profile.device.peak_flops.end() ? it->second : profile.device.peak_flops.begin()->second;
   d.memory_bytes = profile.device.memory_bytes;
@@ -49,7 +49,7 @@ int flexmarl_devices(const FlexMarlSetup& setup, const cluster::ClusterProfile& 
 }
 
 Status validate(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile) {
-  CT_RETURN_IF_ERROR(flexmarl::validate(setup.workload));
+  CT_RETURN_IF_ERROR(models::flexmarl::validate(setup.workload));
   if (!(setup.gap_threshold > 0)) {
     return Status::invalid_argument("--load-gap " + format_number("%g", setup.gap_threshold) +
                                     ": the load-gap threshold must be > 0 (requests)");
@@ -66,7 +66,7 @@ Status validate(const FlexMarlSetup& setup, const cluster::ClusterProfile& profi
     return Status::invalid_argument("profile '" + profile.name +
                                     "': the FlexMARL twin needs the device's peak_flops, memory and memory_bandwidth");
   }
-  const flexmarl::EngineEfficiency& e = setup.efficiency;
+  const models::flexmarl::EngineEfficiency& e = setup.efficiency;
   for (double v : {e.decode, e.prefill, e.train}) {
     if (!(v > 0 && v <= 1)) {
       return Status::invalid_argument("engine efficiency " + format_number("%g", v) + " must be in (0, 1]");
@@ -80,7 +80,7 @@ StatusOr<FlexMarlRow> run_flexmarl(const FlexMarlSetup& setup, const cluster::Cl
   CT_RETURN_IF_ERROR(validate(setup, profile));
   const auto wall_start = std::chrono::steady_clock::now();
   auto deployment =
-      flexmarl::deploy(setup.workload, framework, flexmarl_devices(setup, profile), device_facts(profile));
+      models::flexmarl::deploy(setup.workload, framework, flexmarl_devices(setup, profile), device_facts(profile));
   if (!deployment.is_ok()) return deployment.status();
   auto payload = run_isolated([&] { return run_in_child(setup, profile, framework, *deployment); });
   if (!payload.is_ok()) return payload.status();

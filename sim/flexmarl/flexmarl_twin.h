@@ -39,7 +39,7 @@
 namespace clustertwin::sim {
 
 struct FlexMarlSetup {
-  flexmarl::Workload workload = flexmarl::ma_workload();
+  models::flexmarl::Workload workload = models::flexmarl::ma_workload();
   /// Devices the run uses: 0 gives each agent a node of the profile
   /// (assumption: the paper does not say how many of its 768 NPUs each
   /// workload used), at most the whole profile.
@@ -47,7 +47,7 @@ struct FlexMarlSetup {
   double gap_threshold = 5;  // the paper's load-gap trigger, requests
   int steps = 4;             // simulated steps; the first is warm-up
   uint64_t seed = 0;
-  flexmarl::EngineEfficiency efficiency;
+  models::flexmarl::EngineEfficiency efficiency;
 };
 
 /// The device count `setup` runs on for `profile` (resolving devices = 0).
@@ -56,7 +56,7 @@ int flexmarl_devices(const FlexMarlSetup& setup, const cluster::ClusterProfile& 
 /// gap threshold, steps, the device count against the profile.
 Status validate(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile);
 /// The profile's device as the cost formulas see it.
-flexmarl::DeviceFacts device_facts(const cluster::ClusterProfile& profile);
+models::flexmarl::DeviceFacts device_facts(const cluster::ClusterProfile& profile);
 
 /// A busy interval of some devices (for the timeline and the trace).
 struct BusyInterval {
@@ -85,19 +85,19 @@ struct FlexMarlRow {
   std::vector<BusyInterval> last_step;  // the last step's intervals, times from its start
   /// The schedule's decisions (models/flexmarl/schedule.h), every step, in
   /// the order the twin took them; not in the rows' JSON or CSV.
-  std::vector<flexmarl::Decision> decisions;
+  std::vector<models::flexmarl::Decision> decisions;
   double wall_s = 0;
 };
 
 /// Runs one framework (in a child process: SimGrid keeps global state).
 StatusOr<FlexMarlRow> run_flexmarl(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-                                   flexmarl::Framework framework);
+                                   models::flexmarl::Framework framework);
 
 /// Runs each framework; fills speedup and utilisation gain against sync
 /// when sync is among them. `progress` (optional) after each.
 StatusOr<std::vector<FlexMarlRow>> run_flexmarl_frameworks(
     const FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-    const std::vector<flexmarl::Framework>& frameworks,
+    const std::vector<models::flexmarl::Framework>& frameworks,
     const std::function<void(const FlexMarlRow&, int done, int total)>& progress = {});
 
 /// The paper's MAS-RL step on the MA workload (../shared/papers/flexmarl.md).

@@ -12,7 +12,7 @@ namespace clustertwin::sim {
 namespace {
 
 namespace sg = simgrid::s4u;
-namespace cf = clustertwin::flexmarl;
+namespace cf = clustertwin::models::flexmarl;
 
 constexpr double kUnitsPerSecond = 1e9;  // a core's speed: an exec of d CPU seconds is d x 1e9 units
 

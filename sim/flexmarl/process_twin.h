@@ -55,11 +55,11 @@ struct ProcessTwinCosts {
 };
 
 struct ProcessTwinSetup {
-  flexmarl::OrchestratorOptions orchestrator;  // workers: the process count less one
+  models::flexmarl::OrchestratorOptions orchestrator;  // workers: the process count less one
   int steps = 1;
   int cores = 2;
   /// Per step, per agent, by input (in the step) x group + trajectory.
-  std::vector<std::array<std::vector<int64_t>, flexmarl::kTaskTurns>> response_tokens;
+  std::vector<std::array<std::vector<int64_t>, models::flexmarl::kTaskTurns>> response_tokens;
 };
 
 /// One job as the twin ran it.
@@ -87,6 +87,6 @@ Status validate(const ProcessTwinSetup& setup, const ProcessTwinCosts& costs);
 StatusOr<ProcessTwinResult> run_process_twin(const ProcessTwinSetup& setup, const ProcessTwinCosts& costs);
 
 /// The cost key of a job: "flexmarl/generate/planner".
-std::string process_cost_key(flexmarl::JobKind kind, int agent);
+std::string process_cost_key(models::flexmarl::JobKind kind, int agent);
 
 }  // namespace clustertwin::sim

@@ -22,16 +22,16 @@ double peak_of(const cluster::ClusterProfile& profile) {
 
 // Packs `items` into the fewest micro-batches of `capacity` tokens that the packer fits (from the token lower
 // bound), their count a multiple of `multiple` (the data-parallel replicas, so that each gets as many).
-StatusOr<flowtrain::Packing> pack(const std::vector<flowtrain::PackItem>& items, int64_t capacity, bool by_cost,
-                                  int multiple) {
+StatusOr<models::flowtrain::Packing> pack(const std::vector<models::flowtrain::PackItem>& items, int64_t capacity,
+                                          bool by_cost, int multiple) {
   int64_t tokens = 0;
   for (const auto& i : items)
     tokens += i.tokens;
   int bins = static_cast<int>(std::max<int64_t>(1, (tokens + capacity - 1) / capacity));
   bins = (bins + multiple - 1) / multiple * multiple;
   for (int tries = 0; tries < 64; ++tries, bins += multiple) {
-    auto p =
-        by_cost ? flowtrain::pack_by_cost(items, bins, capacity) : flowtrain::pack_by_tokens(items, bins, capacity);
+    auto p = by_cost ? models::flowtrain::pack_by_cost(items, bins, capacity)
+                     : models::flowtrain::pack_by_tokens(items, bins, capacity);
     if (p.is_ok()) return p;
   }
   return Status::internal("flowtrain twin: no packing of " + std::to_string(items.size()) + " samples into up to " +
@@ -94,10 +94,10 @@ Status FlowTrainRun::load_step(int step) {
                                      static_cast<double>(model_.backbone.hidden) * kBytesPerValue;
   for (int i = 0; i < setup_.global_batch; ++i) {
     StepSample s;
-    s.sample = flowtrain::dataset_sample(setup_.data, first + i);
-    s.cost = flowtrain::sample_cost(model_, s.sample);
-    s.encoder = flowtrain::encoder_work(model_, s.sample.images);
-    s.backbone = flowtrain::backbone_work(model_, s.cost.llm_tokens);
+    s.sample = models::flowtrain::dataset_sample(setup_.data, first + i);
+    s.cost = models::flowtrain::sample_cost(model_, s.sample);
+    s.encoder = models::flowtrain::encoder_work(model_, s.sample.images);
+    s.backbone = models::flowtrain::backbone_work(model_, s.cost.llm_tokens);
     s.embedding_bytes = embedding_per_image * s.sample.images;
     step_flops_now_ += s.cost.encoder_flops + s.cost.backbone_flops;
     samples_.push_back(s);
@@ -105,8 +105,8 @@ Status FlowTrainRun::load_step(int step) {
   return Status::ok();
 }
 
-std::vector<flowtrain::PackItem> FlowTrainRun::items(const std::vector<int>& which) const {
-  std::vector<flowtrain::PackItem> out;
+std::vector<models::flowtrain::PackItem> FlowTrainRun::items(const std::vector<int>& which) const {
+  std::vector<models::flowtrain::PackItem> out;
   for (int i : which)
     out.push_back({i, samples_[i].cost.llm_tokens, samples_[i].cost.backbone_flops});
   return out;

@@ -32,7 +32,7 @@
 namespace clustertwin::sim::flowtrain_twin {
 
 namespace sg = simgrid::s4u;
-using flowtrain::StackWork;
+using models::flowtrain::StackWork;
 
 inline constexpr double kBytesPerValue = 2;  // bf16 embeddings and gradients
 // Adam over a ZeRO-1 shard: fp32 master, m, v read and written, bf16 out.
@@ -46,27 +46,27 @@ double peak_of(const cluster::ClusterProfile& profile);
 
 // The step's samples and what each costs.
 struct StepSample {
-  flowtrain::Sample sample;
-  flowtrain::SampleCost cost;
+  models::flowtrain::Sample sample;
+  models::flowtrain::SampleCost cost;
   StackWork encoder, backbone;
   double embedding_bytes = 0;  // the projected image tokens it hands the backbone
 };
 
 // Packs `items` into the fewest micro-batches of `capacity` tokens that the packer fits (from the token lower
 // bound), their count a multiple of `multiple` (the data-parallel replicas, so that each gets as many).
-StatusOr<flowtrain::Packing> pack(const std::vector<flowtrain::PackItem>& items, int64_t capacity, bool by_cost,
-                                  int multiple = 1);
+StatusOr<models::flowtrain::Packing> pack(const std::vector<models::flowtrain::PackItem>& items, int64_t capacity,
+                                          bool by_cost, int multiple = 1);
 
 struct Layouts {
-  flowtrain::Allocation split;  // disagg-sync and flowtrain
-  flowtrain::SideLayout monolithic;
+  models::flowtrain::Allocation split;  // disagg-sync and flowtrain
+  models::flowtrain::SideLayout monolithic;
   double allocator_rate = 0;
 };
 
 class FlowTrainRun {
  public:
   FlowTrainRun(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, Platform& platform,
-               FlowTrainMode mode, const flowtrain::VlmSpec& model, const Layouts& layouts)
+               FlowTrainMode mode, const models::flowtrain::VlmSpec& model, const Layouts& layouts)
       : setup_(setup),
         profile_(profile),
         platform_(platform),
@@ -85,7 +85,7 @@ class FlowTrainRun {
  private:
   // ---- the step's samples (flowtrain_model.cpp) -------------------------------------------------------------------
   Status load_step(int step);
-  std::vector<flowtrain::PackItem> items(const std::vector<int>& which) const;
+  std::vector<models::flowtrain::PackItem> items(const std::vector<int>& which) const;
   std::vector<int> all_samples() const;
 
   // ---- activities (flowtrain_model.cpp) ---------------------------------------------------------------------------
@@ -152,9 +152,9 @@ class FlowTrainRun {
   const cluster::ClusterProfile& profile_;
   Platform& platform_;
   FlowTrainMode mode_;
-  const flowtrain::VlmSpec& model_;
+  const models::flowtrain::VlmSpec& model_;
   const Layouts& layouts_;
-  flowtrain::DeviceModel device_;
+  models::flowtrain::DeviceModel device_;
   double nic_bandwidth_;
 
   std::vector<StepSample> samples_;
@@ -168,10 +168,10 @@ class FlowTrainRun {
   // flowtrain's state
   std::vector<std::vector<int64_t>> bins_;
   std::vector<int> bin_missing_;
-  std::optional<flowtrain::MicroBatchDispatch> dispatch_;  // first-ready (models/flowtrain/dispatch.h)
+  std::optional<models::flowtrain::MicroBatchDispatch> dispatch_;  // first-ready (models/flowtrain/dispatch.h)
   std::vector<int> sample_bin_;
   std::vector<int> producer_;
-  std::optional<flowtrain::EncoderDispatch> encode_;  // shared queue (models/flowtrain/dispatch.h)
+  std::optional<models::flowtrain::EncoderDispatch> encode_;  // shared queue (models/flowtrain/dispatch.h)
   std::vector<EncoderGroup> groups_;
   std::deque<Backward> backward_;
   std::vector<Replica> replicas_;

@@ -13,7 +13,7 @@
 namespace clustertwin::sim::flowtrain_twin {
 
 Status FlowTrainRun::monolithic_step() {
-  const flowtrain::SideLayout& L = layouts_.monolithic;
+  const models::flowtrain::SideLayout& L = layouts_.monolithic;
   const int group = L.tp * L.pp;
   step_done_ = false;
   sides_left_ = 1;
@@ -38,16 +38,16 @@ Status FlowTrainRun::monolithic_step() {
           enc += samples_[i].encoder;
           llm += samples_[i].backbone;
         }
-        const double stage = flowtrain::stack_seconds(flowtrain::stage_work(llm, L.pp), L.tp, device_);
-        const double encoder = flowtrain::stack_seconds(enc, L.tp, device_);
+        const double stage = models::flowtrain::stack_seconds(models::flowtrain::stage_work(llm, L.pp), L.tp, device_);
+        const double encoder = models::flowtrain::stack_seconds(enc, L.tp, device_);
         std::vector<double> f(L.pp, stage / 3), g(L.pp, 2 * stage / 3);
         // The encoder's backward recomputes its forward (timing.h kEncoderRecompute).
         f[0] += encoder / 3;
-        g[0] += (flowtrain::kEncoderRecompute - 1.0 / 3) * encoder;
+        g[0] += (models::flowtrain::kEncoderRecompute - 1.0 / 3) * encoder;
         fwd.push_back(f);
         bwd.push_back(g);
       }
-      seconds = flowtrain::pipeline_makespan(fwd, bwd);
+      seconds = models::flowtrain::pipeline_makespan(fwd, bwd);
     }
     busy(r * group, group, seconds, "train", [this, &replicas_left, L, group] {
       if (--replicas_left > 0) return;
@@ -77,7 +77,7 @@ double FlowTrainRun::transfer_seconds(double bytes) const {
 }
 
 void FlowTrainRun::finish_encoder_side() {
-  const flowtrain::SideLayout& E = layouts_.split.encoder;
+  const models::flowtrain::SideLayout& E = layouts_.split.encoder;
   Side enc;
   for (int g = 0; g < encoder_groups(); ++g)
     enc.members.push_back(g * E.tp);
@@ -89,7 +89,7 @@ void FlowTrainRun::finish_encoder_side() {
 }
 
 void FlowTrainRun::finish_backbone_side() {
-  const flowtrain::SideLayout& B = layouts_.split.backbone;
+  const models::flowtrain::SideLayout& B = layouts_.split.backbone;
   Side llm;
   for (int r = 0; r < replicas(); ++r)
     llm.members.push_back(replica_device(r));
@@ -101,8 +101,8 @@ void FlowTrainRun::finish_backbone_side() {
 }
 
 Status FlowTrainRun::disagg_sync_step() {
-  const flowtrain::SideLayout& E = layouts_.split.encoder;
-  const flowtrain::SideLayout& B = layouts_.split.backbone;
+  const models::flowtrain::SideLayout& E = layouts_.split.encoder;
+  const models::flowtrain::SideLayout& B = layouts_.split.backbone;
   step_done_ = false;
   sides_left_ = 2;
   auto packing = pack(items(all_samples()), setup_.micro_batch_tokens, false, replicas());
@@ -123,15 +123,15 @@ Status FlowTrainRun::disagg_sync_step() {
         llm += samples_[i].backbone;
         bytes += samples_[i].embedding_bytes;
       }
-      const double encoder = flowtrain::stack_seconds(enc, E.tp, device_) / encoder_share;
-      const double stage = flowtrain::stack_seconds(flowtrain::stage_work(llm, B.pp), B.tp, device_);
+      const double encoder = models::flowtrain::stack_seconds(enc, E.tp, device_) / encoder_share;
+      const double stage = models::flowtrain::stack_seconds(models::flowtrain::stage_work(llm, B.pp), B.tp, device_);
       std::vector<double> f(B.pp + 1, stage / 3), g(B.pp + 1, 2 * stage / 3);
       f[0] = encoder / 3 + transfer_seconds(bytes);
-      g[0] = (flowtrain::kEncoderRecompute - 1.0 / 3) * encoder + transfer_seconds(bytes);
+      g[0] = (models::flowtrain::kEncoderRecompute - 1.0 / 3) * encoder + transfer_seconds(bytes);
       fwd.push_back(f);
       bwd.push_back(g);
     }
-    const double seconds = flowtrain::pipeline_makespan(fwd, bwd);
+    const double seconds = models::flowtrain::pipeline_makespan(fwd, bwd);
     busy(replica_device(r), backbone_group(), seconds, "train", [this, &replicas_left] {
       if (--replicas_left == 0) {
         finish_encoder_side();

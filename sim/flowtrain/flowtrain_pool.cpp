@@ -33,7 +33,8 @@ Status FlowTrainRun::flowtrain_step() {
     sorted.push_back(bins_[b]);
   bins_ = std::move(sorted);
   bin_missing_.assign(bins_.size(), 0);
-  dispatch_.emplace(flowtrain::MicroBatchDispatch::Policy::kFirstReady, static_cast<int>(bins_.size()), replicas());
+  dispatch_.emplace(models::flowtrain::MicroBatchDispatch::Policy::kFirstReady, static_cast<int>(bins_.size()),
+                    replicas());
   producer_.assign(samples_.size(), -1);
   sample_bin_.assign(samples_.size(), -1);
   replicas_left_drain_ = replicas();
@@ -48,7 +49,7 @@ Status FlowTrainRun::flowtrain_step() {
     }
   }
   encoder_backward_left_ = static_cast<int>(image_order.size());
-  encode_.emplace(flowtrain::EncoderDispatch::Policy::kSharedQueue, std::move(image_order), encoder_groups());
+  encode_.emplace(models::flowtrain::EncoderDispatch::Policy::kSharedQueue, std::move(image_order), encoder_groups());
   bins_left_ = static_cast<int>(bins_.size());
   groups_.assign(encoder_groups(), EncoderGroup{});
   backward_.clear();
@@ -64,12 +65,12 @@ Status FlowTrainRun::flowtrain_step() {
 void FlowTrainRun::kick_encoder(int g) {
   EncoderGroup& group = groups_[g];
   if (group.busy) return;
-  const flowtrain::SideLayout& E = layouts_.split.encoder;
+  const models::flowtrain::SideLayout& E = layouts_.split.encoder;
   // Forward first while the backbone could run out of complete micro-batches (fewer ready than replicas);
   // else backward first. The encoder recomputes its forward in backward, so any group can take any sample's
   // backward: it reads the gradient from the replica's pool slot (the images are the dataset's).
   const int head = encode_->peek(g);
-  const bool feed = head != flowtrain::EncoderDispatch::kNone && ready_untaken() < replicas() &&
+  const bool feed = head != models::flowtrain::EncoderDispatch::kNone && ready_untaken() < replicas() &&
                     group.in_flight_bytes + samples_[head].embedding_bytes <= setup_.pool_bytes * E.tp;
   if (!backward_.empty() && !feed) {
     const Backward job = backward_.front();
@@ -77,9 +78,9 @@ void FlowTrainRun::kick_encoder(int g) {
     group.busy = true;
     const int i = job.sample;
     transfer(replica_device(job.replica), g * E.tp, samples_[i].embedding_bytes, [this, g, i] {
-      const flowtrain::SideLayout& E = layouts_.split.encoder;
-      const double seconds =
-          (flowtrain::kEncoderRecompute - 1.0 / 3) * flowtrain::stack_seconds(samples_[i].encoder, E.tp, device_);
+      const models::flowtrain::SideLayout& E = layouts_.split.encoder;
+      const double seconds = (models::flowtrain::kEncoderRecompute - 1.0 / 3) *
+                             models::flowtrain::stack_seconds(samples_[i].encoder, E.tp, device_);
       busy(g * E.tp, E.tp, seconds, "encoder-backward", [this, g] {
         groups_[g].busy = false;
         if (--encoder_backward_left_ == 0) encoder_side_finished();
@@ -88,14 +89,14 @@ void FlowTrainRun::kick_encoder(int g) {
     });
     return;
   }
-  if (head == flowtrain::EncoderDispatch::kNone) return;
+  if (head == models::flowtrain::EncoderDispatch::kNone) return;
   const int i = head;
   if (group.in_flight_bytes + samples_[i].embedding_bytes > setup_.pool_bytes * E.tp) return;  // back-pressure
   encode_->take(g);
   group.busy = true;
   group.in_flight_bytes += samples_[i].embedding_bytes;
   producer_[i] = g;
-  const double seconds = flowtrain::stack_seconds(samples_[i].encoder, E.tp, device_) / 3;
+  const double seconds = models::flowtrain::stack_seconds(samples_[i].encoder, E.tp, device_) / 3;
   busy(g * E.tp, E.tp, seconds, "encoder", [this, g, i] {
     groups_[g].busy = false;
     const int b = sample_bin_[i];
@@ -119,8 +120,8 @@ void FlowTrainRun::kick_replica(int r) {
   if (rep.busy || rep.drained) return;
   // The first micro-batch no replica has taken whose embeddings are all in the pool.
   const int next = dispatch_->take(r, [this](int b) { return bin_missing_[static_cast<size_t>(b)] == 0; });
-  const flowtrain::SideLayout& B = layouts_.split.backbone;
-  if (next == flowtrain::MicroBatchDispatch::kDone) {
+  const models::flowtrain::SideLayout& B = layouts_.split.backbone;
+  if (next == models::flowtrain::MicroBatchDispatch::kDone) {
     // The pipeline's drain: its other stages finish the last micro-batch.
     rep.drained = true;
     rep.busy = true;
@@ -130,7 +131,7 @@ void FlowTrainRun::kick_replica(int r) {
     });
     return;
   }
-  if (next == flowtrain::MicroBatchDispatch::kWait) return;
+  if (next == models::flowtrain::MicroBatchDispatch::kWait) return;
   rep.busy = true;
   // Read every embedding of the micro-batch from its producer's pool.
   auto reads_left = std::make_shared<int>(0);
@@ -139,12 +140,12 @@ void FlowTrainRun::kick_replica(int r) {
     if (samples_[i].sample.images > 0) with_images.push_back(static_cast<int>(i));
   }
   auto train = [this, r, next] {
-    const flowtrain::SideLayout& B = layouts_.split.backbone;
+    const models::flowtrain::SideLayout& B = layouts_.split.backbone;
     StackWork llm;
     llm.layers = model_.backbone.layers, llm.hidden = model_.backbone.hidden;
     for (int64_t i : bins_[next])
       llm += samples_[i].backbone;
-    const double stage = flowtrain::stack_seconds(flowtrain::stage_work(llm, B.pp), B.tp, device_);
+    const double stage = models::flowtrain::stack_seconds(models::flowtrain::stage_work(llm, B.pp), B.tp, device_);
     replicas_[r].last_stage_s = stage;
     busy(replica_device(r), backbone_group(), stage, "backbone", [this, r, next] {
       replicas_[r].busy = false;

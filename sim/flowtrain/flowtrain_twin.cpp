@@ -25,9 +25,9 @@ using flowtrain_twin::kModeNames;
 using flowtrain_twin::Layouts;
 using flowtrain_twin::peak_of;
 
-flowtrain::AllocatorInputs allocator_inputs(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile,
-                                            const flowtrain::VlmSpec& model) {
-  flowtrain::AllocatorInputs in;
+models::flowtrain::AllocatorInputs allocator_inputs(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile,
+                                                    const models::flowtrain::VlmSpec& model) {
+  models::flowtrain::AllocatorInputs in;
   in.model = model;
   in.workers = setup.workers;
   in.devices_per_node = profile.devices_per_node;
@@ -36,12 +36,13 @@ flowtrain::AllocatorInputs allocator_inputs(const FlowTrainSetup& setup, const c
   in.global_batch = setup.global_batch;
   in.micro_batch_tokens = setup.micro_batch_tokens;
   in.encoder_workers = setup.encoder_workers;
-  flowtrain::set_dataset_means(&in, setup.data, kMeanSamples);
+  models::flowtrain::set_dataset_means(&in, setup.data, kMeanSamples);
   return in;
 }
 
 StatusOr<std::string> run_in_child(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile,
-                                   FlowTrainMode mode, const flowtrain::VlmSpec& model, const Layouts& layouts) {
+                                   FlowTrainMode mode, const models::flowtrain::VlmSpec& model,
+                                   const Layouts& layouts) {
   TwinEngine twin;
   sg::Engine& engine = twin.engine();
   auto platform = Platform::build(profile, setup.workers);
@@ -82,8 +83,8 @@ StatusOr<std::vector<FlowTrainMode>> parse_flowtrain_modes(const std::string& li
   return out;
 }
 
-flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile) {
-  flowtrain::DeviceModel d = setup.device;
+models::flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile) {
+  models::flowtrain::DeviceModel d = setup.device;
   d.peak_flops = peak_of(profile);
   d.memory_bandwidth = profile.device.memory_bandwidth;
   d.link_bandwidth = profile.intra_node.link.bandwidth;
@@ -92,7 +93,7 @@ flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const clust
 }
 
 Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile) {
-  auto model = flowtrain::vlm_spec(setup.model);
+  auto model = models::flowtrain::vlm_spec(setup.model);
   if (!model.is_ok()) return Status::invalid_argument("--model " + model.status().message().substr(6));
   if (Status fits = cluster::check_worker_count(profile, setup.workers); !fits.is_ok()) return fits;
   if (setup.workers < 2) {
@@ -149,17 +150,17 @@ namespace {
 
 // The allocator's layouts for `mode`, or InvalidArgument when none fits the devices' memory.
 StatusOr<Layouts> choose_layouts(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile,
-                                 FlowTrainMode mode, const flowtrain::VlmSpec& model) {
-  const flowtrain::AllocatorInputs in = allocator_inputs(setup, profile, model);
+                                 FlowTrainMode mode, const models::flowtrain::VlmSpec& model) {
+  const models::flowtrain::AllocatorInputs in = allocator_inputs(setup, profile, model);
   Layouts layouts;
   if (mode == FlowTrainMode::kMonolithic) {
-    layouts.monolithic = flowtrain::best_monolithic_layout(in, setup.workers);
+    layouts.monolithic = models::flowtrain::best_monolithic_layout(in, setup.workers);
     if (!(layouts.monolithic.rate > 0)) {
       return Status::invalid_argument("--model " + setup.model + ": no uniform layout of " +
                                       std::to_string(setup.workers) + " workers fits the device's memory");
     }
   } else {
-    auto split = flowtrain::allocate(in);
+    auto split = models::flowtrain::allocate(in);
     if (!split.is_ok()) return split.status();
     layouts.split = *split;
   }
@@ -170,7 +171,7 @@ StatusOr<Layouts> choose_layouts(const FlowTrainSetup& setup, const cluster::Clu
 
 Status flowtrain_fits(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, FlowTrainMode mode) {
   CT_RETURN_IF_ERROR(validate(setup, profile));
-  auto layouts = choose_layouts(setup, profile, mode, *flowtrain::vlm_spec(setup.model));
+  auto layouts = choose_layouts(setup, profile, mode, *models::flowtrain::vlm_spec(setup.model));
   return layouts.is_ok() ? Status::ok() : layouts.status();
 }
 
@@ -178,7 +179,7 @@ StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const cluster:
                                      FlowTrainMode mode) {
   CT_RETURN_IF_ERROR(validate(setup, profile));
   const auto wall_start = std::chrono::steady_clock::now();
-  const flowtrain::VlmSpec model = *flowtrain::vlm_spec(setup.model);
+  const models::flowtrain::VlmSpec model = *models::flowtrain::vlm_spec(setup.model);
   auto layouts = choose_layouts(setup, profile, mode, model);
   if (!layouts.is_ok()) return layouts.status();
   auto payload = run_isolated([&] { return run_in_child(setup, profile, mode, model, *layouts); });

@@ -75,8 +75,8 @@ struct FlowTrainSetup {
   int encoder_workers = -1;            // >= 1: force the split; -1: the allocator's
   double pool_bytes = 8e9;             // pool room per encoder worker
   int steps = 3;                       // simulated steps; the first is warm-up
-  flowtrain::DatasetOptions data;
-  flowtrain::DeviceModel device;  // efficiencies; the rest comes from the profile
+  models::flowtrain::DatasetOptions data;
+  models::flowtrain::DeviceModel device;  // efficiencies; the rest comes from the profile
 };
 
 /// InvalidArgument naming the field and value: an unknown model, the worker
@@ -85,7 +85,7 @@ struct FlowTrainSetup {
 Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
 
 /// The device model of `profile` with setup's efficiencies.
-flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
+models::flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
 
 /// A busy interval of a group of devices (the trace and the timeline).
 struct FlowTrainInterval {

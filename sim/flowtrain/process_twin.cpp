@@ -36,21 +36,21 @@ class ProcessRun {
   Status rank(int r) {
     for (int step = 0; step < setup_.steps; ++step) {
       const double start = sg::Engine::get_clock();
-      const std::vector<flowtrain::TinySample> samples =
-          flowtrain::tiny_step(setup_.facts, setup_.seed, step, setup_.global_batch);
+      const std::vector<models::flowtrain::TinySample> samples =
+          models::flowtrain::tiny_step(setup_.facts, setup_.seed, step, setup_.global_batch);
       double side_params = 0;
       if (setup_.mode == "monolithic") {
         for (size_t i = static_cast<size_t>(r); i < samples.size(); i += static_cast<size_t>(setup_.world)) {
-          const flowtrain::TinySample& s = samples[i];
-          work("flowtrain/data", static_cast<double>(flowtrain::tiny_sample_bytes(setup_.facts, s)));
+          const models::flowtrain::TinySample& s = samples[i];
+          work("flowtrain/data", static_cast<double>(models::flowtrain::tiny_sample_bytes(setup_.facts, s)));
           if (s.images > 0) work("flowtrain/encoder", s.encoder_flops / 3);
           work("flowtrain/backbone", s.backbone_flops);
           if (s.images > 0) work("flowtrain/encoder_backward", 2 * s.encoder_flops / 3);
         }
         side_params = setup_.facts.encoder_params + all_backbone_params();
       } else {
-        auto plan = flowtrain::plan_step(samples, setup_.encoders, backbones(), setup_.micro_batch_tokens,
-                                         setup_.mode == "flowtrain");
+        auto plan = models::flowtrain::plan_step(samples, setup_.encoders, backbones(), setup_.micro_batch_tokens,
+                                                 setup_.mode == "flowtrain");
         if (!plan.is_ok()) return plan.status();
         const bool encoder = r < setup_.encoders;
         if (setup_.mode == "disagg-sync") {
@@ -80,10 +80,10 @@ class ProcessRun {
  private:
   int backbones() const { return setup_.world - setup_.encoders; }
   double all_backbone_params() const {
-    const flowtrain::TinyFacts& f = setup_.facts;
+    const models::flowtrain::TinyFacts& f = setup_.facts;
     return f.backbone_params + static_cast<double>((f.vocab + f.context) * f.d_model);
   }
-  double embedding_bytes(const flowtrain::TinySample& s) const {
+  double embedding_bytes(const models::flowtrain::TinySample& s) const {
     return 4.0 * static_cast<double>(s.images * setup_.facts.tokens_per_image * setup_.facts.d_model);
   }
 
@@ -95,8 +95,8 @@ class ProcessRun {
     if (seconds > 0) sg::this_actor::execute(seconds * kUnitsPerSecond);
   }
 
-  void data(const flowtrain::TinySample& s) {
-    work("flowtrain/data", static_cast<double>(flowtrain::tiny_sample_bytes(setup_.facts, s)));
+  void data(const models::flowtrain::TinySample& s) {
+    work("flowtrain/data", static_cast<double>(models::flowtrain::tiny_sample_bytes(setup_.facts, s)));
   }
 
   sg::BarrierPtr barrier(int step, int group, int members) {
@@ -124,8 +124,8 @@ class ProcessRun {
   }
 
   // Lock-step rounds: encoders send each of their round's embeddings, then wait for the gradients in order.
-  void disagg_sync(int r, int step, const std::vector<flowtrain::TinySample>& samples,
-                   const flowtrain::StepPlan& plan) {
+  void disagg_sync(int r, int step, const std::vector<models::flowtrain::TinySample>& samples,
+                   const models::flowtrain::StepPlan& plan) {
     const size_t rounds = plan.bins.size() / static_cast<size_t>(backbones());
     for (size_t k = 0; k < rounds; ++k) {
       std::vector<int64_t> round;
@@ -158,7 +158,8 @@ class ProcessRun {
   }
 
   // Through the pools: an encoder's puts wait for its own free slots; a backbone frees the slot it takes.
-  void flowtrain(int r, int step, const std::vector<flowtrain::TinySample>& samples, const flowtrain::StepPlan& plan) {
+  void flowtrain(int r, int step, const std::vector<models::flowtrain::TinySample>& samples,
+                 const models::flowtrain::StepPlan& plan) {
     if (r < setup_.encoders) {
       int produced = 0;
       for (int i : plan.order) {
@@ -180,7 +181,7 @@ class ProcessRun {
     }
     for (size_t j = static_cast<size_t>(r - setup_.encoders); j < plan.bins.size(); j += backbones()) {
       for (int64_t i : plan.bins[j]) {
-        const flowtrain::TinySample& s = samples[i];
+        const models::flowtrain::TinySample& s = samples[i];
         if (s.images > 0) {
           receive(box("emb", step, static_cast<int>(i)));
           work("flowtrain/pool_take", embedding_bytes(s));

@@ -52,7 +52,7 @@ struct FlowTrainProcessSetup {
   int pool_slots = 16;
   uint64_t seed = 0;
   int cores = 2;
-  flowtrain::TinyFacts facts;
+  models::flowtrain::TinyFacts facts;
 };
 
 struct FlowTrainProcessResult {

@@ -16,7 +16,7 @@
 namespace clustertwin::sim {
 namespace {
 
-using nestpipe::Variant;
+using models::nestpipe::Variant;
 
 double layer_exposed(const SimResult& r, const std::string& name) {
   for (const LayerMetrics& l : r.breakdown) {
@@ -99,12 +99,12 @@ int nestpipe_owners(const NestPipeSetup& setup, Variant variant, int workers) {
   return variant == Variant::k2dSp ? std::min(setup.sharding_group, workers) : workers;
 }
 
-StatusOr<nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners) {
+StatusOr<models::nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners) {
   CT_RETURN_IF_ERROR(validate(setup));
   if (owners < 1) return Status::invalid_argument("--workers " + std::to_string(owners) + ": must be at least 1");
   auto spec = spec::recommender_spec(setup.model);
   if (!spec.is_ok()) return spec.status();
-  nestpipe::KeyGeneratorOptions keys;
+  models::nestpipe::KeyGeneratorOptions keys;
   keys.vocabulary = 0;
   for (const spec::EmbeddingTableSpec& t : spec->tables)
     keys.vocabulary += t.rows;
@@ -112,15 +112,15 @@ StatusOr<nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, in
   keys.zipf_exponent = setup.zipf_exponent;
   keys.batch_overlap = setup.batch_overlap;
   keys.seed = setup.seed;
-  auto stats =
-      nestpipe::estimate_key_stats(keys, owners, setup.batch_per_worker, setup.micro_batches,
-                                   std::min<int64_t>(setup.samples_to_draw, int64_t{owners} * setup.batch_per_worker));
+  auto stats = models::nestpipe::estimate_key_stats(
+      keys, owners, setup.batch_per_worker, setup.micro_batches,
+      std::min<int64_t>(setup.samples_to_draw, int64_t{owners} * setup.batch_per_worker));
   if (!stats.is_ok()) return stats.status();
-  nestpipe::Workload w;
+  models::nestpipe::Workload w;
   w.spec = &*spec;
   w.batch_per_worker = setup.batch_per_worker;
   w.micro_batches = setup.micro_batches;
-  auto sizes = nestpipe::step_sizes(w, *stats);
+  auto sizes = models::nestpipe::step_sizes(w, *stats);
   if (!sizes.is_ok()) return sizes.status();
   if (!setup.clustering) sizes->clustered_micro_emb_a2a_bytes = sizes->micro_emb_a2a_bytes;
   return sizes;
@@ -130,9 +130,9 @@ namespace {
 
 // The plan of `variant` from the step sizes of its owner count.
 StatusOr<models::Plan> plan_from_sizes(const NestPipeSetup& setup, Variant variant, int workers,
-                                       nestpipe::StepSizes sizes) {
+                                       models::nestpipe::StepSizes sizes) {
   if (variant == Variant::k2dSp) sizes.sharding_group = nestpipe_owners(setup, variant, workers);
-  return nestpipe::build_plan(variant, sizes, setup.micro_batches);
+  return models::nestpipe::build_plan(variant, sizes, setup.micro_batches);
 }
 
 }  // namespace
@@ -184,7 +184,7 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
     models::Plan plan;
   };
   // Step sizes once per owner count, in parallel: they do not depend on the variant.
-  std::map<int, StatusOr<nestpipe::StepSizes>> sizes;
+  std::map<int, StatusOr<models::nestpipe::StepSizes>> sizes;
   for (const auto& [v, w] : wanted)
     sizes.emplace(nestpipe_owners(setup, v, w), Status::internal("not computed"));
   {
@@ -209,7 +209,7 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
     SimOptions o = sweep.options;
     o.workers = points[i].workers;
     if (!sweep.trace_dir.empty()) {
-      o.trace_out = sweep.trace_dir + "/" + std::string(nestpipe::variant_name(points[i].variant)) + "-" +
+      o.trace_out = sweep.trace_dir + "/" + std::string(models::nestpipe::variant_name(points[i].variant)) + "-" +
                     std::to_string(points[i].workers) + ".json";
     }
     results[i] = simulate_plan(points[i].plan, profile, o);
@@ -221,7 +221,7 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
   std::vector<NestPipeRow> rows;
   for (size_t i = 0; i < points.size(); ++i) {
     if (!results[i].is_ok()) {
-      return results[i].status().with_context(std::string(nestpipe::variant_name(points[i].variant)) + " at " +
+      return results[i].status().with_context(std::string(models::nestpipe::variant_name(points[i].variant)) + " at " +
                                               std::to_string(points[i].workers) + " workers");
     }
     rows.push_back(row_of(*results[i], setup));

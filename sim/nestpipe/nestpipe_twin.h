@@ -42,15 +42,15 @@ Status validate(const NestPipeSetup& setup);
 /// The plan of `variant` at `workers` workers: key statistics estimated
 /// from the setup (models/nestpipe/key_stats.h; 2dsp's owners are its G
 /// workers), step sizes from the spec (models/nestpipe/workload.h).
-StatusOr<models::Plan> nestpipe_plan(const NestPipeSetup& setup, nestpipe::Variant variant, int workers);
+StatusOr<models::Plan> nestpipe_plan(const NestPipeSetup& setup, models::nestpipe::Variant variant, int workers);
 
 /// The per-worker step sizes behind nestpipe_plan, for a table sharded over
 /// `owners` workers (the worker count, or 2dsp's group). The costly part of
 /// a plan (key statistics): a sweep computes it once per owner count.
-StatusOr<nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners);
+StatusOr<models::nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners);
 
 /// The owners of `variant` at `workers` workers: 2dsp's group, else all.
-int nestpipe_owners(const NestPipeSetup& setup, nestpipe::Variant variant, int workers);
+int nestpipe_owners(const NestPipeSetup& setup, models::nestpipe::Variant variant, int workers);
 
 /// The exposed-time layers the study stacks: dense compute first, then
 /// All2All, then lookup (gather, copy to the device, DBP's patch), then the
@@ -75,11 +75,11 @@ struct NestPipeRow {
 
 /// What to sweep, and how to run each point.
 struct NestPipeSweep {
-  std::vector<nestpipe::Variant> variants;
+  std::vector<models::nestpipe::Variant> variants;
   std::vector<int> workers;
   /// When not empty: exactly these (variant, workers) points, in this order,
   /// instead of variants x workers (capacity planning asks for scattered points).
-  std::vector<std::pair<nestpipe::Variant, int>> points;
+  std::vector<std::pair<models::nestpipe::Variant, int>> points;
   int parallel = 2;       // simulations at a time
   SimOptions options;     // steps, warm-up, drain, fidelity, symmetric (workers and trace_out are set per point)
   std::string trace_dir;  // a Perfetto trace per point, named VARIANT-WORKERS.json ("" for none)

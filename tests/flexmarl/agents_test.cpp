@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 TEST(AgentsTest, CountsAndSizesInTheOrderWritten) {
@@ -29,4 +29,4 @@ TEST(AgentsTest, BadTermsAreOneLine) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

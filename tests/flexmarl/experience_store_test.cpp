@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <thread>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 const std::vector<std::string> kFields = {"prompt", "response", "reward", "logp"};
@@ -130,4 +130,4 @@ TEST(ExperienceStoreTest, OneTablePerAgent) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

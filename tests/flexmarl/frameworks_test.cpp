@@ -7,7 +7,7 @@
 
 #include "models/flexmarl/agents.h"
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 // npu-768's device (sim/platforms/npu-768.yaml).
@@ -148,4 +148,4 @@ TEST(FrameworksTest, TooFewDevicesNamesTheCount) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

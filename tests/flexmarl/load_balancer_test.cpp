@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 // Runs `n` requests to completion on `instance` (they must be queued there).
@@ -128,4 +128,4 @@ TEST(LoadBalancerTest, BadConfigurationsAreOneLine) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

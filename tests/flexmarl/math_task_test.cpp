@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <set>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 TEST(MathTaskTest, ProblemsAreSeededAndVaried) {
@@ -79,4 +79,4 @@ TEST(MathTaskTest, ThePlannersBudgetIsHeavyTailedTheOthersFixed) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

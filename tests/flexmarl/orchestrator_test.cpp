@@ -14,7 +14,7 @@
 #include <deque>
 #include <set>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 class FakeExecutor : public JobSink {
@@ -215,4 +215,4 @@ TEST(OrchestratorTest, GroupAdvantagesAreStandardised) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

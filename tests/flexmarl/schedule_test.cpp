@@ -7,7 +7,7 @@
 
 #include <vector>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 Schedule make(Framework f, std::vector<int> turns, int batch = 16, int group = 4, int micro_batch = 4) {
@@ -96,4 +96,4 @@ TEST(ScheduleTest, DecisionsReadAsALog) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace clustertwin::flexmarl {
+namespace clustertwin::models::flexmarl {
 namespace {
 
 TEST(WorkloadTest, ResponseLengthsFollowEachAgentsDistribution) {
@@ -59,4 +59,4 @@ TEST(WorkloadTest, CustomAgentsFanOutFromTheFirst) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flexmarl
+}  // namespace clustertwin::models::flexmarl

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 namespace {
 
 // The dataset's mean costs for `model` on an H100-like device (989 TFLOP/s bf16, 3.35 TB/s, NVLink 450 GB/s,
@@ -85,4 +85,4 @@ TEST(AllocatorTest, RefusedInputs) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

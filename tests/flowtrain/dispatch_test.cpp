@@ -9,7 +9,7 @@
 
 #include "models/flowtrain/tiny_plan.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 namespace {
 
 using Dispatch = MicroBatchDispatch;
@@ -92,4 +92,4 @@ TEST(MicroBatchDispatchTest, TheRealExecutorsStepPlanIsTheRoundRobinPolicy) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -11,7 +11,7 @@
 
 #include "models/flowtrain/vlm.h"
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 namespace {
 
 std::vector<PackItem> dataset_items(const VlmSpec& m, int n, uint64_t seed) {
@@ -78,4 +78,4 @@ TEST(PackingTest, RefusedInputs) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 namespace {
 
 std::vector<std::vector<double>> uniform(int micro_batches, int stages, double t) {
@@ -82,4 +82,4 @@ TEST(StackTimeTest, WorkMatchesSampleCostAndTensorParallelismCostsAnExchange) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <vector>
 
-namespace clustertwin::flowtrain {
+namespace clustertwin::models::flowtrain {
 namespace {
 
 TEST(VlmSpecTest, NamesAndErrors) {
@@ -76,4 +76,4 @@ TEST(SampleCostTest, EncoderByImagesBackboneByTokensWithAttentionsSquare) {
 }
 
 }  // namespace
-}  // namespace clustertwin::flowtrain
+}  // namespace clustertwin::models::flowtrain

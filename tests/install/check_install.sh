@@ -64,7 +64,7 @@ int main() {
   setup.micro_batches = 4;
   add_nestpipe_default_costs(&*profile);
   NestPipeSweep sweep;
-  sweep.variants = {clustertwin::nestpipe::Variant::kNestPipe};
+  sweep.variants = {clustertwin::models::nestpipe::Variant::kNestPipe};
   sweep.workers = {16};
   sweep.options = nestpipe_sim_options();
   auto rows = run_nestpipe_sweep(setup, *profile, sweep);

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <numeric>
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 // Checks that `c` is a permutation of the batch and that its totals are
@@ -165,4 +165,4 @@ TEST(ClusterSamplesTest, IsDeterministic) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -10,7 +10,7 @@
 
 #include "models/nestpipe/key_generator.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 const std::string kData = std::string(CT_TEST_DATA_DIR) + "/criteo/";
@@ -183,4 +183,4 @@ TEST(CriteoReaderTest, GzipAndLinesAcrossReadChunks) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <unordered_set>
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 KeyGeneratorOptions small_options() {
@@ -247,4 +247,4 @@ TEST(KeyGeneratorTest, GenerationSpeed) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

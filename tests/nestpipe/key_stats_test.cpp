@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <numeric>
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 TEST(KeySetTest, InsertsOnceGrowsAndHoldsAnyKey) {
@@ -280,4 +280,4 @@ TEST(MeasuredKeyStatsTest, CountsTheRunsOwnBatches) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -11,7 +11,7 @@
 #include "sim/core/simulator.h"
 #include "tests/sim/sim_test_util.h"
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 // Every All2All moves S = 200 MB per rank on 4 workers: alpha + (3/4) S / beta = 2.5 us + 15 ms.
@@ -158,4 +158,4 @@ TEST(NestPipePlansTest, RejectsBadSizes) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -32,7 +32,7 @@ TEST(NestPipeTwinTest, CalibrationReproducesThePaperBaselineAndNestPipeFollows) 
   EXPECT_LE(fit.a2a_efficiency, 1.0);
 
   NestPipeSweep sweep;
-  sweep.variants = {nestpipe::Variant::kTorchRec, nestpipe::Variant::kNestPipe};
+  sweep.variants = {models::nestpipe::Variant::kTorchRec, models::nestpipe::Variant::kNestPipe};
   sweep.workers = {128, 1536};
   sweep.options = nestpipe_sim_options();
   sweep.options.steps = 6;
@@ -70,9 +70,9 @@ TEST(NestPipeTwinTest, VariantsShareStepSizesAndTwoDspShardsOverItsGroup) {
   setup.batch_per_worker = 64;
   setup.micro_batches = 4;
   setup.sharding_group = 16;
-  EXPECT_EQ(nestpipe_owners(setup, nestpipe::Variant::k2dSp, 64), 16);
-  EXPECT_EQ(nestpipe_owners(setup, nestpipe::Variant::kDbp, 64), 64);
-  auto plan = nestpipe_plan(setup, nestpipe::Variant::k2dSp, 64);
+  EXPECT_EQ(nestpipe_owners(setup, models::nestpipe::Variant::k2dSp, 64), 16);
+  EXPECT_EQ(nestpipe_owners(setup, models::nestpipe::Variant::kDbp, 64), 64);
+  auto plan = nestpipe_plan(setup, models::nestpipe::Variant::k2dSp, 64);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   for (const models::Task& t : plan->tasks) {
     if (t.collective && t.collective->op == models::CollectiveOp::kAllToAll) {
@@ -84,7 +84,7 @@ TEST(NestPipeTwinTest, VariantsShareStepSizesAndTwoDspShardsOverItsGroup) {
     }
   }
   setup.micro_batches = 5;
-  EXPECT_EQ(nestpipe_plan(setup, nestpipe::Variant::kFwp, 64).status().message(),
+  EXPECT_EQ(nestpipe_plan(setup, models::nestpipe::Variant::kFwp, 64).status().message(),
             "--micro-batches 5: must divide the batch of 64");
 }
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace clustertwin::nestpipe {
+namespace clustertwin::models::nestpipe {
 namespace {
 
 // Statistics of 2 workers with 4 micro-batches, made up so that every size
@@ -69,4 +69,4 @@ TEST(WorkloadTest, RejectsMismatchedStatistics) {
 }
 
 }  // namespace
-}  // namespace clustertwin::nestpipe
+}  // namespace clustertwin::models::nestpipe

@@ -13,7 +13,7 @@
 namespace clustertwin::real::flexmarl {
 namespace {
 
-namespace cf = clustertwin::flexmarl;
+namespace cf = clustertwin::models::flexmarl;
 
 ByteLm planner() {
   auto m = make_task_model(0, 3);

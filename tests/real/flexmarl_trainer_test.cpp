@@ -107,15 +107,16 @@ class MicroBatchPipelineTest : public ::testing::TestWithParam<std::pair<sis::Lo
 // The process twin prices jobs by the torch-free parameter counts of
 // models/flexmarl/math_task.h: they must be the agents' real models'.
 TEST(TaskModelTest, TorchFreeParameterCountsMatchTheModels) {
-  for (int agent = 0; agent < clustertwin::flexmarl::kTaskTurns; ++agent) {
+  for (int agent = 0; agent < clustertwin::models::flexmarl::kTaskTurns; ++agent) {
     auto model = make_task_model(agent, 0);
     ASSERT_TRUE(model.is_ok());
     int64_t all = 0;
     for (const at::Tensor& p : (*model)->parameters())
       all += p.numel();
     const ByteLmOptions o = task_model_options(agent);
-    EXPECT_EQ(clustertwin::flexmarl::task_params(agent), all) << agent;
-    EXPECT_EQ(clustertwin::flexmarl::task_linear_params(agent), all - (o.vocab + o.context) * o.d_model) << agent;
+    EXPECT_EQ(clustertwin::models::flexmarl::task_params(agent), all) << agent;
+    EXPECT_EQ(clustertwin::models::flexmarl::task_linear_params(agent), all - (o.vocab + o.context) * o.d_model)
+        << agent;
   }
 }
 

@@ -11,7 +11,7 @@
 
 namespace clustertwin::real::nestpipe {
 
-using clustertwin::nestpipe::Batch;
+using clustertwin::models::nestpipe::Batch;
 namespace {
 
 using V = std::vector<int64_t>;

@@ -24,9 +24,9 @@
 namespace clustertwin {
 namespace {
 
-using flexmarl::Decision;
-using flexmarl::describe;
-using flexmarl::Framework;
+using models::flexmarl::Decision;
+using models::flexmarl::describe;
+using models::flexmarl::Framework;
 
 constexpr int kSteps = 2;
 constexpr int kQueries = 4, kGroup = 4, kMicroBatch = 4;
@@ -34,7 +34,7 @@ constexpr int kBatch = kQueries * kGroup;
 
 // The orchestrator's decisions with jobs answered in the order they were posted.
 std::vector<Decision> orchestrator_decisions(Framework f) {
-  flexmarl::OrchestratorOptions o;
+  models::flexmarl::OrchestratorOptions o;
   o.framework = f;
   o.workers = 5;  // flexmarl variants: a rollout worker per agent and two trainers
   o.trainers = 2;
@@ -42,11 +42,11 @@ std::vector<Decision> orchestrator_decisions(Framework f) {
   o.group = kGroup;
   o.micro_batch = kMicroBatch;
   o.rollout_batch = 4;
-  auto orchestrator = flexmarl::Orchestrator::create(o);
+  auto orchestrator = models::flexmarl::Orchestrator::create(o);
   EXPECT_TRUE(orchestrator.is_ok()) << orchestrator.status().message();
-  struct Fifo : flexmarl::JobSink {
+  struct Fifo : models::flexmarl::JobSink {
     std::deque<int> ranks;
-    Status post(const flexmarl::Job& job) override {
+    Status post(const models::flexmarl::Job& job) override {
       ranks.push_back(job.rank);
       return Status::ok();
     }
@@ -61,11 +61,11 @@ std::vector<Decision> orchestrator_decisions(Framework f) {
       }
       const int rank = sink.ranks.front();
       sink.ranks.pop_front();
-      const flexmarl::Job* job = orchestrator->front(rank);
-      flexmarl::Completion c;
+      const models::flexmarl::Job* job = orchestrator->front(rank);
+      models::flexmarl::Completion c;
       c.kind = job->kind;
-      c.version = job->kind == flexmarl::JobKind::kStep ? job->version + 1 : job->version;
-      if (job->kind == flexmarl::JobKind::kGenerate) c.responses.assign(job->samples.size(), {1, 1, 1});
+      c.version = job->kind == models::flexmarl::JobKind::kStep ? job->version + 1 : job->version;
+      if (job->kind == models::flexmarl::JobKind::kGenerate) c.responses.assign(job->samples.size(), {1, 1, 1});
       s = orchestrator->complete(rank, std::move(c), sink);
     }
     EXPECT_TRUE(s.is_ok()) << s.message();
@@ -75,7 +75,7 @@ std::vector<Decision> orchestrator_decisions(Framework f) {
 
 std::vector<Decision> twin_decisions(Framework f) {
   sim::FlexMarlSetup setup;
-  setup.workload = flexmarl::ma_workload();
+  setup.workload = models::flexmarl::ma_workload();
   for (size_t a = 0; a < setup.workload.agents.size(); ++a)
     setup.workload.agents[a].turn = static_cast<int>(a);
   setup.workload.global_batch = kBatch;
@@ -107,8 +107,8 @@ std::map<int, std::vector<std::string>> per_agent_training(const std::vector<Dec
 }
 
 TEST(FlexMarlScheduleAgreementTest, TwinAndOrchestratorTakeTheSameDecisions) {
-  for (Framework f : flexmarl::all_frameworks()) {
-    SCOPED_TRACE(std::string(flexmarl::framework_name(f)));
+  for (Framework f : models::flexmarl::all_frameworks()) {
+    SCOPED_TRACE(std::string(models::flexmarl::framework_name(f)));
     const std::vector<Decision> twin = twin_decisions(f);
     const std::vector<Decision> real = orchestrator_decisions(f);
     EXPECT_EQ(phases(twin), phases(real));

@@ -14,7 +14,7 @@
 namespace clustertwin::sim {
 namespace {
 
-using flexmarl::Framework;
+using models::flexmarl::Framework;
 
 cluster::ClusterProfile npu768() {
   auto p = cluster::load_cluster_profile("npu-768");
@@ -35,23 +35,24 @@ FlexMarlRow run(const FlexMarlSetup& setup, Framework f) {
 }
 
 // A request alone on an instance: its prefill, then one token per iteration at the mean context.
-double alone_s(const flexmarl::AgentRole& r, const FlexMarlSetup& s, const cluster::ClusterProfile& p, int length) {
-  const flexmarl::DeviceFacts d = device_facts(p);
-  return flexmarl::prefill_s(r.model, 1, d, s.efficiency, r.prompt_tokens) +
-         length * flexmarl::decode_iteration_s(r.model, 1, d, s.efficiency, r.prompt_tokens + length / 2.0);
+double alone_s(const models::flexmarl::AgentRole& r, const FlexMarlSetup& s, const cluster::ClusterProfile& p,
+               int length) {
+  const models::flexmarl::DeviceFacts d = device_facts(p);
+  return models::flexmarl::prefill_s(r.model, 1, d, s.efficiency, r.prompt_tokens) +
+         length * models::flexmarl::decode_iteration_s(r.model, 1, d, s.efficiency, r.prompt_tokens + length / 2.0);
 }
 
 TEST(FlexMarlTwinTest, OneRequestAloneTakesItsClosedForm) {
   // One agent, one sample per step: marti's rollout is one request on an otherwise idle instance (sync's
   // would add the engine's weight load before its phase).
   FlexMarlSetup s = ma();
-  s.workload = flexmarl::workload_for({*spec::llm_spec("0.5B")});
+  s.workload = models::flexmarl::workload_for({*spec::llm_spec("0.5B")});
   s.workload.global_batch = s.workload.micro_batch = s.workload.group = 1;
   const cluster::ClusterProfile p = npu768();
   const FlexMarlRow row = run(s, Framework::kMarti);
   double expected = 0;
   for (int step = 1; step < s.steps; ++step) {
-    expected += alone_s(s.workload.agents[0], s, p, flexmarl::response_lengths(s.workload, s.seed, step)[0][0]);
+    expected += alone_s(s.workload.agents[0], s, p, models::flexmarl::response_lengths(s.workload, s.seed, step)[0][0]);
   }
   expected /= s.steps - 1;
   EXPECT_NEAR(row.rollout_s, expected, 1e-9 * expected);
@@ -68,7 +69,7 @@ TEST(FlexMarlTwinTest, RolloutNeverBeatsTheRequestsAlone) {
   const auto& agents = s.workload.agents;
   double sync_bound = 0, chain_bound = 0;
   for (int step = 1; step < s.steps; ++step) {
-    const auto lengths = flexmarl::response_lengths(s.workload, s.seed, step);
+    const auto lengths = models::flexmarl::response_lengths(s.workload, s.seed, step);
     std::vector<double> slowest(agents.size(), 0.0);
     double chain = 0;
     for (int i = 0; i < s.workload.global_batch; ++i) {
@@ -94,7 +95,7 @@ TEST(FlexMarlTwinTest, RolloutNeverBeatsTheRequestsAlone) {
 
 TEST(FlexMarlTwinTest, FlexMarlBeatsTheBaselinesAndKeepsTheBooks) {
   const FlexMarlSetup s = ma();
-  auto rows = run_flexmarl_frameworks(s, npu768(), flexmarl::all_frameworks());
+  auto rows = run_flexmarl_frameworks(s, npu768(), models::flexmarl::all_frameworks());
   ASSERT_TRUE(rows.is_ok()) << rows.status().message();
   ASSERT_EQ(rows->size(), 5u);
   const FlexMarlRow &sync = (*rows)[0], &marti = (*rows)[1], &flex = (*rows)[2];
@@ -105,7 +106,7 @@ TEST(FlexMarlTwinTest, FlexMarlBeatsTheBaselinesAndKeepsTheBooks) {
   EXPECT_DOUBLE_EQ(flex.speedup, sync.step_s / flex.step_s);
   double tokens = 0;
   for (int step = 1; step < s.steps; ++step) {
-    for (const auto& agent : flexmarl::response_lengths(s.workload, s.seed, step))
+    for (const auto& agent : models::flexmarl::response_lengths(s.workload, s.seed, step))
       tokens += std::accumulate(agent.begin(), agent.end(), 0.0);
   }
   for (const FlexMarlRow& r : *rows) {

@@ -54,9 +54,10 @@ TEST(FlowTrainTwinTest, MfuIsTheStepsModelFlopsOverDevicesTimesPeak) {
   const FlowTrainRow r = run(s, FlowTrainMode::kFlowTrain);
   ASSERT_EQ(r.step_times_s.size(), 3u);
   double flops = 0;
-  const flowtrain::VlmSpec model = *flowtrain::vlm_spec(s.model);
+  const models::flowtrain::VlmSpec model = *models::flowtrain::vlm_spec(s.model);
   for (int64_t id = 512; id < 3 * 512; ++id) {  // the measured steps: all but the first
-    const flowtrain::SampleCost c = flowtrain::sample_cost(model, flowtrain::dataset_sample(s.data, id));
+    const models::flowtrain::SampleCost c =
+        models::flowtrain::sample_cost(model, models::flowtrain::dataset_sample(s.data, id));
     flops += c.encoder_flops + c.backbone_flops;
   }
   const double time = r.step_times_s[1] + r.step_times_s[2];
@@ -154,8 +155,8 @@ TEST(FlowTrainProcessTwinTest, OneRankOnOneCoreIsTheSumOfItsTasks) {
   auto cost = [&](double size) { return 1e-4 + 1e-9 * size; };
   const double params = s.facts.encoder_params + s.facts.backbone_params +
                         static_cast<double>((s.facts.vocab + s.facts.context) * s.facts.d_model);
-  for (const flowtrain::TinySample& t : flowtrain::tiny_step(s.facts, s.seed, 0, s.global_batch)) {
-    expected += cost(static_cast<double>(flowtrain::tiny_sample_bytes(s.facts, t))) + cost(t.backbone_flops);
+  for (const models::flowtrain::TinySample& t : models::flowtrain::tiny_step(s.facts, s.seed, 0, s.global_batch)) {
+    expected += cost(static_cast<double>(models::flowtrain::tiny_sample_bytes(s.facts, t))) + cost(t.backbone_flops);
     if (t.images > 0) expected += cost(t.encoder_flops / 3) + cost(2 * t.encoder_flops / 3);
   }
   expected += 2 * cost(4 * params);  // the all-reduce's CPU and the optimizer

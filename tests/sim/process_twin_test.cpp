@@ -13,7 +13,7 @@
 namespace clustertwin::sim {
 namespace {
 
-namespace cf = clustertwin::flexmarl;
+namespace cf = clustertwin::models::flexmarl;
 
 ProcessTwinSetup setup(cf::Framework f, int workers, int cores, int steps) {
   ProcessTwinSetup s;

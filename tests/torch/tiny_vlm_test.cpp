@@ -112,7 +112,7 @@ TEST(TinyVlmTest, SameSeedSameParametersAndTheSidesPartitionThem) {
 TEST(TinyVlmTest, SamplesAreDeterministicAndFollowFlowTrainsSizes) {
   const TinyVlmOptions o;
   const int64_t p = o.tokens_per_image();
-  flowtrain::DatasetOptions dataset;
+  models::flowtrain::DatasetOptions dataset;
   dataset.seed = 3;
   std::set<int64_t> image_counts, text_lengths;
   for (int64_t id = 0; id < 1000; ++id) {
@@ -120,7 +120,7 @@ TEST(TinyVlmTest, SamplesAreDeterministicAndFollowFlowTrainsSizes) {
     const int64_t k = s.images.size(0), t = s.text.size(0);
     ASSERT_EQ(s.images.sizes(), (std::vector<int64_t>{k, 3, 16, 16}));
     ASSERT_EQ(s.text.scalar_type(), torch::kLong);
-    const flowtrain::Sample sizes = flowtrain::dataset_sample(dataset, id);
+    const models::flowtrain::Sample sizes = models::flowtrain::dataset_sample(dataset, id);
     ASSERT_EQ(k, std::min<int64_t>(sizes.images, o.max_images)) << "id " << id;
     const double expected_t = std::clamp(std::round(sizes.text_tokens / 16.0), 2.0, double(o.context - k * p));
     ASSERT_EQ(t, static_cast<int64_t>(expected_t)) << "id " << id;
