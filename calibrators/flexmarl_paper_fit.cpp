@@ -9,14 +9,14 @@
 
 namespace clustertwin::calibrators {
 
-StatusOr<SyncFit> calibrate_sync(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
+StatusOr<SyncFit> calibrate_sync(const sim::flexmarl::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
                                  double target_s) {
   SyncFit fit;
-  sim::FlexMarlSetup s = setup;
+  sim::flexmarl::FlexMarlSetup s = setup;
   auto step_at = [&](double efficiency) -> StatusOr<double> {
     s.efficiency.decode = efficiency;
     ++fit.runs;
-    auto row = sim::run_flexmarl(s, profile, models::flexmarl::Framework::kSync);
+    auto row = sim::flexmarl::run_flexmarl(s, profile, models::flexmarl::Framework::kSync);
     if (!row.is_ok()) return row.status();
     return row->step_s;
   };
@@ -58,9 +58,9 @@ StatusOr<SyncFit> calibrate_sync(const sim::FlexMarlSetup& setup, const cluster:
   return fit;
 }
 
-StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-                                            const std::string& calibration, bool efficiency_given,
-                                            std::string* fit_json) {
+StatusOr<double> flexmarl_decode_efficiency(const sim::flexmarl::FlexMarlSetup& setup,
+                                            const cluster::ClusterProfile& profile, const std::string& calibration,
+                                            bool efficiency_given, std::string* fit_json) {
   bool paper = false;
   if (calibration == "paper") {
     paper = true;
@@ -76,18 +76,18 @@ StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, con
   if (fit_json != nullptr) *fit_json = "null";
   if (!paper) return setup.efficiency.decode;
   // The paper's figure is MAS-RL on MA: fit there, with this run's batch settings, then use the efficiency.
-  sim::FlexMarlSetup ma = setup;
+  sim::flexmarl::FlexMarlSetup ma = setup;
   ma.workload = models::flexmarl::ma_workload();
   ma.workload.global_batch = setup.workload.global_batch;
   ma.workload.micro_batch = setup.workload.micro_batch;
   ma.workload.group = setup.workload.group;
   ma.workload.max_response_tokens = setup.workload.max_response_tokens;
   ma.devices = 0;
-  std::fprintf(stderr, "calibrating sync to the paper's %.1f s per step on MA...\n", sim::kPaperSyncStepS);
+  std::fprintf(stderr, "calibrating sync to the paper's %.1f s per step on MA...\n", sim::flexmarl::kPaperSyncStepS);
   auto fit = calibrate_sync(ma, profile);
   if (!fit.is_ok()) return fit.status();
   if (fit_json != nullptr) {
-    *fit_json = "{\"target_s\":" + format_number("%.6g", sim::kPaperSyncStepS) +
+    *fit_json = "{\"target_s\":" + format_number("%.6g", sim::flexmarl::kPaperSyncStepS) +
                 ",\"decode_efficiency\":" + format_number("%.6g", fit->decode_efficiency) +
                 ",\"sync_step_s\":" + format_number("%.6g", fit->step_s) + ",\"runs\":" + std::to_string(fit->runs) +
                 "}";

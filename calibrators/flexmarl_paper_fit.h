@@ -22,8 +22,8 @@ struct SyncFit {
   double step_s = 0;  // sync's step with it
   int runs = 0;
 };
-StatusOr<SyncFit> calibrate_sync(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-                                 double target_s = sim::kPaperSyncStepS);
+StatusOr<SyncFit> calibrate_sync(const sim::flexmarl::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
+                                 double target_s = sim::flexmarl::kPaperSyncStepS);
 
 /// FlexMARL's decode efficiency for `setup` on `profile`: fitted so that
 /// sync takes the paper's step on its MA workload (with this setup's batch
@@ -31,8 +31,8 @@ StatusOr<SyncFit> calibrate_sync(const sim::FlexMarlSetup& setup, const cluster:
 /// setup.efficiency.decode ("none"). `efficiency_given`: the user set it,
 /// which a paper fit refuses. `*fit_json` (optional): the fit, "null" without.
 /// Used by sim flexmarl and plan flexmarl.
-StatusOr<double> flexmarl_decode_efficiency(const sim::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
-                                            const std::string& calibration, bool efficiency_given,
-                                            std::string* fit_json);
+StatusOr<double> flexmarl_decode_efficiency(const sim::flexmarl::FlexMarlSetup& setup,
+                                            const cluster::ClusterProfile& profile, const std::string& calibration,
+                                            bool efficiency_given, std::string* fit_json);
 
 }  // namespace clustertwin::calibrators

@@ -21,14 +21,14 @@ std::vector<double> measured_steps(const FlowTrainRun& run, int first_step) {
   return out;
 }
 
-StatusOr<sim::FlowTrainProcessResult> twin(const FlowTrainRun& run, const sim::FlowTrainProcessCosts& costs,
-                                           int cores) {
-  sim::FlowTrainProcessSetup s = run.setup;
+StatusOr<sim::flowtrain::FlowTrainProcessResult> twin(const FlowTrainRun& run,
+                                                      const sim::flowtrain::FlowTrainProcessCosts& costs, int cores) {
+  sim::flowtrain::FlowTrainProcessSetup s = run.setup;
   s.cores = cores;
-  return sim::run_flowtrain_process_twin(s, costs);
+  return sim::flowtrain::run_flowtrain_process_twin(s, costs);
 }
 
-double twin_total(const sim::FlowTrainProcessResult& r, int first_step) {
+double twin_total(const sim::flowtrain::FlowTrainProcessResult& r, int first_step) {
   double total = 0;
   for (size_t k = static_cast<size_t>(std::max(0, first_step)); k < r.step_s.size(); ++k)
     total += r.step_s[k];
@@ -74,7 +74,7 @@ StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
     *out = o[field].get<double>();
     return Status::ok();
   };
-  sim::FlowTrainProcessSetup& s = run.setup;
+  sim::flowtrain::FlowTrainProcessSetup& s = run.setup;
   if (!config.contains("mode") || !config["mode"].is_string()) return bad("mode", "missing or not a string");
   s.mode = config["mode"].get<std::string>();
   int64_t v = 0;
@@ -118,19 +118,20 @@ StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
     return Status::invalid_argument(path + ": " + std::to_string(run.step_s.size()) + " '" + kStepKey +
                                     "' events for " + std::to_string(s.steps) + " steps");
   }
-  sim::FlowTrainProcessCosts none;
+  sim::flowtrain::FlowTrainProcessCosts none;
   for (const char* key : {"flowtrain/data", "flowtrain/encoder", "flowtrain/encoder_backward", "flowtrain/backbone",
                           "flowtrain/allreduce", "flowtrain/optimizer", "flowtrain/transfer", "flowtrain/pool_put",
                           "flowtrain/pool_take"})
     none.keys[key] = {};
-  if (Status ok = sim::validate(s, none); !ok.is_ok()) return Status::invalid_argument(path + ": " + ok.message());
+  if (Status ok = sim::flowtrain::validate(s, none); !ok.is_ok())
+    return Status::invalid_argument(path + ": " + ok.message());
   return run;
 }
 
-StatusOr<sim::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs, int first_step,
-                                                         int cores) {
+StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs,
+                                                                    int first_step, int cores) {
   if (runs.empty()) return Status::invalid_argument("fit: no runs");
-  sim::FlowTrainProcessCosts costs;
+  sim::flowtrain::FlowTrainProcessCosts costs;
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> points;  // size, cpu seconds
   std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, double> exchange;       // the least wait beyond CPU
   std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, std::pair<double, int>> exchange_size;  // bytes, members
@@ -155,7 +156,7 @@ StatusOr<sim::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const
   }
   for (const auto& [key, xy] : points) {
     const Line line = robust_line(xy.first, xy.second);
-    sim::FlowTrainKeyCost c;
+    sim::flowtrain::FlowTrainKeyCost c;
     c.latency_s = line.intercept;
     c.seconds_per_unit = line.slope;
     // A single size (every event alike): the mean as a per-unit rate, so that other sizes scale.
@@ -192,7 +193,7 @@ StatusOr<sim::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const
       measured += s;
   }
   auto total_at = [&](double latency) -> StatusOr<double> {
-    sim::FlowTrainProcessCosts c = costs;
+    sim::flowtrain::FlowTrainProcessCosts c = costs;
     c.handoff_latency_s = latency;
     double total = 0;
     for (const FlowTrainRun* run : runs) {
@@ -222,8 +223,8 @@ StatusOr<sim::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const
   return costs;
 }
 
-StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::FlowTrainProcessCosts& costs, int cores,
-                                         int first_step) {
+StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::flowtrain::FlowTrainProcessCosts& costs,
+                                         int cores, int first_step) {
   auto r = twin(run, costs, cores);
   if (!r.is_ok()) return r.status();
   FlowTrainCheck c;

@@ -22,9 +22,9 @@ struct FlowTrainRun {
   std::string path;
   traces::Metadata metadata;
   std::vector<traces::Event> events;
-  sim::FlowTrainProcessSetup setup;  // the run's mode, ranks, batch, seed, steps and model facts
-  std::vector<double> step_s;        // rank 0's flowtrain/step events
-  double matmul_flops_per_s = 0;     // the run's measured matmul rate (its MFU's peak per rank)
+  sim::flowtrain::FlowTrainProcessSetup setup;  // the run's mode, ranks, batch, seed, steps and model facts
+  std::vector<double> step_s;                   // rank 0's flowtrain/step events
+  double matmul_flops_per_s = 0;                // the run's measured matmul rate (its MFU's peak per rank)
 };
 
 /// InvalidArgument naming the file and field for a trace that is not of
@@ -33,8 +33,8 @@ StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path);
 
 /// The costs of `runs`' events from step `first_step` on, pooled; the
 /// hand-off latency fitted on `cores` cores.
-StatusOr<sim::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs, int first_step,
-                                                         int cores);
+StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs,
+                                                                    int first_step, int cores);
 
 struct FlowTrainCheck {
   std::string trace;  // the recorded run's path
@@ -44,12 +44,12 @@ struct FlowTrainCheck {
   double error = 0;                         // (twin - real) / real
   double real_samples_per_s = 0, twin_samples_per_s = 0;
   double real_mfu = 0, twin_mfu = 0;  // against the run's measured matmul rate (0 when the trace lacks it)
-  sim::FlowTrainProcessCosts costs;
+  sim::flowtrain::FlowTrainProcessCosts costs;
 };
 
 /// Runs the twin on `run`'s setup with `costs` on `cores` cores and compares.
-StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::FlowTrainProcessCosts& costs, int cores,
-                                         int first_step);
+StatusOr<FlowTrainCheck> check_flowtrain(const FlowTrainRun& run, const sim::flowtrain::FlowTrainProcessCosts& costs,
+                                         int cores, int first_step);
 
 /// `clustertwin validate flowtrain`: each run of `reals` (trace paths)
 /// against the twin on `cores` cores, its costs fitted (on `fit_cores`) on

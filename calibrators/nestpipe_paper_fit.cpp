@@ -9,12 +9,12 @@
 
 namespace clustertwin::calibrators {
 
-using sim::add_nestpipe_default_costs;
 using sim::LayerMetrics;
-using sim::nestpipe_sim_options;
-using sim::NestPipeSetup;
 using sim::SimOptions;
 using sim::SimResult;
+using sim::nestpipe::add_nestpipe_default_costs;
+using sim::nestpipe::nestpipe_sim_options;
+using sim::nestpipe::NestPipeSetup;
 namespace {
 
 // What the twin's torchrec plan shows at one scale.
@@ -237,7 +237,7 @@ std::string baseline_fit_json(const BaselineFit& f) {
 }
 
 StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
-                                                   const sim::NestPipeSetup& setup, std::string* fit_json,
+                                                   const sim::nestpipe::NestPipeSetup& setup, std::string* fit_json,
                                                    BaselineFit* fit) {
   auto profile = cluster::load_cluster_profile(platform);
   if (!profile.is_ok()) return profile.status();
@@ -250,7 +250,7 @@ StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, 
     return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
   }
   if (!paper) {
-    sim::add_nestpipe_default_costs(&*profile);
+    sim::nestpipe::add_nestpipe_default_costs(&*profile);
     return profile;
   }
   // The paper's figures are for its two clusters: 1,536 NPUs (step and shares at two scales) and 128 GPUs

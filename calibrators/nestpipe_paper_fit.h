@@ -71,7 +71,7 @@ struct BaselineFit {
 /// passes over its rows at the host memory bandwidth share of one device.
 /// NestPipe's own figures are never used. `report` (optional) gets the fit.
 StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::ClusterProfile& base,
-                                                              const sim::NestPipeSetup& setup,
+                                                              const sim::nestpipe::NestPipeSetup& setup,
                                                               const PaperBaseline& paper, BaselineFit* report);
 
 /// The fit as a JSON object (for --json and the study's output).
@@ -83,7 +83,7 @@ std::string baseline_fit_json(const BaselineFit& fit);
 /// paper's figures (`*fit` and `*fit_json` describe the fit). InvalidArgument
 /// naming --calibration for another word. Used by sim nestpipe and plan nestpipe.
 StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
-                                                   const sim::NestPipeSetup& setup, std::string* fit_json,
+                                                   const sim::nestpipe::NestPipeSetup& setup, std::string* fit_json,
                                                    BaselineFit* fit);
 
 }  // namespace clustertwin::calibrators

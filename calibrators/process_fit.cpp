@@ -52,7 +52,7 @@ StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path) {
     return Status::invalid_argument(path + ": field 'metadata.config." + field + "': " + why);
   };
   if (!config.is_object()) return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
-  sim::ProcessTwinSetup& s = run.setup;
+  sim::flexmarl::ProcessTwinSetup& s = run.setup;
   auto integer = [&](const char* field, int min, int* out) -> Status {
     if (!config.contains(field) || !config[field].is_number_integer() || config[field].get<int64_t>() < min ||
         config[field].get<int64_t>() > 1'000'000) {
@@ -104,8 +104,8 @@ StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path) {
   return run;
 }
 
-StatusOr<sim::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMarlRun*>& runs, int first_step,
-                                                  int cores, std::vector<KeyFit>* fits_out) {
+StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMarlRun*>& runs, int first_step,
+                                                            int cores, std::vector<KeyFit>* fits_out) {
   std::vector<TaskSample> samples, warmup;
   double controller_cpu = 0;
   int64_t jobs = 0;
@@ -142,9 +142,9 @@ StatusOr<sim::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMa
                                     " on in the costs' traces (run more steps)");
   }
   std::vector<KeyFit> fits = fit_keys(samples);
-  sim::ProcessTwinCosts costs;
+  sim::flexmarl::ProcessTwinCosts costs;
   for (const KeyFit& f : fits)
-    costs.keys[f.cost_key] = sim::ProcessKeyCost{f.latency_s, f.seconds_per_unit, f.mean_size};
+    costs.keys[f.cost_key] = sim::flexmarl::ProcessKeyCost{f.latency_s, f.seconds_per_unit, f.mean_size};
   // A swap moves the same state either way: a direction the runs never took is priced as the other.
   for (const auto& agent : cf::task_agents()) {
     const std::string in = "flexmarl/swap-in/" + agent.name, out = "flexmarl/swap-out/" + agent.name;
@@ -183,13 +183,13 @@ StatusOr<sim::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMa
     }
   }
   auto twin_total = [&](double latency) -> StatusOr<double> {
-    sim::ProcessTwinCosts c = costs;
+    sim::flexmarl::ProcessTwinCosts c = costs;
     c.message_latency_s = latency;
     double total = 0;
     for (const FlexMarlRun* run : runs) {
-      sim::ProcessTwinSetup setup = run->setup;
+      sim::flexmarl::ProcessTwinSetup setup = run->setup;
       setup.cores = cores;
-      auto twin = sim::run_process_twin(setup, c);
+      auto twin = sim::flexmarl::run_process_twin(setup, c);
       if (!twin.is_ok()) return twin.status().with_context(run->path);
       for (size_t k = static_cast<size_t>(first_step); k < twin->step_s.size(); ++k)
         total += twin->step_s[k];
@@ -212,15 +212,15 @@ StatusOr<sim::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMa
   return costs;
 }
 
-StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::ProcessTwinCosts& costs, int cores,
+StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::flexmarl::ProcessTwinCosts& costs, int cores,
                                        int first_step) {
   if (first_step < 0 || first_step >= run.setup.steps) {
     return Status::invalid_argument("--warmup " + std::to_string(first_step) + ": the run has " +
                                     std::to_string(run.setup.steps) + " steps (leave at least one measured)");
   }
-  sim::ProcessTwinSetup setup = run.setup;
+  sim::flexmarl::ProcessTwinSetup setup = run.setup;
   setup.cores = cores;
-  auto twin = sim::run_process_twin(setup, costs);
+  auto twin = sim::flexmarl::run_process_twin(setup, costs);
   if (!twin.is_ok()) return twin.status();
   FlexMarlCheck c;
   c.costs = costs;
@@ -256,7 +256,7 @@ StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::Proces
     k.real_s += e.dur_us * 1e-6;
   }
   double twin_cpu = 0;
-  for (const sim::ProcessJob& j : twin->jobs) {
+  for (const sim::flexmarl::ProcessJob& j : twin->jobs) {
     if (j.step < first_step || j.step >= run.setup.steps) continue;
     twin_cpu += j.cpu_s;
     FlexMarlCheck::Key& k = keys[j.cost_key];

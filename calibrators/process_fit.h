@@ -23,7 +23,7 @@ struct FlexMarlRun {
   std::string path;
   traces::Metadata metadata;
   std::vector<traces::Event> events;
-  sim::ProcessTwinSetup setup;  // the run's framework, workers, batch, seed, steps and response lengths
+  sim::flexmarl::ProcessTwinSetup setup;  // the run's framework, workers, batch, seed, steps and response lengths
 };
 
 /// InvalidArgument naming the file and field for a trace that is not of
@@ -40,8 +40,8 @@ StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path);
 ///   - the message latency, the one parameter fitted by simulation: the one
 ///     (bisection in [0, 50 ms]) that gives the runs' total measured step
 ///     time when the twin runs each on `cores` cores.
-StatusOr<sim::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMarlRun*>& runs, int first_step,
-                                                  int cores, std::vector<KeyFit>* fits = nullptr);
+StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMarlRun*>& runs, int first_step,
+                                                            int cores, std::vector<KeyFit>* fits = nullptr);
 
 struct FlexMarlCheck {
   std::string trace;  // the recorded run's path
@@ -64,11 +64,11 @@ struct FlexMarlCheck {
   };
   std::vector<Key> per_key;
   std::vector<KeyFit> fits;
-  sim::ProcessTwinCosts costs;
+  sim::flexmarl::ProcessTwinCosts costs;
 };
 
 /// Runs the twin on `run` with `costs` on `cores` cores and compares.
-StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::ProcessTwinCosts& costs, int cores,
+StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::flexmarl::ProcessTwinCosts& costs, int cores,
                                        int first_step);
 
 /// `clustertwin validate flexmarl`: each run of `reals` (trace paths) against

@@ -25,7 +25,7 @@ struct FlexMarlPlanArgs {
   std::string agents;  // "" for the paper's MA workload
   std::string calibration = "auto";
   int global_batch = 64;
-  sim::FlexMarlSetup setup;
+  sim::flexmarl::FlexMarlSetup setup;
 };
 
 std::string placement_of(const models::flexmarl::Deployment& d) {
@@ -45,7 +45,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   auto profile = cluster::load_cluster_profile(a.plan.platform);
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, profile->devices(), profile->name));
-  CT_RETURN_IF_ERROR(sim::validate(a.setup, *profile));
+  CT_RETURN_IF_ERROR(sim::flexmarl::validate(a.setup, *profile));
   std::string fit_json;
   auto efficiency = calibrators::flexmarl_decode_efficiency(a.setup, *profile, a.calibration, false, &fit_json);
   if (!efficiency.is_ok()) return efficiency.status();
@@ -73,7 +73,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
              {"decode_efficiency", *efficiency},
              {"calibration", nlohmann::ordered_json::parse(fit_json)}};
   s.describe = [&](int family, nlohmann::ordered_json& j) { j["framework"] = s.families[family]; };
-  const models::flexmarl::DeviceFacts facts = sim::device_facts(*profile);
+  const models::flexmarl::DeviceFacts facts = sim::flexmarl::device_facts(*profile);
   s.fits = [&](int family, int devices) {
     return models::flexmarl::deploy(a.setup.workload, (*frameworks)[family], devices, facts).is_ok();
   };
@@ -84,17 +84,17 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
     if (a.global_batch != FlexMarlPlanArgs{}.global_batch) c += " --global-batch " + std::to_string(a.global_batch);
     if (a.calibration != "auto") c += " --calibration " + a.calibration;
     if (a.calibration == "none") c += " --decode-efficiency " + format_number("%g", *efficiency);
-    if (a.setup.steps != sim::FlexMarlSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
+    if (a.setup.steps != sim::flexmarl::FlexMarlSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
     return c;
   };
   s.evaluate = [&](const std::vector<std::pair<int, int>>& points,
                    bool exact) -> StatusOr<std::vector<sim::CapacityPoint>> {
-    std::vector<StatusOr<sim::FlexMarlRow>> rows(points.size(), Status::internal("not run"));
+    std::vector<StatusOr<sim::flexmarl::FlexMarlRow>> rows(points.size(), Status::internal("not run"));
     parallel_for(points.size(), a.plan.parallel, [&](size_t k) {
-      sim::FlexMarlSetup setup = a.setup;
+      sim::flexmarl::FlexMarlSetup setup = a.setup;
       setup.devices = points[k].second;
       if (!exact) setup.steps = kPlanEstimateSteps;
-      rows[k] = sim::run_flexmarl(setup, *profile, (*frameworks)[points[k].first]);
+      rows[k] = sim::flexmarl::run_flexmarl(setup, *profile, (*frameworks)[points[k].first]);
     });
     std::vector<sim::CapacityPoint> out(points.size());
     for (size_t k = 0; k < points.size(); ++k) {

@@ -22,10 +22,10 @@ struct FlowTrainPlanArgs {
   PlanOptions plan;
   std::string modes = "all";
   std::string pool = "8GB";
-  sim::FlowTrainSetup setup;
+  sim::flowtrain::FlowTrainSetup setup;
 };
 
-std::string layout_of(const sim::FlowTrainRow& r) {
+std::string layout_of(const sim::flowtrain::FlowTrainRow& r) {
   std::string s = "TP" + std::to_string(r.backbone_tp) + " PP" + std::to_string(r.backbone_pp);
   if (r.encoder_workers == 0) return s;
   return std::to_string(r.encoder_workers) + " encoder TP" + std::to_string(r.encoder_tp) + ", " +
@@ -35,7 +35,7 @@ std::string layout_of(const sim::FlowTrainRow& r) {
 Status run_plan_flowtrain(FlowTrainPlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
-  auto modes = sim::parse_flowtrain_modes(a.modes);
+  auto modes = sim::flowtrain::parse_flowtrain_modes(a.modes);
   if (!modes.is_ok()) return modes.status();
   auto pool = cluster::parse_quantity(a.pool, cluster::Quantity::kSize);
   if (!pool.is_ok()) return Status::invalid_argument("--pool-memory '" + a.pool + "': " + pool.status().message());
@@ -44,9 +44,9 @@ Status run_plan_flowtrain(FlowTrainPlanArgs a) {
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, profile->devices(), profile->name));
   {
-    sim::FlowTrainSetup s = a.setup;
+    sim::flowtrain::FlowTrainSetup s = a.setup;
     s.workers = std::max(2, std::min(a.plan.max_workers, profile->devices()));
-    CT_RETURN_IF_ERROR(sim::validate(s, *profile));
+    CT_RETURN_IF_ERROR(sim::flowtrain::validate(s, *profile));
   }
 
   PlanSystem s;
@@ -57,8 +57,8 @@ Status run_plan_flowtrain(FlowTrainPlanArgs a) {
   s.estimate = "one measured step";
   s.step_in_ms = false;
   s.detail_name = "split and layouts";
-  for (sim::FlowTrainMode m : *modes)
-    s.families.push_back(sim::flowtrain_mode_name(m));
+  for (sim::flowtrain::FlowTrainMode m : *modes)
+    s.families.push_back(sim::flowtrain::flowtrain_mode_name(m));
   s.ladder = sim::node_ladder(profile->devices_per_node, a.plan.max_workers);
   s.facts = {{"model", a.setup.model},
              {"global_batch", a.setup.global_batch},
@@ -76,37 +76,38 @@ Status run_plan_flowtrain(FlowTrainPlanArgs a) {
     }
     std::vector<char> ok(keys.size(), 0);
     parallel_for(keys.size(), a.plan.parallel, [&](size_t k) {
-      sim::FlowTrainSetup setup = a.setup;
+      sim::flowtrain::FlowTrainSetup setup = a.setup;
       setup.workers = keys[k].second;
-      const auto mode = keys[k].first ? sim::FlowTrainMode::kMonolithic : sim::FlowTrainMode::kFlowTrain;
-      ok[k] = setup.workers >= 2 && sim::flowtrain_fits(setup, *profile, mode).is_ok();
+      const auto mode =
+          keys[k].first ? sim::flowtrain::FlowTrainMode::kMonolithic : sim::flowtrain::FlowTrainMode::kFlowTrain;
+      ok[k] = setup.workers >= 2 && sim::flowtrain::flowtrain_fits(setup, *profile, mode).is_ok();
     });
     for (size_t k = 0; k < keys.size(); ++k)
       fit[keys[k]] = ok[k] != 0;
   }
   s.fits = [&](int family, int workers) {
-    return fit.at({(*modes)[family] == sim::FlowTrainMode::kMonolithic, workers});
+    return fit.at({(*modes)[family] == sim::flowtrain::FlowTrainMode::kMonolithic, workers});
   };
   s.confirm = [&](int family, int workers) {
     std::string c = "clustertwin sim flowtrain --platform " + a.plan.platform + " --mode " + s.families[family] +
                     " --workers " + std::to_string(workers);
-    if (a.setup.model != sim::FlowTrainSetup{}.model) c += " --model " + a.setup.model;
-    if (a.setup.global_batch != sim::FlowTrainSetup{}.global_batch)
+    if (a.setup.model != sim::flowtrain::FlowTrainSetup{}.model) c += " --model " + a.setup.model;
+    if (a.setup.global_batch != sim::flowtrain::FlowTrainSetup{}.global_batch)
       c += " --global-batch " + std::to_string(a.setup.global_batch);
-    if (a.setup.micro_batch_tokens != sim::FlowTrainSetup{}.micro_batch_tokens)
+    if (a.setup.micro_batch_tokens != sim::flowtrain::FlowTrainSetup{}.micro_batch_tokens)
       c += " --micro-batch-tokens " + std::to_string(a.setup.micro_batch_tokens);
     if (a.pool != FlowTrainPlanArgs{}.pool) c += " --pool-memory " + a.pool;
-    if (a.setup.steps != sim::FlowTrainSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
+    if (a.setup.steps != sim::flowtrain::FlowTrainSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
     return c;
   };
   s.evaluate = [&](const std::vector<std::pair<int, int>>& points,
                    bool exact) -> StatusOr<std::vector<sim::CapacityPoint>> {
-    std::vector<StatusOr<sim::FlowTrainRow>> rows(points.size(), Status::internal("not run"));
+    std::vector<StatusOr<sim::flowtrain::FlowTrainRow>> rows(points.size(), Status::internal("not run"));
     parallel_for(points.size(), a.plan.parallel, [&](size_t k) {
-      sim::FlowTrainSetup setup = a.setup;
+      sim::flowtrain::FlowTrainSetup setup = a.setup;
       setup.workers = points[k].second;
       if (!exact) setup.steps = kPlanEstimateSteps;
-      rows[k] = sim::run_flowtrain(setup, *profile, (*modes)[points[k].first]);
+      rows[k] = sim::flowtrain::run_flowtrain(setup, *profile, (*modes)[points[k].first]);
     });
     std::vector<sim::CapacityPoint> out(points.size());
     for (size_t k = 0; k < points.size(); ++k) {

@@ -23,7 +23,7 @@ struct NestPipePlanArgs {
   std::string variants = "torchrec,dbp,fwp,nestpipe,2dsp";
   std::string micro_batches = "4,8,16";
   std::string calibration = "auto";
-  sim::NestPipeSetup setup;
+  sim::nestpipe::NestPipeSetup setup;
 };
 
 // The exact runs' steps (the confirm command passes them to sim nestpipe).
@@ -78,8 +78,8 @@ StatusOr<std::vector<NestPipeConfig>> nestpipe_configs(const NestPipePlanArgs& a
 std::string confirm_command(const NestPipePlanArgs& a, const NestPipeConfig& c, int workers) {
   std::string s = "clustertwin sim nestpipe --platform " + a.plan.platform + " --variant " +
                   std::string(models::nestpipe::variant_name(c.variant)) + " --workers " + std::to_string(workers);
-  if (a.setup.model != sim::NestPipeSetup{}.model) s += " --model " + a.setup.model;
-  if (a.setup.batch_per_worker != sim::NestPipeSetup{}.batch_per_worker)
+  if (a.setup.model != sim::nestpipe::NestPipeSetup{}.model) s += " --model " + a.setup.model;
+  if (a.setup.batch_per_worker != sim::nestpipe::NestPipeSetup{}.batch_per_worker)
     s += " --batch " + std::to_string(a.setup.batch_per_worker);
   if (c.micro_batches > 0) s += " --micro-batches " + std::to_string(c.micro_batches);
   if (a.calibration != "auto") s += " --calibration " + a.calibration;
@@ -92,7 +92,7 @@ Status run_plan_nestpipe(NestPipePlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   // Everything the user typed is checked before the (slow) calibration.
   CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
-  CT_RETURN_IF_ERROR(sim::validate(a.setup));
+  CT_RETURN_IF_ERROR(sim::nestpipe::validate(a.setup));
   auto configs = nestpipe_configs(a);
   if (!configs.is_ok()) return configs.status();
   auto plain = cluster::load_cluster_profile(a.plan.platform);
@@ -128,7 +128,7 @@ Status run_plan_nestpipe(NestPipePlanArgs a) {
   // pipelines fill. The exact runs: two measured steps, the figures the
   // answer's confirm command prints.
   auto options = [](bool exact) {
-    sim::SimOptions o = sim::nestpipe_sim_options();
+    sim::SimOptions o = sim::nestpipe::nestpipe_sim_options();
     o.warmup_steps = exact ? kExactWarmup : 2;
     o.drain_steps = exact ? kExactDrain : 2;
     o.steps = o.warmup_steps + o.drain_steps + (exact ? kExactMeasured : 1);
@@ -148,14 +148,14 @@ Status run_plan_nestpipe(NestPipePlanArgs a) {
     const int threads = std::max(1, std::min<int>(a.plan.parallel, static_cast<int>(groups.size())));
     parallel_for(groups.size(), threads, [&](size_t g) {
       const auto& [micro_batches, indices] = groups[g];
-      sim::NestPipeSetup setup = a.setup;
+      sim::nestpipe::NestPipeSetup setup = a.setup;
       setup.micro_batches = micro_batches;
-      sim::NestPipeSweep sweep;
+      sim::nestpipe::NestPipeSweep sweep;
       sweep.parallel = std::max(1, a.plan.parallel / threads);
       sweep.options = options(exact);
       for (size_t k : indices)
         sweep.points.push_back({(*configs)[points[k].first].variant, points[k].second});
-      auto rows = sim::run_nestpipe_sweep(setup, *profile, sweep);
+      auto rows = sim::nestpipe::run_nestpipe_sweep(setup, *profile, sweep);
       if (!rows.is_ok()) {
         failed[g] = rows.status();
         return;

@@ -28,7 +28,7 @@ struct FlexMarlArgs {
   int micro_batch = 16;
   int group = 8;
   int max_response = 8192;
-  sim::FlexMarlSetup setup;
+  sim::flexmarl::FlexMarlSetup setup;
   std::string trace_dir;
   std::string csv;
   bool json = false;
@@ -55,15 +55,15 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   a.setup.efficiency.decode = a.decode_efficiency;
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
-  CT_RETURN_IF_ERROR(sim::validate(a.setup, *profile));
+  CT_RETURN_IF_ERROR(sim::flexmarl::validate(a.setup, *profile));
 
   std::string fit_json;
   auto efficiency =
       calibrators::flexmarl_decode_efficiency(a.setup, *profile, a.calibration, a.decode_efficiency_given, &fit_json);
   if (!efficiency.is_ok()) return efficiency.status();
   a.setup.efficiency.decode = *efficiency;
-  auto rows =
-      sim::run_flexmarl_frameworks(a.setup, *profile, *frameworks, [](const sim::FlexMarlRow& r, int done, int total) {
+  auto rows = sim::flexmarl::run_flexmarl_frameworks(
+      a.setup, *profile, *frameworks, [](const sim::flexmarl::FlexMarlRow& r, int done, int total) {
         show_progress(done == total, "[%d/%d] %s: %.1f s per step (%.1f s)", done, total, r.framework.c_str(), r.step_s,
                       r.wall_s);
       });
@@ -72,21 +72,22 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
     std::error_code ec;
     std::filesystem::create_directories(a.trace_dir, ec);
     if (ec) return Status::io_error("--trace-dir " + a.trace_dir + ": " + ec.message());
-    for (const sim::FlexMarlRow& r : *rows) {
-      CT_RETURN_IF_ERROR(sim::write_flexmarl_trace(r, profile->name, a.trace_dir + "/" + r.framework + ".json"));
+    for (const sim::flexmarl::FlexMarlRow& r : *rows) {
+      CT_RETURN_IF_ERROR(
+          sim::flexmarl::write_flexmarl_trace(r, profile->name, a.trace_dir + "/" + r.framework + ".json"));
     }
   }
-  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flexmarl_rows_csv(*rows)));
+  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flexmarl::flexmarl_rows_csv(*rows)));
   const std::string extra = "{\"platform\":\"" + profile->name + "\",\"workload\":\"" + a.setup.workload.name +
                             "\",\"decode_efficiency\":" + format_number("%.6g", a.setup.efficiency.decode) +
                             ",\"calibration\":" + fit_json + "}";
-  if (a.json) return write_output("-", sim::flexmarl_rows_json(*rows, extra));
+  if (a.json) return write_output("-", sim::flexmarl::flexmarl_rows_json(*rows, extra));
   std::printf("# clustertwin sim flexmarl: workload %s (%zu agents, global batch %d, micro-batch %d) on %s\n",
               a.setup.workload.name.c_str(), a.setup.workload.agents.size(), a.global_batch, a.micro_batch,
               profile->name.c_str());
   std::printf("# decode efficiency %.3f%s\n", a.setup.efficiency.decode,
               fit_json != "null" ? " (fitted: sync takes the paper's 914.4 s on MA)" : "");
-  std::fputs(sim::flexmarl_rows_table(*rows).c_str(), stdout);
+  std::fputs(sim::flexmarl::flexmarl_rows_table(*rows).c_str(), stdout);
   std::printf(
       "# speedup and util_x against sync; util: device-seconds of decode, prefill, training and optimizer "
       "work over devices x step time\n");

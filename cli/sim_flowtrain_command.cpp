@@ -20,14 +20,14 @@ struct FlowTrainArgs {
   std::string workers = "1024";
   std::string platform = "h100-1024";
   std::string pool = "8GB";
-  sim::FlowTrainSetup setup;
+  sim::flowtrain::FlowTrainSetup setup;
   std::string trace_dir;
   std::string csv;
   bool json = false;
 };
 
 Status run_sim_flowtrain(FlowTrainArgs a) {
-  auto modes = sim::parse_flowtrain_modes(a.modes);
+  auto modes = sim::flowtrain::parse_flowtrain_modes(a.modes);
   if (!modes.is_ok()) return modes.status();
   auto workers = parse_workers(a.workers);
   if (!workers.is_ok()) return workers.status();
@@ -37,12 +37,12 @@ Status run_sim_flowtrain(FlowTrainArgs a) {
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   for (int n : *workers) {
-    sim::FlowTrainSetup s = a.setup;
+    sim::flowtrain::FlowTrainSetup s = a.setup;
     s.workers = n;
-    CT_RETURN_IF_ERROR(sim::validate(s, *profile));
+    CT_RETURN_IF_ERROR(sim::flowtrain::validate(s, *profile));
   }
-  auto rows = sim::run_flowtrain_modes(
-      a.setup, *profile, *modes, *workers, [](const sim::FlowTrainRow& r, int done, int total) {
+  auto rows = sim::flowtrain::run_flowtrain_modes(
+      a.setup, *profile, *modes, *workers, [](const sim::flowtrain::FlowTrainRow& r, int done, int total) {
         show_progress(done == total, "[%d/%d] %s at %d workers: %.2f s per step (%.1f s)", done, total, r.mode.c_str(),
                       r.workers, r.step_s, r.wall_s);
       });
@@ -51,20 +51,20 @@ Status run_sim_flowtrain(FlowTrainArgs a) {
     std::error_code ec;
     std::filesystem::create_directories(a.trace_dir, ec);
     if (ec) return Status::io_error("--trace-dir " + a.trace_dir + ": " + ec.message());
-    for (const sim::FlowTrainRow& r : *rows) {
-      CT_RETURN_IF_ERROR(sim::write_flowtrain_trace(
+    for (const sim::flowtrain::FlowTrainRow& r : *rows) {
+      CT_RETURN_IF_ERROR(sim::flowtrain::write_flowtrain_trace(
           r, profile->name, a.trace_dir + "/" + r.mode + "-" + std::to_string(r.workers) + ".json"));
     }
   }
-  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flowtrain_rows_csv(*rows)));
+  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flowtrain::flowtrain_rows_csv(*rows)));
   const std::string extra = "{\"platform\":\"" + profile->name + "\",\"model\":\"" + a.setup.model +
                             "\",\"global_batch\":" + std::to_string(a.setup.global_batch) +
                             ",\"micro_batch_tokens\":" + std::to_string(a.setup.micro_batch_tokens) + "}";
-  if (a.json) return write_output("-", sim::flowtrain_rows_json(*rows, extra));
+  if (a.json) return write_output("-", sim::flowtrain::flowtrain_rows_json(*rows, extra));
   std::printf("# clustertwin sim flowtrain: %s, %d samples a step, micro-batches of %lld tokens, on %s\n",
               a.setup.model.c_str(), a.setup.global_batch, static_cast<long long>(a.setup.micro_batch_tokens),
               profile->name.c_str());
-  std::fputs(sim::flowtrain_rows_table(*rows).c_str(), stdout);
+  std::fputs(sim::flowtrain::flowtrain_rows_table(*rows).c_str(), stdout);
   std::printf(
       "# encoder: encoder workers (0: every worker runs both); layout: backbone TP, PP (/encoder TP); speedup "
       "against monolithic at the same workers; mb_cost: max/mean backbone cost of the step's micro-batches\n");

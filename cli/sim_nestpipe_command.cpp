@@ -22,7 +22,7 @@ struct NestPipeArgs {
   std::string variants = "torchrec,semisync,dbp,fwp,nestpipe,2dsp";
   std::string platform = "npu-1536";
   std::string calibration = "auto";
-  sim::NestPipeSetup setup;
+  sim::nestpipe::NestPipeSetup setup;
   bool no_clustering = false;
   int steps = 12;
   int warmup = 4;
@@ -49,7 +49,7 @@ StatusOr<std::vector<models::nestpipe::Variant>> parse_variants(const std::strin
 
 Status run_sim_nestpipe(NestPipeArgs a) {
   a.setup.clustering = !a.no_clustering;
-  CT_RETURN_IF_ERROR(sim::validate(a.setup));
+  CT_RETURN_IF_ERROR(sim::nestpipe::validate(a.setup));
   auto workers = parse_workers(a.workers);
   if (!workers.is_ok()) return workers.status();
   auto variants = parse_variants(a.variants);
@@ -59,11 +59,11 @@ Status run_sim_nestpipe(NestPipeArgs a) {
   auto profile = calibrators::nestpipe_profile(a.platform, a.calibration, a.setup, &fit_json, &fit);
   if (!profile.is_ok()) return profile.status();
 
-  sim::NestPipeSweep sweep;
+  sim::nestpipe::NestPipeSweep sweep;
   sweep.variants = *variants;
   sweep.workers = *workers;
   sweep.parallel = a.parallel;
-  sweep.options = sim::nestpipe_sim_options();
+  sweep.options = sim::nestpipe::nestpipe_sim_options();
   sweep.options.steps = a.steps;
   sweep.options.warmup_steps = a.warmup;
   sweep.options.drain_steps = a.drain;
@@ -74,17 +74,17 @@ Status run_sim_nestpipe(NestPipeArgs a) {
     if (ec) return Status::io_error("--trace-dir " + a.trace_dir + ": " + ec.message());
     sweep.trace_dir = a.trace_dir;
   }
-  sweep.progress = [](const sim::NestPipeRow& r, int done, int total) {
+  sweep.progress = [](const sim::nestpipe::NestPipeRow& r, int done, int total) {
     show_progress(done == total, "[%d/%d] %s at %d workers: %.1f ms (%.1f s)", done, total, r.variant.c_str(),
                   r.workers, r.step_ms, r.wall_s);
   };
-  auto rows = sim::run_nestpipe_sweep(a.setup, *profile, sweep);
+  auto rows = sim::nestpipe::run_nestpipe_sweep(a.setup, *profile, sweep);
   if (!rows.is_ok()) return rows.status();
-  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::nestpipe_rows_csv(*rows)));
+  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::nestpipe::nestpipe_rows_csv(*rows)));
 
   const std::string extra = "{\"platform\":\"" + profile->name + "\",\"model\":\"" + a.setup.model +
                             "\",\"calibration\":" + (fit_json.empty() ? std::string("null") : fit_json) + "}";
-  if (a.json) return write_output("-", sim::nestpipe_rows_json(*rows, extra));
+  if (a.json) return write_output("-", sim::nestpipe::nestpipe_rows_json(*rows, extra));
   std::printf("# clustertwin sim nestpipe: %s on %s, batch %d per worker, %d micro-batches%s\n", a.setup.model.c_str(),
               profile->name.c_str(), a.setup.batch_per_worker, a.setup.micro_batches,
               a.setup.clustering ? "" : ", no clustering");
@@ -95,7 +95,7 @@ Status run_sim_nestpipe(NestPipeArgs a) {
         fit.iterations, 100 * fit.max_error, fit.dense_flop_rate / 1e12, fit.lookup_byte_rate / 1e9,
         fit.lookup_per_request_s * 1e3, fit.a2a_efficiency, fit.a2a_congestion_peers);
   }
-  std::fputs(sim::nestpipe_rows_table(*rows).c_str(), stdout);
+  std::fputs(sim::nestpipe::nestpipe_rows_table(*rows).c_str(), stdout);
   std::printf(
       "# lookup and exp. a2a: exposed on the critical path; a2a: total All2All time; speedup against "
       "torchrec at the same workers; scaling: per-worker throughput against the fewest workers\n");

@@ -104,43 +104,44 @@ int main(int argc, char** argv) {
 
   // 1. The one fitted parameter.
   std::fprintf(stderr, "flexmarl study -> %s\n  fitting the decode efficiency to the paper's sync step (%.1f s)...\n",
-               out.c_str(), sim::kPaperSyncStepS);
-  sim::FlexMarlSetup ma;
+               out.c_str(), sim::flexmarl::kPaperSyncStepS);
+  sim::flexmarl::FlexMarlSetup ma;
   const calibrators::SyncFit fit = value_or_fail(calibrators::calibrate_sync(ma, npu));
   ma.efficiency.decode = fit.decode_efficiency;
 
   // 2-3. Every framework on MA and on the scale tests.
   struct Case {
     std::string name;
-    sim::FlexMarlSetup setup;
+    sim::flexmarl::FlexMarlSetup setup;
   };
   std::vector<Case> cases = {{"MA", ma}};
   for (const char* agents : {"5x32B", "3x32B+7x14B", "15x14B"}) {
-    sim::FlexMarlSetup s = ma;
+    sim::flexmarl::FlexMarlSetup s = ma;
     s.workload = models::flexmarl::workload_for(value_or_fail(models::flexmarl::parse_agents(agents)));
     s.workload.name = agents;
     cases.push_back({agents, s});
   }
-  std::vector<sim::FlexMarlRow> all;
+  std::vector<sim::flexmarl::FlexMarlRow> all;
   std::vector<std::string> timelines;
   for (const Case& c : cases) {
-    auto rows = value_or_fail(sim::run_flexmarl_frameworks(
-        c.setup, npu, models::flexmarl::all_frameworks(), [&](const sim::FlexMarlRow& r, int done, int total) {
+    auto rows = value_or_fail(sim::flexmarl::run_flexmarl_frameworks(
+        c.setup, npu, models::flexmarl::all_frameworks(),
+        [&](const sim::flexmarl::FlexMarlRow& r, int done, int total) {
           show_progress(done == total, "  %-12s [%d/%d] %-18s %7.1f s per step", c.name.c_str(), done, total,
                         r.framework.c_str(), r.step_s);
         }));
     // 4-5. Timelines (MA and the largest) and traces (MA).
     if (c.name == "MA" || c.name == "15x14B") {
-      for (const sim::FlexMarlRow& r : rows) {
+      for (const sim::flexmarl::FlexMarlRow& r : rows) {
         if (r.framework != "sync" && r.framework != "flexmarl") continue;
         const std::string tag = slug(c.name) + "_" + r.framework;
-        write(out + "/timeline_" + tag + ".csv", sim::flexmarl_timeline_csv(r, kTimelineBins));
+        write(out + "/timeline_" + tag + ".csv", sim::flexmarl::flexmarl_timeline_csv(r, kTimelineBins));
         timelines.push_back(tag);
       }
     }
     if (c.name == "MA") {
-      for (const sim::FlexMarlRow& r : rows) {
-        Status s = sim::write_flexmarl_trace(r, npu.name, out + "/traces/" + r.framework + ".json");
+      for (const sim::flexmarl::FlexMarlRow& r : rows) {
+        Status s = sim::flexmarl::write_flexmarl_trace(r, npu.name, out + "/traces/" + r.framework + ".json");
         if (!s.is_ok()) fail(s);
       }
     }
@@ -148,28 +149,28 @@ int main(int argc, char** argv) {
   }
 
   // 6. Tables and plots.
-  const std::string fit_json = "{\"target_s\":" + format_number("%.6g", sim::kPaperSyncStepS) +
+  const std::string fit_json = "{\"target_s\":" + format_number("%.6g", sim::flexmarl::kPaperSyncStepS) +
                                ",\"decode_efficiency\":" + format_number("%.6g", fit.decode_efficiency) +
                                ",\"sync_step_s\":" + format_number("%.6g", fit.step_s) +
                                ",\"runs\":" + std::to_string(fit.runs) + "}";
-  write(out + "/frameworks.csv", sim::flexmarl_rows_csv(all));
-  write(
-      out + "/frameworks.json",
-      sim::flexmarl_rows_json(all, "{\"platform\":\"npu-768\",\"calibration\":" + fit_json +
-                                       ",\"paper\":{\"sync_step_s\":914.4,\"speedup\":7.3,\"utilization_gain\":5.6}}"));
+  write(out + "/frameworks.csv", sim::flexmarl::flexmarl_rows_csv(all));
+  write(out + "/frameworks.json",
+        sim::flexmarl::flexmarl_rows_json(
+            all, "{\"platform\":\"npu-768\",\"calibration\":" + fit_json +
+                     ",\"paper\":{\"sync_step_s\":914.4,\"speedup\":7.3,\"utilization_gain\":5.6}}"));
   write(out + "/plots.gp", gnuplot_script(out, timelines));
   const bool plotted = run_gnuplot_file(out + "/plots.gp");
 
   // The checks.
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s", sim::flexmarl_rows_table(all).c_str());
+  std::printf("%s", sim::flexmarl::flexmarl_rows_table(all).c_str());
   std::printf("\nfit: decode efficiency %.3f (sync on MA %.1f s, %d runs)\n", fit.decode_efficiency, fit.step_s,
               fit.runs);
-  const sim::FlexMarlRow* best = nullptr;
-  for (const sim::FlexMarlRow& r : all) {
+  const sim::flexmarl::FlexMarlRow* best = nullptr;
+  for (const sim::flexmarl::FlexMarlRow& r : all) {
     if (r.framework == "flexmarl" && (best == nullptr || r.speedup > best->speedup)) best = &r;
   }
-  for (const sim::FlexMarlRow& r : all) {
+  for (const sim::flexmarl::FlexMarlRow& r : all) {
     if (r.framework != "flexmarl") continue;
     std::printf("flexmarl on %-12s speedup %.2fx, utilisation %.2fx\n", r.workload.c_str(), r.speedup,
                 r.utilization_gain);
@@ -183,7 +184,7 @@ int main(int argc, char** argv) {
       std::abs(best->utilization_gain / kPaperUtilization - 1) <= 0.25 ? "yes" : "no");
   for (const Case& c : cases) {
     double flex = 0, nobalance = 0, noasync = 0;
-    for (const sim::FlexMarlRow& r : all) {
+    for (const sim::flexmarl::FlexMarlRow& r : all) {
       if (r.workload != c.setup.workload.name) continue;
       if (r.framework == "flexmarl") flex = r.step_s;
       if (r.framework == "flexmarl-nobalance") nobalance = r.step_s;

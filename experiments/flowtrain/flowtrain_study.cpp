@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   for (const char* name : {"6B+72B", "300M+7B"}) {
     AllocatorInputs in;
     in.model = value_or_fail(vlm_spec(name));
-    in.device = sim::flowtrain_device(sim::FlowTrainSetup{}, profile);
+    in.device = sim::flowtrain::flowtrain_device(sim::flowtrain::FlowTrainSetup{}, profile);
     in.memory_bytes = profile.device.memory_bytes;
     in.devices_per_node = profile.devices_per_node;
     set_dataset_means(&in, DatasetOptions{}, 4096);
@@ -138,34 +138,36 @@ int main(int argc, char** argv) {
   }
   // 3. The twin's modes.
   const std::vector<int> workers = {128, 256, 512, 1024};
-  const std::vector<sim::FlowTrainMode> modes = {sim::FlowTrainMode::kMonolithic, sim::FlowTrainMode::kDisaggSync,
-                                                 sim::FlowTrainMode::kFlowTrain};
+  const std::vector<sim::flowtrain::FlowTrainMode> modes = {sim::flowtrain::FlowTrainMode::kMonolithic,
+                                                            sim::flowtrain::FlowTrainMode::kDisaggSync,
+                                                            sim::flowtrain::FlowTrainMode::kFlowTrain};
   std::filesystem::create_directories(out + "/traces", ec);
   if (ec) fail(Status::io_error(out + "/traces: " + ec.message()));
-  std::vector<sim::FlowTrainRow> all;
+  std::vector<sim::flowtrain::FlowTrainRow> all;
   for (const char* name : {"6B+72B", "300M+7B"}) {
-    sim::FlowTrainSetup setup;
+    sim::flowtrain::FlowTrainSetup setup;
     setup.model = name;
     std::printf("\n# the twin's modes on %s: %s, %d samples a step, micro-batches of %lld tokens\n",
                 profile.name.c_str(), name, setup.global_batch, static_cast<long long>(setup.micro_batch_tokens));
-    auto rows = value_or_fail(
-        sim::run_flowtrain_modes(setup, profile, modes, workers, [](const sim::FlowTrainRow& r, int done, int total) {
+    auto rows = value_or_fail(sim::flowtrain::run_flowtrain_modes(
+        setup, profile, modes, workers, [](const sim::flowtrain::FlowTrainRow& r, int done, int total) {
           show_progress(done == total, "  [%d/%d] %s at %d workers", done, total, r.mode.c_str(), r.workers);
         }));
-    std::fputs(sim::flowtrain_rows_table(rows).c_str(), stdout);
-    for (const sim::FlowTrainRow& r : rows) {
+    std::fputs(sim::flowtrain::flowtrain_rows_table(rows).c_str(), stdout);
+    for (const sim::flowtrain::FlowTrainRow& r : rows) {
       if (r.workers != 1024) continue;
       std::string model = name;
       std::replace(model.begin(), model.end(), '+', '_');
-      if (Status s = sim::write_flowtrain_trace(r, profile.name, out + "/traces/" + model + "_" + r.mode + ".json");
+      if (Status s =
+              sim::flowtrain::write_flowtrain_trace(r, profile.name, out + "/traces/" + model + "_" + r.mode + ".json");
           !s.is_ok()) {
         fail(s);
       }
     }
     all.insert(all.end(), rows.begin(), rows.end());
   }
-  const sim::FlowTrainRow *mono = nullptr, *sync = nullptr, *flow = nullptr;
-  for (const sim::FlowTrainRow& r : all) {
+  const sim::flowtrain::FlowTrainRow *mono = nullptr, *sync = nullptr, *flow = nullptr;
+  for (const sim::flowtrain::FlowTrainRow& r : all) {
     if (r.model != "6B+72B" || r.workers != 1024) continue;
     (r.mode == "monolithic" ? mono : r.mode == "disagg-sync" ? sync : flow) = &r;
   }
@@ -176,8 +178,8 @@ int main(int argc, char** argv) {
         100 * flow->mfu, flow->speedup, std::abs(flow->speedup - 1.7) <= 0.15 * 1.7 ? "yes" : "no", flow->samples_per_s,
         sync->samples_per_s, flow->samples_per_s > sync->samples_per_s ? "yes" : "no");
   }
-  const std::string modes_csv = sim::flowtrain_rows_csv(all);
-  json["modes"] = nlohmann::json::parse(sim::flowtrain_rows_json(all))["rows"];
+  const std::string modes_csv = sim::flowtrain::flowtrain_rows_csv(all);
+  json["modes"] = nlohmann::json::parse(sim::flowtrain::flowtrain_rows_json(all))["rows"];
   const std::string plots =
       "set datafile separator ','\nset terminal pngcairo size 900,520 noenhanced\nset grid\nset key left top\n"
       "set logscale x 2\nset xlabel 'workers (H100)'\n"

@@ -51,14 +51,15 @@ void write(const std::string& path, const std::string& text) {
   if (!s.is_ok()) fail(s);
 }
 
-const sim::NestPipeRow* find(const std::vector<sim::NestPipeRow>& rows, const std::string& variant, int workers) {
-  for (const sim::NestPipeRow& r : rows) {
+const sim::nestpipe::NestPipeRow* find(const std::vector<sim::nestpipe::NestPipeRow>& rows, const std::string& variant,
+                                       int workers) {
+  for (const sim::nestpipe::NestPipeRow& r : rows) {
     if (r.variant == variant && r.workers == workers) return &r;
   }
   return nullptr;
 }
 
-void progress(const char* stage, const sim::NestPipeRow& r, int done, int total) {
+void progress(const char* stage, const sim::nestpipe::NestPipeRow& r, int done, int total) {
   show_progress(done == total, "  %s [%d/%d] %s at %d workers: %.1f ms", stage, done, total, r.variant.c_str(),
                 r.workers, r.step_ms);
 }
@@ -124,28 +125,28 @@ int main(int argc, char** argv) {
   // 1. The baseline, fitted to the paper's TorchRec.
   std::fprintf(stderr, "nestpipe study -> %s\n  calibrating npu-1536's TorchRec baseline to the paper...\n",
                out.c_str());
-  sim::NestPipeSetup setup;
+  sim::nestpipe::NestPipeSetup setup;
   calibrators::BaselineFit fit;
   const cluster::ClusterProfile npu = value_or_fail(calibrators::calibrate_nestpipe_baseline(
       value_or_fail(cluster::load_cluster_profile("npu-1536")), setup, calibrators::PaperBaseline{}, &fit));
 
   // 2. Every variant at every scale.
-  sim::NestPipeSweep sweep;
+  sim::nestpipe::NestPipeSweep sweep;
   sweep.variants = models::nestpipe::all_variants();
   sweep.workers = {128, 256, 512, 1024, 1536};
   sweep.parallel = parallel;
-  sweep.options = sim::nestpipe_sim_options();
+  sweep.options = sim::nestpipe::nestpipe_sim_options();
   sweep.options.steps = 6;
   sweep.options.warmup_steps = 2;
   sweep.options.drain_steps = 1;
-  sweep.progress = [](const sim::NestPipeRow& r, int d, int t) { progress("scaling", r, d, t); };
-  const auto rows = value_or_fail(sim::run_nestpipe_sweep(setup, npu, sweep));
-  write(out + "/scaling.csv", sim::nestpipe_rows_csv(rows));
+  sweep.progress = [](const sim::nestpipe::NestPipeRow& r, int d, int t) { progress("scaling", r, d, t); };
+  const auto rows = value_or_fail(sim::nestpipe::run_nestpipe_sweep(setup, npu, sweep));
+  write(out + "/scaling.csv", sim::nestpipe::nestpipe_rows_csv(rows));
   write(out + "/scaling.json",
-        sim::nestpipe_rows_json(rows, "{\"platform\":\"npu-1536\",\"model\":\"" + setup.model +
-                                          "\",\"calibration\":" + calibrators::baseline_fit_json(fit) + "}"));
+        sim::nestpipe::nestpipe_rows_json(rows, "{\"platform\":\"npu-1536\",\"model\":\"" + setup.model +
+                                                    "\",\"calibration\":" + calibrators::baseline_fit_json(fit) + "}"));
   std::string breakdown = "variant,compute_ms,exposed_a2a_ms,exposed_lookup_ms,other_ms\n";
-  for (const sim::NestPipeRow& r : rows) {
+  for (const sim::nestpipe::NestPipeRow& r : rows) {
     if (r.workers != 1536) continue;
     breakdown += r.variant + "," + std::to_string(r.compute_ms) + "," + std::to_string(r.exposed_comm_ms) + "," +
                  std::to_string(r.lookup_ms) + "," + std::to_string(r.other_ms) + "\n";
@@ -154,30 +155,30 @@ int main(int argc, char** argv) {
 
   // 3. The 128-GPU cluster.
   std::fprintf(stderr, "  gpu-128 (fuxi-kuairand), baseline shares assumed as at 128 NPUs...\n");
-  sim::NestPipeSetup gpu_setup;
+  sim::nestpipe::NestPipeSetup gpu_setup;
   gpu_setup.model = "fuxi-kuairand";
   calibrators::BaselineFit gpu_fit;
   const cluster::ClusterProfile gpu = value_or_fail(
       calibrators::calibrate_nestpipe_baseline(value_or_fail(cluster::load_cluster_profile("gpu-128")), gpu_setup,
                                                calibrators::gpu_128_assumed_baseline(), &gpu_fit));
-  sim::NestPipeSweep gpu_sweep = sweep;
+  sim::nestpipe::NestPipeSweep gpu_sweep = sweep;
   gpu_sweep.workers = {128};
-  gpu_sweep.progress = [](const sim::NestPipeRow& r, int d, int t) { progress("gpu-128", r, d, t); };
-  const auto gpu_rows = value_or_fail(sim::run_nestpipe_sweep(gpu_setup, gpu, gpu_sweep));
-  write(out + "/gpu128.csv", sim::nestpipe_rows_csv(gpu_rows));
-  write(out + "/gpu128.json",
-        sim::nestpipe_rows_json(gpu_rows, "{\"platform\":\"gpu-128\",\"model\":\"" + gpu_setup.model +
-                                              "\",\"calibration\":" + calibrators::baseline_fit_json(gpu_fit) + "}"));
+  gpu_sweep.progress = [](const sim::nestpipe::NestPipeRow& r, int d, int t) { progress("gpu-128", r, d, t); };
+  const auto gpu_rows = value_or_fail(sim::nestpipe::run_nestpipe_sweep(gpu_setup, gpu, gpu_sweep));
+  write(out + "/gpu128.csv", sim::nestpipe::nestpipe_rows_csv(gpu_rows));
+  write(out + "/gpu128.json", sim::nestpipe::nestpipe_rows_json(
+                                  gpu_rows, "{\"platform\":\"gpu-128\",\"model\":\"" + gpu_setup.model +
+                                                "\",\"calibration\":" + calibrators::baseline_fit_json(gpu_fit) + "}"));
 
   // 4. Micro-batch size, with and without clustering, at 1,536 workers.
   std::vector<models::Plan> plans;
   std::vector<std::pair<int, bool>> labels;
   for (int micro_size : {256, 128, 64, 32, 16}) {
     for (bool clustering : {true, false}) {
-      sim::NestPipeSetup s = setup;
+      sim::nestpipe::NestPipeSetup s = setup;
       s.micro_batches = setup.batch_per_worker / micro_size;
       s.clustering = clustering;
-      plans.push_back(value_or_fail(sim::nestpipe_plan(s, Variant::kNestPipe, 1536)));
+      plans.push_back(value_or_fail(sim::nestpipe::nestpipe_plan(s, Variant::kNestPipe, 1536)));
       labels.emplace_back(micro_size, clustering);
     }
   }
@@ -206,23 +207,23 @@ int main(int argc, char** argv) {
   write(out + "/microbatch.csv", micro_csv);
 
   // 5. A trace per variant: 128 workers, four steps (the pipeline filling up, then steady).
-  sim::NestPipeSweep traced = sweep;
+  sim::nestpipe::NestPipeSweep traced = sweep;
   traced.workers = {128};
   traced.options.steps = 4;
   traced.options.warmup_steps = 1;
   traced.options.drain_steps = 1;
   traced.trace_dir = out + "/traces";
-  traced.progress = [](const sim::NestPipeRow& r, int d, int t) { progress("traces", r, d, t); };
-  value_or_fail(sim::run_nestpipe_sweep(setup, npu, traced));
+  traced.progress = [](const sim::nestpipe::NestPipeRow& r, int d, int t) { progress("traces", r, d, t); };
+  value_or_fail(sim::nestpipe::run_nestpipe_sweep(setup, npu, traced));
 
   // 6. Plots.
   write(out + "/plots.gp", gnuplot_script(out));
   const bool plotted = run_gnuplot_file(out + "/plots.gp");
 
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const sim::NestPipeRow* np = find(rows, "nestpipe", 1536);
-  const sim::NestPipeRow* np_gpu = find(gpu_rows, "nestpipe", 128);
-  std::printf("%s", sim::nestpipe_rows_table(rows).c_str());
+  const sim::nestpipe::NestPipeRow* np = find(rows, "nestpipe", 1536);
+  const sim::nestpipe::NestPipeRow* np_gpu = find(gpu_rows, "nestpipe", 128);
+  std::printf("%s", sim::nestpipe::nestpipe_rows_table(rows).c_str());
   std::printf(
       "\nbaseline fit: dense %.2f TFLOP/s, lookup %.3f GB/s + %.3f ms per requester, All2All efficiency %.3f, "
       "congestion at %.0f peers (largest miss %.2f%%)\n",

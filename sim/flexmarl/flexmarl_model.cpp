@@ -7,7 +7,7 @@
 
 #include "common/check.h"
 
-namespace clustertwin::sim::flexmarl_twin {
+namespace clustertwin::sim::flexmarl::detail {
 
 Status FlexMarlRun::run() {
   const int agents = static_cast<int>(w_.agents.size());
@@ -128,4 +128,4 @@ void FlexMarlRun::busy(int first_device, int devices, double start, double end, 
   if (work) busy_device_s_.back() += devices * (end - start);
 }
 
-}  // namespace clustertwin::sim::flexmarl_twin
+}  // namespace clustertwin::sim::flexmarl::detail

@@ -28,7 +28,7 @@
 #include "sim/core/reactor.h"
 #include "sim/flexmarl/flexmarl_twin.h"
 
-namespace clustertwin::sim::flexmarl_twin {
+namespace clustertwin::sim::flexmarl::detail {
 
 namespace sg = simgrid::s4u;
 using models::flexmarl::Framework;
@@ -189,4 +189,4 @@ class FlexMarlRun {
 nlohmann::json row_to_json(const FlexMarlRow& r, bool with_intervals);
 FlexMarlRow row_from_json(const nlohmann::json& j);
 
-}  // namespace clustertwin::sim::flexmarl_twin
+}  // namespace clustertwin::sim::flexmarl::detail

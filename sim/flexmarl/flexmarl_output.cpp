@@ -11,9 +11,9 @@
 #include "sim/flexmarl/flexmarl_model.h"
 #include "traces/trace_writer.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flexmarl {
 
-namespace flexmarl_twin {
+namespace detail {
 
 nlohmann::json row_to_json(const FlexMarlRow& r, bool with_intervals) {
   nlohmann::json j = {{"framework", r.framework},
@@ -66,9 +66,9 @@ FlexMarlRow row_from_json(const nlohmann::json& j) {
   return r;
 }
 
-}  // namespace flexmarl_twin
+}  // namespace detail
 
-using flexmarl_twin::row_to_json;
+using detail::row_to_json;
 
 std::string flexmarl_rows_json(const std::vector<FlexMarlRow>& rows, const std::string& extra) {
   nlohmann::json list = nlohmann::json::array();
@@ -176,4 +176,4 @@ Status write_flexmarl_trace(const FlexMarlRow& row, const std::string& platform,
   return (*writer)->close();
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flexmarl

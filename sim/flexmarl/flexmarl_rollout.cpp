@@ -8,7 +8,7 @@
 #include "models/flexmarl/workload.h"
 #include "sim/flexmarl/flexmarl_model.h"
 
-namespace clustertwin::sim::flexmarl_twin {
+namespace clustertwin::sim::flexmarl::detail {
 
 void FlexMarlRun::start_rollout() {
   if (framework_ == Framework::kSync || framework_ == Framework::kMarti) {
@@ -259,4 +259,4 @@ void FlexMarlRun::finish_request(int agent, int sample) {
   schedule_trainers();
 }
 
-}  // namespace clustertwin::sim::flexmarl_twin
+}  // namespace clustertwin::sim::flexmarl::detail

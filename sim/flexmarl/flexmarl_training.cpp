@@ -8,7 +8,7 @@
 #include "common/check.h"
 #include "sim/flexmarl/flexmarl_model.h"
 
-namespace clustertwin::sim::flexmarl_twin {
+namespace clustertwin::sim::flexmarl::detail {
 
 void FlexMarlRun::queue_job(int agent, int samples) {
   Job job;
@@ -191,4 +191,4 @@ void FlexMarlRun::transfer(const std::vector<Flow>& flows, int first_device, int
   }
 }
 
-}  // namespace clustertwin::sim::flexmarl_twin
+}  // namespace clustertwin::sim::flexmarl::detail

@@ -13,7 +13,7 @@
 
 namespace sg = simgrid::s4u;
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flexmarl {
 namespace {
 
 using models::flexmarl::Framework;
@@ -24,12 +24,12 @@ StatusOr<std::string> run_in_child(const FlexMarlSetup& setup, const cluster::Cl
   sg::Engine& engine = twin.engine();
   auto platform = Platform::build(profile, deployment.devices);
   if (!platform.is_ok()) return platform.status();
-  flexmarl_twin::FlexMarlRun run(setup, profile, **platform, framework, deployment);
+  detail::FlexMarlRun run(setup, profile, **platform, framework, deployment);
   Status status = Status::ok();
   sg::Actor::create("orchestrator", (*platform)->cpu(0), [&] { status = run.run(); });
   engine.run();
   CT_RETURN_IF_ERROR(status);
-  return flexmarl_twin::row_to_json(run.result(), true).dump();
+  return detail::row_to_json(run.result(), true).dump();
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ StatusOr<FlexMarlRow> run_flexmarl(const FlexMarlSetup& setup, const cluster::Cl
   if (!deployment.is_ok()) return deployment.status();
   auto payload = run_isolated([&] { return run_in_child(setup, profile, framework, *deployment); });
   if (!payload.is_ok()) return payload.status();
-  FlexMarlRow row = flexmarl_twin::row_from_json(nlohmann::json::parse(*payload));
+  FlexMarlRow row = detail::row_from_json(nlohmann::json::parse(*payload));
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return row;
 }
@@ -113,4 +113,4 @@ StatusOr<std::vector<FlexMarlRow>> run_flexmarl_frameworks(
   return rows;
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flexmarl

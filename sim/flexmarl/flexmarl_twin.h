@@ -36,7 +36,7 @@
 #include "models/flexmarl/schedule.h"
 #include "models/flexmarl/workload.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flexmarl {
 
 struct FlexMarlSetup {
   models::flexmarl::Workload workload = models::flexmarl::ma_workload();
@@ -113,4 +113,4 @@ std::string flexmarl_timeline_csv(const FlexMarlRow& row, int bins);
 /// per device group.
 Status write_flexmarl_trace(const FlexMarlRow& row, const std::string& platform, const std::string& path);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flexmarl

@@ -8,7 +8,7 @@
 #include "sim/core/isolated.h"
 #include "sim/core/platform.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flexmarl {
 namespace {
 
 namespace sg = simgrid::s4u;
@@ -250,4 +250,4 @@ StatusOr<ProcessTwinResult> run_process_twin(const ProcessTwinSetup& setup, cons
   return from_json(nlohmann::json::parse(*payload));
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flexmarl

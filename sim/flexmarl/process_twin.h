@@ -33,7 +33,7 @@
 #include "common/status.h"
 #include "models/flexmarl/orchestrator.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flexmarl {
 
 /// A job kind's CPU time per agent: latency + seconds_per_unit x size;
 /// `mean_size` stands for a size the twin cannot compute (the swaps' state).
@@ -89,4 +89,4 @@ StatusOr<ProcessTwinResult> run_process_twin(const ProcessTwinSetup& setup, cons
 /// The cost key of a job: "flexmarl/generate/planner".
 std::string process_cost_key(models::flexmarl::JobKind kind, int agent);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flexmarl

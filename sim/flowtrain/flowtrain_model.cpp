@@ -13,7 +13,7 @@
 #include "sim/core/collective_runner.h"
 #include "sim/core/collective_schedule.h"
 
-namespace clustertwin::sim::flowtrain_twin {
+namespace clustertwin::sim::flowtrain::detail {
 
 double peak_of(const cluster::ClusterProfile& profile) {
   auto it = profile.device.peak_flops.find("bf16");
@@ -203,4 +203,4 @@ void FlowTrainRun::finish_side(const Side& side) {
   });
 }
 
-}  // namespace clustertwin::sim::flowtrain_twin
+}  // namespace clustertwin::sim::flowtrain::detail

@@ -29,7 +29,7 @@
 #include "sim/core/reactor.h"
 #include "sim/flowtrain/flowtrain_twin.h"
 
-namespace clustertwin::sim::flowtrain_twin {
+namespace clustertwin::sim::flowtrain::detail {
 
 namespace sg = simgrid::s4u;
 using models::flowtrain::StackWork;
@@ -183,4 +183,4 @@ class FlowTrainRun {
 nlohmann::json row_to_json(const FlowTrainRow& r, bool with_intervals);
 FlowTrainRow row_from_json(const nlohmann::json& j);
 
-}  // namespace clustertwin::sim::flowtrain_twin
+}  // namespace clustertwin::sim::flowtrain::detail

@@ -10,7 +10,7 @@
 #include "common/check.h"
 #include "sim/flowtrain/flowtrain_model.h"
 
-namespace clustertwin::sim::flowtrain_twin {
+namespace clustertwin::sim::flowtrain::detail {
 
 Status FlowTrainRun::monolithic_step() {
   const models::flowtrain::SideLayout& L = layouts_.monolithic;
@@ -142,4 +142,4 @@ Status FlowTrainRun::disagg_sync_step() {
   return drain("a disagg-sync step");
 }
 
-}  // namespace clustertwin::sim::flowtrain_twin
+}  // namespace clustertwin::sim::flowtrain::detail

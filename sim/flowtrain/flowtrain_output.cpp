@@ -10,9 +10,9 @@
 #include "sim/flowtrain/flowtrain_model.h"
 #include "traces/trace_writer.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flowtrain {
 
-namespace flowtrain_twin {
+namespace detail {
 
 nlohmann::json row_to_json(const FlowTrainRow& r, bool with_intervals) {
   nlohmann::ordered_json j;
@@ -59,9 +59,9 @@ FlowTrainRow row_from_json(const nlohmann::json& j) {
   return r;
 }
 
-}  // namespace flowtrain_twin
+}  // namespace detail
 
-using flowtrain_twin::row_to_json;
+using detail::row_to_json;
 
 std::string flowtrain_rows_json(const std::vector<FlowTrainRow>& rows, const std::string& extra) {
   nlohmann::ordered_json j = extra.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(extra);
@@ -135,4 +135,4 @@ Status write_flowtrain_trace(const FlowTrainRow& row, const std::string& platfor
   return (*writer)->close();
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flowtrain

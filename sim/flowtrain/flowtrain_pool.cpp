@@ -10,7 +10,7 @@
 #include "common/check.h"
 #include "sim/flowtrain/flowtrain_model.h"
 
-namespace clustertwin::sim::flowtrain_twin {
+namespace clustertwin::sim::flowtrain::detail {
 
 Status FlowTrainRun::flowtrain_step() {
   step_done_ = false;
@@ -176,4 +176,4 @@ void FlowTrainRun::kick_replica(int r) {
   }
 }
 
-}  // namespace clustertwin::sim::flowtrain_twin
+}  // namespace clustertwin::sim::flowtrain::detail

@@ -15,15 +15,15 @@
 
 namespace sg = simgrid::s4u;
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flowtrain {
 namespace {
 
-using flowtrain_twin::FlowTrainRun;
-using flowtrain_twin::kBytesPerValue;
-using flowtrain_twin::kMeanSamples;
-using flowtrain_twin::kModeNames;
-using flowtrain_twin::Layouts;
-using flowtrain_twin::peak_of;
+using detail::FlowTrainRun;
+using detail::kBytesPerValue;
+using detail::kMeanSamples;
+using detail::kModeNames;
+using detail::Layouts;
+using detail::peak_of;
 
 models::flowtrain::AllocatorInputs allocator_inputs(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile,
                                                     const models::flowtrain::VlmSpec& model) {
@@ -52,7 +52,7 @@ StatusOr<std::string> run_in_child(const FlowTrainSetup& setup, const cluster::C
   sg::Actor::create("orchestrator", (*platform)->device(0), [&] { status = run.run(); });
   engine.run();
   CT_RETURN_IF_ERROR(status);
-  return flowtrain_twin::row_to_json(run.result(), true).dump();
+  return detail::row_to_json(run.result(), true).dump();
 }
 
 }  // namespace
@@ -184,7 +184,7 @@ StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const cluster:
   if (!layouts.is_ok()) return layouts.status();
   auto payload = run_isolated([&] { return run_in_child(setup, profile, mode, model, *layouts); });
   if (!payload.is_ok()) return payload.status();
-  FlowTrainRow row = flowtrain_twin::row_from_json(nlohmann::json::parse(*payload));
+  FlowTrainRow row = detail::row_from_json(nlohmann::json::parse(*payload));
   row.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return row;
 }
@@ -217,4 +217,4 @@ StatusOr<std::vector<FlowTrainRow>> run_flowtrain_modes(
   return rows;
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flowtrain

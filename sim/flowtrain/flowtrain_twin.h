@@ -59,7 +59,7 @@
 #include "models/flowtrain/timing.h"
 #include "models/flowtrain/vlm.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flowtrain {
 
 enum class FlowTrainMode { kMonolithic, kDisaggSync, kFlowTrain };
 const char* flowtrain_mode_name(FlowTrainMode mode);
@@ -133,4 +133,4 @@ std::string flowtrain_rows_table(const std::vector<FlowTrainRow>& rows);
 /// The last step as a Perfetto/Chrome trace (the traces/ schema): one track per device group.
 Status write_flowtrain_trace(const FlowTrainRow& row, const std::string& platform, const std::string& path);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flowtrain

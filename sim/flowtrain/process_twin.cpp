@@ -11,7 +11,7 @@
 
 namespace sg = simgrid::s4u;
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flowtrain {
 namespace {
 
 constexpr double kUnitsPerSecond = 1e9;  // the machine's host: one core does 1e9 units a second
@@ -269,4 +269,4 @@ StatusOr<FlowTrainProcessResult> run_flowtrain_process_twin(const FlowTrainProce
   return r;
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flowtrain

@@ -27,7 +27,7 @@
 #include "common/status.h"
 #include "models/flowtrain/tiny_plan.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flowtrain {
 
 struct FlowTrainKeyCost {
   double latency_s = 0;
@@ -68,4 +68,4 @@ Status validate(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts&
 StatusOr<FlowTrainProcessResult> run_flowtrain_process_twin(const FlowTrainProcessSetup& setup,
                                                             const FlowTrainProcessCosts& costs);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flowtrain

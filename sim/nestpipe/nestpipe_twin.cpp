@@ -13,7 +13,7 @@
 #include "models/nestpipe/workload.h"
 #include "models/spec/recommender.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::nestpipe {
 namespace {
 
 using models::nestpipe::Variant;
@@ -283,4 +283,4 @@ void add_nestpipe_default_costs(cluster::ClusterProfile* profile) {
   }
 }
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::nestpipe

@@ -18,7 +18,7 @@
 #include "models/plan/plan.h"
 #include "sim/core/simulator.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::nestpipe {
 
 /// A NestPipe what-if: the model, its data, and the schedule's knobs. The
 /// defaults are the paper's large setting (../shared/papers/nestpipe.md).
@@ -110,4 +110,4 @@ std::string nestpipe_rows_csv(const std::vector<NestPipeRow>& rows);
 /// The rows as an aligned table for a terminal.
 std::string nestpipe_rows_table(const std::vector<NestPipeRow>& rows);
 
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::nestpipe

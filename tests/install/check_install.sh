@@ -55,7 +55,7 @@ cat > "$work/user/main.cpp" <<'CPP'
 #include "sim/nestpipe/nestpipe_twin.h"
 
 int main() {
-  using namespace clustertwin::sim;
+  using namespace clustertwin::sim::nestpipe;
   auto profile = clustertwin::cluster::load_cluster_profile("gpu-128");
   if (!profile.is_ok()) return 1;
   NestPipeSetup setup;

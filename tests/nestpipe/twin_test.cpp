@@ -7,7 +7,7 @@
 #include "calibrators/nestpipe_paper_fit.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::nestpipe {
 namespace {
 
 using calibrators::BaselineFit;
@@ -89,4 +89,4 @@ TEST(NestPipeTwinTest, VariantsShareStepSizesAndTwoDspShardsOverItsGroup) {
 }
 
 }  // namespace
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::nestpipe

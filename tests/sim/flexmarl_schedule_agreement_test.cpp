@@ -74,7 +74,7 @@ std::vector<Decision> orchestrator_decisions(Framework f) {
 }
 
 std::vector<Decision> twin_decisions(Framework f) {
-  sim::FlexMarlSetup setup;
+  sim::flexmarl::FlexMarlSetup setup;
   setup.workload = models::flexmarl::ma_workload();
   for (size_t a = 0; a < setup.workload.agents.size(); ++a)
     setup.workload.agents[a].turn = static_cast<int>(a);
@@ -85,7 +85,7 @@ std::vector<Decision> twin_decisions(Framework f) {
   setup.steps = kSteps;
   auto profile = cluster::load_cluster_profile("npu-768");
   EXPECT_TRUE(profile.is_ok()) << profile.status().message();
-  auto row = sim::run_flexmarl(setup, *profile, f);
+  auto row = sim::flexmarl::run_flexmarl(setup, *profile, f);
   EXPECT_TRUE(row.is_ok()) << row.status().message();
   return row.is_ok() ? row->decisions : std::vector<Decision>{};
 }

@@ -11,7 +11,7 @@
 #include "traces/trace_reader.h"
 #include "traces/validator.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flexmarl {
 namespace {
 
 using models::flexmarl::Framework;
@@ -172,4 +172,4 @@ TEST(FlexMarlTwinTest, BadSetupsAreOneLine) {
 }
 
 }  // namespace
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flexmarl

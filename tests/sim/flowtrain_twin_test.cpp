@@ -13,7 +13,7 @@
 #include "traces/trace_reader.h"
 #include "traces/validator.h"
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flowtrain {
 namespace {
 
 cluster::ClusterProfile h100() {
@@ -113,9 +113,9 @@ TEST(FlowTrainTwinTest, APoolTooSmallForAMicroBatchIsReportedNotAHang) {
 }
 
 }  // namespace
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flowtrain
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flowtrain {
 namespace {
 
 // The process twin of `run flowtrain`: on one rank and one core its step is
@@ -182,4 +182,4 @@ TEST(FlowTrainProcessTwinTest, CoresAndHandOffsMoveTheStepTheRightWay) {
 }
 
 }  // namespace
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flowtrain

@@ -10,7 +10,7 @@
 
 #include <numeric>
 
-namespace clustertwin::sim {
+namespace clustertwin::sim::flexmarl {
 namespace {
 
 namespace cf = clustertwin::models::flexmarl;
@@ -130,4 +130,4 @@ TEST(ProcessTwinTest, RecordedLengthsMustCoverTheSteps) {
 }
 
 }  // namespace
-}  // namespace clustertwin::sim
+}  // namespace clustertwin::sim::flexmarl
