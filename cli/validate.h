@@ -3,9 +3,11 @@
 // What `clustertwin validate`'s systems share (cli/validate_command.cpp) and
 // each system's entry (cli/validate_SYSTEM.cpp, listed in common/systems.def).
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "calibrators/stats.h"
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
 
@@ -30,6 +32,22 @@ struct ValidateArgs {
 std::string percent(double x);
 /// Check-failed (exit 3) when `error` exceeds --max-error, naming `what`.
 Status check(const ValidateArgs& a, double error, const std::string& what);
+
+/// --costs-from's traces, none when it is not given.
+std::vector<std::string> costs_from_paths(const ValidateArgs& a);
+
+/// The median of the checks' signed step-time errors (`Check::error`).
+template <class Check>
+double median_error(const std::vector<Check>& checks) {
+  std::vector<double> errors;
+  for (const Check& c : checks)
+    errors.push_back(c.error);
+  return calibrators::quantile(errors, 0.5);
+}
+
+/// The head of a process twin's --json report: system, where the costs come
+/// from (replay or runs), the median step error, and an empty "runs" list.
+nlohmann::ordered_json process_twin_json(const ValidateArgs& a, const std::string& system, double step_error);
 
 /// A recorded plan run (NestPipe's, or trace derive-plan's) replayed in the twin.
 Status validate_replay(const ValidateArgs& a, const cluster::ClusterProfile& profile);

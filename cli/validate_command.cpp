@@ -31,6 +31,19 @@ Status check(const ValidateArgs& a, double error, const std::string& what) {
   return Status::check_failed(a.real + ": " + what + " " + percent(error) + " exceeds --max-error " + limit);
 }
 
+std::vector<std::string> costs_from_paths(const ValidateArgs& a) {
+  return a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from);
+}
+
+nlohmann::ordered_json process_twin_json(const ValidateArgs& a, const std::string& system, double step_error) {
+  nlohmann::ordered_json j;
+  j["system"] = system;
+  j["costs"] = a.costs_from.empty() ? "replay" : "runs";
+  j["step_error"] = step_error;
+  j["runs"] = nlohmann::ordered_json::array();
+  return j;
+}
+
 namespace {
 
 Status validate_collectives(const ValidateArgs& a, const cluster::ClusterProfile& profile) {
@@ -126,8 +139,7 @@ Status validate_replay(const ValidateArgs& a, const cluster::ClusterProfile& pro
       return Status::invalid_argument(path + ": field 'metadata.system': '" + run->metadata.system +
                                       "' is not the system asked for ('" + a.system + "')");
     }
-    auto r = calibrators::replay(path, a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from),
-                                 profile, a.warmup, a.drain);
+    auto r = calibrators::replay(path, costs_from_paths(a), profile, a.warmup, a.drain);
     if (!r.is_ok()) return r.status();
     results.push_back(std::move(*r));
   }

@@ -42,21 +42,13 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
     }
     scales.emplace_back("flexmarl/" + spec.substr(0, eq) + "/", factor);
   }
-  auto result = calibrators::check_flexmarl_runs(
-      split_commas(a.real), a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from), first_step,
-      profile.node_cores, cores, scales);
+  auto result = calibrators::check_flexmarl_runs(split_commas(a.real), costs_from_paths(a), first_step,
+                                                 profile.node_cores, cores, scales);
   if (!result.is_ok()) return result.status();
   const auto& checks = *result;
-  std::vector<double> errors;
-  for (const auto& c : checks)
-    errors.push_back(c.error);
-  const double m = calibrators::quantile(errors, 0.5);
+  const double m = median_error(checks);
   if (a.json) {
-    nlohmann::ordered_json j;
-    j["system"] = "flexmarl";
-    j["costs"] = a.costs_from.empty() ? "replay" : "runs";
-    j["step_error"] = m;
-    j["runs"] = nlohmann::ordered_json::array();
+    nlohmann::ordered_json j = process_twin_json(a, "flexmarl", m);
     for (const auto& c : checks) {
       nlohmann::ordered_json r{{"trace", c.trace},
                                {"framework", c.framework},

@@ -25,21 +25,13 @@ Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& 
   const int first_step = a.warmup_given ? a.warmup : 1;
   const int fit_cores = profile.node_cores > 0 ? profile.node_cores : a.cores;
   const int cores = a.cores > 0 ? a.cores : fit_cores;
-  auto result = calibrators::check_flowtrain_runs(
-      split_commas(a.real), a.costs_from.empty() ? std::vector<std::string>{} : split_commas(a.costs_from), first_step,
-      fit_cores, cores);
+  auto result =
+      calibrators::check_flowtrain_runs(split_commas(a.real), costs_from_paths(a), first_step, fit_cores, cores);
   if (!result.is_ok()) return result.status();
   const auto& checks = *result;
-  std::vector<double> errors;
-  for (const auto& c : checks)
-    errors.push_back(c.error);
-  const double m = calibrators::quantile(errors, 0.5);
+  const double m = median_error(checks);
   if (a.json) {
-    nlohmann::ordered_json j;
-    j["system"] = "flowtrain";
-    j["costs"] = a.costs_from.empty() ? "replay" : "runs";
-    j["step_error"] = m;
-    j["runs"] = nlohmann::ordered_json::array();
+    nlohmann::ordered_json j = process_twin_json(a, "flowtrain", m);
     for (const auto& c : checks) {
       j["runs"].push_back({{"trace", c.trace},
                            {"mode", c.mode},
