@@ -14,7 +14,7 @@ StatusOr<SyncFit> calibrate_sync(const sim::flexmarl::FlexMarlSetup& setup, cons
   SyncFit fit;
   sim::flexmarl::FlexMarlSetup s = setup;
   auto step_at = [&](double efficiency) -> StatusOr<double> {
-    s.efficiency.decode = efficiency;
+    s.efficiency.sync_decode = efficiency;
     ++fit.runs;
     auto row = sim::flexmarl::run_flexmarl(s, profile, models::flexmarl::Framework::kSync);
     if (!row.is_ok()) return row.status();
@@ -58,9 +58,9 @@ StatusOr<SyncFit> calibrate_sync(const sim::flexmarl::FlexMarlSetup& setup, cons
   return fit;
 }
 
-StatusOr<double> flexmarl_decode_efficiency(const sim::flexmarl::FlexMarlSetup& setup,
-                                            const cluster::ClusterProfile& profile, const std::string& calibration,
-                                            bool efficiency_given, std::string* fit_json) {
+StatusOr<double> flexmarl_sync_decode_efficiency(const sim::flexmarl::FlexMarlSetup& setup,
+                                                 const cluster::ClusterProfile& profile, const std::string& calibration,
+                                                 std::string* fit_json) {
   bool paper = false;
   if (calibration == "paper") {
     paper = true;
@@ -68,10 +68,6 @@ StatusOr<double> flexmarl_decode_efficiency(const sim::flexmarl::FlexMarlSetup& 
     paper = profile.name == "npu-768";
   } else if (calibration != "none") {
     return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
-  }
-  if (paper && efficiency_given) {
-    return Status::invalid_argument("--decode-efficiency " + format_number("%g", setup.efficiency.decode) +
-                                    ": fitted to the paper on " + profile.name + "; give --calibration none to set it");
   }
   if (fit_json != nullptr) *fit_json = "null";
   if (!paper) return setup.efficiency.decode;
@@ -81,6 +77,7 @@ StatusOr<double> flexmarl_decode_efficiency(const sim::flexmarl::FlexMarlSetup& 
   ma.workload.global_batch = setup.workload.global_batch;
   ma.workload.micro_batch = setup.workload.micro_batch;
   ma.workload.group = setup.workload.group;
+  ma.workload.inter_query = setup.workload.inter_query;
   ma.workload.max_response_tokens = setup.workload.max_response_tokens;
   ma.devices = 0;
   std::fprintf(stderr, "calibrating sync to the paper's %.1f s per step on MA...\n", sim::flexmarl::kPaperSyncStepS);

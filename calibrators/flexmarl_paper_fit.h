@@ -1,8 +1,9 @@
 #pragma once
 
-// Fitting the FlexMARL twin's one free parameter, the decode efficiency, to
-// the paper's MAS-RL step (914.4 s on the MA workload); every FlexMARL figure
-// then comes out of the model.
+// Fitting the FlexMARL twin's one free parameter, the decode efficiency of
+// MAS-RL's engine (sync), to the paper's MAS-RL step (914.4 s on the MA
+// workload); every FlexMARL figure comes out of the model, its engines
+// decoding at the measured efficiency (EngineEfficiency::decode).
 
 #include <string>
 
@@ -12,8 +13,8 @@
 
 namespace clustertwin::calibrators {
 
-/// Fits setup.efficiency.decode so that `sync` takes `target_s` per step on
-/// `setup` (the only fitted parameter: FlexMARL's figures then follow from
+/// Fits setup.efficiency.sync_decode so that `sync` takes `target_s` per
+/// step on `setup` (the only fitted parameter: FlexMARL's figures follow from
 /// the model). Decode dominates sync's step; its time is a + b / efficiency,
 /// solved from two runs and refined. InvalidArgument when no efficiency in
 /// (0, 1] reaches the target.
@@ -25,14 +26,14 @@ struct SyncFit {
 StatusOr<SyncFit> calibrate_sync(const sim::flexmarl::FlexMarlSetup& setup, const cluster::ClusterProfile& profile,
                                  double target_s = sim::flexmarl::kPaperSyncStepS);
 
-/// FlexMARL's decode efficiency for `setup` on `profile`: fitted so that
-/// sync takes the paper's step on its MA workload (with this setup's batch
-/// settings) when `calibration` asks ("paper"; "auto" on npu-768), else
-/// setup.efficiency.decode ("none"). `efficiency_given`: the user set it,
-/// which a paper fit refuses. `*fit_json` (optional): the fit, "null" without.
-/// Used by sim flexmarl and plan flexmarl.
-StatusOr<double> flexmarl_decode_efficiency(const sim::flexmarl::FlexMarlSetup& setup,
-                                            const cluster::ClusterProfile& profile, const std::string& calibration,
-                                            bool efficiency_given, std::string* fit_json);
+/// Sync's (MAS-RL's) decode efficiency for `setup` on `profile`: fitted so
+/// that sync takes the paper's step on its MA workload (with this setup's
+/// batch settings) when `calibration` asks ("paper"; "auto" on npu-768), else
+/// setup.efficiency.decode, the other engines' ("none"). `*fit_json`
+/// (optional): the fit, "null" without. Used by sim flexmarl and plan
+/// flexmarl.
+StatusOr<double> flexmarl_sync_decode_efficiency(const sim::flexmarl::FlexMarlSetup& setup,
+                                                 const cluster::ClusterProfile& profile, const std::string& calibration,
+                                                 std::string* fit_json);
 
 }  // namespace clustertwin::calibrators

@@ -47,9 +47,9 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, profile->devices(), profile->name));
   CT_RETURN_IF_ERROR(sim::flexmarl::validate(a.setup, *profile));
   std::string fit_json;
-  auto efficiency = calibrators::flexmarl_decode_efficiency(a.setup, *profile, a.calibration, false, &fit_json);
+  auto efficiency = calibrators::flexmarl_sync_decode_efficiency(a.setup, *profile, a.calibration, &fit_json);
   if (!efficiency.is_ok()) return efficiency.status();
-  a.setup.efficiency.decode = *efficiency;
+  a.setup.efficiency.sync_decode = *efficiency;
 
   PlanSystem s;
   s.system = "flexmarl";
@@ -59,19 +59,17 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   s.noun = "devices";
   s.title = "workload " + a.setup.workload.name + " (" + std::to_string(a.setup.workload.agents.size()) +
             " agents, global batch " + std::to_string(a.global_batch) + ") on " + profile->name +
-            ", decode efficiency " + format_number("%.3f", *efficiency) +
-            (fit_json != "null" ? " (fitted to the paper's sync step)" : "");
+            ", decode efficiency " + format_number("%.3f", a.setup.efficiency.decode) + " (measured), sync's " +
+            format_number("%.3f", *efficiency) + (fit_json != "null" ? " (fitted to the paper's sync step)" : "");
   s.estimate = "one measured step";
   s.step_in_ms = false;
   s.detail_name = "placement";
   for (models::flexmarl::Framework f : *frameworks)
     s.families.push_back(std::string(models::flexmarl::framework_name(f)));
   s.ladder = sim::node_ladder(profile->devices_per_node, a.plan.max_workers);
-  s.facts = {{"workload", a.setup.workload.name},
-             {"agents", a.setup.workload.agents.size()},
-             {"global_batch", a.global_batch},
-             {"decode_efficiency", *efficiency},
-             {"calibration", nlohmann::ordered_json::parse(fit_json)}};
+  s.facts = {{"workload", a.setup.workload.name},     {"agents", a.setup.workload.agents.size()},
+             {"global_batch", a.global_batch},        {"decode_efficiency", a.setup.efficiency.decode},
+             {"sync_decode_efficiency", *efficiency}, {"calibration", nlohmann::ordered_json::parse(fit_json)}};
   s.describe = [&](int family, nlohmann::ordered_json& j) { j["framework"] = s.families[family]; };
   const models::flexmarl::DeviceFacts facts = sim::flexmarl::device_facts(*profile);
   s.fits = [&](int family, int devices) {
@@ -83,7 +81,6 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
     if (!a.agents.empty()) c += " --agents " + a.agents;
     if (a.global_batch != FlexMarlPlanArgs{}.global_batch) c += " --global-batch " + std::to_string(a.global_batch);
     if (a.calibration != "auto") c += " --calibration " + a.calibration;
-    if (a.calibration == "none") c += " --decode-efficiency " + format_number("%g", *efficiency);
     if (a.setup.steps != sim::flexmarl::FlexMarlSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
     return c;
   };

@@ -22,11 +22,11 @@ struct FlexMarlArgs {
   std::string agents;  // "" for the paper's MA workload
   std::string platform = "npu-768";
   std::string calibration = "auto";
-  double decode_efficiency = 0.5;
-  bool decode_efficiency_given = false;
+  double decode_efficiency = models::flexmarl::EngineEfficiency{}.decode;
   int global_batch = 64;
   int micro_batch = 16;
-  int group = 8;
+  int group = 16;
+  int inter_query = 4;
   int max_response = 8192;
   sim::flexmarl::FlexMarlSetup setup;
   std::string trace_dir;
@@ -47,6 +47,7 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   a.setup.workload.global_batch = a.global_batch;
   a.setup.workload.micro_batch = a.micro_batch;
   a.setup.workload.group = a.group;
+  a.setup.workload.inter_query = a.inter_query;
   a.setup.workload.max_response_tokens = a.max_response;
   if (!(a.decode_efficiency > 0 && a.decode_efficiency <= 1)) {
     return Status::invalid_argument("--decode-efficiency " + format_number("%g", a.decode_efficiency) +
@@ -58,10 +59,9 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   CT_RETURN_IF_ERROR(sim::flexmarl::validate(a.setup, *profile));
 
   std::string fit_json;
-  auto efficiency =
-      calibrators::flexmarl_decode_efficiency(a.setup, *profile, a.calibration, a.decode_efficiency_given, &fit_json);
+  auto efficiency = calibrators::flexmarl_sync_decode_efficiency(a.setup, *profile, a.calibration, &fit_json);
   if (!efficiency.is_ok()) return efficiency.status();
-  a.setup.efficiency.decode = *efficiency;
+  a.setup.efficiency.sync_decode = *efficiency;
   auto rows = sim::flexmarl::run_flexmarl_frameworks(
       a.setup, *profile, *frameworks, [](const sim::flexmarl::FlexMarlRow& r, int done, int total) {
         show_progress(done == total, "[%d/%d] %s: %.1f s per step (%.1f s)", done, total, r.framework.c_str(), r.step_s,
@@ -80,13 +80,17 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flexmarl::flexmarl_rows_csv(*rows)));
   const std::string extra = "{\"platform\":\"" + profile->name + "\",\"workload\":\"" + a.setup.workload.name +
                             "\",\"decode_efficiency\":" + format_number("%.6g", a.setup.efficiency.decode) +
+                            ",\"sync_decode_efficiency\":" + format_number("%.6g", a.setup.efficiency.sync_decode) +
                             ",\"calibration\":" + fit_json + "}";
   if (a.json) return write_output("-", sim::flexmarl::flexmarl_rows_json(*rows, extra));
   std::printf("# clustertwin sim flexmarl: workload %s (%zu agents, global batch %d, micro-batch %d) on %s\n",
               a.setup.workload.name.c_str(), a.setup.workload.agents.size(), a.global_batch, a.micro_batch,
               profile->name.c_str());
-  std::printf("# decode efficiency %.3f%s\n", a.setup.efficiency.decode,
-              fit_json != "null" ? " (fitted: sync takes the paper's 914.4 s on MA)" : "");
+  std::printf(
+      "# decode efficiency %.3f of memory bandwidth (measured on an H200, torch 2.11 eager); sync's (MAS-RL's) "
+      "engine %.3f%s\n",
+      a.setup.efficiency.decode, a.setup.efficiency.sync_decode,
+      fit_json != "null" ? " (fitted: sync takes the paper's 914.4 s on MA)" : " (as the others)");
   std::fputs(sim::flexmarl::flexmarl_rows_table(*rows).c_str(), stdout);
   std::printf(
       "# speedup and util_x against sync; util: device-seconds of decode, prefill, training and optimizer "
@@ -122,16 +126,22 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   CLI::Option* devices =
       cmd->add_option("--devices", a->setup.devices, "Deprecated: the old name of --workers")->excludes(workers);
   cmd->add_option("--calibration", a->calibration,
-                  "paper: fit the decode efficiency to the paper's sync step first; none: use --decode-efficiency; "
-                  "auto: paper on npu-768")
+                  "paper: fit sync's (MAS-RL's) decode efficiency to the paper's sync step first; none: sync decodes "
+                  "at --decode-efficiency like the others; auto: paper on npu-768")
       ->capture_default_str();
-  CLI::Option* efficiency =
-      cmd->add_option("--decode-efficiency", a->decode_efficiency,
-                      "Share of memory bandwidth a decode iteration reaches (with --calibration none)")
-          ->capture_default_str();
+  cmd->add_option("--decode-efficiency", a->decode_efficiency,
+                  "Share of memory bandwidth a decode iteration of flexmarl's and marti's engines reaches (default: "
+                  "measured on an H200 with torch 2.11 eager)")
+      ->capture_default_str();
   cmd->add_option("--global-batch", a->global_batch, "Samples per agent per step")->capture_default_str();
   cmd->add_option("--micro-batch", a->micro_batch, "Samples per training micro-batch")->capture_default_str();
-  cmd->add_option("--group", a->group, "GRPO samples per query")->capture_default_str();
+  cmd->add_option("--group", a->group,
+                  "GRPO samples per query (the paper's intra-query parallelism: a query's requests in flight)")
+      ->capture_default_str();
+  cmd->add_option("--inter-query", a->inter_query,
+                  "Queries in flight under flexmarl and its ablations (the paper's inter-query parallelism; sync runs "
+                  "one query at a time, marti the whole batch)")
+      ->capture_default_str();
   cmd->add_option("--max-response", a->max_response, "Longest response, tokens")->capture_default_str();
   cmd->add_option("--load-gap", a->setup.gap_threshold, "Load-gap threshold that triggers rebalancing, requests")
       ->capture_default_str();
@@ -140,8 +150,7 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   cmd->add_option("--trace-dir", a->trace_dir, "Write each framework's last step as a Perfetto trace here");
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, workload, calibration and rows");
-  cmd->callback([a, action, efficiency, devices] {
-    a->decode_efficiency_given = efficiency->count() > 0;
+  cmd->callback([a, action, devices] {
     if (devices->count() > 0) std::fputs("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", stderr);
     *action = [a] { return run_sim_flexmarl(*a); };
   });

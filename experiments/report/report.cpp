@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
     sections.push_back(sis_section(out));
     std::string body = introduction(sections);
     for (const Section& s : sections)
-      body += s.html;
+      body += s.html + provenance_html(s);
     const fs::path page_path = out / "report" / "index.html";
     write_atomically(page_path, page("clustertwin: the papers' figures and the reproduction", body));
     std::printf("%s\n", page_path.c_str());

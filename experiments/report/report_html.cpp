@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "experiments/report/report_sections.h"
+
 namespace clustertwin::report {
 
 std::string escape(std::string_view text) {
@@ -137,6 +139,23 @@ std::string page(const std::string& title, const std::string& body) {
          "code { background: #f3f3f3; padding: 0 0.2em; }\n"
          "</style>\n</head>\n<body>\n" +
          body + "</body>\n</html>\n";
+}
+
+}  // namespace clustertwin::report
+
+namespace clustertwin::report {
+
+std::string provenance_html(const Section& section) {
+  auto list = [](const char* kind, const std::vector<std::string>& entries) {
+    std::string out = "<p><strong>" + std::string(kind) + "</strong>";
+    if (entries.empty()) return out + ": none.</p>\n";
+    out += ":</p>\n<ul>\n";
+    for (const std::string& e : entries)
+      out += "<li>" + escape(e) + "</li>\n";
+    return out + "</ul>\n";
+  };
+  return "<h3>What these figures rest on</h3>\n" + list("Fitted to a paper's figure", section.fitted) +
+         list("Measured", section.measured) + list("Assumed", section.assumed);
 }
 
 }  // namespace clustertwin::report

@@ -26,7 +26,15 @@ struct Section {
   std::vector<std::string> platforms;  // cluster profiles the study ran on, as its outputs name them
   std::string basis;                   // one line for the introduction: twin or real kernel, and its calibration
   std::string html;                    // the section's body
+  /// What the section's figures rest on, each kind listed apart under the
+  /// body (report.cpp): values fitted to a paper's figure, values measured
+  /// (on which machine, with what), values assumed (with their reason).
+  /// Plain text, one entry each.
+  std::vector<std::string> fitted, measured, assumed;
 };
+
+/// The section's "what rests on what" lists (empty kinds say "none").
+std::string provenance_html(const Section& section);
 
 // The systems' sections (experiments/SYSTEM/SYSTEM_section.cpp), one per system of common/systems.def.
 #define CT_SYSTEM(name, title) Section name##_section(const std::filesystem::path& out_dir);

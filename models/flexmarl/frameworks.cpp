@@ -26,6 +26,16 @@ double normal_cdf(double x) {
   return 0.5 * std::erfc(-x / std::sqrt(2.0));
 }
 
+// The standard normal's p-quantile, by bisection on normal_cdf.
+double normal_quantile(double p) {
+  double lo = -10, hi = 10;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (normal_cdf(mid) < p ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 }  // namespace
 
 std::string_view framework_name(Framework framework) {
@@ -85,8 +95,25 @@ double training_state_bytes(const spec::LlmSpec& model) {
   return static_cast<double>(model.params()) * spec::LlmSpec::kTrainingBytesPerParam;
 }
 
-int inference_tp(const spec::LlmSpec& model, double device_memory) {
-  return smallest_power_of_two_at_least(weight_bytes(model) / (kKvShareOfMemory * device_memory));
+EngineEfficiency engine_efficiency(const EngineEfficiency& efficiency, Framework framework) {
+  EngineEfficiency e = efficiency;
+  if (framework == Framework::kSync) e.decode = efficiency.sync_decode;
+  return e;
+}
+
+int inference_tp(const spec::LlmSpec& model, const DeviceFacts& device) {
+  const int narrowest = smallest_power_of_two_at_least(weight_bytes(model) / (kKvShareOfMemory * device.memory_bytes));
+  int best = narrowest;
+  double best_s = 0;
+  for (int tp = narrowest; tp <= std::max(narrowest, device.devices_per_node); tp *= 2) {
+    const double token_s = weight_bytes(model) / (tp * device.memory_bandwidth) + tp_exchange_s(model, tp, device);
+    if (tp == narrowest || token_s < best_s) best = tp, best_s = token_s;
+  }
+  return best;
+}
+
+double tp_exchange_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device) {
+  return 2.0 * static_cast<double>(model.layers) * 2 * (tp - 1) * device.link_latency_s;
 }
 
 int training_group(const spec::LlmSpec& model, double device_memory) {
@@ -102,7 +129,7 @@ int decode_slots(const spec::LlmSpec& model, int tp, double device_memory, int c
 double decode_iteration_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device,
                           const EngineEfficiency& efficiency, double context_tokens) {
   const double bytes = weight_bytes(model) + static_cast<double>(model.kv_bytes_per_token(kBf16Bytes)) * context_tokens;
-  return bytes / tp / (device.memory_bandwidth * efficiency.decode);
+  return bytes / tp / (device.memory_bandwidth * efficiency.decode) + tp_exchange_s(model, tp, device);
 }
 
 double prefill_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device, const EngineEfficiency& efficiency,
@@ -128,12 +155,7 @@ double optimizer_s(const spec::LlmSpec& model, int devices, const DeviceFacts& d
 
 std::vector<double> expected_longest_response_tokens(const Workload& workload) {
   // The longest of B draws sits near the 1 - 1 / (B + 1) quantile.
-  const double p = 1.0 - 1.0 / (workload.global_batch + 1.0);
-  double lo = -10, hi = 10;
-  for (int i = 0; i < 100; ++i) {
-    const double mid = (lo + hi) / 2;
-    (normal_cdf(mid) < p ? lo : hi) = mid;
-  }
+  const double lo = normal_quantile(1.0 - 1.0 / (workload.global_batch + 1.0));
   std::vector<double> out;
   for (const AgentRole& r : workload.agents) {
     out.push_back(
@@ -155,7 +177,119 @@ std::vector<double> expected_response_tokens(const Workload& workload) {
   return out;
 }
 
-StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int devices, const DeviceFacts& device) {
+namespace {
+
+// An agent's batch's training FLOPs, expected: train_flops grows faster than linearly with a sample's length
+// (attention), so it is averaged over the length distribution (its batch-size midpoint quantiles, the sampler's
+// log-normal cut at the limit) rather than taken at the mean length.
+double expected_batch_train_flops(const Workload& workload, int agent) {
+  const AgentRole& r = workload.agents[agent];
+  double flops = 0;
+  for (int i = 0; i < workload.global_batch; ++i) {
+    const double z = normal_quantile((i + 0.5) / workload.global_batch);
+    const double tokens = std::min(static_cast<double>(workload.max_response_tokens),
+                                   std::max(1.0, std::round(r.median_response_tokens * std::exp(r.sigma * z))));
+    flops += train_flops(r.model, r.prompt_tokens, static_cast<int>(tokens));
+  }
+  return flops;
+}
+
+// The rest of the rollout pool (after one instance each), an instance at a time: equally (round robin) for marti
+// and nobalance; for flexmarl and noasync where it shortens the predicted rollout most (agent-centric
+// allocation, our reconstruction). Decode is memory-bound and an agent's rollout ends with its longest response,
+// so with n instances it takes about
+//   T_a(n) = longest x ((weights + in flight / n x mean context x KV bytes per token) / (tp x bandwidth x
+//            efficiency) + tensor-parallel exchanges),
+// and turns follow one another: the predicted rollout is the sum over turns of the turn's largest T_a.
+struct RolloutPlan {
+  std::vector<int> instances;
+  double predicted_s = 0;
+};
+
+RolloutPlan plan_rollout(const Workload& workload, Framework framework, const std::vector<int>& tp, int left,
+                         const DeviceFacts& device, const EngineEfficiency& efficiency) {
+  const int agents = static_cast<int>(workload.agents.size());
+  RolloutPlan plan;
+  plan.instances.assign(agents, 1);
+  for (int a = 0; a < agents; ++a)
+    left -= tp[a];
+  const bool predicted = framework == Framework::kFlexMarl || framework == Framework::kNoAsync;
+  const std::vector<double> mean = expected_response_tokens(workload);
+  const std::vector<double> longest = expected_longest_response_tokens(workload);
+  int last_turn = 0;
+  for (const AgentRole& r : workload.agents)
+    last_turn = std::max(last_turn, r.turn);
+  // Requests in flight at once per agent: the first turn's all at the start; a later turn's arrive one by one
+  // as the turn before answers them (flexmarl's per-sample flow), so by Little's law about its batch x its
+  // mean answer / the span it arrives over and is answered in (the earlier turn's longest answer plus its own).
+  // Barrier frameworks issue a turn's whole batch at once.
+  std::vector<double> turn_longest(static_cast<size_t>(last_turn) + 1, 0.0);
+  for (int a = 0; a < agents; ++a)
+    turn_longest[workload.agents[a].turn] = std::max(turn_longest[workload.agents[a].turn], longest[a]);
+  std::vector<double> in_flight(agents, static_cast<double>(workload.global_batch));
+  for (int a = 0; a < agents && predicted; ++a) {
+    const int t = workload.agents[a].turn;
+    if (t == 0) continue;
+    double before = 0;
+    for (int u = t - 1; u >= 0 && before == 0; --u)
+      before = turn_longest[u];
+    in_flight[a] = std::min(in_flight[a], workload.global_batch * mean[a] / (before + longest[a]));
+  }
+  auto agent_s = [&](int a, int n) {
+    const AgentRole& r = workload.agents[a];
+    const double context = r.prompt_tokens + mean[a] / 2;
+    const double per_instance = in_flight[a] / n;
+    const double bytes =
+        weight_bytes(r.model) + per_instance * context * static_cast<double>(r.model.kv_bytes_per_token(2));
+    return longest[a] *
+           (bytes / (tp[a] * device.memory_bandwidth * efficiency.decode) + tp_exchange_s(r.model, tp[a], device));
+  };
+  for (int round = 0; left > 0; ++round) {
+    int best = -1;
+    if (!predicted) {
+      for (int k = 0; k < agents && best < 0; ++k) {
+        const int a = (round + k) % agents;  // round robin: the equal split
+        if (tp[a] <= left) best = a;
+      }
+    } else {
+      // Each turn's slowest agent that fits is its candidate; a turn's gain per instance is what the
+      // candidate's next instance cuts from it, divided by the agents tied (within 1%) at the turn's
+      // slowest, which all need one before the turn ends sooner. The best turn's candidate gets it.
+      double best_gain = -1;
+      for (int t = 0; t <= last_turn; ++t) {
+        int slowest = -1, tied = 0;
+        double slowest_s = 0;
+        for (int a = 0; a < agents; ++a) {
+          if (workload.agents[a].turn != t || tp[a] > left) continue;
+          const double ta = agent_s(a, plan.instances[a]);
+          if (slowest < 0 || ta > slowest_s) slowest = a, slowest_s = ta;
+        }
+        if (slowest < 0) continue;
+        for (int a = 0; a < agents; ++a) {
+          if (workload.agents[a].turn == t && agent_s(a, plan.instances[a]) >= 0.99 * slowest_s) ++tied;
+        }
+        const double gain = (slowest_s - agent_s(slowest, plan.instances[slowest] + 1)) / tied;
+        if (gain > best_gain) best = slowest, best_gain = gain;
+      }
+    }
+    if (best < 0) break;
+    plan.instances[best] += 1;
+    left -= tp[best];
+  }
+  for (int t = 0; t <= last_turn; ++t) {
+    double turn_s = 0;
+    for (int a = 0; a < agents; ++a) {
+      if (workload.agents[a].turn == t) turn_s = std::max(turn_s, agent_s(a, plan.instances[a]));
+    }
+    plan.predicted_s += turn_s;
+  }
+  return plan;
+}
+
+}  // namespace
+
+StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int devices, const DeviceFacts& device,
+                            const EngineEfficiency& efficiency) {
   const int agents = static_cast<int>(workload.agents.size());
   Deployment d;
   d.devices = devices;
@@ -164,7 +298,7 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
                                     " agents (" + why + ")");
   };
   for (const AgentRole& r : workload.agents) {
-    const int tp = inference_tp(r.model, device.memory_bytes);
+    const int tp = inference_tp(r.model, device);
     d.tp.push_back(tp);
     d.train_group.push_back(training_group(r.model, device.memory_bytes));
     d.slots.push_back(
@@ -188,68 +322,45 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
     return d;
   }
   d.trainer_group_devices = *std::max_element(d.train_group.begin(), d.train_group.end());
-  d.trainer_groups = std::max(1, static_cast<int>(kTrainingPoolShare * devices) / d.trainer_group_devices);
-  d.rollout_devices = devices - d.trainer_groups * d.trainer_group_devices;
-  // One instance each first.
-  int left = d.rollout_devices;
-  d.instances.assign(agents, 1);
-  for (int a = 0; a < agents; ++a)
-    left -= d.tp[a];
-  if (left < 0) {
-    return too_few("a rollout instance per agent and a training pool of " +
-                   std::to_string(d.trainer_groups * d.trainer_group_devices) + " devices");
+  const int one_each = std::accumulate(d.tp.begin(), d.tp.end(), 0);
+  const int most_groups = (devices - one_each) / d.trainer_group_devices;
+  if (most_groups < 1) {
+    return too_few("a rollout instance per agent and a training pool of " + std::to_string(d.trainer_group_devices) +
+                   " devices");
   }
-  // The rest an instance at a time: equally (round robin) for marti and nobalance; for flexmarl and noasync
-  // where it shortens the predicted rollout most (agent-centric allocation, our reconstruction). Decode is
-  // memory-bound and an agent's rollout ends with its longest response, so with n instances it takes about
-  //   T_a(n) = longest x (weights + batch / n x mean context x KV bytes per token) / tp  (bandwidth cancels),
-  // and turns follow one another: the predicted rollout is the sum over turns of the turn's largest T_a.
-  const bool predicted = framework == Framework::kFlexMarl || framework == Framework::kNoAsync;
-  const std::vector<double> mean = expected_response_tokens(workload);
-  const std::vector<double> longest = expected_longest_response_tokens(workload);
-  auto agent_s = [&](int a, int n) {
-    const AgentRole& r = workload.agents[a];
-    const double context = r.prompt_tokens + mean[a] / 2;
-    const double per_instance = static_cast<double>(workload.global_batch) / n;
-    return longest[a] *
-           (weight_bytes(r.model) + per_instance * context * static_cast<double>(r.model.kv_bytes_per_token(2))) /
-           d.tp[a];
-  };
-  int last_turn = 0;
-  for (const AgentRole& r : workload.agents)
-    last_turn = std::max(last_turn, r.turn);
-  for (int round = 0;; ++round) {
-    int best = -1;
-    if (!predicted) {
-      for (int k = 0; k < agents && best < 0; ++k) {
-        const int a = (round + k) % agents;  // round robin: the equal split
-        if (d.tp[a] <= left) best = a;
-      }
-    } else {
-      // Each turn's slowest agent that fits is its candidate; a turn's gain per instance is what the
-      // candidate's next instance cuts from it, divided by the agents tied (within 1%) at the turn's
-      // slowest, which all need one before the turn ends sooner. The best turn's candidate gets it.
-      double best_gain = -1;
-      for (int t = 0; t <= last_turn; ++t) {
-        int slowest = -1, tied = 0;
-        double slowest_s = 0;
-        for (int a = 0; a < agents; ++a) {
-          if (workload.agents[a].turn != t || d.tp[a] > left) continue;
-          const double ta = agent_s(a, d.instances[a]);
-          if (slowest < 0 || ta > slowest_s) slowest = a, slowest_s = ta;
-        }
-        if (slowest < 0) continue;
-        for (int a = 0; a < agents; ++a) {
-          if (workload.agents[a].turn == t && agent_s(a, d.instances[a]) >= 0.99 * slowest_s) ++tied;
-        }
-        const double gain = (slowest_s - agent_s(slowest, d.instances[slowest] + 1)) / tied;
-        if (gain > best_gain) best = slowest, best_gain = gain;
-      }
+  if (framework == Framework::kMarti) {
+    // MARTI: the training pool is a quarter of the devices (assumption), at least one group.
+    d.trainer_groups =
+        std::clamp(static_cast<int>(kTrainingPoolShare * devices) / d.trainer_group_devices, 1, most_groups);
+  } else {
+    // FlexMARL's co-design (our reconstruction of "agent-centric resource allocation"): as many trainer groups
+    // as minimise the predicted step, max(predicted rollout + the last turn's training over the pool, the
+    // batch's training over the pool), since the micro-batch pipeline runs the earlier turns' training under
+    // rollout; ties go to fewer groups. Its ablations keep its pools.
+    // The last turn's agents finish their samples in the rollout's last turn, so their training mostly
+    // follows the rollout rather than running under it.
+    double training_s = 0, last_turn_s = 0;  // one group's seconds for every agent's batch, the last turn's
+    int last_turn = 0;
+    for (const AgentRole& r : workload.agents)
+      last_turn = std::max(last_turn, r.turn);
+    for (int a = 0; a < agents; ++a) {
+      const AgentRole& r = workload.agents[a];
+      const double agent_s =
+          train_s(expected_batch_train_flops(workload, a), d.trainer_group_devices, device, efficiency) +
+          optimizer_s(r.model, d.trainer_group_devices, device);
+      training_s += agent_s;
+      if (r.turn == last_turn && last_turn > 0) last_turn_s += agent_s;
     }
-    if (best < 0) break;
-    d.instances[best] += 1;
-    left -= d.tp[best];
+    double best_s = 0;
+    for (int g = 1; g <= most_groups; ++g) {
+      const RolloutPlan plan =
+          plan_rollout(workload, framework, d.tp, devices - g * d.trainer_group_devices, device, efficiency);
+      const double step_s = std::max(plan.predicted_s + last_turn_s / g, training_s / g);
+      if (g == 1 || step_s < best_s) d.trainer_groups = g, best_s = step_s;
+    }
   }
+  d.rollout_devices = devices - d.trainer_groups * d.trainer_group_devices;
+  d.instances = plan_rollout(workload, framework, d.tp, d.rollout_devices, device, efficiency).instances;
   return d;
 }
 

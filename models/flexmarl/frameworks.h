@@ -57,22 +57,43 @@ struct DeviceFacts {
   double peak_flops = 0;        // bf16 FLOP/s
   double memory_bytes = 0;      // capacity
   double memory_bandwidth = 0;  // bytes/s
+  double link_latency_s = 0;    // between two devices of a node (a tensor-parallel exchange's hop)
+  int devices_per_node = 1;     // the widest tensor-parallel group (TP stays inside a node)
 };
 
 /// The efficiencies that turn datasheet figures into times.
 struct EngineEfficiency {
-  /// Share of memory bandwidth a decode iteration achieves. The twin fits it
-  /// so that `sync` takes the paper's 914.4 s on the MA workload.
-  double decode = 0.5;
+  /// Share of memory bandwidth a decode iteration reaches in the engines of
+  /// flexmarl, its ablations and marti (production inference engines).
+  /// Measured: one decode token of a 14B-like stack (26.4 GB of bf16
+  /// weights) takes 7.52 ms at batch 1 and 7.49 ms at batch 16 on an H200,
+  /// 26.4 GB / 7.5 ms / 4.8 TB/s = 0.73 of its HBM bandwidth
+  /// (../shared/measurements/h200-kernel-costs-2026-12-04.md, torch 2.11
+  /// eager); assumption: an NPU's engine reaches the same share of its own.
+  double decode = 0.73;
+  /// The same share for MAS-RL's engine (sync): the one fitted figure, so
+  /// that sync takes the paper's 914.4 s per step on the MA workload.
+  double sync_decode = 0.5;
   /// Assumption: prefill and training reach 40% of peak, a usual MFU for
   /// dense models of this size on large clusters.
   double prefill = 0.4;
   double train = 0.4;
 };
+/// The efficiencies `framework`'s engines run at (sync's decode is its own).
+EngineEfficiency engine_efficiency(const EngineEfficiency& efficiency, Framework framework);
 
-/// Tensor parallelism of one inference instance: the smallest power of two
-/// that leaves half of each device for the KV cache (assumption).
-int inference_tp(const spec::LlmSpec& model, double device_memory);
+/// Tensor parallelism of one inference instance: among the powers of two up
+/// to a node that leave half of each device for the KV cache (assumption),
+/// the one whose decode token is fastest at full bandwidth (a rollout's end is
+/// its longest response, token after token: latency-bound, so a wider group
+/// reads its weights sooner until the per-layer exchanges cost more than they
+/// save; ties go to the narrower group).
+int inference_tp(const spec::LlmSpec& model, const DeviceFacts& device);
+/// The tensor-parallel exchanges of one decode iteration on `tp` devices: two
+/// all-reduces per layer (after attention and after the MLP, Megatron style)
+/// of a few KB each, latency-bound: a ring's 2 (tp - 1) hops of the node's
+/// link latency each. 0 at tp 1.
+double tp_exchange_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device);
 /// Devices that train one agent: the smallest power of two that holds its
 /// Adam state (16 bytes per parameter) sharded ZeRO-3 style in 60% of each
 /// device, the rest for activations (assumption).
@@ -84,7 +105,8 @@ int decode_slots(const spec::LlmSpec& model, int tp, double device_memory, int c
 
 /// One decode iteration of an instance: every active sequence gains a token;
 /// the iteration reads the weights and the active sequences' KV caches
-/// (memory-bound). `context_tokens` sums the active sequences' contexts.
+/// (memory-bound), plus its tensor-parallel exchanges (tp_exchange_s).
+/// `context_tokens` sums the active sequences' contexts.
 double decode_iteration_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device,
                           const EngineEfficiency& efficiency, double context_tokens);
 /// Prefill of `tokens` prompt tokens (compute-bound).
@@ -118,18 +140,24 @@ struct Deployment {
 /// The placement of `framework` (see the header comment):
 ///   colocated (sync)   every agent's engine on all D devices (D / tp instances;
 ///                      the agents take turns); training on all D
-///   disaggregated      the training pool is a quarter of the devices
-///                      (assumption), rounded down to whole groups of the
-///                      largest agent's training group, at least one group;
-///                      the rest is the rollout pool, at least one instance
-///                      per agent. marti and nobalance split it equally;
+///   disaggregated      the training pool is whole groups of the largest
+///                      agent's training group, at least one: marti's is a
+///                      quarter of the devices (assumption); flexmarl and its
+///                      ablations take the group count that minimises the
+///                      predicted step, max(predicted rollout + the last
+///                      turn's training over the pool, the batch's training
+///                      over the pool) (the micro-batch pipeline trains the
+///                      earlier turns under rollout; reconstruction). The rest is
+///                      the rollout pool, at least one instance per agent.
+///                      marti and nobalance split it equally;
 ///                      flexmarl and noasync give each next instance to the
 ///                      slowest agent of the turn where it cuts the predicted
 ///                      rollout most (an agent's predicted time: its expected
 ///                      longest response times its iteration cost at its
 ///                      share of the batch; a turn ends with its slowest agent)
 /// InvalidArgument naming the devices when they cannot hold the agents.
-StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int devices, const DeviceFacts& device);
+StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int devices, const DeviceFacts& device,
+                            const EngineEfficiency& efficiency = {});
 
 /// The expected response length of each agent (the log-normal's mean, cut at the limit).
 std::vector<double> expected_response_tokens(const Workload& workload);

@@ -50,6 +50,17 @@ StatusOr<Schedule> Schedule::create(Framework framework, std::vector<int> turns,
   return s;
 }
 
+int Schedule::queries_in_flight(int inter_query) const {
+  switch (framework_) {
+    case Framework::kSync:
+      return 1;
+    case Framework::kMarti:
+      return queries();
+    default:
+      return std::clamp(inter_query, 1, queries());
+  }
+}
+
 std::vector<int> Schedule::agents_of_turn(int turn) const {
   std::vector<int> out;
   for (size_t a = 0; a < turns_.size(); ++a) {

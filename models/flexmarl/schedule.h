@@ -58,6 +58,16 @@ class Schedule {
   /// sync and marti: the agents that roll out together, phase after phase;
   /// empty for the flexmarl variants (they have no phases).
   const std::vector<std::vector<int>>& phases() const { return phases_; }
+  /// Queries of a global batch (batch / group); sample s belongs to query s / group.
+  int queries() const { return batch_ / group_; }
+  /// Queries whose requests may be in flight at once, given the workload's
+  /// inter-query parallelism: sync (MAS-RL) runs one query's episode at a
+  /// time (parallel sampling across queries is FlexMARL's contribution,
+  /// ../shared/papers/flexmarl.md; reconstruction), marti the whole batch
+  /// (OpenRLHF's engines take every prompt), flexmarl and its ablations
+  /// `inter_query`. A query's next one is admitted once every agent of the
+  /// phase (sync, marti) or of the workload (flexmarl) has answered it.
+  int queries_in_flight(int inter_query) const;
   /// The agents answering in `turn`, by index.
   std::vector<int> agents_of_turn(int turn) const;
   int last_turn() const;

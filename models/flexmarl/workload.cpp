@@ -64,7 +64,7 @@ Status validate(const Workload& w) {
                std::to_string(w.global_batch));
   }
   if (w.max_response_tokens < 1) return bad("max response " + std::to_string(w.max_response_tokens) + " tokens");
-  if (w.inter_query < 1 || w.intra_query < 1) return bad("inter- and intra-query parallelism must be >= 1");
+  if (w.inter_query < 1) return bad("inter-query parallelism " + std::to_string(w.inter_query) + " must be >= 1");
   for (const AgentRole& a : w.agents) {
     if (!(a.median_response_tokens >= 1) || !(a.sigma > 0) || a.prompt_tokens < 0 || a.turn < 0) {
       return bad("agent " + a.name + ": median " + format_number("%g", a.median_response_tokens) + ", sigma " +

@@ -42,10 +42,13 @@ struct Workload {
   std::vector<AgentRole> agents;
   int global_batch = 64;  // samples per agent per step (the paper's)
   int micro_batch = 16;   // the paper's
-  int group = 8;          // GRPO's samples per query and agent (reconstruction)
+  /// GRPO's samples per query and agent: the paper's intra-query parallelism
+  /// of 16 (the requests of one query in flight together), so the paper's
+  /// batch of 64 is 4 queries, its inter-query parallelism (reconstruction:
+  /// the paper gives the three figures, not how they relate).
+  int group = 16;
   int max_response_tokens = 8192;
-  int inter_query = 4;   // queries in flight (the paper's inter-query parallelism)
-  int intra_query = 16;  // requests of one query in flight (the paper's intra-query parallelism)
+  int inter_query = 4;  // queries in flight under FlexMARL (the paper's inter-query parallelism)
 };
 
 /// The paper's MA workload: analysis, marketing and after-sales agents, all

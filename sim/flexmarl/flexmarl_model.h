@@ -87,7 +87,8 @@ class FlexMarlRun {
         platform_(platform),
         framework_(framework),
         d_(std::move(deployment)),
-        device_(device_facts(profile)) {}
+        device_(device_facts(profile)),
+        efficiency_(models::flexmarl::engine_efficiency(setup.efficiency, framework)) {}
 
   /// Runs setup.steps steps (an actor of the engine); the first error stops it.
   Status run();
@@ -108,6 +109,12 @@ class FlexMarlRun {
   void issue_phase(int phase);
   bool balanced() const { return framework_ == Framework::kFlexMarl || framework_ == Framework::kNoAsync; }
   void issue(int agent, int sample);
+  // Queries: sample s belongs to query s / group. admit() lets the next query in: its samples of the phase's
+  // agents (sync, marti) or of the first turn (flexmarl); a query is let in once one before it is answered by
+  // every agent that answers it now, so at most the schedule's queries_in_flight are in flight.
+  void admit();
+  bool answered(int query, const std::vector<int>& agents) const;
+  std::vector<int> rollout_agents() const;
 
   // Starts a chunk on an idle instance, or cuts the running one when a queued request could join it.
   void wake(int i);
@@ -157,6 +164,7 @@ class FlexMarlRun {
   const Framework framework_;
   const models::flexmarl::Deployment d_;
   const models::flexmarl::DeviceFacts device_;
+  const models::flexmarl::EngineEfficiency efficiency_;  // this framework's (sync decodes at its own)
 
   std::vector<Instance> instances_;
   std::vector<TrainerGroup> groups_;
@@ -171,6 +179,7 @@ class FlexMarlRun {
 
   int step_ = 0;
   int phase_ = 0;
+  int admitted_ = 0;  // queries let in (this phase, or this step without phases)
   bool step_done_ = false;
   int published_ = 0;
   double rollout_end_ = 0;

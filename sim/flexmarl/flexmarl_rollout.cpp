@@ -2,6 +2,7 @@
 // and phases issue requests, the load balancer moves requests and instances.
 
 #include <algorithm>
+#include <numeric>
 #include <simgrid/s4u.hpp>
 
 #include "common/check.h"
@@ -15,22 +16,42 @@ void FlexMarlRun::start_rollout() {
     issue_phase(0);
     return;
   }
-  // FlexMARL: every sample whose inputs are ready (the first turn's, at the start).
-  for (int a : schedule_->agents_of_turn(0)) {
-    for (int s = 0; s < w_.global_batch; ++s)
+  // FlexMARL: the first turn of as many queries as may be in flight; later turns follow each sample.
+  admitted_ = 0;
+  for (int q = 0; q < schedule_->queries_in_flight(w_.inter_query); ++q)
+    admit();
+}
+
+std::vector<int> FlexMarlRun::rollout_agents() const {
+  if (schedule_->phases().empty()) return schedule_->agents_of_turn(0);
+  return schedule_->phases()[static_cast<size_t>(phase_)];
+}
+
+void FlexMarlRun::admit() {
+  const int q = admitted_++;
+  for (int a : rollout_agents()) {
+    for (int s = q * w_.group; s < (q + 1) * w_.group; ++s)
       issue(a, s);
   }
 }
 
+bool FlexMarlRun::answered(int query, const std::vector<int>& agents) const {
+  for (int a : agents) {
+    for (int s = query * w_.group; s < (query + 1) * w_.group; ++s) {
+      if (!done_[a][s]) return false;
+    }
+  }
+  return true;
+}
+
 void FlexMarlRun::issue_phase(int phase) {
   phase_ = phase;
+  admitted_ = 0;
   const std::vector<int>& agents = schedule_->phases()[static_cast<size_t>(phase)];
   decisions_.push_back({models::flexmarl::Decision::Kind::kPhase, agents.front(), phase});
-  auto issue_all = [this, agents] {
-    for (int a : agents) {
-      for (int s = 0; s < w_.global_batch; ++s)
-        issue(a, s);
-    }
+  auto issue_all = [this] {
+    for (int q = 0; q < schedule_->queries_in_flight(w_.inter_query); ++q)
+      admit();
   };
   if (framework_ != Framework::kSync) {
     issue_all();
@@ -139,10 +160,10 @@ void FlexMarlRun::start_chunk(int i) {
   const double n = static_cast<double>(inst.active.size());
   inst.chunk_tokens = std::max(shortest, 0.0);
   inst.chunk_prefill =
-      prefill_tokens > 0 ? models::flexmarl::prefill_s(model, inst.tp, device_, setup_.efficiency, prefill_tokens) : 0;
+      prefill_tokens > 0 ? models::flexmarl::prefill_s(model, inst.tp, device_, efficiency_, prefill_tokens) : 0;
   // Contexts grow by n tokens per iteration: the chunk's mean iteration reads the midpoint.
-  inst.chunk_iteration = models::flexmarl::decode_iteration_s(model, inst.tp, device_, setup_.efficiency,
-                                                              context + n * inst.chunk_tokens / 2);
+  inst.chunk_iteration =
+      models::flexmarl::decode_iteration_s(model, inst.tp, device_, efficiency_, context + n * inst.chunk_tokens / 2);
   inst.chunk_seconds = inst.chunk_prefill + inst.chunk_tokens * inst.chunk_iteration;
   inst.chunk_start = sg::Engine::get_clock();
   inst.chunk_work = platform_.work_units(inst.first_device, inst.chunk_seconds);
@@ -225,8 +246,10 @@ void FlexMarlRun::finish_request(int agent, int sample) {
   for (size_t a = 0; a < w_.agents.size(); ++a)
     all_done = all_done && done_count_[a] == w_.global_batch;
   if (all_done) rollout_end_ = sg::Engine::get_clock();
+  const int query = sample / w_.group;
   if (framework_ == Framework::kSync || framework_ == Framework::kMarti) {
     const std::vector<std::vector<int>>& phases = schedule_->phases();
+    if (admitted_ < schedule_->queries() && answered(query, phases[static_cast<size_t>(phase_)])) admit();
     bool phase_done = true;
     for (int a : phases[static_cast<size_t>(phase_)])
       phase_done = phase_done && done_count_[a] == w_.global_batch;
@@ -251,6 +274,9 @@ void FlexMarlRun::finish_request(int agent, int sample) {
   for (int next : schedule_->agents_of_turn(turn + 1)) {
     if (!issued_[next][sample] && schedule_->sample_ready(next, sample, done_)) issue(next, sample);
   }
+  std::vector<int> everyone(w_.agents.size());
+  std::iota(everyone.begin(), everyone.end(), 0);
+  if (admitted_ < schedule_->queries() && answered(query, everyone)) admit();
   // Micro-batches of samples from whole groups (advantages fixed once a group is complete), as the schedule cuts them.
   const int complete = schedule_->complete_rows(done_[agent]);
   while (const int size = schedule_->next_micro_batch(complete, queued_for_training_[agent], /*rollout_done=*/true)) {

@@ -80,7 +80,7 @@ void FlexMarlRun::start_job(int g, Job job) {
 
 void FlexMarlRun::train(int g, Job job) {
   TrainerGroup& group = groups_[g];
-  const double seconds = models::flexmarl::train_s(job_flops(job), group.devices, device_, setup_.efficiency);
+  const double seconds = models::flexmarl::train_s(job_flops(job), group.devices, device_, efficiency_);
   const double start = sg::Engine::get_clock();
   sg::ExecPtr exec = sg::this_actor::exec_init(platform_.work_units(group.first_device, seconds))
                          ->set_host(platform_.device(group.first_device));
@@ -145,7 +145,7 @@ void FlexMarlRun::sync_train(int agent) {
     job.agent = agent;
     for (int s = 0; s < w_.global_batch; ++s)
       job.samples.push_back(s);
-    const double seconds = models::flexmarl::train_s(job_flops(job), devices, device_, setup_.efficiency) +
+    const double seconds = models::flexmarl::train_s(job_flops(job), devices, device_, efficiency_) +
                            models::flexmarl::optimizer_s(w_.agents[agent].model, devices, device_);
     const double start = sg::Engine::get_clock();
     sg::ExecPtr exec = sg::this_actor::exec_init(platform_.work_units(0, seconds))->set_host(platform_.device(0));

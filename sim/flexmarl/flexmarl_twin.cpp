@@ -40,6 +40,8 @@ models::flexmarl::DeviceFacts device_facts(const cluster::ClusterProfile& profil
   d.peak_flops = it != profile.device.peak_flops.end() ? it->second : profile.device.peak_flops.begin()->second;
   d.memory_bytes = profile.device.memory_bytes;
   d.memory_bandwidth = profile.device.memory_bandwidth;
+  d.link_latency_s = profile.intra_node.link.latency;
+  d.devices_per_node = profile.devices_per_node;
   return d;
 }
 
@@ -80,7 +82,8 @@ StatusOr<FlexMarlRow> run_flexmarl(const FlexMarlSetup& setup, const cluster::Cl
   CT_RETURN_IF_ERROR(validate(setup, profile));
   const auto wall_start = std::chrono::steady_clock::now();
   auto deployment =
-      models::flexmarl::deploy(setup.workload, framework, flexmarl_devices(setup, profile), device_facts(profile));
+      models::flexmarl::deploy(setup.workload, framework, flexmarl_devices(setup, profile), device_facts(profile),
+                               models::flexmarl::engine_efficiency(setup.efficiency, framework));
   if (!deployment.is_ok()) return deployment.status();
   auto payload = run_isolated([&] { return run_in_child(setup, profile, framework, *deployment); });
   if (!payload.is_ok()) return payload.status();

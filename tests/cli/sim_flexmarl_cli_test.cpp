@@ -151,8 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--group", "7"}, "workload MA: group 7 does not divide the global batch 64"},
         BadFlag{{"--steps", "1"}, "--steps 1: must be >= 2 (the first step is warm-up)"},
         BadFlag{{"--calibration", "x"}, "--calibration 'x': unknown (allowed: auto, paper, none)"},
-        BadFlag{{"--decode-efficiency", "0.6"},
-                "--decode-efficiency 0.6: fitted to the paper on npu-768; give --calibration none to set it"},
+        BadFlag{{"--inter-query", "0"}, "workload MA: inter-query parallelism 0 must be >= 1"},
         BadFlag{{"--calibration", "none", "--decode-efficiency", "0"}, "--decode-efficiency 0: must be in (0, 1]"}));
 
 }  // namespace

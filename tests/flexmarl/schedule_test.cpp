@@ -25,6 +25,17 @@ TEST(ScheduleTest, SyncRollsOutOneAgentAtATimeMartiOneTurnFlexmarlNone) {
     EXPECT_TRUE(make(f, turns).phases().empty());
 }
 
+TEST(ScheduleTest, SyncRunsOneQueryAtATimeMartiAllFlexmarlItsParallelism) {
+  // 16 samples in groups of 4: 4 queries.
+  EXPECT_EQ(make(Framework::kSync, {0, 1}).queries(), 4);
+  EXPECT_EQ(make(Framework::kSync, {0, 1}).queries_in_flight(4), 1);
+  EXPECT_EQ(make(Framework::kMarti, {0, 1}).queries_in_flight(1), 4);
+  for (Framework f : {Framework::kFlexMarl, Framework::kNoBalance, Framework::kNoAsync}) {
+    EXPECT_EQ(make(f, {0, 1}).queries_in_flight(2), 2);
+    EXPECT_EQ(make(f, {0, 1}).queries_in_flight(9), 4);  // never more than the batch has
+  }
+}
+
 TEST(ScheduleTest, ASampleIsReadyOnceEveryAgentOfTheTurnBeforeAnsweredIt) {
   const Schedule s = make(Framework::kFlexMarl, {0, 0, 1});
   std::vector<std::vector<bool>> done(3, std::vector<bool>(16, false));

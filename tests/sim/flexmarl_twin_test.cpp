@@ -22,9 +22,10 @@ cluster::ClusterProfile npu768() {
   return *p;
 }
 
+// Every engine at `decode_efficiency` (sync's included).
 FlexMarlSetup ma(double decode_efficiency = 0.5) {
   FlexMarlSetup s;
-  s.efficiency.decode = decode_efficiency;
+  s.efficiency.decode = s.efficiency.sync_decode = decode_efficiency;
   return s;
 }
 
@@ -34,12 +35,14 @@ FlexMarlRow run(const FlexMarlSetup& setup, Framework f) {
   return row.is_ok() ? *row : FlexMarlRow();
 }
 
-// A request alone on an instance: its prefill, then one token per iteration at the mean context.
+// A request alone on an instance (of the deployment's width): its prefill, then one token per iteration at the
+// mean context.
 double alone_s(const models::flexmarl::AgentRole& r, const FlexMarlSetup& s, const cluster::ClusterProfile& p,
                int length) {
   const models::flexmarl::DeviceFacts d = device_facts(p);
-  return models::flexmarl::prefill_s(r.model, 1, d, s.efficiency, r.prompt_tokens) +
-         length * models::flexmarl::decode_iteration_s(r.model, 1, d, s.efficiency, r.prompt_tokens + length / 2.0);
+  const int tp = models::flexmarl::inference_tp(r.model, d);
+  return models::flexmarl::prefill_s(r.model, tp, d, s.efficiency, r.prompt_tokens) +
+         length * models::flexmarl::decode_iteration_s(r.model, tp, d, s.efficiency, r.prompt_tokens + length / 2.0);
 }
 
 TEST(FlexMarlTwinTest, OneRequestAloneTakesItsClosedForm) {
@@ -63,25 +66,29 @@ TEST(FlexMarlTwinTest, OneRequestAloneTakesItsClosedForm) {
 
 TEST(FlexMarlTwinTest, RolloutNeverBeatsTheRequestsAlone) {
   // Sharing an instance only slows a request down, and a cut chunk must not credit tokens it did not decode:
-  // each step's rollout is at least its critical path with every request alone.
+  // each step's rollout is at least its critical path with every request alone. Sync runs one query's group
+  // at a time, agent after agent: its path is the sum over queries and agents of the query's slowest answer.
   const FlexMarlSetup s = ma();
   const cluster::ClusterProfile p = npu768();
   const auto& agents = s.workload.agents;
   double sync_bound = 0, chain_bound = 0;
   for (int step = 1; step < s.steps; ++step) {
     const auto lengths = models::flexmarl::response_lengths(s.workload, s.seed, step);
-    std::vector<double> slowest(agents.size(), 0.0);
+    const int queries = s.workload.global_batch / s.workload.group;
+    std::vector<std::vector<double>> slowest(queries, std::vector<double>(agents.size(), 0.0));
     double chain = 0;
     for (int i = 0; i < s.workload.global_batch; ++i) {
       double later = 0;
       for (size_t a = 0; a < agents.size(); ++a) {
         const double t = alone_s(agents[a], s, p, lengths[a][i]);
-        slowest[a] = std::max(slowest[a], t);
+        double& query_slowest = slowest[i / s.workload.group][a];
+        query_slowest = std::max(query_slowest, t);
         if (agents[a].turn == 1) later = std::max(later, t);
       }
       chain = std::max(chain, alone_s(agents[0], s, p, lengths[0][i]) + later);
     }
-    sync_bound += std::accumulate(slowest.begin(), slowest.end(), 0.0);
+    for (const std::vector<double>& query : slowest)
+      sync_bound += std::accumulate(query.begin(), query.end(), 0.0);
     chain_bound += chain;
   }
   sync_bound /= s.steps - 1;
@@ -91,6 +98,20 @@ TEST(FlexMarlTwinTest, RolloutNeverBeatsTheRequestsAlone) {
   EXPECT_GE(flex.rollout_s, chain_bound);
   // And not far above it: the MA batch fits the instances' slots, so little is lost to sharing.
   EXPECT_LT(flex.rollout_s, 1.3 * chain_bound);
+}
+
+TEST(FlexMarlTwinTest, FewerQueriesInFlightSlowTheRollout) {
+  // Inter-query parallelism: with one query in flight, a query's whole chain (every turn) runs before the next
+  // query starts, so the rollout is at least the sum over queries of each query's chain; with all four in
+  // flight it is far shorter.
+  FlexMarlSetup one = ma(), all = ma();
+  one.workload.inter_query = 1;
+  all.workload.inter_query = 4;
+  const double serial = run(one, Framework::kFlexMarl).rollout_s, parallel = run(all, Framework::kFlexMarl).rollout_s;
+  EXPECT_GT(serial, 2 * parallel);
+  // Sync ignores it (MAS-RL runs one query at a time), marti takes the whole batch.
+  EXPECT_EQ(run(one, Framework::kSync).step_s, run(all, Framework::kSync).step_s);
+  EXPECT_EQ(run(one, Framework::kMarti).step_s, run(all, Framework::kMarti).step_s);
 }
 
 TEST(FlexMarlTwinTest, FlexMarlBeatsTheBaselinesAndKeepsTheBooks) {
