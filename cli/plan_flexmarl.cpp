@@ -118,7 +118,8 @@ void add_plan_flexmarl(CLI::App* plan, Action* action) {
       "flexmarl",
       "FlexMARL: which framework (sync, marti, flexmarl; the ablations flexmarl-nobalance, flexmarl-noasync on "
       "request) generates the target tokens per second on the fewest devices, with a fixed batch per agent and "
-      "step. The twin of 'clustertwin sim flexmarl' (on npu-768 the decode efficiency is fitted to the paper's sync "
+      "step. The twin of 'clustertwin sim flexmarl' (on npu-768 the synchronous baseline's decode efficiency is fitted "
+      "to the paper's sync "
       "step first); each framework's own placement at each count; the search steers by one-measured-step "
       "estimates and the answer is run with sim flexmarl's steps, which its confirm command repeats.");
   add_plan_options(cmd, &a->plan, "Generated tokens per second the whole cluster must reach (e.g. 850)",
