@@ -57,6 +57,19 @@ TEST(CalibrateDeviceCliTest, AMalformedTraceIsOneLineAndExitTwo) {
   EXPECT_NE(c.err.find(bad + ": records[2].time_s -1: must be > 0"), std::string::npos) << c.err;
 }
 
+// The device subcommand made calibrate's TRACE and --out optional to CLI11: their absence is still one line.
+TEST(CalibrateDeviceCliTest, CalibrateWithoutTraceOrOutIsStillOneLine) {
+  const auto none = run_clustertwin({"calibrate", "-o", ::testing::TempDir() + "ct_none.yaml"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(lines(none.err), 1) << none.err;
+  EXPECT_NE(none.err.find("calibrate: give at least one TRACE (or: calibrate device)"), std::string::npos) << none.err;
+  const auto no_out = run_clustertwin({"calibrate", kTrace});
+  EXPECT_EQ(no_out.exit_code, 2);
+  EXPECT_NE(no_out.err.find("calibrate: --out is required"), std::string::npos) << no_out.err;
+  const auto no_name = run_clustertwin({"calibrate", "device", kTrace, "-o", ::testing::TempDir() + "ct_n.yaml"});
+  EXPECT_EQ(no_name.exit_code, 2) << no_name.err;
+}
+
 TEST(SimFlowTrainDeviceProfileTest, TheH200ProfilePrintsItsProvenance) {
   const auto c = run_clustertwin({"sim", "flowtrain", "--mode", "monolithic,flowtrain", "--workers", "128",
                                   "--global-batch", "256", "--steps", "2", "--device-profile", "h200"});
