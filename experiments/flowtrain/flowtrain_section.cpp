@@ -127,12 +127,11 @@ Section flowtrain_section(const fs::path& out) {
       "<p>What the FlowTrain figures rest on. <b>Assumed</b>: the constant efficiencies written next to their "
       "defaults in <code>models/flowtrain/timing.h</code> (public GEMM and FlashAttention benchmarks, not measured "
       "here). <b>Measured</b>: the <code>" +
-      escape(device["name"].string()) + "</code> device profile, " + escape(device["provenance"].string()) +
-      ": GEMM efficiency per GEMM shape and attention efficiency per sequence length, fitted by "
-      "<code>clustertwin calibrate device</code> from kernels timed on an H200 (the H100's compute) under " +
-      escape(device["software_stack"].string()) +
-      ". Transformer Engine or torch.compile would reach other efficiencies; the peak, memory and network stay "
-      "the platform's datasheet figures in both rows.</p>\n";
+      escape(device["name"].string()) + "</code> device profile (" + escape(device["provenance"].string()) +
+      "): GEMM efficiency per GEMM shape and attention efficiency per sequence length, fitted by "
+      "<code>clustertwin calibrate device</code> from kernels timed on an H200 (the H100's compute) under that "
+      "software stack. Transformer Engine or torch.compile would reach other efficiencies; the peak, memory and "
+      "network stay the platform's datasheet figures in both rows.</p>\n";
   s.html +=
       table({"device efficiencies", "basis", "monolithic MFU", "FlowTrain MFU", "FlowTrain speedup"},
             {{assumed_text, "assumptions (timing.h)", percent(assumed_mono["mfu"].number()),

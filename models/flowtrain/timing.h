@@ -49,7 +49,7 @@ struct DeviceModel {
   /// benchmark); when a curve is set it replaces the constant above it, which then prices nothing.
   /// GEMMs: each GEMM shape of the stack at its TP shard and the work's token count, by its training FLOPs
   /// (6 T K N); the stack's GEMM FLOPs at the FLOP-weighted harmonic mean of those shapes' efficiencies
-  /// (assumption: the stack's other GEMMs, the projector, patch embedding and LM head, run at that mean).
+  /// (assumption: the GEMMs not listed per shape, the encoder's projector and patch embedding, run at that mean).
   device::EfficiencyCurve gemm_curve;
   /// Causal attention by each sequence's length (the backbone's samples; packing masks across samples).
   device::EfficiencyCurve attention_curve;

@@ -31,7 +31,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-# Dense bf16 peaks (FLOP/s) by device name; other devices need --peak-flops.
+# Dense bf16 peaks (FLOP/s) by device name, from NVIDIA's datasheets (H100 SXM: 1,979 TFLOP/s with sparsity, / 2;
+# the H200 has the same compute); other devices need --peak-flops.
 PEAKS = {"H100": 989.5e12, "H200": 989.5e12}
 
 
