@@ -31,6 +31,30 @@ double size_of(const traces::KernelRecord& r) {
   return r.kind == "gemm" ? r.flops : r.dim("seq_len");
 }
 
+// What the fitted curves price of a layer record, or false when its shape lacks a size.
+bool check_layer(const traces::KernelRecord& r, const cluster::DeviceProfile& p, DeviceFitLayerCheck* out) {
+  for (const char* key :
+       {"tokens", "hidden", "heads", "kv_heads", "head_dim", "mlp", "gated_mlp", "seq_len", "batch", "causal"}) {
+    if (r.shape.count(key) == 0) return false;
+  }
+  const double t = r.dim("tokens"), h = r.dim("hidden"), q = r.dim("heads") * r.dim("head_dim");
+  const double kv = r.dim("kv_heads") * r.dim("head_dim"), f = r.dim("mlp");
+  std::vector<std::pair<double, double>> gemms = {{h, q + 2 * kv}, {q, h}, {f, h}};  // QKV, output, MLP down
+  gemms.emplace_back(h, r.dim("gated_mlp") != 0 ? 2 * f : f);                        // MLP up (and gate)
+  out->name = r.name;
+  out->measured_s = r.time_s;
+  for (const auto& [in, o] : gemms) {
+    const double flops = traces::gemm_training_flops(t, in, o);
+    out->gemm_s += flops / (p.peak_flops * p.gemm.at(flops));
+  }
+  const bool causal = r.dim("causal") != 0;
+  const device::EfficiencyCurve& c = !causal && !p.attention_full.empty() ? p.attention_full : p.attention;
+  out->attention_s =
+      traces::attention_training_flops(r.dim("seq_len"), r.dim("batch"), r.dim("heads"), r.dim("head_dim"), causal) /
+      (p.peak_flops * c.at(r.dim("seq_len")));
+  return true;
+}
+
 }  // namespace
 
 std::vector<device::EfficiencyKnot> monotone_knots(std::vector<WeightedPoint> points) {
@@ -118,6 +142,10 @@ StatusOr<DeviceFit> fit_device_profile(const traces::KernelTrace& trace, const D
                                                                     : p.attention_full;
     point.fitted = c.at(point.size);
   }
+  for (const traces::KernelRecord& r : trace.records) {
+    DeviceFitLayerCheck check;
+    if (r.kind == "layer" && r.dtype == o.dtype && check_layer(r, p, &check)) fit.layers.push_back(check);
+  }
   return fit;
 }
 
@@ -160,6 +188,20 @@ std::string device_fit_report(const DeviceFit& fit) {
   }
   out += "# residual: fitted minus measured efficiency (largest " + format_number("%.3f", worst) +
          "); time_err: the fit's time for the record's FLOPs against the measured time\n";
+  for (const DeviceFitLayerCheck& l : fit.layers) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "# layer check: %s: measured %.2f ms; the curves price %.2f ms of it (GEMMs %.2f, attention "
+                  "%.2f): %+.0f%% unpriced\n",
+                  l.name.c_str(), l.measured_s * 1e3, (l.gemm_s + l.attention_s) * 1e3, l.gemm_s * 1e3,
+                  l.attention_s * 1e3, 100 * l.unpriced_share());
+    out += line;
+  }
+  if (!fit.layers.empty()) {
+    out +=
+        "# (unpriced: norms, activations, rotary and the curves' error; negative: the curves price more than "
+        "was measured)\n";
+  }
   if (!fit.not_fitted_kinds.empty()) {
     out += "# not fitted (other twins' inputs):";
     for (const auto& [kind, n] : fit.not_fitted_kinds)
@@ -192,6 +234,14 @@ std::string device_fit_json(const DeviceFit& fit) {
                            {"measured", q.measured},
                            {"fitted", q.fitted},
                            {"residual", q.residual()}});
+  }
+  j["layers"] = nlohmann::ordered_json::array();
+  for (const DeviceFitLayerCheck& l : fit.layers) {
+    j["layers"].push_back({{"name", l.name},
+                           {"measured_s", l.measured_s},
+                           {"gemm_s", l.gemm_s},
+                           {"attention_s", l.attention_s},
+                           {"unpriced_share", l.unpriced_share()}});
   }
   return j.dump(1) + "\n";
 }

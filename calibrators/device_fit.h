@@ -55,9 +55,26 @@ struct DeviceFitPoint {
   double time_error() const { return measured / fitted - 1; }
 };
 
+/// A whole layer the trace timed (kind layer, with tokens, hidden, heads,
+/// kv_heads, head_dim, mlp, gated_mlp, seq_len, batch, causal) against what
+/// the fitted curves price of it: its GEMMs (QKV, output projection, the MLP's
+/// two or, gated, three matrices) each at the gemm curve for its size, its
+/// attention at the curve for its length (full attention without an
+/// attention_full curve at the causal one's, as the twins do). A check, not a
+/// fit input: what the curves leave unpriced (norms, activations, rotary, the
+/// curves' own error) is the rest of the measured time.
+struct DeviceFitLayerCheck {
+  std::string name;
+  double measured_s = 0;
+  double gemm_s = 0, attention_s = 0;  // priced by the fitted curves
+  /// The share of the measured time the curves do not price (negative: they price more than was measured).
+  double unpriced_share() const { return 1 - (gemm_s + attention_s) / measured_s; }
+};
+
 struct DeviceFit {
   cluster::DeviceProfile profile;
   std::vector<DeviceFitPoint> points;                         // every fitted record, in the trace's order
+  std::vector<DeviceFitLayerCheck> layers;                    // every layer record with a full shape
   std::vector<std::pair<std::string, int>> not_fitted_kinds;  // other kinds and their counts, in first-seen order
 };
 

@@ -81,6 +81,23 @@ TEST(DeviceFitTest, GemmCurveIsMonotoneAndTimeWeightedWherePooled) {
   EXPECT_NEAR(fitted_time / measured_time, 1, 0.05);
 }
 
+// The 72B layer's four GEMMs are the trace's first four GEMM records: the layer check prices them exactly as
+// the fit prices those records (FLOPs over peak over the fitted efficiency), and its attention (4 x 4096,
+// causal) as the 4096-token attention record, a knot: its measured time.
+TEST(DeviceFitTest, LayerCheckPricesEachGemmAndTheAttentionByTheCurves) {
+  const traces::KernelTrace trace = *traces::read_kernel_trace(kTrace);
+  const DeviceFit fit = fit_shipped();
+  ASSERT_EQ(fit.layers.size(), 2u);
+  const DeviceFitLayerCheck& l = fit.layers[0];
+  EXPECT_EQ(l.measured_s, 20.17e-3);
+  double gemm_s = 0;
+  for (int i = 0; i < 4; ++i)
+    gemm_s += trace.records[i].flops / (trace.peak_flops * fit.points[i].fitted);
+  EXPECT_NEAR(l.gemm_s, gemm_s, 1e-12 * gemm_s);
+  EXPECT_NEAR(l.attention_s, 1.195e-3, 1e-12);
+  EXPECT_GT(l.unpriced_share(), 0);  // norms, activations and rotary take the rest
+}
+
 TEST(DeviceFitTest, PoolAdjacentViolatorsByTime) {
   // (size, efficiency, weight): 4 measured below 2, so they pool: efficiency (0.7 x 1 + 0.6 x 3) / 4 = 0.625 at
   // size exp((ln 2 + 3 ln 4) / 4) = 2^(7/4); 1 and 8 stay as measured.
