@@ -3,9 +3,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "calibrators/calibrate.h"
+#include "calibrators/device_fit.h"
 #include "cli/command.h"
 #include "common/file_io.h"
 
@@ -24,7 +26,37 @@ struct CalibrateArgs {
   bool json = false;
 };
 
+struct DeviceArgs {
+  std::string trace;
+  std::string out;
+  std::string name;
+  std::string dtype = "bf16";
+  bool json = false;
+};
+
+Status run_calibrate_device(const DeviceArgs& a) {
+  auto trace = traces::read_kernel_trace(a.trace);
+  if (!trace.is_ok()) return trace.status();
+  calibrators::DeviceFitOptions o;
+  o.name = a.name;
+  o.dtype = a.dtype;
+  // The file's name, not its path: the profile is the same wherever the trace lies.
+  o.trace_name = std::filesystem::path(a.trace).filename().string();
+  auto fit = calibrators::fit_device_profile(*trace, o);
+  if (!fit.is_ok()) return fit.status();
+  const std::string yaml = calibrators::device_fit_yaml(*fit);
+  auto check = cluster::parse_device_profile(yaml, a.out);
+  if (!check.is_ok()) return Status::internal("the written profile does not read back: " + check.status().message());
+  CT_RETURN_IF_ERROR(write_output(a.out, yaml));
+  if (a.json) return write_output("-", calibrators::device_fit_json(*fit));
+  std::fputs(calibrators::device_fit_report(*fit).c_str(), stdout);
+  std::printf("# wrote %s\n", a.out.c_str());
+  return Status::ok();
+}
+
 Status run_calibrate(const CalibrateArgs& a) {
+  if (a.traces.empty()) return Status::invalid_argument("calibrate: give at least one TRACE (or: calibrate device)");
+  if (a.out.empty()) return Status::invalid_argument("calibrate: --out is required");
   if (a.segments < 1 || a.segments > 16)
     return Status::invalid_argument("--segments " + std::to_string(a.segments) + ": must be in [1, 16]");
   if (!(a.tolerance > 0 && a.tolerance < 1))
@@ -62,9 +94,8 @@ void add_calibrate_command(CLI::App& app, Action* action) {
       "latency and bus bandwidth. A system's run (`clustertwin run nestpipe --trace`) fits its cost keys: latency "
       "and rate per key, pooled over every run given. Prints the fit quality: per cost key and per benchmarked "
       "size, the measured median and spread and the fit's residual");
-  cmd->add_option("TRACE", a->traces, "Recorded traces (.json or .json.gz), any mix of benchmarks and runs")
-      ->required();
-  cmd->add_option("-o,--out", a->out, "The profile to write (YAML; written atomically)")->required();
+  cmd->add_option("TRACE", a->traces, "Recorded traces (.json or .json.gz), any mix of benchmarks and runs");
+  cmd->add_option("-o,--out", a->out, "The profile to write (YAML; written atomically)");
   cmd->add_option("--base", a->base, "Shipped profile name or YAML path that the fits extend")->capture_default_str();
   cmd->add_option("--name", a->name, "Name of the written profile (default: the base's)");
   cmd->add_option("--warmup", a->warmup, "Runner steps after a run's pipeline prologue left out")
@@ -75,7 +106,24 @@ void add_calibrate_command(CLI::App& app, Action* action) {
                   "Use the fewest segments whose largest relative residual is at most this")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print the fit quality as JSON instead of tables");
-  cmd->callback([a, action] { *action = [a] { return run_calibrate(*a); }; });
+  auto d = std::make_shared<DeviceArgs>();
+  CLI::App* device = cmd->add_subcommand(
+      "device",
+      "Fit a device profile to a kernel-benchmark trace (traces/KERNELS.md) and write it as YAML that `sim "
+      "flowtrain --device-profile` reads. Per curve (GEMMs by their training FLOPs, causal and full attention by "
+      "sequence length) each record's efficiency is its FLOPs over its measured time over the trace's peak; the "
+      "knots are those efficiencies, pooled (weighted by time) where a larger size measured lower, so the curve "
+      "never falls; between knots log-linear, beyond them clamped. Prints each record's residual");
+  device->add_option("TRACE", d->trace, "The kernel-benchmark trace (.json or .json.gz)")->required();
+  device->add_option("-o,--out", d->out, "The device profile to write (YAML; written atomically)")->required();
+  device->add_option("--name", d->name, "The profile's name (for example h200)")->required();
+  device->add_option("--dtype", d->dtype, "Fit only the records of this data type")->capture_default_str();
+  device->add_flag("--json", d->json, "Print the fit as JSON instead of tables");
+  device->callback([d, action] { *action = [d] { return run_calibrate_device(*d); }; });
+  cmd->callback([a, action, device] {
+    if (device->parsed()) return;  // the subcommand set the action
+    *action = [a] { return run_calibrate(*a); };
+  });
 }
 
 }  // namespace clustertwin::cli

@@ -9,8 +9,10 @@
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
+#include "models/cluster/device_profile.h"
 #include "models/cluster/units.h"
 #include "sim/flowtrain/flowtrain_twin.h"
+#include "traces/json_text.h"
 
 namespace clustertwin::cli {
 namespace {
@@ -20,11 +22,19 @@ struct FlowTrainArgs {
   std::string workers = "1024";
   std::string platform = "h100-1024";
   std::string pool = "8GB";
+  std::string device_profile;  // "": the assumed efficiencies
+  bool efficiency_given = false;
   sim::flowtrain::FlowTrainSetup setup;
   std::string trace_dir;
   std::string csv;
   bool json = false;
 };
+
+std::string json_quote(const std::string& text) {
+  std::string out;
+  traces::append_json_string(&out, text);
+  return out;
+}
 
 Status run_sim_flowtrain(FlowTrainArgs a) {
   auto modes = sim::flowtrain::parse_flowtrain_modes(a.modes);
@@ -36,6 +46,22 @@ Status run_sim_flowtrain(FlowTrainArgs a) {
   a.setup.pool_bytes = *pool;
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
+  std::string device_line = "assumed efficiencies (GEMMs " + format_number("%.2f", a.setup.device.gemm_efficiency) +
+                            ", attention " + format_number("%.2f", a.setup.device.attention_efficiency) +
+                            " of peak; models/flowtrain/timing.h)";
+  std::string device_name = "assumed";
+  if (!a.device_profile.empty()) {
+    if (a.efficiency_given) {
+      return Status::invalid_argument("--device-profile " + a.device_profile +
+                                      ": gives the efficiencies; leave out --gemm-efficiency and "
+                                      "--attention-efficiency");
+    }
+    auto device = cluster::load_device_profile(a.device_profile);
+    if (!device.is_ok()) return device.status();
+    CT_RETURN_IF_ERROR(sim::flowtrain::use_device_profile(*device, *profile, &a.setup));
+    device_line = "measured profile " + device->provenance_line();
+    device_name = device->name;
+  }
   for (int n : *workers) {
     sim::flowtrain::FlowTrainSetup s = a.setup;
     s.workers = n;
@@ -59,11 +85,14 @@ Status run_sim_flowtrain(FlowTrainArgs a) {
   if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flowtrain::flowtrain_rows_csv(*rows)));
   const std::string extra = "{\"platform\":\"" + profile->name + "\",\"model\":\"" + a.setup.model +
                             "\",\"global_batch\":" + std::to_string(a.setup.global_batch) +
-                            ",\"micro_batch_tokens\":" + std::to_string(a.setup.micro_batch_tokens) + "}";
+                            ",\"micro_batch_tokens\":" + std::to_string(a.setup.micro_batch_tokens) +
+                            ",\"device_profile\":" + json_quote(device_name) +
+                            ",\"device\":" + json_quote(device_line) + "}";
   if (a.json) return write_output("-", sim::flowtrain::flowtrain_rows_json(*rows, extra));
   std::printf("# clustertwin sim flowtrain: %s, %d samples a step, micro-batches of %lld tokens, on %s\n",
               a.setup.model.c_str(), a.setup.global_batch, static_cast<long long>(a.setup.micro_batch_tokens),
               profile->name.c_str());
+  std::printf("# device: %s\n", device_line.c_str());
   std::fputs(sim::flowtrain::flowtrain_rows_table(*rows).c_str(), stdout);
   std::printf(
       "# encoder: encoder workers (0: every worker runs both); layout: backbone TP, PP (/encoder TP); speedup "
@@ -111,18 +140,26 @@ void add_sim_flowtrain_command(CLI::App& sim, Action* action) {
       ->capture_default_str();
   cmd->add_option("--steps", a->setup.steps, "Steps simulated (the first is warm-up)")->capture_default_str();
   cmd->add_option("--seed", a->setup.data.seed, "Seed of the synthetic dataset")->capture_default_str();
-  cmd->add_option("--gemm-efficiency", a->setup.device.gemm_efficiency, "Share of peak a large GEMM reaches")
-      ->capture_default_str();
-  cmd->add_option("--attention-efficiency", a->setup.device.attention_efficiency,
-                  "Share of peak fused attention reaches")
-      ->capture_default_str();
+  CLI::Option* gemm =
+      cmd->add_option("--gemm-efficiency", a->setup.device.gemm_efficiency,
+                      "Share of peak a large GEMM reaches (an assumption; --device-profile measures it instead)")
+          ->capture_default_str();
+  CLI::Option* attention = cmd->add_option("--attention-efficiency", a->setup.device.attention_efficiency,
+                                           "Share of peak fused attention reaches (an assumption)")
+                               ->capture_default_str();
+  cmd->add_option("--device-profile", a->device_profile,
+                  "Measured efficiencies per GEMM shape and attention length: a shipped device profile (h200: "
+                  "torch 2.11 eager on an H200) or a YAML file from `clustertwin calibrate device`");
   cmd->add_option("--tp-overlap", a->setup.device.tp_overlap,
                   "Share of the tensor-parallel exchange hidden under GEMMs")
       ->capture_default_str();
   cmd->add_option("--trace-dir", a->trace_dir, "Write each run's last step as a Perfetto trace here");
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, model and rows");
-  cmd->callback([a, action] { *action = [a] { return run_sim_flowtrain(*a); }; });
+  cmd->callback([a, action, gemm, attention] {
+    a->efficiency_given = gemm->count() > 0 || attention->count() > 0;
+    *action = [a] { return run_sim_flowtrain(*a); };
+  });
 }
 
 }  // namespace clustertwin::cli

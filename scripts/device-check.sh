@@ -17,6 +17,8 @@
 #   gpu-tests      ctest -L gpu; fails if the GPU tests skip where there is a GPU               -> gpu.txt
 #   nccl           NCCL all-reduce and all-to-all bus bandwidth on every GPU, 1 MiB..1 GiB      -> nccl.json, gpu.txt
 #   kineto         a profiled training step of a small GPT                                     -> traces.tar.gz, gpu.txt
+#   kernels        GEMMs and attention timed in torch eager, a kernel-benchmark trace for
+#                  `clustertwin calibrate device` (traces/KERNELS.md)                           -> kernels.json, gpu.txt
 #   real-configure the real side (CT_REAL_ONLY: no SimGrid) against the pip libtorch, CT_CUDA   -> build.txt
 #   real-build     its clustertwin (launch, run collectives|plan|nestpipe|flexmarl|flowtrain)  -> build.txt
 #   run-nestpipe   torchrec, dbp, nestpipe on the GPU (NCCL, one rank; GB-sized table), and 4 ranks
@@ -52,6 +54,7 @@ STEPS=(
   "gpu-tests 60 gpu.txt ctest -L gpu -V; a GPU test that skips where nvidia-smi lists a GPU fails the step"
   "nccl 120 gpu.txt torchrun nccl_bench.py on every GPU: all-reduce and all-to-all, 1 MiB..1 GiB -> nccl.json"
   "kineto 90 gpu.txt torchrun kineto_step.py: profiled TinyGPT steps -> traces/gpt_step.rank0.json.gz"
+  "kernels 90 gpu.txt kernel_bench.py: bf16 GEMMs and attention, forward + backward, torch eager -> kernels.json"
   "real-configure 120 build.txt cmake -S . -B build-device/real -DCT_REAL_ONLY=ON -DCT_CUDA=ON against the pip libtorch"
   "real-build 300 build.txt cmake --build build-device/real --target clustertwin (the real side, no SimGrid)"
   "run-nestpipe 180 runs.txt run nestpipe --device cuda: torchrec, dbp, nestpipe (NCCL, 1 rank), dbp on 4 ranks (Gloo)"
@@ -191,6 +194,14 @@ step_kineto() {
   [ -n "$events" ] && note "$events; $nccl"
   rm -f "$log"
   return "$rc"
+}
+
+# The kernel benchmark stops before its next kernel once 60 s are spent, so that it writes its trace inside the
+# step's limit even on a slow start; `clustertwin calibrate device kernels.json --name NAME -o P.yaml` fits it here.
+step_kernels() {
+  rm -f "$OUT/kernels.json"
+  "$PYTHON" "$ROOT/scripts/device-check/kernel_bench.py" --out "$OUT/kernels.json" --budget-s 60 || return 1
+  [ -s "$OUT/kernels.json" ] || { echo "device-check: kernel_bench.py wrote no $OUT/kernels.json"; return 1; }
 }
 
 # The pip PyTorch's CMake prefix, the GPU's compute capability and the folder of nccl.h
@@ -388,8 +399,8 @@ dry_run() {
     read -r name limit log what <<<"$entry"
     printf '  %-14s %4ss  -> %-10s %s\n' "$name" "$limit" "$log" "$what"
   done
-  echo "results: $OUT: summary.txt, facts.txt, build.txt, gpu.txt, nccl.json, runs.txt, traces.tar.gz"
-  echo "         (traces/: gpt_step.rank0.json.gz and every run's trace): 7 of the $MAX_OUT_FILES files the device tool brings back"
+  echo "results: $OUT: summary.txt, facts.txt, build.txt, gpu.txt, nccl.json, kernels.json, runs.txt, traces.tar.gz"
+  echo "         (traces/: gpt_step.rank0.json.gz and every run's trace): 8 of the $MAX_OUT_FILES files the device tool brings back"
   echo "python: $PYTHON; build folders: $BUILD, $REAL_BUILD"
   if [ -f "$CARRY_DIR/gtest/CMakeLists.txt" ] && [ -f "$CARRY_DIR/include/CLI/CLI.hpp" ]; then
     echo "carry: $CARRY_REL is ready ($(du -sh "$CARRY_DIR" | cut -f1))"
@@ -462,6 +473,7 @@ case "${1:-}" in
       gpu-tests) step_gpu_tests ;;
       nccl) step_nccl ;;
       kineto) step_kineto ;;
+      kernels) step_kernels ;;
       real-configure) step_real_configure ;;
       real-build) step_real_build ;;
       run-nestpipe) step_run_nestpipe ;;
@@ -470,6 +482,6 @@ case "${1:-}" in
       *) echo "device-check.sh: unknown step '${2:-}'" >&2; exit 2 ;;
     esac
     ;;
-  -h | --help) sed -n '2,33p' "$SCRIPT" ;;
+  -h | --help) sed -n '2,35p' "$SCRIPT" ;;
   *) echo "device-check.sh: unknown option '$1' (allowed: --dry-run, --prepare, --predict DIR, --help)" >&2; exit 2 ;;
 esac

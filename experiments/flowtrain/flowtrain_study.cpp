@@ -9,6 +9,10 @@
 //      worker count on h100-1024, both models: samples/s, MFU, speedup
 //      against monolithic; Perfetto traces of each mode's last step at
 //      1,024 workers; PNG plots when gnuplot is installed
+//   4. the same modes at 1,024 workers (6B+72B) with measured efficiencies:
+//      the shipped h200 device profile (GEMMs per shape, attention per
+//      sequence length, fitted from the kernel benchmark in
+//      traces/data/kernels) in place of timing.h's assumed constants
 //
 // Writes packing.csv, allocation.csv, modes.csv, study.json (atomically),
 // traces/ and plots to OUT (default out/flowtrain) and prints the tables and
@@ -29,6 +33,7 @@
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
+#include "models/cluster/device_profile.h"
 #include "models/flowtrain/allocator.h"
 #include "models/flowtrain/packing.h"
 #include "models/flowtrain/vlm.h"
@@ -51,6 +56,8 @@ T value_or_fail(StatusOr<T> v) {
 }
 
 constexpr int kSamplesPerStep = 512;
+constexpr const char* kHeadlineModel = "6B+72B";  // the report's headline configuration
+constexpr int kHeadlineWorkers = 1024;
 constexpr int64_t kCapacity = 65536;
 
 }  // namespace
@@ -178,6 +185,27 @@ int main(int argc, char** argv) {
         100 * flow->mfu, flow->speedup, std::abs(flow->speedup - 1.7) <= 0.15 * 1.7 ? "yes" : "no", flow->samples_per_s,
         sync->samples_per_s, flow->samples_per_s > sync->samples_per_s ? "yes" : "no");
   }
+  // 4. Measured efficiencies: the h200 device profile (torch 2.11 eager on an H200, which has the H100's compute).
+  const cluster::DeviceProfile device = value_or_fail(cluster::load_device_profile("h200"));
+  sim::flowtrain::FlowTrainSetup measured;
+  measured.model = kHeadlineModel;
+  if (Status s = sim::flowtrain::use_device_profile(device, profile, &measured); !s.is_ok()) fail(s);
+  std::printf("\n# the twin's modes on %s, %s, with the measured device profile %s\n", profile.name.c_str(),
+              kHeadlineModel, device.provenance_line().c_str());
+  const auto measured_rows = value_or_fail(sim::flowtrain::run_flowtrain_modes(
+      measured, profile, modes, {kHeadlineWorkers}, [](const sim::flowtrain::FlowTrainRow& r, int done, int total) {
+        show_progress(done == total, "  [%d/%d] %s at %d workers", done, total, r.mode.c_str(), r.workers);
+      }));
+  std::fputs(sim::flowtrain::flowtrain_rows_table(measured_rows).c_str(), stdout);
+  const models::flowtrain::DeviceModel assumed;  // timing.h's defaults: what the rows above rest on
+  json["assumed_device"] = {{"gemm_efficiency", assumed.gemm_efficiency},
+                            {"attention_efficiency", assumed.attention_efficiency},
+                            {"source", "models/flowtrain/timing.h (assumptions)"}};
+  json["device_profile"] = {
+      {"name", device.name},
+      {"provenance", device.provenance_line()},
+      {"software_stack", device.software_stack},
+      {"rows", nlohmann::json::parse(sim::flowtrain::flowtrain_rows_json(measured_rows))["rows"]}};
   const std::string modes_csv = sim::flowtrain::flowtrain_rows_csv(all);
   json["modes"] = nlohmann::json::parse(sim::flowtrain::flowtrain_rows_json(all))["rows"];
   const std::string plots =

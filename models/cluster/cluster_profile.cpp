@@ -358,16 +358,23 @@ Status read_profile(const ConfigNode& root, const std::string& source, ClusterPr
 
 }  // namespace
 
-StatusOr<ClusterProfile> parse_cluster_profile(const std::string& yaml_text, const std::string& name) {
+StatusOr<ConfigNode> parse_config_yaml(const std::string& yaml_text, const std::string& source) {
   ConfigNode root;
   try {
-    CT_RETURN_IF_ERROR(convert(YAML::Load(yaml_text), name, "", 0, &root));
+    CT_RETURN_IF_ERROR(convert(YAML::Load(yaml_text), source, "", 0, &root));
   } catch (const YAML::Exception& e) {
     const std::string where = e.mark.is_null() ? std::string()
                                                : "line " + std::to_string(e.mark.line + 1) + ", column " +
                                                      std::to_string(e.mark.column + 1) + ": ";
-    return Status::invalid_argument(name + ": not valid YAML: " + where + e.msg);
+    return Status::invalid_argument(source + ": not valid YAML: " + where + e.msg);
   }
+  return root;
+}
+
+StatusOr<ClusterProfile> parse_cluster_profile(const std::string& yaml_text, const std::string& name) {
+  auto parsed = parse_config_yaml(yaml_text, name);
+  if (!parsed.is_ok()) return parsed.status();
+  const ConfigNode& root = *parsed;
   if (root.kind != ConfigNode::Kind::kMap) {
     return Status::invalid_argument(name +
                                     ": a cluster profile is a mapping of fields (name, nodes, devices_per_node, " +

@@ -16,4 +16,8 @@ struct EmbeddedProfile {
 /// The shipped profiles, in the order sim/platforms/CMakeLists.txt lists them.
 std::span<const EmbeddedProfile> embedded_profiles();
 
+/// The shipped device profiles (sim/platforms/devices/NAME.yaml), in the
+/// order models/cluster/CMakeLists.txt lists them.
+std::span<const EmbeddedProfile> embedded_device_profiles();
+
 }  // namespace clustertwin::cluster

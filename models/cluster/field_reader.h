@@ -80,6 +80,10 @@ class FieldReader {
   std::vector<std::string> known_;  // asked for, in order
 };
 
+/// `yaml_text` as a ConfigNode tree; InvalidArgument naming `source` and the
+/// line and column of a YAML syntax error, or a key given twice.
+StatusOr<ConfigNode> parse_config_yaml(const std::string& yaml_text, const std::string& source);
+
 /// Why `value` lies outside `bound` ("must be > 0"), or "" when it does not.
 std::string_view bound_violation(double value, FieldReader::Bound bound);
 

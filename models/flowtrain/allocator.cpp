@@ -26,8 +26,8 @@ double state_bytes(double params, int tp, int pp, int dp) {
 
 void set_dataset_means(AllocatorInputs* in, const DatasetOptions& options, int samples) {
   in->encoder_flops = in->backbone_flops = in->images = in->llm_tokens = 0;
-  in->encoder_work = encoder_work(in->model, 0);
-  in->backbone_work = backbone_work(in->model, 0);
+  in->encoder_work = encoder_work(in->model, 0, in->device);
+  in->backbone_work = backbone_work(in->model, 0, in->device);
   for (int i = 0; i < samples; ++i) {
     const Sample s = dataset_sample(options, i);
     const SampleCost c = sample_cost(in->model, s);
@@ -35,8 +35,8 @@ void set_dataset_means(AllocatorInputs* in, const DatasetOptions& options, int s
     in->backbone_flops += c.backbone_flops / samples;
     in->images += static_cast<double>(s.images) / samples;
     in->llm_tokens += static_cast<double>(c.llm_tokens) / samples;
-    in->encoder_work += scaled(encoder_work(in->model, s.images), 1.0 / samples);
-    in->backbone_work += scaled(backbone_work(in->model, c.llm_tokens), 1.0 / samples);
+    in->encoder_work += scaled(encoder_work(in->model, s.images, in->device), 1.0 / samples);
+    in->backbone_work += scaled(backbone_work(in->model, c.llm_tokens, in->device), 1.0 / samples);
   }
 }
 

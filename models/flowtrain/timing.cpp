@@ -11,6 +11,7 @@ namespace clustertwin::models::flowtrain {
 StackWork scaled(StackWork w, double factor) {
   w.gemm_flops *= factor;
   w.attention_flops *= factor;
+  w.attention_effective_flops *= factor;
   w.tokens *= factor;
   return w;
 }
@@ -18,11 +19,12 @@ StackWork scaled(StackWork w, double factor) {
 StackWork stage_work(StackWork w, int stages) {
   w.gemm_flops /= stages;
   w.attention_flops /= stages;
+  w.attention_effective_flops /= stages;
   w.layers = std::max<int64_t>(1, w.layers / stages);
   return w;
 }
 
-StackWork encoder_work(const VlmSpec& model, int images) {
+StackWork encoder_work(const VlmSpec& model, int images, const DeviceModel& device) {
   const spec::VitSpec& v = model.encoder;
   const double n = static_cast<double>(v.patches()), h = static_cast<double>(v.hidden);
   const double attention = static_cast<double>(v.layers) * 4 * h * n * n;
@@ -34,10 +36,13 @@ StackWork encoder_work(const VlmSpec& model, int images) {
   w.tokens = n * images;
   w.attention_flops = 3 * attention * images;
   w.gemm_flops = 3 * (v.forward_flops_per_image() - attention + projector) * images;
+  w.attention_effective_flops = w.attention_flops / attention_efficiency(n, false, device);
+  const double hv = h, f = static_cast<double>(v.mlp), l = static_cast<double>(v.layers);
+  w.gemms = {{hv, 3 * hv, l, true}, {hv, hv, l, false}, {hv, f, l, true}, {f, hv, l, false}};
   return w;
 }
 
-StackWork backbone_work(const VlmSpec& model, int64_t llm_tokens) {
+StackWork backbone_work(const VlmSpec& model, int64_t llm_tokens, const DeviceModel& device) {
   const spec::LlmSpec& m = model.backbone;
   const double fixed = m.forward_flops_per_token(0);
   const double per_context = m.forward_flops_per_token(1) - fixed;
@@ -48,6 +53,15 @@ StackWork backbone_work(const VlmSpec& model, int64_t llm_tokens) {
   w.tokens = t;
   w.gemm_flops = 3 * t * fixed;
   w.attention_flops = 3 * per_context * t * (t - 1) / 2;
+  w.attention_effective_flops = w.attention_flops / attention_efficiency(t, true, device);
+  const double h = static_cast<double>(m.hidden), l = static_cast<double>(m.layers);
+  const double q = static_cast<double>(m.heads * m.head_dim), kv = static_cast<double>(m.kv_heads * m.head_dim);
+  const double f = static_cast<double>(m.mlp);
+  w.gemms = {{h, q + 2 * kv, l, true},                     // QKV
+             {q, h, l, false},                             // output projection
+             {h, 2 * f, l, true},                          // SwiGLU gate and up
+             {f, h, l, false},                             // down
+             {h, static_cast<double>(m.vocab), 1, true}};  // LM head (vocabulary-parallel)
   return w;
 }
 
@@ -58,10 +72,32 @@ double tp_exchange_seconds(const StackWork& w, int tp, const DeviceModel& d) {
   return 4 * static_cast<double>(w.layers) * ring;
 }
 
+double gemm_efficiency(const StackWork& w, int tp, const DeviceModel& d) {
+  if (d.gemm_curve.empty()) return d.gemm_efficiency;
+  CT_CHECK(!w.gemms.empty()) << "a stack priced by a GEMM curve needs its GEMM shapes";
+  double flops = 0, seconds_at_peak = 0;
+  for (const StackGemm& g : w.gemms) {
+    const double in = g.split_out ? g.in : g.in / tp, out = g.split_out ? g.out / tp : g.out;
+    const double weight = g.count * in * out;  // the shape's share of the stack's GEMM FLOPs
+    flops += weight;
+    seconds_at_peak += weight / d.gemm_curve.at(6 * w.tokens * in * out);
+  }
+  return flops / seconds_at_peak;
+}
+
+double attention_efficiency(double seq_len, bool causal, const DeviceModel& d) {
+  if (d.attention_curve.empty()) return d.attention_efficiency;
+  const device::EfficiencyCurve& c =
+      !causal && !d.attention_full_curve.empty() ? d.attention_full_curve : d.attention_curve;
+  return c.at(std::max(1.0, seq_len));
+}
+
 double stack_seconds(const StackWork& w, int tp, const DeviceModel& d) {
   if (w.tokens <= 0) return 0;
-  const double compute =
-      (w.gemm_flops / d.gemm_efficiency + w.attention_flops / d.attention_efficiency) / (tp * d.peak_flops);
+  // Without a device profile, exactly the constant efficiencies' arithmetic.
+  const double attention =
+      d.attention_curve.empty() ? w.attention_flops / d.attention_efficiency : w.attention_effective_flops;
+  const double compute = (w.gemm_flops / gemm_efficiency(w, tp, d) + attention) / (tp * d.peak_flops);
   const double elementwise =
       kElementwiseBytes * w.tokens * static_cast<double>(w.hidden * w.layers) / (tp * d.memory_bandwidth);
   return compute + elementwise + (1 - d.tp_overlap) * tp_exchange_seconds(w, tp, d);

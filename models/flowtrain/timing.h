@@ -10,6 +10,8 @@
 //
 //   GEMMs         gemm_flops / (TP x peak x gemm_efficiency)
 //   attention     attention_flops / (TP x peak x attention_efficiency)
+//                 (with a measured device profile, both efficiencies come per
+//                 shape from its curves instead: see DeviceModel)
 //   elementwise   kElementwiseBytes x tokens x hidden x layers / (TP x memory bandwidth)
 //                 (norms, activations, residuals, rotary: read and written in forward and backward)
 //   TP exchange   per layer 4 all-reduce-sized exchanges (2 in forward, 2 in backward) of
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/device/efficiency_curve.h"
 #include "models/flowtrain/vlm.h"
 
 namespace clustertwin::models::flowtrain {
@@ -42,6 +45,26 @@ struct DeviceModel {
   /// chunks that overlap the all-gathers and reduce-scatters; NeMo's H100 recipes for 70B models enable it
   /// (assumption: half hidden, as the overlap is imperfect and does not cover every exchange).
   double tp_overlap = 0.5;
+  /// Measured efficiencies per shape (a device profile, models/cluster/device_profile.h, fitted from a kernel
+  /// benchmark); when a curve is set it replaces the constant above it, which then prices nothing.
+  /// GEMMs: each GEMM shape of the stack at its TP shard and the work's token count, by its training FLOPs
+  /// (6 T K N); the stack's GEMM FLOPs at the FLOP-weighted harmonic mean of those shapes' efficiencies
+  /// (assumption: the GEMMs not listed per shape, the encoder's projector and patch embedding, run at that mean).
+  device::EfficiencyCurve gemm_curve;
+  /// Causal attention by each sequence's length (the backbone's samples; packing masks across samples).
+  device::EfficiencyCurve attention_curve;
+  /// Full attention by sequence length (the encoder's images); when empty, attention_curve
+  /// (assumption: the benchmark measured causal attention only; a full kernel over a sequence does the
+  /// causal one's work twice, at a similar share of peak).
+  device::EfficiencyCurve attention_full_curve;
+};
+
+/// A GEMM of a stack at TP 1: `in` x `out` weights applied to every token,
+/// `count` times in the stack (per layer: the layer count); tensor
+/// parallelism splits `out` (column-parallel) or `in` (row-parallel).
+struct StackGemm {
+  double in = 0, out = 0, count = 0;
+  bool split_out = true;
 };
 
 /// The encoder recomputes its forward in backward (allocator.h), so its time
@@ -56,12 +79,18 @@ inline constexpr double kElementwiseBytes = 24;
 struct StackWork {
   double gemm_flops = 0;       // training (3 x forward)
   double attention_flops = 0;  // training (3 x forward)
+  /// attention_flops, each sequence's over the attention efficiency at its length: the FLOPs a device at its
+  /// peak would do in the attention's time (what a device profile's curve prices; additive over samples).
+  double attention_effective_flops = 0;
   double tokens = 0;
   int64_t layers = 0, hidden = 0;
+  std::vector<StackGemm> gemms;  // the stack's GEMM shapes (the same for every sample)
   StackWork& operator+=(const StackWork& o) {
     gemm_flops += o.gemm_flops;
     attention_flops += o.attention_flops;
+    attention_effective_flops += o.attention_effective_flops;
     tokens += o.tokens;
+    if (gemms.empty()) gemms = o.gemms;
     return *this;
   }
 };
@@ -75,9 +104,20 @@ StackWork stage_work(StackWork w, int stages);
 /// shuffled tokens), and the backbone's for a sequence of `llm_tokens` tokens
 /// (attention within the sequence). Training FLOPs, equal to sample_cost's
 /// split (model FLOPs); the encoder's recomputation comes on top
-/// (kEncoderRecompute).
-StackWork encoder_work(const VlmSpec& model, int images);
-StackWork backbone_work(const VlmSpec& model, int64_t llm_tokens);
+/// (kEncoderRecompute). `device` prices the attention by sequence length
+/// (attention_effective_flops).
+StackWork encoder_work(const VlmSpec& model, int images, const DeviceModel& device);
+StackWork backbone_work(const VlmSpec& model, int64_t llm_tokens, const DeviceModel& device);
+
+/// The share of peak `work`'s GEMMs reach on a group of `tp` devices: the
+/// constant gemm_efficiency, or with a gemm_curve the FLOP-weighted harmonic
+/// mean over work.gemms of the curve at each shape (work.tokens x in/TP x out
+/// or in x out/TP).
+double gemm_efficiency(const StackWork& work, int tp, const DeviceModel& device);
+/// The share of peak attention over one sequence of `seq_len` tokens reaches:
+/// the constant attention_efficiency, or the curve's (full: attention_full_curve
+/// when set).
+double attention_efficiency(double seq_len, bool causal, const DeviceModel& device);
 
 /// Forward plus backward of `work` on a group of `tp` devices, seconds.
 double stack_seconds(const StackWork& work, int tp, const DeviceModel& device);

@@ -96,8 +96,8 @@ Status FlowTrainRun::load_step(int step) {
     StepSample s;
     s.sample = models::flowtrain::dataset_sample(setup_.data, first + i);
     s.cost = models::flowtrain::sample_cost(model_, s.sample);
-    s.encoder = models::flowtrain::encoder_work(model_, s.sample.images);
-    s.backbone = models::flowtrain::backbone_work(model_, s.cost.llm_tokens);
+    s.encoder = models::flowtrain::encoder_work(model_, s.sample.images, device_);
+    s.backbone = models::flowtrain::backbone_work(model_, s.cost.llm_tokens, device_);
     s.embedding_bytes = embedding_per_image * s.sample.images;
     step_flops_now_ += s.cost.encoder_flops + s.cost.backbone_flops;
     samples_.push_back(s);

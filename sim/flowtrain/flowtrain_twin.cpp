@@ -92,6 +92,21 @@ models::flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, con
   return d;
 }
 
+Status use_device_profile(const cluster::DeviceProfile& device, const cluster::ClusterProfile& platform,
+                          FlowTrainSetup* setup) {
+  const double peak = platform.device.peak_flops.empty() ? 0 : peak_of(platform);
+  if (!(std::abs(device.peak_flops - peak) <= 0.01 * peak)) {
+    return Status::invalid_argument("--device-profile " + device.name + ": its efficiencies are shares of " +
+                                    format_number("%g", device.peak_flops / 1e12) + " TFLOP/s, but platform '" +
+                                    platform.name + "' has a peak of " + format_number("%g", peak / 1e12) +
+                                    " TFLOP/s: not the device it was measured on");
+  }
+  setup->device.gemm_curve = device.gemm;
+  setup->device.attention_curve = device.attention;
+  setup->device.attention_full_curve = device.attention_full;
+  return Status::ok();
+}
+
 Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile) {
   auto model = models::flowtrain::vlm_spec(setup.model);
   if (!model.is_ok()) return Status::invalid_argument("--model " + model.status().message().substr(6));

@@ -55,6 +55,7 @@
 
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
+#include "models/cluster/device_profile.h"
 #include "models/flowtrain/allocator.h"
 #include "models/flowtrain/timing.h"
 #include "models/flowtrain/vlm.h"
@@ -83,6 +84,13 @@ struct FlowTrainSetup {
 /// count against the profile, a split with no encoder or no backbone worker,
 /// a pool smaller than one sample, batch and micro-batch sizes, steps.
 Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
+
+/// Sets setup's device curves from a measured device profile
+/// (models/cluster/device_profile.h). InvalidArgument naming both when the
+/// device profile's peak is not the platform's (within 1%): its efficiencies
+/// are shares of its own peak.
+Status use_device_profile(const cluster::DeviceProfile& device, const cluster::ClusterProfile& platform,
+                          FlowTrainSetup* setup);
 
 /// The device model of `profile` with setup's efficiencies.
 models::flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);

@@ -49,7 +49,8 @@ TEST(StackTimeTest, WorkMatchesSampleCostAndTensorParallelismCostsAnExchange) {
   const VlmSpec model = *vlm_spec("6B+72B");
   const Sample s{7, 3, 900};
   const SampleCost c = sample_cost(model, s);
-  const StackWork enc = encoder_work(model, s.images), llm = backbone_work(model, c.llm_tokens);
+  const StackWork enc = encoder_work(model, s.images, DeviceModel{}),
+                  llm = backbone_work(model, c.llm_tokens, DeviceModel{});
   EXPECT_NEAR(enc.gemm_flops + enc.attention_flops, c.encoder_flops, 1e-9 * c.encoder_flops);
   EXPECT_NEAR(llm.gemm_flops + llm.attention_flops, c.backbone_flops, 1e-9 * c.backbone_flops);
   EXPECT_DOUBLE_EQ(llm.tokens, static_cast<double>(c.llm_tokens));
@@ -79,6 +80,54 @@ TEST(StackTimeTest, WorkMatchesSampleCostAndTensorParallelismCostsAnExchange) {
   EXPECT_EQ(stage.layers, llm.layers / 4);
   EXPECT_DOUBLE_EQ(stage.tokens, llm.tokens);
   EXPECT_NEAR(stack_seconds(stage, 8, d), stack_seconds(llm, 8, d) / 4, 1e-9);
+}
+
+// With a device profile's curves, each GEMM shape of the stack is priced at
+// the curve's efficiency for its own size, and the stack's GEMM FLOPs at the
+// FLOP-weighted harmonic mean; attention at each sequence's own length.
+TEST(StackTimeTest, MeasuredCurvesPriceEachGemmShapeAndSequenceLength) {
+  const VlmSpec model = *vlm_spec("6B+72B");
+  DeviceModel d;
+  d.peak_flops = 989.5e12;
+  d.memory_bandwidth = 3.35e12;
+  d.link_bandwidth = 450e9;
+  d.link_latency_s = 1e-6;
+  // A one-knot curve is a constant: the stack time equals the constant model's at that efficiency.
+  DeviceModel flat = d;
+  flat.gemm_curve = *device::EfficiencyCurve::make({{1e12, 0.7}}, "test");
+  flat.attention_curve = *device::EfficiencyCurve::make({{4096, 0.35}}, "test");
+  DeviceModel constant = d;
+  constant.gemm_efficiency = 0.7;
+  constant.attention_efficiency = 0.35;
+  const StackWork llm = backbone_work(model, 4096, flat);
+  EXPECT_DOUBLE_EQ(gemm_efficiency(llm, 8, flat), 0.7);
+  EXPECT_NEAR(stack_seconds(llm, 8, flat), stack_seconds(backbone_work(model, 4096, constant), 8, constant),
+              1e-12 * stack_seconds(llm, 8, constant));
+
+  // Two knots: shapes below 1e11 FLOPs at 0.5, above 1e13 at 0.8.
+  DeviceModel curve = d;
+  curve.gemm_curve = *device::EfficiencyCurve::make({{1e11, 0.5}, {1e13, 0.8}}, "test");
+  curve.attention_curve = *device::EfficiencyCurve::make({{1024, 0.15}, {16384, 0.5}}, "test");
+  const StackWork w = backbone_work(model, 16384, curve);
+  double flops = 0, at_peak = 0;
+  for (const StackGemm& g : w.gemms) {
+    const double in = g.split_out ? g.in : g.in / 8, out = g.split_out ? g.out / 8 : g.out;
+    flops += g.count * in * out;
+    at_peak += g.count * in * out / curve.gemm_curve.at(6 * 16384 * in * out);
+  }
+  EXPECT_DOUBLE_EQ(gemm_efficiency(w, 8, curve), flops / at_peak);
+  // A larger TP shard makes each GEMM smaller, so never more efficient (the curve is monotone).
+  EXPECT_LE(gemm_efficiency(w, 8, curve), gemm_efficiency(w, 1, curve));
+  // Attention: the sequence's own length, 16384 tokens -> the last knot's 0.5; the encoder's full attention
+  // over 1024 patches falls back to the causal curve's first knot (no full curve).
+  EXPECT_DOUBLE_EQ(w.attention_effective_flops, w.attention_flops / 0.5);
+  const StackWork enc = encoder_work(model, 2, curve);
+  EXPECT_DOUBLE_EQ(enc.attention_effective_flops, enc.attention_flops / 0.15);
+  // Additive over samples: two sequences keep each one's own efficiency.
+  StackWork two = backbone_work(model, 1024, curve);
+  two += w;
+  EXPECT_DOUBLE_EQ(two.attention_effective_flops,
+                   backbone_work(model, 1024, curve).attention_flops / 0.15 + w.attention_flops / 0.5);
 }
 
 }  // namespace
