@@ -92,6 +92,10 @@ StatusOr<DeviceFit> fit_device_profile(const traces::KernelTrace& trace, const D
   DeviceFit fit;
   std::map<std::string, std::vector<WeightedPoint>> by_curve;
   for (const traces::KernelRecord& r : trace.records) {
+    if (r.kind == "decode" && r.dtype == o.dtype && r.bytes > 0 && trace.memory_bandwidth > 0) {
+      fit.decode_shares.emplace_back(r.dim("batch"), r.bytes / r.time_s / trace.memory_bandwidth);
+      continue;
+    }
     const std::string curve = curve_of(r);
     if (curve.empty() || r.dtype != o.dtype) {
       const std::string what = curve.empty() ? r.kind : r.kind + " (" + r.dtype + ")";
@@ -136,6 +140,14 @@ StatusOr<DeviceFit> fit_device_profile(const traces::KernelTrace& trace, const D
     if (!fitted.is_ok()) return fitted.status();
     (curve == "gemm" ? p.gemm : curve == "attention" ? p.attention : p.attention_full) = std::move(*fitted);
   }
+  for (const auto& [batch, share] : fit.decode_shares) {
+    if (share > 1) {
+      return Status::invalid_argument(trace.source + ": a decode record at batch " + format_number("%g", batch) +
+                                      " moves " + format_number("%.3f", share) +
+                                      " of memory_bandwidth: above the device's bandwidth");
+    }
+    p.decode_bandwidth_share = std::max(p.decode_bandwidth_share, share);
+  }
   for (DeviceFitPoint& point : fit.points) {
     const device::EfficiencyCurve& c = point.curve == "gemm"        ? p.gemm
                                        : point.curve == "attention" ? p.attention
@@ -177,6 +189,14 @@ std::string device_fit_report(const DeviceFit& fit) {
   knots("gemm", p.gemm, "GEMM training FLOPs");
   knots("attention", p.attention, "causal, sequence length");
   knots("attention_full", p.attention_full, "full, sequence length");
+  if (!fit.decode_shares.empty()) {
+    out += "# decode: share of memory bandwidth per batch:";
+    for (const auto& [batch, share] : fit.decode_shares)
+      out += " " + format_number("%g", batch) + " -> " + format_number("%.3f", share) + ";";
+    out.back() = '\n';
+    out += "# decode_bandwidth_share " + format_number("%.3f", p.decode_bandwidth_share) +
+           " (the best: where bandwidth binds)\n";
+  }
   out += "curve           size        time_ms  measured  fitted  residual  time_err  record\n";
   double worst = 0;
   for (const DeviceFitPoint& q : fit.points) {
@@ -225,6 +245,7 @@ std::string device_fit_json(const DeviceFit& fit) {
   j["gemm"] = knots(fit.profile.gemm);
   j["attention"] = knots(fit.profile.attention);
   if (!fit.profile.attention_full.empty()) j["attention_full"] = knots(fit.profile.attention_full);
+  if (fit.profile.decode_bandwidth_share > 0) j["decode_bandwidth_share"] = fit.profile.decode_bandwidth_share;
   j["points"] = nlohmann::ordered_json::array();
   for (const DeviceFitPoint& q : fit.points) {
     j["points"].push_back({{"curve", q.curve},

@@ -8,6 +8,11 @@
 //                   (6 T K N), efficiency = FLOPs / time / peak_flops
 //   attention       attention records with causal = true: size = sequence length
 //   attention_full  attention records with causal = false (absent when none)
+//   decode_bandwidth_share
+//                   decode records (bytes per token, with the trace's
+//                   memory_bandwidth): the best bytes / time / bandwidth over
+//                   them, the share a token reaches where bandwidth binds
+//                   (a larger batch adds compute, priced apart by the twins)
 // Each record's efficiency is its measured FLOPs over its measured time over
 // the trace's peak. Records of equal size are pooled; then, in order of size,
 // a record whose efficiency is below the one before is pooled with it
@@ -24,8 +29,8 @@
 // Why monotone: a bigger GEMM or a longer sequence keeps the device's units
 // busier, and a curve that dips between two measured shapes would reward a
 // layout for hitting a lucky shape the benchmark measured once. Records of
-// other kinds (layer, decode, hstu, embedding, copies) are other twins'
-// inputs: counted, not fitted.
+// other kinds (layer, hstu, embedding, copies) are other twins' inputs:
+// counted, not fitted.
 
 #include <string>
 #include <vector>
@@ -73,8 +78,10 @@ struct DeviceFitLayerCheck {
 
 struct DeviceFit {
   cluster::DeviceProfile profile;
-  std::vector<DeviceFitPoint> points;                         // every fitted record, in the trace's order
-  std::vector<DeviceFitLayerCheck> layers;                    // every layer record with a full shape
+  std::vector<DeviceFitPoint> points;       // every fitted record, in the trace's order
+  std::vector<DeviceFitLayerCheck> layers;  // every layer record with a full shape
+  /// Every decode record's batch and bandwidth share (bytes / time / bandwidth), in the trace's order.
+  std::vector<std::pair<double, double>> decode_shares;
   std::vector<std::pair<std::string, int>> not_fitted_kinds;  // other kinds and their counts, in first-seen order
 };
 

@@ -25,6 +25,7 @@ struct FlexMarlPlanArgs {
   std::string agents;  // "" for the paper's MA workload
   std::string calibration = "auto";
   int global_batch = 64;
+  std::string device_profile = sim::flexmarl::kDefaultDeviceProfile;
   sim::flexmarl::FlexMarlSetup setup;
 };
 
@@ -42,6 +43,9 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   if (!workload.is_ok()) return workload.status();
   a.setup.workload = std::move(*workload);
   a.setup.workload.global_batch = a.global_batch;
+  auto measured = sim::flexmarl::engine_decode_efficiency(a.device_profile);
+  if (!measured.is_ok()) return measured.status();
+  a.setup.efficiency.decode = *measured;
   auto profile = cluster::load_cluster_profile(a.plan.platform);
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(check_plan_options(&a.plan, profile->devices(), profile->name));
@@ -73,7 +77,8 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   s.describe = [&](int family, nlohmann::ordered_json& j) { j["framework"] = s.families[family]; };
   const models::flexmarl::DeviceFacts facts = sim::flexmarl::device_facts(*profile);
   s.fits = [&](int family, int devices) {
-    return models::flexmarl::deploy(a.setup.workload, (*frameworks)[family], devices, facts).is_ok();
+    return models::flexmarl::deploy(a.setup.workload, (*frameworks)[family], devices, facts, a.setup.efficiency)
+        .is_ok();
   };
   s.confirm = [&](int family, int devices) {
     std::string c = "clustertwin sim flexmarl --platform " + a.plan.platform + " --framework " + s.families[family] +
@@ -81,6 +86,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
     if (!a.agents.empty()) c += " --agents " + a.agents;
     if (a.global_batch != FlexMarlPlanArgs{}.global_batch) c += " --global-batch " + std::to_string(a.global_batch);
     if (a.calibration != "auto") c += " --calibration " + a.calibration;
+    if (a.device_profile != sim::flexmarl::kDefaultDeviceProfile) c += " --device-profile " + a.device_profile;
     if (a.setup.steps != sim::flexmarl::FlexMarlSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
     return c;
   };
@@ -101,7 +107,8 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
       }
       out[k].step_s = rows[k]->step_s;
       out[k].throughput = rows[k]->tokens_per_s;
-      auto d = models::flexmarl::deploy(a.setup.workload, (*frameworks)[points[k].first], points[k].second, facts);
+      auto d = models::flexmarl::deploy(a.setup.workload, (*frameworks)[points[k].first], points[k].second, facts,
+                                        a.setup.efficiency);
       if (d.is_ok()) out[k].detail = placement_of(*d);
     }
     return out;
@@ -130,6 +137,9 @@ void add_plan_flexmarl(CLI::App* plan, Action* action) {
                   "Agents by model size: 3x14B, 5x32B, 3x32B+7x14B; default: the paper's MA workload (three 14B)");
   cmd->add_option("--global-batch", a->global_batch, "Samples per agent per step")->capture_default_str();
   cmd->add_option("--calibration", a->calibration, "As sim flexmarl: auto, paper or none")->capture_default_str();
+  cmd->add_option("--device-profile", a->device_profile,
+                  "As sim flexmarl: the device profile whose measured decode the engines run at")
+      ->capture_default_str();
   cmd->add_option("--steps", a->setup.steps, "Steps of the exact runs (the first is warm-up)")->capture_default_str();
   cmd->callback([a, action] { *action = [a] { return run_plan_flexmarl(*a); }; });
 }

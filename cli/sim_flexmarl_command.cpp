@@ -22,7 +22,9 @@ struct FlexMarlArgs {
   std::string agents;  // "" for the paper's MA workload
   std::string platform = "npu-768";
   std::string calibration = "auto";
-  double decode_efficiency = models::flexmarl::EngineEfficiency{}.decode;
+  double decode_efficiency = 0;  // 0: the device profile's
+  std::string device_profile = sim::flexmarl::kDefaultDeviceProfile;
+  bool decode_efficiency_given = false;
   int global_batch = 64;
   int micro_batch = 16;
   int group = 16;
@@ -49,11 +51,18 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   a.setup.workload.group = a.group;
   a.setup.workload.inter_query = a.inter_query;
   a.setup.workload.max_response_tokens = a.max_response;
-  if (!(a.decode_efficiency > 0 && a.decode_efficiency <= 1)) {
-    return Status::invalid_argument("--decode-efficiency " + format_number("%g", a.decode_efficiency) +
-                                    ": must be in (0, 1]");
+  std::string measured_on;
+  if (a.decode_efficiency_given) {
+    if (!(a.decode_efficiency > 0 && a.decode_efficiency <= 1)) {
+      return Status::invalid_argument("--decode-efficiency " + format_number("%g", a.decode_efficiency) +
+                                      ": must be in (0, 1]");
+    }
+    a.setup.efficiency.decode = a.decode_efficiency;
+  } else {
+    auto measured = sim::flexmarl::engine_decode_efficiency(a.device_profile, &measured_on);
+    if (!measured.is_ok()) return measured.status();
+    a.setup.efficiency.decode = *measured;
   }
-  a.setup.efficiency.decode = a.decode_efficiency;
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(sim::flexmarl::validate(a.setup, *profile));
@@ -86,11 +95,11 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   std::printf("# clustertwin sim flexmarl: workload %s (%zu agents, global batch %d, micro-batch %d) on %s\n",
               a.setup.workload.name.c_str(), a.setup.workload.agents.size(), a.global_batch, a.micro_batch,
               profile->name.c_str());
-  std::printf(
-      "# decode efficiency %.3f of memory bandwidth (measured on an H200, torch 2.11 eager); sync's (MAS-RL's) "
-      "engine %.3f%s\n",
-      a.setup.efficiency.decode, a.setup.efficiency.sync_decode,
-      fit_json != "null" ? " (fitted: sync takes the paper's 914.4 s on MA)" : " (as the others)");
+  std::printf("# decode efficiency %.3f of memory bandwidth (%s); sync's (MAS-RL's) engine %.3f%s\n",
+              a.setup.efficiency.decode,
+              measured_on.empty() ? "--decode-efficiency" : ("measured: device profile " + measured_on).c_str(),
+              a.setup.efficiency.sync_decode,
+              fit_json != "null" ? " (fitted: sync takes the paper's 914.4 s on MA)" : " (as the others)");
   std::fputs(sim::flexmarl::flexmarl_rows_table(*rows).c_str(), stdout);
   std::printf(
       "# speedup and util_x against sync; util: device-seconds of decode, prefill, training and optimizer "
@@ -129,10 +138,14 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
                   "paper: fit sync's (MAS-RL's) decode efficiency to the paper's sync step first; none: sync decodes "
                   "at --decode-efficiency like the others; auto: paper on npu-768")
       ->capture_default_str();
-  cmd->add_option("--decode-efficiency", a->decode_efficiency,
-                  "Share of memory bandwidth a decode iteration of flexmarl's and marti's engines reaches (default: "
-                  "measured on an H200 with torch 2.11 eager)")
-      ->capture_default_str();
+  CLI::Option* efficiency =
+      cmd->add_option("--decode-efficiency", a->decode_efficiency,
+                      "Share of memory bandwidth a decode iteration of flexmarl's and marti's engines reaches "
+                      "(default: --device-profile's measured decode_bandwidth_share)");
+  cmd->add_option("--device-profile", a->device_profile,
+                  "Device profile (shipped name or YAML file) whose measured decode the engines run at")
+      ->capture_default_str()
+      ->excludes(efficiency);
   cmd->add_option("--global-batch", a->global_batch, "Samples per agent per step")->capture_default_str();
   cmd->add_option("--micro-batch", a->micro_batch, "Samples per training micro-batch")->capture_default_str();
   cmd->add_option("--group", a->group,
@@ -150,7 +163,8 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   cmd->add_option("--trace-dir", a->trace_dir, "Write each framework's last step as a Perfetto trace here");
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, workload, calibration and rows");
-  cmd->callback([a, action, devices] {
+  cmd->callback([a, action, devices, efficiency] {
+    a->decode_efficiency_given = efficiency->count() > 0;
     if (devices->count() > 0) std::fputs("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", stderr);
     *action = [a] { return run_sim_flexmarl(*a); };
   });

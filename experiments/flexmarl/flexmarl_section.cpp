@@ -56,10 +56,10 @@ Section flexmarl_section(const fs::path& out) {
               number(fit["decode_efficiency"].number(), 3) +
               " of memory bandwidth, so that it takes the paper's 914.4 s per step on MA (" +
               std::to_string(fit["runs"].integer()) + " twin runs)."};
-  s.measured = {"The other engines' decode efficiency, " + number(fit["engine_decode_efficiency"].number(), 2) +
-                " of memory bandwidth: a 14B-like decode token on an H200 with torch 2.11 eager "
-                "(../shared/measurements/h200-kernel-costs-2026-12-04.md, batch 1-16); assumed to carry over to the "
-                "NPU as a share of its own bandwidth."};
+  s.measured = {"The other engines' decode efficiency, " + number(fit["engine_decode_efficiency"].number(), 3) +
+                " of memory bandwidth, from device profile " + fit["device_profile"].string() +
+                " (its decode_bandwidth_share: a 14B-like decode token where bandwidth binds); assumed to carry "
+                "over to the NPU as a share of its own bandwidth."};
   s.assumed = {
       "The NPU: 376 TFLOP/s bf16, 64 GB at 1.6 TB/s, 1.5 us between two devices of a node (npu-768.yaml, from "
       "public Ascend figures).",

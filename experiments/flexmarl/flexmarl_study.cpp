@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,9 @@ int main(int argc, char** argv) {
                "flexmarl study -> %s\n  fitting sync's decode efficiency to the paper's sync step (%.1f s)...\n",
                out.c_str(), sim::flexmarl::kPaperSyncStepS);
   sim::flexmarl::FlexMarlSetup ma;
+  std::string measured_on;
+  ma.efficiency.decode =
+      value_or_fail(sim::flexmarl::engine_decode_efficiency(sim::flexmarl::kDefaultDeviceProfile, &measured_on));
   const calibrators::SyncFit fit = value_or_fail(calibrators::calibrate_sync(ma, npu));
   ma.efficiency.sync_decode = fit.decode_efficiency;
 
@@ -154,6 +158,7 @@ int main(int argc, char** argv) {
   const std::string fit_json = "{\"target_s\":" + format_number("%.6g", sim::flexmarl::kPaperSyncStepS) +
                                ",\"decode_efficiency\":" + format_number("%.6g", fit.decode_efficiency) +
                                ",\"engine_decode_efficiency\":" + format_number("%.6g", ma.efficiency.decode) +
+                               ",\"device_profile\":" + nlohmann::json(measured_on).dump() +
                                ",\"sync_step_s\":" + format_number("%.6g", fit.step_s) +
                                ",\"runs\":" + std::to_string(fit.runs) + "}";
   write(out + "/frameworks.csv", sim::flexmarl::flexmarl_rows_csv(all));
@@ -169,8 +174,8 @@ int main(int argc, char** argv) {
   std::printf("%s", sim::flexmarl::flexmarl_rows_table(all).c_str());
   std::printf(
       "\nfit: sync's (MAS-RL's) decode efficiency %.3f (sync on MA %.1f s, %d runs); the other engines %.3f "
-      "(measured)\n",
-      fit.decode_efficiency, fit.step_s, fit.runs, ma.efficiency.decode);
+      "(measured: device profile %s)\n",
+      fit.decode_efficiency, fit.step_s, fit.runs, ma.efficiency.decode, measured_on.c_str());
   const sim::flexmarl::FlexMarlRow* on_ma = nullptr;
   for (const sim::flexmarl::FlexMarlRow& r : all) {
     if (r.framework == "flexmarl" && r.workload == "MA") on_ma = &r;

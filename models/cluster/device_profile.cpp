@@ -107,6 +107,8 @@ StatusOr<DeviceProfile> parse_device_profile(const std::string& yaml_text, const
   CT_RETURN_IF_ERROR(read_curve(*top, "gemm", FieldReader::kRequired, &p.gemm));
   CT_RETURN_IF_ERROR(read_curve(*top, "attention", FieldReader::kRequired, &p.attention));
   CT_RETURN_IF_ERROR(read_curve(*top, "attention_full", FieldReader::kOptional, &p.attention_full));
+  CT_RETURN_IF_ERROR(top->number("decode_bandwidth_share", FieldReader::kUnitInterval, &p.decode_bandwidth_share,
+                                 FieldReader::kOptional));
   CT_RETURN_IF_ERROR(top->finish());
   return p;
 }
@@ -154,13 +156,18 @@ std::string device_profile_yaml(const DeviceProfile& p, const std::string& heade
   write_curve("attention", "size: sequence length in tokens; causal attention, forward + backward", p.attention, &out);
   write_curve("attention_full", "size: sequence length in tokens; full (non-causal) attention, forward + backward",
               p.attention_full, &out);
+  if (p.decode_bandwidth_share > 0) {
+    out += "decode_bandwidth_share: " + shortest_number(p.decode_bandwidth_share) +
+           "  # a decode token's bytes over its time over the memory bandwidth, where bandwidth binds\n";
+  }
   return out;
 }
 
 bool operator==(const DeviceProfile& a, const DeviceProfile& b) {
   return a.name == b.name && a.description == b.description && a.software_stack == b.software_stack &&
          a.provenance == b.provenance && a.peak_flops == b.peak_flops && a.gemm == b.gemm &&
-         a.attention == b.attention && a.attention_full == b.attention_full;
+         a.attention == b.attention && a.attention_full == b.attention_full &&
+         a.decode_bandwidth_share == b.decode_bandwidth_share;
 }
 
 }  // namespace clustertwin::cluster

@@ -36,6 +36,11 @@ struct DeviceProfile {
   /// Full (non-causal) attention by sequence length; empty when none was
   /// measured (the twins then use `attention`).
   device::EfficiencyCurve attention_full;
+  /// The share of memory bandwidth a decode token reaches where bandwidth
+  /// binds (weights read once per token): the best over the trace's decode
+  /// records; 0 when the trace measured none. Larger batches only add
+  /// compute, which the twins price apart.
+  double decode_bandwidth_share = 0;
 
   /// One line for a report: "h200 (fitted from TRACE): DEVICE, STACK; measured DATE".
   std::string provenance_line() const;

@@ -65,12 +65,12 @@ struct DeviceFacts {
 struct EngineEfficiency {
   /// Share of memory bandwidth a decode iteration reaches in the engines of
   /// flexmarl, its ablations and marti (production inference engines).
-  /// Measured: one decode token of a 14B-like stack (26.4 GB of bf16
-  /// weights) takes 7.52 ms at batch 1 and 7.49 ms at batch 16 on an H200,
-  /// 26.4 GB / 7.5 ms / 4.8 TB/s = 0.73 of its HBM bandwidth
-  /// (../shared/measurements/h200-kernel-costs-2026-12-04.md, torch 2.11
-  /// eager); assumption: an NPU's engine reaches the same share of its own.
-  double decode = 0.73;
+  /// Measured, never defaulted: the callers take a device profile's
+  /// decode_bandwidth_share (sim/flexmarl's engine_decode_efficiency; the
+  /// shipped h200 profile: a 14B-like decode token on an H200 with torch 2.11
+  /// eager, 0.735) or the user's --decode-efficiency; 0 (unset) is refused.
+  /// Assumption: an NPU's engine reaches the same share of its own bandwidth.
+  double decode = 0;
   /// The same share for MAS-RL's engine (sync): the one fitted figure, so
   /// that sync takes the paper's 914.4 s per step on the MA workload.
   double sync_decode = 0.5;
@@ -157,7 +157,7 @@ struct Deployment {
 ///                      share of the batch; a turn ends with its slowest agent)
 /// InvalidArgument naming the devices when they cannot hold the agents.
 StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int devices, const DeviceFacts& device,
-                            const EngineEfficiency& efficiency = {});
+                            const EngineEfficiency& efficiency);
 
 /// The expected response length of each agent (the log-normal's mean, cut at the limit).
 std::vector<double> expected_response_tokens(const Workload& workload);

@@ -7,6 +7,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "common/text.h"
+#include "models/cluster/device_profile.h"
 #include "sim/core/isolated.h"
 #include "sim/core/platform.h"
 #include "sim/flexmarl/flexmarl_model.h"
@@ -45,6 +46,18 @@ models::flexmarl::DeviceFacts device_facts(const cluster::ClusterProfile& profil
   return d;
 }
 
+StatusOr<double> engine_decode_efficiency(const std::string& name_or_path, std::string* provenance) {
+  auto device = cluster::load_device_profile(name_or_path);
+  if (!device.is_ok()) return device.status();
+  if (!(device->decode_bandwidth_share > 0)) {
+    return Status::invalid_argument("--device-profile " + name_or_path +
+                                    ": field 'decode_bandwidth_share' missing: its trace measured no decode token "
+                                    "(give --decode-efficiency instead)");
+  }
+  if (provenance != nullptr) *provenance = device->provenance_line();
+  return device->decode_bandwidth_share;
+}
+
 int flexmarl_devices(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile) {
   if (setup.devices > 0) return setup.devices;
   return std::min(profile.devices(), static_cast<int>(setup.workload.agents.size()) * profile.devices_per_node);
@@ -69,7 +82,11 @@ Status validate(const FlexMarlSetup& setup, const cluster::ClusterProfile& profi
                                     "': the FlexMARL twin needs the device's peak_flops, memory and memory_bandwidth");
   }
   const models::flexmarl::EngineEfficiency& e = setup.efficiency;
-  for (double v : {e.decode, e.prefill, e.train}) {
+  if (e.decode == 0) {
+    return Status::invalid_argument(
+        "decode efficiency unset: give --decode-efficiency or a --device-profile that measured decode");
+  }
+  for (double v : {e.decode, e.sync_decode, e.prefill, e.train}) {
     if (!(v > 0 && v <= 1)) {
       return Status::invalid_argument("engine efficiency " + format_number("%g", v) + " must be in (0, 1]");
     }

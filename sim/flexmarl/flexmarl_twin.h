@@ -57,6 +57,13 @@ int flexmarl_devices(const FlexMarlSetup& setup, const cluster::ClusterProfile& 
 Status validate(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile);
 /// The profile's device as the cost formulas see it.
 models::flexmarl::DeviceFacts device_facts(const cluster::ClusterProfile& profile);
+/// The engines' measured decode efficiency (EngineEfficiency::decode): the
+/// device profile `name_or_path`'s decode_bandwidth_share; `*provenance`
+/// (optional) its provenance line. InvalidArgument naming the profile when
+/// it measured no decode.
+StatusOr<double> engine_decode_efficiency(const std::string& name_or_path, std::string* provenance = nullptr);
+/// The device profile the FlexMARL twin's engines are measured on by default.
+inline constexpr const char* kDefaultDeviceProfile = "h200";
 
 /// A busy interval of some devices (for the timeline and the trace).
 struct BusyInterval {

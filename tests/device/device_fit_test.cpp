@@ -116,6 +116,37 @@ TEST(DeviceFitTest, PoolAdjacentViolatorsByTime) {
   EXPECT_NEAR(same[0].efficiency, 0.75, 1e-15);
 }
 
+TEST(DeviceFitTest, DecodeShareIsTheBestBytesOverTimeOverBandwidth) {
+  // Decode records: bytes / time / memory bandwidth each; the profile keeps the best, where bandwidth binds.
+  const traces::KernelTrace trace = *traces::read_kernel_trace(kTrace);
+  const DeviceFit fit = fit_shipped();
+  double best = 0;
+  size_t decodes = 0;
+  for (const traces::KernelRecord& r : trace.records) {
+    if (r.kind != "decode") continue;
+    ASSERT_LT(decodes, fit.decode_shares.size());
+    EXPECT_EQ(fit.decode_shares[decodes].first, r.dim("batch"));
+    EXPECT_EQ(fit.decode_shares[decodes].second, r.bytes / r.time_s / trace.memory_bandwidth);
+    best = std::max(best, fit.decode_shares[decodes].second);
+    ++decodes;
+  }
+  EXPECT_EQ(decodes, 4u);
+  EXPECT_EQ(fit.profile.decode_bandwidth_share, best);
+  // Batch 16: 26.4 GB in 7.49 ms at 4.8 TB/s (the measurements: 0.73).
+  EXPECT_NEAR(best, 26424115200 / 7.49e-3 / 4.8e12, 1e-12);
+  // A record moving more than the bandwidth is the trace's fault, named.
+  traces::KernelTrace fast = trace;
+  for (traces::KernelRecord& r : fast.records) {
+    if (r.kind == "decode") r.time_s /= 2;
+  }
+  DeviceFitOptions o;
+  o.name = "x";
+  auto bad = fit_device_profile(fast, o);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().message(),
+            kTrace + ": a decode record at batch 1 moves 1.464 of memory_bandwidth: above the device's bandwidth");
+}
+
 TEST(DeviceFitTest, ProfileRoundTripsThroughYaml) {
   const DeviceFit fit = fit_shipped();
   const std::string yaml = device_fit_yaml(fit);

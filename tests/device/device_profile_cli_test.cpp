@@ -37,7 +37,8 @@ TEST(CalibrateDeviceCliTest, FitsTheShippedTraceAndPrintsResiduals) {
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("# device profile h200: NVIDIA H200"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("residual"), std::string::npos) << c.out;
-  EXPECT_NE(c.out.find("# not fitted (other twins' inputs): layer x2, decode x4"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("# not fitted (other twins' inputs): layer x2, hstu x2"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("# decode_bandwidth_share 0.735"), std::string::npos) << c.out;
   auto profile = cluster::load_device_profile(out);
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
   EXPECT_TRUE(*profile == *cluster::load_device_profile("h200"));  // where the trace lies does not matter

@@ -15,6 +15,13 @@ DeviceFacts npu() {
   return {376e12, 64e9, 1.6e12, 1.5e-6, 16};
 }
 
+// The engines at a decode efficiency of 0.7 (the twin's callers take a device profile's).
+EngineEfficiency engines() {
+  EngineEfficiency e;
+  e.decode = 0.7;
+  return e;
+}
+
 TEST(FrameworksTest, NamesRoundTripAndListsParse) {
   for (Framework f : all_frameworks())
     EXPECT_EQ(framework_from_name(framework_name(f)), f);
@@ -88,7 +95,7 @@ TEST(FrameworksTest, ExpectedResponseMatchesTheSampler) {
 TEST(FrameworksTest, SyncEnginesSpanAllDevices) {
   // Colocated: each agent's engine has instances over every device (one 14B instance per 8 devices), loaded
   // when the agent's phase starts.
-  auto d = deploy(ma_workload(), Framework::kSync, 48, npu());
+  auto d = deploy(ma_workload(), Framework::kSync, 48, npu(), engines());
   ASSERT_TRUE(d.is_ok()) << d.status().message();
   EXPECT_EQ(d->instances, (std::vector<int>{6, 6, 6}));
   EXPECT_EQ(d->rollout_devices, 48);
@@ -97,7 +104,7 @@ TEST(FrameworksTest, SyncEnginesSpanAllDevices) {
 
 TEST(FrameworksTest, DisaggregatedPoolsAndPredictedInstances) {
   const Workload w = ma_workload();
-  auto flex = deploy(w, Framework::kFlexMarl, 48, npu());
+  auto flex = deploy(w, Framework::kFlexMarl, 48, npu(), engines());
   ASSERT_TRUE(flex.is_ok());
   // Groups of 8 (14B's training group); the rest of the 48 devices roll out, an instance per 8.
   EXPECT_EQ(flex->trainer_group_devices, 8);
@@ -113,14 +120,14 @@ TEST(FrameworksTest, DisaggregatedPoolsAndPredictedInstances) {
   EXPECT_EQ(longest[2], 8192);
   EXPECT_LT(longest[1], 8192);
   // The ablations keep flexmarl's pools; nobalance splits its rollout pool equally.
-  auto equal = deploy(w, Framework::kNoBalance, 48, npu());
+  auto equal = deploy(w, Framework::kNoBalance, 48, npu(), engines());
   ASSERT_TRUE(equal.is_ok());
   EXPECT_EQ(equal->trainer_groups, flex->trainer_groups);
   EXPECT_LE(*std::max_element(equal->instances.begin(), equal->instances.end()) -
                 *std::min_element(equal->instances.begin(), equal->instances.end()),
             1);
   // marti's training pool is a quarter of the devices: one group of 8 out of 12.
-  auto marti = deploy(w, Framework::kMarti, 48, npu());
+  auto marti = deploy(w, Framework::kMarti, 48, npu(), engines());
   ASSERT_TRUE(marti.is_ok());
   EXPECT_EQ(marti->trainer_groups, 1);
 }
@@ -131,14 +138,14 @@ TEST(FrameworksTest, SlowerTrainingTakesALargerTrainingPool) {
   const Workload w = ma_workload();
   int previous = 0;
   for (double train : {0.8, 0.4, 0.2, 0.1, 0.05}) {
-    EngineEfficiency e;
+    EngineEfficiency e = engines();
     e.train = train;
     auto d = deploy(w, Framework::kFlexMarl, 96, npu(), e);
     ASSERT_TRUE(d.is_ok());
     EXPECT_GE(d->trainer_groups, previous) << "train efficiency " << train;
     previous = d->trainer_groups;
   }
-  EngineEfficiency fast, slow;
+  EngineEfficiency fast = engines(), slow = engines();
   fast.train = 0.8;
   slow.train = 0.05;
   EXPECT_GT(deploy(w, Framework::kFlexMarl, 96, npu(), slow)->trainer_groups,
@@ -148,7 +155,7 @@ TEST(FrameworksTest, SlowerTrainingTakesALargerTrainingPool) {
 TEST(FrameworksTest, MixedSizesFillTheRolloutPool) {
   auto agents = parse_agents("3x32B+7x14B");
   ASSERT_TRUE(agents.is_ok());
-  auto d = deploy(workload_for(*agents), Framework::kFlexMarl, 160, npu());
+  auto d = deploy(workload_for(*agents), Framework::kFlexMarl, 160, npu(), engines());
   ASSERT_TRUE(d.is_ok()) << d.status().message();
   EXPECT_EQ(d->trainer_group_devices, 16);  // the 32B agents' need
   EXPECT_GE(d->trainer_groups, 1);
@@ -168,7 +175,7 @@ TEST(FrameworksTest, TheFirstTurnGetsWhatTheWholeTurnAfterItGets) {
   auto agents = parse_agents("15x14B");
   ASSERT_TRUE(agents.is_ok());
   const Workload w = workload_for(*agents);
-  auto d = deploy(w, Framework::kFlexMarl, 960, npu());  // 8-device instances: room for several each
+  auto d = deploy(w, Framework::kFlexMarl, 960, npu(), engines());  // 8-device instances: room for several each
   ASSERT_TRUE(d.is_ok());
   const int later_max = *std::max_element(d->instances.begin() + 1, d->instances.end());
   EXPECT_GE(d->instances[0], 2 * later_max);
@@ -178,11 +185,11 @@ TEST(FrameworksTest, TheFirstTurnGetsWhatTheWholeTurnAfterItGets) {
 }
 
 TEST(FrameworksTest, TooFewDevicesNamesTheCount) {
-  auto d = deploy(ma_workload(), Framework::kFlexMarl, 8, npu());
+  auto d = deploy(ma_workload(), Framework::kFlexMarl, 8, npu(), engines());
   ASSERT_FALSE(d.is_ok());
   EXPECT_EQ(d.status().message(),
             "--workers 8: too few for 3 agents (a rollout instance per agent and a training pool of 8 devices)");
-  auto s = deploy(ma_workload(), Framework::kSync, 2, npu());
+  auto s = deploy(ma_workload(), Framework::kSync, 2, npu(), engines());
   ASSERT_FALSE(s.is_ok());
   EXPECT_EQ(s.status().message(), "--workers 2: too few for 3 agents (agent analysis needs 8 per rollout instance)");
 }

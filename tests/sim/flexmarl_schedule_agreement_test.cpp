@@ -75,6 +75,7 @@ std::vector<Decision> orchestrator_decisions(Framework f) {
 
 std::vector<Decision> twin_decisions(Framework f) {
   sim::flexmarl::FlexMarlSetup setup;
+  setup.efficiency.decode = 0.5;
   setup.workload = models::flexmarl::ma_workload();
   for (size_t a = 0; a < setup.workload.agents.size(); ++a)
     setup.workload.agents[a].turn = static_cast<int>(a);
