@@ -37,11 +37,12 @@ PaperBaseline gpu_128_assumed_baseline();
 
 /// The fitted parameters, and how close the twin's TorchRec came.
 struct BaselineFit {
-  double dense_flop_rate = 0;       // dense_fwd / dense_bwd, FLOP/s
-  double lookup_byte_rate = 0;      // lookup_gather, bytes/s of rows read
-  double lookup_per_request_s = 0;  // lookup_gather, seconds per requester list served on its own
-  double a2a_efficiency = 1;        // collectives.alltoall.efficiency
-  double a2a_congestion_peers = 0;  // collectives.alltoall.congestion_peers
+  double dense_flop_rate = 0;        // dense_fwd / dense_bwd, FLOP/s
+  double lookup_byte_rate = 0;       // lookup_gather, bytes/s of rows read
+  double lookup_per_request_s = 0;   // lookup_gather, seconds per requester list served on its own
+  double a2a_efficiency = 1;         // collectives.alltoall.efficiency
+  double a2a_congestion_peers = 0;   // collectives.alltoall.congestion_peers
+  double dense_call_overhead_s = 0;  // not fitted: the setup's, priced into dense_fwd/dense_bwd's latency
   int iterations = 0;
   // The twin's TorchRec with the fitted profile.
   double small_step_s = 0, large_step_s = 0;

@@ -144,6 +144,13 @@ StatusOr<KeyStatsSummary> estimate_key_stats(const KeyGeneratorOptions& options,
                                              int micro_batches, int64_t samples_to_draw,
                                              Sharding sharding = Sharding::kModulo);
 
+/// The expected distinct keys of each of `owners` shards among `draws`
+/// i.i.d. draws of the generator's Zipf law (the closed form behind
+/// estimate_key_stats, summed per owner): e.g. the rows of a shard that any
+/// of several replica groups touched, for 2D sparse parallelism's sync.
+std::vector<double> expected_unique_per_owner(const KeyGeneratorOptions& options, int owners, double draws,
+                                              Sharding sharding = Sharding::kModulo);
+
 /// The key statistics of a real run, measured on its own data rather than
 /// estimated (estimate_key_stats models the synthetic generator only; a
 /// Criteo file has no model): `first[r]` is rank r's first batch,

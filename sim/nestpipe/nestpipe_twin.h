@@ -30,6 +30,28 @@ struct NestPipeSetup {
   /// Assumption: a key slot repeats one of the previous batch's with this
   /// probability (the paper gives no figure; it sets DBP's patch size only).
   double batch_overlap = 0.3;
+  /// Assumption (the paper gives no figure): a worker's batch of 512 holds
+  /// 8 samples (requests) of each of its 64 users, arriving interleaved with
+  /// other users' samples; a user's samples share 90% of their keys (the
+  /// history, as of nearly the same time; the newest 10% of positions
+  /// differ). Key-centric clustering gains only where samples share keys
+  /// (../shared/papers/nestpipe.md); i.i.d. samples leave it nothing.
+  int samples_per_user = 8;
+  double user_shared_fraction = 0.9;
+  /// Fixed time of one dense forward + backward call whatever its size
+  /// (kernel launches, unfused element-wise kernels), paid once per
+  /// micro-batch: what makes very small micro-batches inefficient.
+  /// Reconstruction from the two H200 HSTU measurements
+  /// (../shared/measurements/h200-kernel-costs-2026-12-04.md, 4 blocks,
+  /// forward + backward): model FLOPs 12 x tokens x (10 d^2 + 4 L d) give
+  /// 1.856e12 in 14.08 ms (d 512, L 1024, 32 x 1024 tokens) and 4.64e11 in
+  /// 7.49 ms (d 256, L 512, 64 x 512 tokens); the line t = t0 + FLOPs / R
+  /// through both has R = 211 TFLOP/s and t0 = 5.3 ms. Assumption: the
+  /// NPU's eager stack pays the same per call.
+  double dense_call_overhead_s = 5.3e-3;
+  /// 2dsp: replicas' embedding rows are averaged across the W / G groups
+  /// every this many steps (see nestpipe_step_sizes).
+  int replica_sync_every = 1;
   int sharding_group = 128;        // 2dsp's group G (Meta's 2D sparse parallelism)
   bool clustering = true;          // nestpipe's key-centric clustering (false: micro-batches in arrival order)
   int64_t samples_to_draw = 1024;  // samples drawn to measure micro-batch dedup (two workers' batches)
@@ -49,12 +71,27 @@ StatusOr<models::Plan> nestpipe_plan(const NestPipeSetup& setup, models::nestpip
 /// a plan (key statistics): a sweep computes it once per owner count.
 StatusOr<models::nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners);
 
+/// 2dsp's replica sync in `sizes` (replica_sync_rows, replica_sync_bytes)
+/// at `workers` workers. Meta's 2D sparse parallelism keeps W / G replicas
+/// of every shard, one per group of G, each trained by its own group's
+/// batches; TorchRec's DMPCollection.sync averages them with an All-Reduce
+/// across the groups, "called after each train step" (its docstring), and
+/// sync every 1 step is the default here. Only rows some replica changed
+/// since the last sync can differ, so the twin syncs those (a lower bound
+/// on TorchRec's whole-shard All-Reduce, which at 3e9 rows would move the
+/// whole 6 TB table every step): the shard's distinct keys among the P x W
+/// batches drawn between syncs (models/nestpipe/key_stats.h), per step,
+/// with one fp32 of row-wise Adagrad state per row. None when G >= W;
+/// InvalidArgument when G does not divide W.
+Status add_replica_sync(const NestPipeSetup& setup, int workers, models::nestpipe::StepSizes* sizes);
+
 /// The owners of `variant` at `workers` workers: 2dsp's group, else all.
 int nestpipe_owners(const NestPipeSetup& setup, models::nestpipe::Variant variant, int workers);
 
 /// The exposed-time layers the study stacks: dense compute first, then
 /// All2All, then lookup (gather, copy to the device, DBP's patch), then the
-/// rest (input copy, dense All-Reduce, embedding update).
+/// rest (input copy, dense All-Reduce, embedding update, 2dsp's replica All-Reduce;
+/// its row gather counts as lookup).
 std::vector<BreakdownLayer> nestpipe_breakdown();
 
 /// One (variant, workers) point, in the units the paper uses.
