@@ -153,6 +153,9 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   cmd->add_option("--dense-overhead-ms", a->dense_overhead_ms,
                   "Fixed ms of one dense forward + backward call, paid per micro-batch (calibrated profiles)")
       ->capture_default_str();
+  cmd->add_flag("--exact-skew", a->setup.exact_skew,
+                "Send each owner its own share in the All2Alls (default: every peer the busiest owner's share; "
+                "exact is slower to simulate at scale)");
   cmd->add_flag("--no-clustering", a->no_clustering, "nestpipe without key-centric clustering");
   cmd->add_option("--steps", a->steps, "Steps simulated")->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "Steps before the measured window")->capture_default_str();

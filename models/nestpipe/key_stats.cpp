@@ -274,6 +274,18 @@ StatusOr<KeyStatsSummary> estimate_key_stats(const KeyGeneratorOptions& options,
   summary.sampled_unique_per_worker = unique / draws;
   summary.micro_batch_unique = micro / draws / micro_batches;
   summary.clustered_micro_batch_unique = clustered / draws / micro_batches;
+
+  // The clustered micro-batch as D independent draws: bisect D (in log space) until the model's expected
+  // distinct keys meet the measured mean; distinct keys grow monotonically with D.
+  auto distinct = [&](double d) { return total(sums.per_owner([&](double q) { return present(q, d); })); };
+  double lo = 1, hi = std::max(2.0, micro_draws * 4);
+  while (distinct(hi) < summary.clustered_micro_batch_unique && hi < all)
+    hi *= 2;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (distinct(mid) < summary.clustered_micro_batch_unique ? lo : hi) = mid;
+  }
+  summary.clustered_micro_unique_per_pair = sums.per_owner([&](double q) { return present(q, hi); });
   return summary;
 }
 

@@ -1,5 +1,7 @@
 #include "models/nestpipe/plans.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/check.h"
@@ -83,6 +85,29 @@ class Builder {
   std::vector<std::vector<std::string>> deps_, prev_deps_;
 };
 
+// The per-owner skew of an All2All of t->bytes (StepSizes::a2a_share): split_bytes in proportion to `share`
+// (exact), or every peer the busiest owner's share (the reduction).
+void skew(Task* t, const std::vector<double>& share, bool exact) {
+  if (share.empty()) return;
+  double sum = 0, most = 0;
+  for (double v : share) {
+    sum += v;
+    most = std::max(most, v);
+  }
+  if (sum <= 0) return;
+  const double bytes = static_cast<double>(t->bytes);
+  if (!exact) {
+    t->bytes = std::llround(bytes * most * static_cast<double>(share.size()) / sum);
+    return;
+  }
+  int64_t total = 0;
+  for (double v : share) {
+    t->collective->split_bytes.push_back(std::llround(bytes * v / sum));
+    total += t->collective->split_bytes.back();
+  }
+  t->bytes = total;
+}
+
 std::string mb(const char* name, int m) {
   return std::string(name) + "[" + std::to_string(m) + "]";
 }
@@ -152,6 +177,12 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
   const int64_t emb = variant == Variant::kNestPipe ? s.clustered_micro_emb_a2a_bytes
                       : variant == Variant::kFwp    ? s.micro_emb_a2a_bytes
                                                     : s.emb_a2a_bytes;
+  const std::vector<double>& share = variant == Variant::kNestPipe ? s.clustered_micro_a2a_share
+                                     : variant == Variant::kFwp    ? s.micro_a2a_share
+                                                                   : s.a2a_share;
+  for (double v : share) {
+    if (!(v >= 0) || !std::isfinite(v)) return Status::invalid_argument(where + "an All2All share is not >= 0");
+  }
 
   Builder b(variant);
   // The input of batch i+2 and the keys of batch i+1 move during batch i (TorchRec's pipeline, kept by all).
@@ -189,6 +220,7 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
   for (int m = 0; m < n; ++m) {
     Task& t = b.collective(n > 1 ? mb("emb_a2a_fwd", m) : "emb_a2a_fwd", CollectiveOp::kAllToAll, emb / n, group,
                            "emb_a2a_fwd", a2a_fwd_deps, a2a_fwd_prev);
+    skew(&t, share, s.exact_skew);
     if (n > 1) t.micro_batch = m;
   }
   for (int m = 0; m < n; ++m) {
@@ -207,6 +239,7 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
     const std::string suffix = n > 1 ? "[" + std::to_string(m) + "]" : "";
     Task& t = b.collective("emb_a2a_bwd" + suffix, CollectiveOp::kAllToAll, emb / n, group, "emb_a2a_bwd",
                            {"dense_bwd" + suffix});
+    skew(&t, share, s.exact_skew);
     if (n > 1) t.micro_batch = m;
     all_grads.push_back("emb_a2a_bwd" + suffix);
   }

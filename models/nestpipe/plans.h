@@ -68,6 +68,17 @@ struct StepSizes {
   /// and optimizer state). 0: no replica sync.
   int64_t replica_sync_rows = 0;
   int64_t replica_sync_bytes = 0;
+  /// Per-owner skew of the embedding All2Alls, [owner]: the unique keys a
+  /// requester sends each owner over their mean (hot keys make their
+  /// owners busier), for the whole batch, an arrival-order micro-batch and
+  /// a clustered one (empty: uniform). The owner receives a gradient (and
+  /// sends a row) per key, so its link carries share x the mean. With
+  /// exact_skew each All2All has these split_bytes; otherwise (the default,
+  /// far cheaper to simulate at scale: a uniform exchange is merged into
+  /// node flows) every peer is sent the busiest owner's share, which on a
+  /// non-blocking fabric ends when the busiest owner's link does.
+  std::vector<double> a2a_share, micro_a2a_share, clustered_micro_a2a_share;
+  bool exact_skew = false;
 };
 
 /// The plan (models/plan/plan.h) of `variant` for one step of one worker,

@@ -178,7 +178,15 @@ StatusOr<models::nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& s
   w.micro_batches = setup.micro_batches;
   auto sizes = models::nestpipe::step_sizes(w, *stats);
   if (!sizes.is_ok()) return sizes.status();
-  if (!setup.clustering) sizes->clustered_micro_emb_a2a_bytes = sizes->micro_emb_a2a_bytes;
+  // Per-owner skew of the embedding All2Alls (StepSizes::a2a_share), from the model's per-owner counts.
+  sizes->a2a_share = stats->unique_per_pair;
+  sizes->micro_a2a_share = stats->micro_unique_per_pair;
+  sizes->clustered_micro_a2a_share = stats->clustered_micro_unique_per_pair;
+  sizes->exact_skew = setup.exact_skew;
+  if (!setup.clustering) {
+    sizes->clustered_micro_emb_a2a_bytes = sizes->micro_emb_a2a_bytes;
+    sizes->clustered_micro_a2a_share = sizes->micro_a2a_share;
+  }
   return sizes;
 }
 

@@ -52,8 +52,12 @@ struct NestPipeSetup {
   /// 2dsp: replicas' embedding rows are averaged across the W / G groups
   /// every this many steps (see nestpipe_step_sizes).
   int replica_sync_every = 1;
-  int sharding_group = 128;        // 2dsp's group G (Meta's 2D sparse parallelism)
-  bool clustering = true;          // nestpipe's key-centric clustering (false: micro-batches in arrival order)
+  int sharding_group = 128;  // 2dsp's group G (Meta's 2D sparse parallelism)
+  bool clustering = true;    // nestpipe's key-centric clustering (false: micro-batches in arrival order)
+  /// The All2Alls' per-owner skew as per-destination sizes (slow to simulate
+  /// at scale) instead of the busiest owner's share to every peer (the
+  /// default; models/nestpipe/plans.h, StepSizes::a2a_share).
+  bool exact_skew = false;
   int64_t samples_to_draw = 1024;  // samples drawn to measure micro-batch dedup (two workers' batches)
   uint64_t seed = 0;
 };

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <numeric>
@@ -308,6 +309,15 @@ TEST(EstimateKeyStatsTest, ClusteringGathersUsersThatArrivalOrderSpreads) {
     model += v;
   EXPECT_NEAR(users->micro_batch_unique / model, 1.0, 0.06);
   EXPECT_LT(model, draws);  // hot keys repeat
+  // The clustered micro-batch as independent draws: its expected distinct keys are the measured mean, and
+  // the fewer keys a micro-batch holds, the more its hot keys' owners stand out (max over mean per owner).
+  auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  auto skew = [&](const std::vector<double>& v) {
+    return *std::max_element(v.begin(), v.end()) * static_cast<double>(v.size()) / sum(v);
+  };
+  EXPECT_NEAR(sum(users->clustered_micro_unique_per_pair) / users->clustered_micro_batch_unique, 1.0, 1e-6);
+  EXPECT_GT(skew(users->clustered_micro_unique_per_pair), skew(users->micro_unique_per_pair));
+  EXPECT_GT(skew(users->micro_unique_per_pair), skew(users->unique_per_pair));
   options.samples_per_user = 1;
   const auto iid = estimate_key_stats(options, 16, 512, 16, 1024);
   ASSERT_TRUE(iid.is_ok()) << iid.status().message();
