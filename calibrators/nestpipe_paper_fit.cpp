@@ -115,7 +115,9 @@ StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::Clu
   auto peak = p.device.peak_flops.find(p.default_dtype);
   f.dense_flop_rate = (peak == p.device.peak_flops.end() ? 1e14 : peak->second) * p.device.compute_efficiency;
   f.lookup_byte_rate = p.host_memory_bandwidth / p.devices_per_node;
-  f.dense_call_overhead_s = setup.dense_call_overhead_s;
+  auto overhead = sim::nestpipe::nestpipe_dense_call_overhead(setup);
+  if (!overhead.is_ok()) return overhead.status();
+  f.dense_call_overhead_s = *overhead;
   const double per_peer = p.collectives.count("alltoall") ? p.collectives.at("alltoall").per_peer : 0;
   const double fixed_small =
       all_to_alls(*small_plan) * cluster::CollectiveFactor{1, 0, {}, per_peer}.peer_seconds(paper.small_workers);

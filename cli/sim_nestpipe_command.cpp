@@ -24,7 +24,7 @@ struct NestPipeArgs {
   std::string calibration = "auto";
   sim::nestpipe::NestPipeSetup setup;
   bool no_clustering = false;
-  double dense_overhead_ms = sim::nestpipe::NestPipeSetup{}.dense_call_overhead_s * 1e3;
+  double launch_us = sim::nestpipe::NestPipeSetup{}.launch_latency_s * 1e6;
   int steps = 12;
   int warmup = 4;
   int drain = 3;
@@ -50,7 +50,7 @@ StatusOr<std::vector<models::nestpipe::Variant>> parse_variants(const std::strin
 
 Status run_sim_nestpipe(NestPipeArgs a) {
   a.setup.clustering = !a.no_clustering;
-  a.setup.dense_call_overhead_s = a.dense_overhead_ms * 1e-3;
+  a.setup.launch_latency_s = a.launch_us * 1e-6;
   CT_RETURN_IF_ERROR(sim::nestpipe::validate(a.setup));
   auto workers = parse_workers(a.workers);
   if (!workers.is_ok()) return workers.status();
@@ -141,7 +141,8 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   cmd->add_option("--overlap", a->setup.batch_overlap, "Share of a batch's key slots repeated from the previous one")
       ->capture_default_str();
   cmd->add_option("--samples-per-user", a->setup.samples_per_user,
-                  "Samples of one user in a batch, interleaved with other users' (1: i.i.d. samples)")
+                  "Samples of one user in a batch, interleaved with other users' (1: i.i.d. samples; 0: the model's "
+                  "default, 8 for hstu-industrial, else 1)")
       ->capture_default_str();
   cmd->add_option("--user-shared", a->setup.user_shared_fraction,
                   "Share of a sample's keys its user's other samples also hold (the history)")
@@ -150,8 +151,9 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   cmd->add_option("--sync-every", a->setup.replica_sync_every,
                   "2dsp: steps between replica syncs (the rows changed since are averaged across groups)")
       ->capture_default_str();
-  cmd->add_option("--dense-overhead-ms", a->dense_overhead_ms,
-                  "Fixed ms of one dense forward + backward call, paid per micro-batch (calibrated profiles)")
+  cmd->add_option("--launch-us", a->launch_us,
+                  "Microseconds per kernel launch: the dense call's fixed cost, paid per micro-batch, is the spec's "
+                  "dense layers x 40 kernels x this (calibrated profiles)")
       ->capture_default_str();
   cmd->add_flag("--exact-skew", a->setup.exact_skew,
                 "Send each owner its own share in the All2Alls (default: every peer the busiest owner's share; "

@@ -89,9 +89,9 @@ Status validate(const NestPipeSetup& s) {
   if (!(s.batch_overlap >= 0 && s.batch_overlap <= 1)) {
     return Status::invalid_argument("--overlap " + fixed(s.batch_overlap, 3) + ": must be in [0, 1]");
   }
-  if (s.samples_per_user < 1) {
+  if (s.samples_per_user < 0) {
     return Status::invalid_argument("--samples-per-user " + std::to_string(s.samples_per_user) +
-                                    ": must be at least 1");
+                                    ": must be >= 0 (0: the model's default)");
   }
   if (!(s.user_shared_fraction >= 0 && s.user_shared_fraction <= 1)) {
     return Status::invalid_argument("--user-shared " + fixed(s.user_shared_fraction, 3) + ": must be in [0, 1]");
@@ -99,9 +99,11 @@ Status validate(const NestPipeSetup& s) {
   if (s.replica_sync_every < 1) {
     return Status::invalid_argument("--sync-every " + std::to_string(s.replica_sync_every) + ": must be at least 1");
   }
-  if (!(s.dense_call_overhead_s >= 0) || !std::isfinite(s.dense_call_overhead_s)) {
-    return Status::invalid_argument("--dense-overhead-ms " + fixed(s.dense_call_overhead_s * 1e3, 3) +
-                                    ": must be >= 0");
+  if (!(s.launch_latency_s >= 0) || !std::isfinite(s.launch_latency_s)) {
+    return Status::invalid_argument("--launch-us " + fixed(s.launch_latency_s * 1e6, 3) + ": must be >= 0");
+  }
+  if (s.kernels_per_layer < 0) {
+    return Status::invalid_argument("kernels per layer " + std::to_string(s.kernels_per_layer) + ": must be >= 0");
   }
   if (s.sharding_group < 1) {
     return Status::invalid_argument("--sharding-group " + std::to_string(s.sharding_group) + ": must be at least 1");
@@ -120,7 +122,7 @@ models::nestpipe::KeyGeneratorOptions key_options(const NestPipeSetup& setup, co
   keys.keys_per_sample = static_cast<int>(std::lround(spec.embedding_lookups_per_sample()));
   keys.zipf_exponent = setup.zipf_exponent;
   keys.batch_overlap = setup.batch_overlap;
-  keys.samples_per_user = setup.samples_per_user;
+  keys.samples_per_user = nestpipe_samples_per_user(setup);
   keys.user_shared_fraction = setup.user_shared_fraction;
   keys.seed = setup.seed;
   return keys;
@@ -131,6 +133,17 @@ models::nestpipe::KeyGeneratorOptions key_options(const NestPipeSetup& setup, co
 constexpr int64_t kOptimizerStateBytesPerRow = 4;
 
 }  // namespace
+
+int nestpipe_samples_per_user(const NestPipeSetup& setup) {
+  if (setup.samples_per_user > 0) return setup.samples_per_user;
+  return setup.model == "hstu-industrial" ? 8 : 1;
+}
+
+StatusOr<double> nestpipe_dense_call_overhead(const NestPipeSetup& setup) {
+  auto spec = spec::recommender_spec(setup.model);
+  if (!spec.is_ok()) return Status::invalid_argument("--model: " + spec.status().message());
+  return static_cast<double>(spec->dense.size()) * setup.kernels_per_layer * setup.launch_latency_s;
+}
 
 Status add_replica_sync(const NestPipeSetup& setup, int workers, models::nestpipe::StepSizes* sizes) {
   const int group = std::min(setup.sharding_group, workers);

@@ -30,25 +30,24 @@ struct NestPipeSetup {
   /// Assumption: a key slot repeats one of the previous batch's with this
   /// probability (the paper gives no figure; it sets DBP's patch size only).
   double batch_overlap = 0.3;
-  /// Assumption (the paper gives no figure): a worker's batch of 512 holds
-  /// 8 samples (requests) of each of its 64 users, arriving interleaved with
-  /// other users' samples; a user's samples share 90% of their keys (the
-  /// history, as of nearly the same time; the newest 10% of positions
-  /// differ). Key-centric clustering gains only where samples share keys
+  /// Samples of one user in a worker's batch, arriving interleaved with
+  /// other users' (key_generator.h); 0: the model's default
+  /// (nestpipe_samples_per_user). A user's samples share
+  /// user_shared_fraction of their keys (assumption: the history as of
+  /// nearly the same time; the newest 10% of positions differ). Key-centric
+  /// clustering gains only where samples share keys
   /// (../shared/papers/nestpipe.md); i.i.d. samples leave it nothing.
-  int samples_per_user = 8;
+  int samples_per_user = 0;
   double user_shared_fraction = 0.9;
-  /// Fixed time of one dense forward + backward call whatever its size
-  /// (kernel launches, unfused element-wise kernels), paid once per
-  /// micro-batch: what makes very small micro-batches inefficient.
-  /// Reconstruction from the two H200 HSTU measurements
-  /// (../shared/measurements/h200-kernel-costs-2026-12-04.md, 4 blocks,
-  /// forward + backward): model FLOPs 12 x tokens x (10 d^2 + 4 L d) give
-  /// 1.856e12 in 14.08 ms (d 512, L 1024, 32 x 1024 tokens) and 4.64e11 in
-  /// 7.49 ms (d 256, L 512, 64 x 512 tokens); the line t = t0 + FLOPs / R
-  /// through both has R = 211 TFLOP/s and t0 = 5.3 ms. Assumption: the
-  /// NPU's eager stack pays the same per call.
-  double dense_call_overhead_s = 5.3e-3;
+  /// The fixed time of one dense forward + backward call, whatever its
+  /// size, paid once per micro-batch: kernels x launch latency per dense
+  /// layer of the spec (nestpipe_dense_call_overhead). Reconstruction: an
+  /// eager HSTU block launches ~13 kernels forward (f1 Linear, SiLU, split,
+  /// Q K^T, SiLU, scale, causal mask, x V, x U, LayerNorm, f2 Linear,
+  /// residual) and about twice that backward: ~40. Assumption: 5 us per
+  /// launch, the usual few microseconds of an eager framework's op.
+  int kernels_per_layer = 40;
+  double launch_latency_s = 5e-6;
   /// 2dsp: replicas' embedding rows are averaged across the W / G groups
   /// every this many steps (see nestpipe_step_sizes).
   int replica_sync_every = 1;
@@ -61,6 +60,17 @@ struct NestPipeSetup {
   int64_t samples_to_draw = 1024;  // samples drawn to measure micro-batch dedup (two workers' batches)
   uint64_t seed = 0;
 };
+
+/// The samples of one user in a batch: setup.samples_per_user, or when 0
+/// the model's default. hstu-industrial: 8 (assumption: the paper gives no
+/// figure; 64 users x 8 requests in a batch of 512). Every other shipped
+/// model: 1; fuxi-kuairand's 27,285 users spread a step's 128 x 512
+/// samples over 128 batches, about one sample per user per batch.
+int nestpipe_samples_per_user(const NestPipeSetup& setup);
+
+/// The dense call overhead of the setup's model: dense layers of the spec
+/// x kernels_per_layer x launch_latency_s (HSTU, 4 blocks: 0.8 ms).
+StatusOr<double> nestpipe_dense_call_overhead(const NestPipeSetup& setup);
 
 /// InvalidArgument naming the field and value ("--micro-batches 3: must divide the batch of 512").
 Status validate(const NestPipeSetup& setup);

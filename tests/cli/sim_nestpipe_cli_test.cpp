@@ -82,14 +82,13 @@ TEST(SimNestPipeCliTest, MicroBatchesThatDoNotDivideTheBatch) {
 }
 
 TEST(SimNestPipeCliTest, BadUserSyncAndOverheadKnobs) {
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--samples-per-user", "0"}),
-                         "--samples-per-user 0: must be at least 1");
+  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--samples-per-user", "-1"}),
+                         "--samples-per-user -1: must be >= 0 (0: the model's default)");
   expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--user-shared", "1.5"}),
                          "--user-shared 1.500: must be in [0, 1]");
   expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--sync-every", "0"}),
                          "--sync-every 0: must be at least 1");
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--dense-overhead-ms", "-1"}),
-                         "--dense-overhead-ms -1.000: must be >= 0");
+  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--launch-us", "-1"}), "--launch-us -1.000: must be >= 0");
 }
 
 TEST(SimNestPipeCliTest, UnknownModelAndCalibration) {
