@@ -57,6 +57,8 @@ struct BaselineFit {
 ///
 ///   dense compute  one FLOP rate for dense_fwd and dense_bwd: the step's
 ///                  remainder after lookup and All2All at the large scale
+///                  (each call also pays the setup's fixed kernel-launch
+///                  time, nestpipe_dense_call_overhead: not fitted)
 ///   lookup         lookup_gather = rows x row bytes / byte_rate
 ///                  + requests x per_request. Under weak scaling the rows an
 ///                  owner serves stay flat (key_stats.h), so the lookup's
@@ -65,6 +67,7 @@ struct BaselineFit {
 ///   All2All        efficiency and congestion_peers of the profile's
 ///                  'collectives.alltoall' (sim/platforms/README.md): its
 ///                  share grows 9.2% -> 20.5% at a flat per-worker volume
+///                  (the profile's per_peer setup is kept, not fitted)
 ///
 /// by running the twin's torchrec plan at both scales and solving for the
 /// targets, a few rounds (each round's small-scale step depends on the dense

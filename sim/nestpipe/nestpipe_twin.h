@@ -49,7 +49,7 @@ struct NestPipeSetup {
   int kernels_per_layer = 40;
   double launch_latency_s = 5e-6;
   /// 2dsp: replicas' embedding rows are averaged across the W / G groups
-  /// every this many steps (see nestpipe_step_sizes).
+  /// every this many steps (see add_replica_sync).
   int replica_sync_every = 1;
   int sharding_group = 128;  // 2dsp's group G (Meta's 2D sparse parallelism)
   bool clustering = true;    // nestpipe's key-centric clustering (false: micro-batches in arrival order)
