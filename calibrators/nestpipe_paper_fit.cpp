@@ -97,14 +97,18 @@ StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::Clu
   }
   CT_RETURN_IF_ERROR(cluster::check_worker_count(base, paper.small_workers));
   if (paper.large_workers > 0) CT_RETURN_IF_ERROR(cluster::check_worker_count(base, paper.large_workers));
+  // The fit prices the cluster, not how a run simulates the All2Alls' skew: it always uses the reduction
+  // (NestPipeSetup::exact_skew), so that an exact run is compared with a reduced one on the same profile.
+  NestPipeSetup fit_setup = setup;
+  fit_setup.exact_skew = false;
   // The two scales side by side (plans, then each round's two simulations): each is one core's work.
   StatusOr<models::Plan> large_plan = models::Plan{};
   std::thread large_thread;
   if (paper.large_workers > 0) {
     large_thread = std::thread(
-        [&] { large_plan = nestpipe_plan(setup, models::nestpipe::Variant::kTorchRec, paper.large_workers); });
+        [&] { large_plan = nestpipe_plan(fit_setup, models::nestpipe::Variant::kTorchRec, paper.large_workers); });
   }
-  auto small_plan = nestpipe_plan(setup, models::nestpipe::Variant::kTorchRec, paper.small_workers);
+  auto small_plan = nestpipe_plan(fit_setup, models::nestpipe::Variant::kTorchRec, paper.small_workers);
   if (large_thread.joinable()) large_thread.join();
   if (!small_plan.is_ok()) return small_plan.status();
   if (!large_plan.is_ok()) return large_plan.status();
