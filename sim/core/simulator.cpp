@@ -233,8 +233,11 @@ class Run {
 
   void run_network_collective(const Task& t, const std::tuple<int, int, int, int>& key,
                               const std::vector<int>& members) {
-    const models::Collective& c = *t.collective;
+    // The profile's factor scales per-destination sizes too (split_bytes), not only the task's bytes.
+    models::Collective c = *t.collective;
     const int64_t bytes = effective_bytes(c, send_bytes_[key], static_cast<int>(members.size()));
+    for (int64_t& part : c.split_bytes)
+      part = effective_bytes(c, part, static_cast<int>(members.size()));
     auto node_of = [this](int r) { return platform_.node_of(r); };
     auto schedule = build_schedule(c, bytes, members, node_of, t.name);
     CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run

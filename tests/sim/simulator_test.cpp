@@ -202,6 +202,11 @@ TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
   ASSERT_TRUE(plain.is_ok() && slowed.is_ok());
   const double latency = 2.5e-6;
   EXPECT_NEAR(slowed->step_time_s - latency, 4 * (plain->step_time_s - latency), 1e-6);
+  // The same bytes as per-destination sizes are scaled alike.
+  plan.tasks[0].collective->split_bytes = {10'000'000, 10'000'000, 10'000'000, 10'000'000};
+  auto split = simulate_plan(plan, p, o);
+  ASSERT_TRUE(split.is_ok()) << split.status().message();
+  EXPECT_NEAR(split->step_time_s, slowed->step_time_s, 1e-6);
 }
 
 // A per-peer overhead p starts a collective of n members (n - 1) p late,
