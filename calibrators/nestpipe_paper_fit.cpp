@@ -55,11 +55,25 @@ StatusOr<Observed> observe(const models::Plan& plan, const cluster::ClusterProfi
   return out;
 }
 
+// The dense call overhead is split as the FLOPs are (backward twice forward): assumption, the backward
+// launching about twice the forward's kernels.
 void set_fit(const BaselineFit& f, cluster::ClusterProfile* p) {
-  p->costs["dense_fwd"] = cluster::CostModel{0, f.dense_flop_rate, 0, 0, 0, 0};
-  p->costs["dense_bwd"] = cluster::CostModel{0, f.dense_flop_rate, 0, 0, 0, 0};
+  p->costs["dense_fwd"] = cluster::CostModel{f.dense_call_overhead_s / 3, f.dense_flop_rate, 0, 0, 0, 0};
+  p->costs["dense_bwd"] = cluster::CostModel{2 * f.dense_call_overhead_s / 3, f.dense_flop_rate, 0, 0, 0, 0};
   p->costs["lookup_gather"] = cluster::CostModel{0, 0, f.lookup_byte_rate, f.lookup_per_request_s, 0, 0};
-  p->collectives["alltoall"] = cluster::CollectiveFactor{f.a2a_efficiency, f.a2a_congestion_peers, {}};
+  // The profile's per-peer overhead (a property of the network stack, not fitted) is kept.
+  cluster::CollectiveFactor& a2a = p->collectives["alltoall"];
+  a2a.efficiency = f.a2a_efficiency;
+  a2a.congestion_peers = f.a2a_congestion_peers;
+  a2a.fit.clear();
+}
+
+// All2Alls of a plan (their fixed per-peer time does not scale with the byte factor).
+int all_to_alls(const models::Plan& plan) {
+  int count = 0;
+  for (const models::Task& t : plan.tasks)
+    count += t.collective && t.collective->op == models::CollectiveOp::kAllToAll ? 1 : 0;
+  return count;
 }
 
 }  // namespace
@@ -83,14 +97,18 @@ StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::Clu
   }
   CT_RETURN_IF_ERROR(cluster::check_worker_count(base, paper.small_workers));
   if (paper.large_workers > 0) CT_RETURN_IF_ERROR(cluster::check_worker_count(base, paper.large_workers));
+  // The fit prices the cluster, not how a run simulates the All2Alls' skew: it always uses the reduction
+  // (NestPipeSetup::exact_skew), so that an exact run is compared with a reduced one on the same profile.
+  NestPipeSetup fit_setup = setup;
+  fit_setup.exact_skew = false;
   // The two scales side by side (plans, then each round's two simulations): each is one core's work.
   StatusOr<models::Plan> large_plan = models::Plan{};
   std::thread large_thread;
   if (paper.large_workers > 0) {
     large_thread = std::thread(
-        [&] { large_plan = nestpipe_plan(setup, models::nestpipe::Variant::kTorchRec, paper.large_workers); });
+        [&] { large_plan = nestpipe_plan(fit_setup, models::nestpipe::Variant::kTorchRec, paper.large_workers); });
   }
-  auto small_plan = nestpipe_plan(setup, models::nestpipe::Variant::kTorchRec, paper.small_workers);
+  auto small_plan = nestpipe_plan(fit_setup, models::nestpipe::Variant::kTorchRec, paper.small_workers);
   if (large_thread.joinable()) large_thread.join();
   if (!small_plan.is_ok()) return small_plan.status();
   if (!large_plan.is_ok()) return large_plan.status();
@@ -101,6 +119,14 @@ StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::Clu
   auto peak = p.device.peak_flops.find(p.default_dtype);
   f.dense_flop_rate = (peak == p.device.peak_flops.end() ? 1e14 : peak->second) * p.device.compute_efficiency;
   f.lookup_byte_rate = p.host_memory_bandwidth / p.devices_per_node;
+  auto overhead = sim::nestpipe::nestpipe_dense_call_overhead(setup);
+  if (!overhead.is_ok()) return overhead.status();
+  f.dense_call_overhead_s = *overhead;
+  const double per_peer = p.collectives.count("alltoall") ? p.collectives.at("alltoall").per_peer : 0;
+  const double fixed_small =
+      all_to_alls(*small_plan) * cluster::CollectiveFactor{1, 0, {}, per_peer}.peer_seconds(paper.small_workers);
+  const double fixed_large =
+      all_to_alls(*large_plan) * cluster::CollectiveFactor{1, 0, {}, per_peer}.peer_seconds(paper.large_workers);
   const double ws = paper.small_workers, wl = paper.large_workers;
   const double target_large = paper.large_step_s;
   const double lookup_large = paper.lookup_share_large * target_large;
@@ -150,7 +176,7 @@ StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::Clu
         return Status::invalid_argument(where + "the All2All share " + std::to_string(paper.a2a_share_small) +
                                         " leaves less time than the plan needs besides dense compute");
       }
-      dense_scale = dense_target / s->compute;
+      dense_scale = (dense_target - f.dense_call_overhead_s) / (s->compute - f.dense_call_overhead_s);
       f.dense_flop_rate /= dense_scale;
     } else {
       const double rest_l = l.step - l.lookup - l.a2a;
@@ -159,10 +185,10 @@ StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::Clu
         return Status::invalid_argument(where + "the step's remainder (" + std::to_string(rest_large) +
                                         " s) is shorter than what the plan does besides dense compute");
       }
-      dense_scale = dense_target / l.compute;
+      dense_scale = (dense_target - f.dense_call_overhead_s) / (l.compute - f.dense_call_overhead_s);
       f.dense_flop_rate /= dense_scale;
     }
-    const double rest_s = (s->step - s->lookup - s->a2a) + s->compute * (dense_scale - 1);
+    const double rest_s = (s->step - s->lookup - s->a2a) + (s->compute - f.dense_call_overhead_s) * (dense_scale - 1);
     const double target_small = rest_s / rest_share_small;
 
     // Lookup: two scales, two unknowns (seconds per byte, seconds per request); one scale, bytes alone.
@@ -186,11 +212,12 @@ StatusOr<cluster::ClusterProfile> calibrate_nestpipe_baseline(const cluster::Clu
     // All2All: factor f(W) = (1 + (W-1)/P) / E on the network's own time.
     if (!two_scales) continue;
     const cluster::CollectiveFactor now{f.a2a_efficiency, f.a2a_congestion_peers, {}};
-    const double fs = paper.a2a_share_small * target_small / (s->a2a / now.byte_factor(paper.small_workers));
+    const double fs = (paper.a2a_share_small * target_small - fixed_small) /
+                      ((s->a2a - fixed_small) / now.byte_factor(paper.small_workers));
     f.notes.clear();
     f.a2a_congestion_peers = 0;
     if (two_scales) {
-      const double fl = a2a_large / (l.a2a / now.byte_factor(paper.large_workers));
+      const double fl = (a2a_large - fixed_large) / ((l.a2a - fixed_large) / now.byte_factor(paper.large_workers));
       const double ratio = fl / fs;
       if (ratio > 1 + 1e-9) {
         f.a2a_congestion_peers = ((wl - 1) - ratio * (ws - 1)) / (ratio - 1);
@@ -224,6 +251,7 @@ std::string baseline_fit_json(const BaselineFit& f) {
   j["lookup_per_request_s"] = f.lookup_per_request_s;
   j["a2a_efficiency"] = f.a2a_efficiency;
   j["a2a_congestion_peers"] = f.a2a_congestion_peers;
+  j["dense_call_overhead_s"] = f.dense_call_overhead_s;
   j["iterations"] = f.iterations;
   j["torchrec_small_step_s"] = f.small_step_s;
   j["torchrec_large_step_s"] = f.large_step_s;

@@ -24,6 +24,7 @@ struct NestPipeArgs {
   std::string calibration = "auto";
   sim::nestpipe::NestPipeSetup setup;
   bool no_clustering = false;
+  double launch_us = sim::nestpipe::NestPipeSetup{}.launch_latency_s * 1e6;
   int steps = 12;
   int warmup = 4;
   int drain = 3;
@@ -49,6 +50,7 @@ StatusOr<std::vector<models::nestpipe::Variant>> parse_variants(const std::strin
 
 Status run_sim_nestpipe(NestPipeArgs a) {
   a.setup.clustering = !a.no_clustering;
+  a.setup.launch_latency_s = a.launch_us * 1e-6;
   CT_RETURN_IF_ERROR(sim::nestpipe::validate(a.setup));
   auto workers = parse_workers(a.workers);
   if (!workers.is_ok()) return workers.status();
@@ -115,8 +117,9 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
       "exposed lookup, All2All (total and exposed), speedup over torchrec and scaling efficiency.\n\n"
       "Variants: torchrec (TorchRec's sparse-dist pipeline), semisync (embeddings one step stale: the negative "
       "control), dbp (dual-buffer pipelining), fwp (frozen-window micro-batch pipelining), nestpipe (dbp + fwp + "
-      "key-centric clustering), 2dsp (2D sparse parallelism over groups of --sharding-group workers; twin only: "
-      "the real executor does not run it, and its replicas' periodic synchronisation is not modelled).\n\n"
+      "key-centric clustering), 2dsp (2D sparse parallelism over groups of --sharding-group workers, the rows "
+      "its replicas changed averaged across groups every --sync-every steps; twin only: the real executor does not "
+      "run it).\n\n"
       "On npu-1536 the TorchRec baseline is first calibrated to the paper's figures (step 5,793.83 ms at 1,536; "
       "lookup share 24.4% -> 49.6%, All2All 9.2% -> 20.5% from 128 to 1,536); the pipelined variants then follow "
       "from their plans.");
@@ -137,7 +140,24 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   cmd->add_option("--zipf", a->setup.zipf_exponent, "Zipf exponent of key popularity")->capture_default_str();
   cmd->add_option("--overlap", a->setup.batch_overlap, "Share of a batch's key slots repeated from the previous one")
       ->capture_default_str();
+  cmd->add_option("--samples-per-user", a->setup.samples_per_user,
+                  "Samples of one user in a batch, interleaved with other users' (1: i.i.d. samples; 0: the model's "
+                  "default, 8 for hstu-industrial, else 1)")
+      ->capture_default_str();
+  cmd->add_option("--user-shared", a->setup.user_shared_fraction,
+                  "Share of a sample's keys its user's other samples also hold (the history)")
+      ->capture_default_str();
   cmd->add_option("--sharding-group", a->setup.sharding_group, "2dsp's group size G")->capture_default_str();
+  cmd->add_option("--sync-every", a->setup.replica_sync_every,
+                  "2dsp: steps between replica syncs (the rows changed since are averaged across groups)")
+      ->capture_default_str();
+  cmd->add_option("--launch-us", a->launch_us,
+                  "Microseconds per kernel launch: the dense call's fixed cost, paid per micro-batch, is the spec's "
+                  "dense layers x 40 kernels x this (calibrated profiles)")
+      ->capture_default_str();
+  cmd->add_flag("--exact-skew", a->setup.exact_skew,
+                "Send each owner its own share in the All2Alls (default: every peer the busiest owner's share; "
+                "exact is slower to simulate at scale)");
   cmd->add_flag("--no-clustering", a->no_clustering, "nestpipe without key-centric clustering");
   cmd->add_option("--steps", a->steps, "Steps simulated")->capture_default_str();
   cmd->add_option("--warmup", a->warmup, "Steps before the measured window")->capture_default_str();

@@ -322,9 +322,11 @@ Status read_variations(FieldReader& top, ClusterProfile* profile) {
     CollectiveFactor& f = profile->collectives[key];
     CT_RETURN_IF_ERROR(factor->number("efficiency", FieldReader::kUnitInterval, &f.efficiency, kOptional));
     CT_RETURN_IF_ERROR(factor->number("congestion_peers", FieldReader::kNonNegative, &f.congestion_peers, kOptional));
+    CT_RETURN_IF_ERROR(
+        factor->quantity("per_peer", Quantity::kTime, FieldReader::kNonNegative, &f.per_peer, kOptional));
     CT_RETURN_IF_ERROR(read_collective_fit(*factor, &f.fit));
     if (factor->keys().empty())
-      return collectives->error(key, "give at least one of efficiency, congestion_peers, fit");
+      return collectives->error(key, "give at least one of efficiency, congestion_peers, per_peer, fit");
     CT_RETURN_IF_ERROR(factor->finish());
   }
   return Status::ok();

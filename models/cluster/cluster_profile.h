@@ -111,6 +111,15 @@ struct CollectiveFactor {
   double efficiency = 1.0;
   double congestion_peers = 0;
   std::vector<CollectiveSegment> fit;  // empty: moved over the network
+  /// Seconds each member spends per peer it exchanges with, before the
+  /// bytes flow: a collective of n members moved over the network starts
+  /// (n - 1) x per_peer late (LogP's per-message overhead o, Culler et al.
+  /// 1993: a direct all-to-all posts one send and one receive per peer).
+  /// A fixed cost per operation, so splitting a collective into k pieces
+  /// pays it k times. 0: none. Not applied to a fitted collective.
+  double per_peer = 0;
+  /// (n - 1) x per_peer for a group of n.
+  double peer_seconds(int group_size) const;
   /// The factor on the bytes of a collective of `group_size` members.
   double byte_factor(int group_size) const;
   /// The fitted time of `op` on `bytes` among `group_size` members (fit must not be empty).

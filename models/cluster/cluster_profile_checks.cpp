@@ -173,6 +173,10 @@ double CostModel::collective_seconds(models::CollectiveOp op, double bytes, int 
   return total;
 }
 
+double CollectiveFactor::peer_seconds(int group_size) const {
+  return std::max(0, group_size - 1) * per_peer;
+}
+
 double CollectiveFactor::byte_factor(int group_size) const {
   const double congestion = congestion_peers > 0 ? 1.0 + std::max(0, group_size - 1) / congestion_peers : 1.0;
   return congestion / efficiency;

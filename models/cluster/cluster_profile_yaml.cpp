@@ -152,6 +152,7 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
       w.line(1, op + ":");
       w.field(2, "efficiency", number(f.efficiency));
       w.field(2, "congestion_peers", number(f.congestion_peers));
+      if (f.per_peer > 0) w.field(2, "per_peer", number(f.per_peer), "s");
       if (f.fit.empty()) continue;
       w.line(2, "fit:");
       for (const CollectiveSegment& s : f.fit) {

@@ -131,10 +131,42 @@ Status validate(const KeyGeneratorOptions& options) {
     message << "'keys_per_sample': " << options.keys_per_sample << " is not >= 1";
   } else if (!(options.batch_overlap >= 0 && options.batch_overlap <= 1)) {
     message << "'batch_overlap': " << options.batch_overlap << " is not in [0, 1]";
+  } else if (options.samples_per_user < 1) {
+    message << "'samples_per_user': " << options.samples_per_user << " is not >= 1";
+  } else if (!(options.user_shared_fraction >= 0 && options.user_shared_fraction <= 1)) {
+    message << "'user_shared_fraction': " << options.user_shared_fraction << " is not in [0, 1]";
   } else {
     return Status::ok();
   }
   return Status::invalid_argument(message.str());
+}
+
+namespace {
+
+int shared_keys(const KeyGeneratorOptions& options) {
+  return options.samples_per_user > 1
+             ? static_cast<int>(std::lround(options.user_shared_fraction * options.keys_per_sample))
+             : 0;
+}
+
+}  // namespace
+
+int64_t independent_draws(const KeyGeneratorOptions& options, int samples) {
+  const int64_t shared = shared_keys(options);
+  const int64_t users = (samples + options.samples_per_user - 1) / options.samples_per_user;
+  return users * shared + int64_t{samples} * (options.keys_per_sample - shared);
+}
+
+double expected_micro_batch_draws(const KeyGeneratorOptions& options, int samples, int micro) {
+  const double shared = shared_keys(options);
+  const int g = options.samples_per_user;
+  // P(none of a user's g positions among the micro-batch's `micro` of `samples`) = C(S-g, b) / C(S, b)
+  // = prod_{i<g} (S-b-i)/(S-i); users of fewer samples (the last, when g does not divide S) are counted as full.
+  double none = 1;
+  for (int i = 0; i < g && none > 0; ++i)
+    none *= std::max(0.0, static_cast<double>(samples - micro - i) / static_cast<double>(samples - i));
+  const double users = static_cast<double>((samples + g - 1) / g);
+  return users * (1 - none) * shared + static_cast<double>(micro) * (options.keys_per_sample - shared);
 }
 
 namespace {
@@ -203,6 +235,24 @@ std::vector<std::vector<int64_t>> KeyGenerator::batch(int64_t index, int rank, i
         key = fresh_key(streams_of(depth), at);
       }
       ++slot;
+    }
+  }
+
+  // Users: deal the samples, in a permutation of their positions, g to a user; a user's first sample
+  // lends its history to the others.
+  const int g = options_.samples_per_user;
+  const int shared = shared_keys(options_);
+  if (g > 1 && shared > 0 && samples > 1) {
+    std::vector<int> order(static_cast<size_t>(samples));
+    std::iota(order.begin(), order.end(), 0);
+    SplitMix64 rng(
+        mix64(mix64(mix64(seed ^ 0x75736572ULL) ^ static_cast<uint64_t>(index)) ^ static_cast<uint64_t>(rank)));
+    for (size_t i = order.size() - 1; i > 0; --i)
+      std::swap(order[i], order[static_cast<size_t>(rng.next_u64() % (i + 1))]);
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (i % static_cast<size_t>(g) == 0) continue;
+      const auto& first = keys[static_cast<size_t>(order[i - i % static_cast<size_t>(g)])];
+      std::copy(first.begin(), first.begin() + shared, keys[static_cast<size_t>(order[i])].begin());
     }
   }
   return keys;

@@ -74,8 +74,26 @@ struct KeyGeneratorOptions {
   double zipf_exponent = 1.05;     // P(key k) proportional to (k+1)^-zipf_exponent
   int keys_per_sample = 100;
   double batch_overlap = 0.0;  // each key is, with this probability, a key of the previous batch
+  /// Samples of one user in a batch (1: every sample its own user). A
+  /// user's samples share the first round(user_shared_fraction x
+  /// keys_per_sample) keys (the user's history, as of nearly the same time)
+  /// and arrive interleaved with other users' samples, so deduplicating per
+  /// micro-batch sends a user's history once per micro-batch that holds one
+  /// of its samples: what key-centric clustering undoes.
+  int samples_per_user = 1;
+  double user_shared_fraction = 0.0;
   uint64_t seed = 0;
 };
+
+/// The keys of a batch that are independent Zipf draws: users x shared keys
+/// + samples x own keys (users = ceil(samples / samples_per_user)). Equal to
+/// samples x keys_per_sample without user grouping.
+int64_t independent_draws(const KeyGeneratorOptions& options, int samples);
+/// The same for a micro-batch of `micro` of the batch's `samples` samples
+/// in arrival order, in expectation: the users it holds at least one sample
+/// of (each user's samples are a uniform random subset of the batch's
+/// positions) x shared keys + micro x own keys.
+double expected_micro_batch_draws(const KeyGeneratorOptions& options, int samples, int micro);
 
 /// InvalidArgument naming the first bad field and its value; ok otherwise.
 Status validate(const KeyGeneratorOptions& options);

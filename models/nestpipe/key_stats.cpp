@@ -235,15 +235,21 @@ StatusOr<KeyStatsSummary> estimate_key_stats(const KeyGeneratorOptions& options,
   summary.workers = workers;
   summary.batch_per_worker = batch_per_worker;
   summary.micro_batches = micro_batches;
-  const double n = static_cast<double>(batch_per_worker) * options.keys_per_sample;
+  // The batch's independent draws (fewer than its key slots when users share histories, key_generator.h).
+  const double n = static_cast<double>(independent_draws(options, batch_per_worker));
   const double all = n * workers;
-  const double fresh = 1.0 - options.batch_overlap;
-  summary.keys_per_worker = n;
+  // A copied slot of step t+1 repeats a key of step t only if that slot of step t was not overwritten by a
+  // user's shared history: n of the batch x keys_per_sample slots were kept.
+  const double slots = static_cast<double>(batch_per_worker) * options.keys_per_sample;
+  const double fresh = 1.0 - options.batch_overlap * n / slots;
+  summary.keys_per_worker = slots;
 
   const OwnerSums sums(options, workers, sharding);
   summary.unique_per_pair = sums.per_owner([&](double q) { return present(q, n); });
   summary.unique_per_worker = total(summary.unique_per_pair);
-  summary.micro_unique_per_pair = sums.per_owner([&](double q) { return present(q, n / micro_batches); });
+  const double micro_draws =
+      expected_micro_batch_draws(options, batch_per_worker, batch_per_worker / std::max(1, micro_batches));
+  summary.micro_unique_per_pair = sums.per_owner([&](double q) { return present(q, micro_draws); });
   summary.unique_per_owner = sums.per_owner([&](double q) { return present(q, all); });
   summary.patch_per_owner = sums.per_owner([&](double q) {
     // 1 - 2A + A C = (1 - A) - A (1 - C), with A = (1-q)^M and C = (1 - fresh q)^M.
@@ -268,7 +274,25 @@ StatusOr<KeyStatsSummary> estimate_key_stats(const KeyGeneratorOptions& options,
   summary.sampled_unique_per_worker = unique / draws;
   summary.micro_batch_unique = micro / draws / micro_batches;
   summary.clustered_micro_batch_unique = clustered / draws / micro_batches;
+
+  // The clustered micro-batch as D independent draws: bisect D (in log space) until the model's expected
+  // distinct keys meet the measured mean; distinct keys grow monotonically with D.
+  auto distinct = [&](double d) { return total(sums.per_owner([&](double q) { return present(q, d); })); };
+  double lo = 1, hi = std::max(2.0, micro_draws * 4);
+  while (distinct(hi) < summary.clustered_micro_batch_unique && hi < all)
+    hi *= 2;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (distinct(mid) < summary.clustered_micro_batch_unique ? lo : hi) = mid;
+  }
+  summary.clustered_micro_unique_per_pair = sums.per_owner([&](double q) { return present(q, hi); });
   return summary;
+}
+
+std::vector<double> expected_unique_per_owner(const KeyGeneratorOptions& options, int owners, double draws,
+                                              Sharding sharding) {
+  CT_CHECK(owners >= 1 && draws >= 0) << owners << " owners, " << draws << " draws";
+  return OwnerSums(options, owners, sharding).per_owner([&](double q) { return present(q, draws); });
 }
 
 StatusOr<KeyStatsSummary> measured_key_stats(const std::vector<Batch>& first, const std::vector<Batch>& second,

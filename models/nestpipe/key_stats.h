@@ -119,6 +119,12 @@ struct KeyStatsSummary {
   std::vector<double> micro_unique_per_pair;  // model, [owner]: one micro-batch's, identity split
   double micro_batch_unique = 0;              // measured mean per micro-batch, identity split
   double clustered_micro_batch_unique = 0;    // measured mean per micro-batch after cluster_samples
+  /// Model, [owner]: one clustered micro-batch's, taken as the number of
+  /// independent draws whose expected distinct keys are the measured
+  /// clustered_micro_batch_unique (clustering gathers a user's samples, so
+  /// fewer histories are drawn; which keys are hot does not change). Empty
+  /// from measured_key_stats.
+  std::vector<double> clustered_micro_unique_per_pair;
 };
 
 /// Estimates KeyStatsSummary for `workers` workers with batches of
@@ -128,14 +134,18 @@ struct KeyStatsSummary {
 ///
 /// The estimator. The generator draws the keys of one step i.i.d. from
 /// Zipf(q) (key_generator.h), so a key k of probability q lands in one
-/// requester's batch of n keys with probability 1 - (1-q)^n, and among all
-/// M = W n keys of a step with probability 1 - (1-q)^M. Summing these over
+/// requester's batch of n independent draws (independent_draws: fewer than
+/// its keys when a user's samples share a history) with probability
+/// 1 - (1-q)^n, and among all M = W n draws of a step with probability
+/// 1 - (1-q)^M; an arrival-order micro-batch holds
+/// expected_micro_batch_draws. Summing these over
 /// the keys an owner holds gives the expected unique counts exactly;
 /// consecutive steps share a key unless it is absent from both, which
 /// gives the patch:
 ///   E[patch_o] = sum_{k in o} 1 - 2 (1-q_k)^M + (1-q_k)^M (1 - (1-overlap) q_k)^M
-/// (step t+1's keys are step t's slots plus M (1-overlap) fresh draws on
-/// average). The sums run exactly over the 2^16 hottest keys, whose owner
+/// (step t+1's keys are step t's slots plus M (1-overlap') fresh draws on
+/// average, overlap' = overlap x n / slots: a copy of a slot a user's
+/// history overwrote repeats no key of step t). The sums run exactly over the 2^16 hottest keys, whose owner
 /// matters, and the rest is integrated numerically and spread evenly over
 /// owners. Micro-batch counts after clustering have no closed form: those
 /// are measured on the sampled workers' batches, as is a check of the
@@ -143,6 +153,13 @@ struct KeyStatsSummary {
 StatusOr<KeyStatsSummary> estimate_key_stats(const KeyGeneratorOptions& options, int workers, int batch_per_worker,
                                              int micro_batches, int64_t samples_to_draw,
                                              Sharding sharding = Sharding::kModulo);
+
+/// The expected distinct keys of each of `owners` shards among `draws`
+/// i.i.d. draws of the generator's Zipf law (the closed form behind
+/// estimate_key_stats, summed per owner): e.g. the rows of a shard that any
+/// of several replica groups touched, for 2D sparse parallelism's sync.
+std::vector<double> expected_unique_per_owner(const KeyGeneratorOptions& options, int owners, double draws,
+                                              Sharding sharding = Sharding::kModulo);
 
 /// The key statistics of a real run, measured on its own data rather than
 /// estimated (estimate_key_stats models the synthetic generator only; a

@@ -1,5 +1,7 @@
 #include "models/nestpipe/plans.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "common/check.h"
@@ -83,6 +85,29 @@ class Builder {
   std::vector<std::vector<std::string>> deps_, prev_deps_;
 };
 
+// The per-owner skew of an All2All of t->bytes (StepSizes::a2a_share): split_bytes in proportion to `share`
+// (exact), or every peer the busiest owner's share (the reduction).
+void skew(Task* t, const std::vector<double>& share, bool exact) {
+  if (share.empty()) return;
+  double sum = 0, most = 0;
+  for (double v : share) {
+    sum += v;
+    most = std::max(most, v);
+  }
+  if (sum <= 0) return;
+  const double bytes = static_cast<double>(t->bytes);
+  if (!exact) {
+    t->bytes = std::llround(bytes * most * static_cast<double>(share.size()) / sum);
+    return;
+  }
+  int64_t total = 0;
+  for (double v : share) {
+    t->collective->split_bytes.push_back(std::llround(bytes * v / sum));
+    total += t->collective->split_bytes.back();
+  }
+  t->bytes = total;
+}
+
 std::string mb(const char* name, int m) {
   return std::string(name) + "[" + std::to_string(m) + "]";
 }
@@ -131,6 +156,8 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
                                     {"clustered_micro_emb_a2a_bytes", s.clustered_micro_emb_a2a_bytes},
                                     {"patch_rows", s.patch_rows},
                                     {"lookup_requests", s.lookup_requests},
+                                    {"replica_sync_rows", s.replica_sync_rows},
+                                    {"replica_sync_bytes", s.replica_sync_bytes},
                                     {"dense_param_bytes", s.dense_param_bytes}}) {
     if (value < 0) return Status::invalid_argument(where + name + " " + std::to_string(value) + ": must be >= 0");
   }
@@ -150,6 +177,12 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
   const int64_t emb = variant == Variant::kNestPipe ? s.clustered_micro_emb_a2a_bytes
                       : variant == Variant::kFwp    ? s.micro_emb_a2a_bytes
                                                     : s.emb_a2a_bytes;
+  const std::vector<double>& share = variant == Variant::kNestPipe ? s.clustered_micro_a2a_share
+                                     : variant == Variant::kFwp    ? s.micro_a2a_share
+                                                                   : s.a2a_share;
+  for (double v : share) {
+    if (!(v >= 0) || !std::isfinite(v)) return Status::invalid_argument(where + "an All2All share is not >= 0");
+  }
 
   Builder b(variant);
   // The input of batch i+2 and the keys of batch i+1 move during batch i (TorchRec's pipeline, kept by all).
@@ -164,11 +197,14 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
   //   semisync:    as dbp without the patch, and batch i's update waits until batch i+1's rows are read
   //                (write after read): rows batch i updates are one step stale for batch i+1
   const bool ahead = dbp || variant == Variant::kSemiSync;
+  //   2dsp:        as synchronous, after the replicas' sync of batch i-1's rows
+  const bool replica_sync = variant == Variant::k2dSp && s.replica_sync_rows > 0;
+  const std::string updated = replica_sync ? "replica_write" : "emb_update";
   if (ahead) {
     b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {"key_a2a"}, {"emb_update"}).bytes =
         rows * s.row_bytes;
   } else {
-    b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {}, {"key_a2a", "emb_update"}).bytes =
+    b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {}, {"key_a2a", updated}).bytes =
         rows * s.row_bytes;
   }
   b.task("lookup_gather").batch_offset = ahead ? 1 : 0;
@@ -184,6 +220,7 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
   for (int m = 0; m < n; ++m) {
     Task& t = b.collective(n > 1 ? mb("emb_a2a_fwd", m) : "emb_a2a_fwd", CollectiveOp::kAllToAll, emb / n, group,
                            "emb_a2a_fwd", a2a_fwd_deps, a2a_fwd_prev);
+    skew(&t, share, s.exact_skew);
     if (n > 1) t.micro_batch = m;
   }
   for (int m = 0; m < n; ++m) {
@@ -202,6 +239,7 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
     const std::string suffix = n > 1 ? "[" + std::to_string(m) + "]" : "";
     Task& t = b.collective("emb_a2a_bwd" + suffix, CollectiveOp::kAllToAll, emb / n, group, "emb_a2a_bwd",
                            {"dense_bwd" + suffix});
+    skew(&t, share, s.exact_skew);
     if (n > 1) t.micro_batch = m;
     all_grads.push_back("emb_a2a_bwd" + suffix);
   }
@@ -210,6 +248,23 @@ StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro
   b.add("emb_update", TaskKind::kHost, kUpdate, "emb_update", all_grads).bytes = rows * s.row_bytes;
   b.collective("dense_allreduce", CollectiveOp::kAllReduce, s.dense_param_bytes, 0, "dense_allreduce",
                {n > 1 ? mb("dense_bwd", n - 1) : "dense_bwd"});
+  if (replica_sync) {
+    // 2dsp: the shard's replicas (one per group, G workers apart) average the rows they changed, as TorchRec's
+    // DMPCollection.sync all-reduces its shards' weights across the replica groups; the rows come from and go
+    // back to host memory, where the tables live.
+    // Reading the changed rows from host memory is the lookup's row gather (one list: the worker's own), and
+    // writing the averages back is the update's row scatter: they are priced as those (lookup_gather,
+    // emb_update), so that the twin prices one operation one way.
+    Task& gather = b.add("replica_gather", TaskKind::kLookup, kLookup, "lookup_gather", {"emb_update"});
+    gather.bytes = s.replica_sync_rows * s.row_bytes;
+    gather.requests = 1;
+    Task& sync = b.collective("replica_allreduce", CollectiveOp::kAllReduce, s.replica_sync_bytes, 0,
+                              "replica_allreduce", {"replica_gather"});
+    sync.collective->group.kind = models::GroupSpec::Kind::kStride;
+    sync.collective->group.size = s.sharding_group;
+    b.add("replica_write", TaskKind::kHost, kUpdate, "emb_update", {"replica_allreduce"}).bytes =
+        s.replica_sync_rows * s.row_bytes;
+  }
   if (dbp) {
     // Swaps the buffers and refreshes batch i+1's rows that batch i updated.
     b.add("dbp_patch", TaskKind::kCopy, kCopy, "dbp_patch", {"lookup_copy", "emb_update"}).bytes =

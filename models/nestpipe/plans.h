@@ -28,8 +28,10 @@ namespace clustertwin::models::nestpipe {
 ///             one update per batch
 ///   nestpipe  dbp + fwp + key-centric clustering (smaller micro-batch All2Alls)
 ///   2dsp      2D sparse parallelism: tables sharded inside groups of G
-///             workers, so All2Alls span G workers (twin only: replicas are
-///             synchronised periodically, not every step)
+///             workers, so All2Alls span G workers; after the update, the
+///             rows replicas changed are gathered, averaged across the
+///             W / G replicas of the shard (an All-Reduce over the workers
+///             G apart) and written back before the next lookup (twin only)
 enum class Variant { kTorchRec, kSemiSync, kDbp, kFwp, kNestPipe, k2dSp };
 
 std::string_view variant_name(Variant variant);
@@ -60,6 +62,23 @@ struct StepSizes {
   /// Requester key lists an owner serves one by one when it does not merge
   /// them (W, or G under 2dsp); the dedup variants merge them into one.
   int64_t lookup_requests = 0;
+  /// 2dsp: the rows of this worker's shard that some replica (the same
+  /// shard in each of the W / G groups) updated since the last sync, per
+  /// step, and the bytes each replica contributes to their average (rows
+  /// and optimizer state). 0: no replica sync.
+  int64_t replica_sync_rows = 0;
+  int64_t replica_sync_bytes = 0;
+  /// Per-owner skew of the embedding All2Alls, [owner]: the unique keys a
+  /// requester sends each owner over their mean (hot keys make their
+  /// owners busier), for the whole batch, an arrival-order micro-batch and
+  /// a clustered one (empty: uniform). The owner receives a gradient (and
+  /// sends a row) per key, so its link carries share x the mean. With
+  /// exact_skew each All2All has these split_bytes; otherwise (the default,
+  /// far cheaper to simulate at scale: a uniform exchange is merged into
+  /// node flows) every peer is sent the busiest owner's share, which on a
+  /// non-blocking fabric ends when the busiest owner's link does.
+  std::vector<double> a2a_share, micro_a2a_share, clustered_micro_a2a_share;
+  bool exact_skew = false;
 };
 
 /// The plan (models/plan/plan.h) of `variant` for one step of one worker,
@@ -67,7 +86,8 @@ struct StepSizes {
 /// nestpipe; ignored by the others). Cost keys name each task's kind of work
 /// so that a profile can price them: h2d, key_a2a, lookup_gather,
 /// lookup_copy, emb_a2a_fwd, dense_fwd, dense_bwd, emb_a2a_bwd, emb_update,
-/// dense_allreduce, dbp_patch. Streams: compute, comm, copy, host.
+/// dense_allreduce, dbp_patch, replica_allreduce (2dsp's sync; its row
+/// gather and write-back are priced as lookup_gather and emb_update). Streams: compute, comm, copy, host.
 /// InvalidArgument for sizes that cannot make a step (negative, no rows,
 /// micro-batches < 1).
 StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& sizes, int micro_batches);

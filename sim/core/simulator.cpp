@@ -233,11 +233,38 @@ class Run {
 
   void run_network_collective(const Task& t, const std::tuple<int, int, int, int>& key,
                               const std::vector<int>& members) {
-    const models::Collective& c = *t.collective;
-    auto schedule = build_schedule(
-        c, effective_bytes(c, send_bytes_[key], static_cast<int>(members.size())), members,
-        [this](int r) { return platform_.node_of(r); }, t.name);
+    // The profile's factor scales per-destination sizes too (split_bytes), not only the task's bytes.
+    models::Collective c = *t.collective;
+    const int64_t bytes = effective_bytes(c, send_bytes_[key], static_cast<int>(members.size()));
+    for (int64_t& part : c.split_bytes)
+      part = effective_bytes(c, part, static_cast<int>(members.size()));
+    auto node_of = [this](int r) { return platform_.node_of(r); };
+    auto schedule = build_schedule(c, bytes, members, node_of, t.name);
     CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run
+    if (stride_ > 1 && c.group.kind == models::GroupSpec::Kind::kStride) {
+      // Symmetric mode: the groups of the node's other devices (the same members shifted by 1..stride-1) are
+      // not simulated; their traffic joins this group's, phase by phase, so that the network sees it all.
+      for (int shift = 1; shift < stride_; ++shift) {
+        std::vector<int> sibling = members;
+        for (int& m : sibling)
+          m += shift;
+        auto more = build_schedule(c, bytes, sibling, node_of, t.name);
+        CT_CHECK(more.is_ok() && more->phases.size() == schedule->phases.size()) << t.name;
+        for (size_t i = 0; i < more->phases.size(); ++i) {
+          CT_CHECK(more->phases[i].repeats == schedule->phases[i].repeats) << t.name;
+          Round& into = schedule->phases[i].round;
+          Round& from = more->phases[i].round;
+          into.messages.insert(into.messages.end(), from.messages.begin(), from.messages.end());
+          into.exchanges.insert(into.exchanges.end(), from.exchanges.begin(), from.exchanges.end());
+        }
+      }
+    }
+    const auto& factors = platform_.profile().collectives;
+    auto factor = factors.find(std::string(models::collective_op_name(c.op)));
+    if (factor != factors.end()) {
+      const double setup = factor->second.peer_seconds(static_cast<int>(members.size()));
+      if (setup > 0) sg::this_actor::sleep_for(setup);
+    }
     run_collective(platform_, *schedule, fidelity_);
   }
 
@@ -371,7 +398,10 @@ bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& pr
         if (g.size % per_node != 0) return false;
         break;
       case models::GroupSpec::Kind::kStride:
-        return false;
+        // Members a multiple of a node apart: a node's first device is in a group of first devices, and the
+        // run adds the groups of the node's other devices to its traffic (run_network_collective).
+        if (g.size % per_node != 0) return false;
+        break;
     }
     if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv)
       return false;

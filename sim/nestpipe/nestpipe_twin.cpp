@@ -89,9 +89,85 @@ Status validate(const NestPipeSetup& s) {
   if (!(s.batch_overlap >= 0 && s.batch_overlap <= 1)) {
     return Status::invalid_argument("--overlap " + fixed(s.batch_overlap, 3) + ": must be in [0, 1]");
   }
+  if (s.samples_per_user < 0) {
+    return Status::invalid_argument("--samples-per-user " + std::to_string(s.samples_per_user) +
+                                    ": must be >= 0 (0: the model's default)");
+  }
+  if (!(s.user_shared_fraction >= 0 && s.user_shared_fraction <= 1)) {
+    return Status::invalid_argument("--user-shared " + fixed(s.user_shared_fraction, 3) + ": must be in [0, 1]");
+  }
+  if (s.replica_sync_every < 1) {
+    return Status::invalid_argument("--sync-every " + std::to_string(s.replica_sync_every) + ": must be at least 1");
+  }
+  if (!(s.launch_latency_s >= 0) || !std::isfinite(s.launch_latency_s)) {
+    return Status::invalid_argument("--launch-us " + fixed(s.launch_latency_s * 1e6, 3) + ": must be >= 0");
+  }
+  if (s.kernels_per_layer < 0) {
+    return Status::invalid_argument("kernels per layer " + std::to_string(s.kernels_per_layer) + ": must be >= 0");
+  }
   if (s.sharding_group < 1) {
     return Status::invalid_argument("--sharding-group " + std::to_string(s.sharding_group) + ": must be at least 1");
   }
+  return Status::ok();
+}
+
+namespace {
+
+// The generator behind the setup's data: one key space over all tables, the spec's lookups per sample.
+models::nestpipe::KeyGeneratorOptions key_options(const NestPipeSetup& setup, const spec::RecommenderSpec& spec) {
+  models::nestpipe::KeyGeneratorOptions keys;
+  keys.vocabulary = 0;
+  for (const spec::EmbeddingTableSpec& t : spec.tables)
+    keys.vocabulary += t.rows;
+  keys.keys_per_sample = static_cast<int>(std::lround(spec.embedding_lookups_per_sample()));
+  keys.zipf_exponent = setup.zipf_exponent;
+  keys.batch_overlap = setup.batch_overlap;
+  keys.samples_per_user = nestpipe_samples_per_user(setup);
+  keys.user_shared_fraction = setup.user_shared_fraction;
+  keys.seed = setup.seed;
+  return keys;
+}
+
+// Assumption: row-wise Adagrad (TorchRec's usual embedding optimizer) keeps one fp32 per row, synchronised
+// with the row (DMPCollection.sync's include_optimizer_state defaults to true).
+constexpr int64_t kOptimizerStateBytesPerRow = 4;
+
+}  // namespace
+
+int nestpipe_samples_per_user(const NestPipeSetup& setup) {
+  if (setup.samples_per_user > 0) return setup.samples_per_user;
+  return setup.model == "hstu-industrial" ? 8 : 1;
+}
+
+StatusOr<double> nestpipe_dense_call_overhead(const NestPipeSetup& setup) {
+  auto spec = spec::recommender_spec(setup.model);
+  if (!spec.is_ok()) return Status::invalid_argument("--model: " + spec.status().message());
+  return static_cast<double>(spec->dense.size()) * setup.kernels_per_layer * setup.launch_latency_s;
+}
+
+Status add_replica_sync(const NestPipeSetup& setup, int workers, models::nestpipe::StepSizes* sizes) {
+  const int group = std::min(setup.sharding_group, workers);
+  sizes->replica_sync_rows = sizes->replica_sync_bytes = 0;
+  if (workers <= group) return Status::ok();
+  if (workers % group != 0) {
+    return Status::invalid_argument("--sharding-group " + std::to_string(group) + ": must divide --workers " +
+                                    std::to_string(workers) + " (2dsp replicates whole groups)");
+  }
+  auto spec = spec::recommender_spec(setup.model);
+  if (!spec.is_ok()) return spec.status();
+  const models::nestpipe::KeyGeneratorOptions keys = key_options(setup, *spec);
+  // Between two syncs every one of the W workers draws P batches: the shard's rows some replica touched are
+  // the shard's distinct keys among P x W x (independent draws of a batch) (batch overlap ignored: it only
+  // shrinks the set), spread over the P steps.
+  const int every = setup.replica_sync_every;
+  const double draws = static_cast<double>(every) * workers *
+                       static_cast<double>(models::nestpipe::independent_draws(keys, setup.batch_per_worker));
+  const std::vector<double> per_owner = models::nestpipe::expected_unique_per_owner(keys, group, draws);
+  double mean = 0;
+  for (double v : per_owner)
+    mean += v / static_cast<double>(per_owner.size());
+  sizes->replica_sync_rows = std::llround(mean / every);
+  sizes->replica_sync_bytes = sizes->replica_sync_rows * (sizes->row_bytes + kOptimizerStateBytesPerRow);
   return Status::ok();
 }
 
@@ -104,14 +180,7 @@ StatusOr<models::nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& s
   if (owners < 1) return Status::invalid_argument("--workers " + std::to_string(owners) + ": must be at least 1");
   auto spec = spec::recommender_spec(setup.model);
   if (!spec.is_ok()) return spec.status();
-  models::nestpipe::KeyGeneratorOptions keys;
-  keys.vocabulary = 0;
-  for (const spec::EmbeddingTableSpec& t : spec->tables)
-    keys.vocabulary += t.rows;
-  keys.keys_per_sample = static_cast<int>(std::lround(spec->embedding_lookups_per_sample()));
-  keys.zipf_exponent = setup.zipf_exponent;
-  keys.batch_overlap = setup.batch_overlap;
-  keys.seed = setup.seed;
+  const models::nestpipe::KeyGeneratorOptions keys = key_options(setup, *spec);
   auto stats = models::nestpipe::estimate_key_stats(
       keys, owners, setup.batch_per_worker, setup.micro_batches,
       std::min<int64_t>(setup.samples_to_draw, int64_t{owners} * setup.batch_per_worker));
@@ -122,7 +191,15 @@ StatusOr<models::nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& s
   w.micro_batches = setup.micro_batches;
   auto sizes = models::nestpipe::step_sizes(w, *stats);
   if (!sizes.is_ok()) return sizes.status();
-  if (!setup.clustering) sizes->clustered_micro_emb_a2a_bytes = sizes->micro_emb_a2a_bytes;
+  // Per-owner skew of the embedding All2Alls (StepSizes::a2a_share), from the model's per-owner counts.
+  sizes->a2a_share = stats->unique_per_pair;
+  sizes->micro_a2a_share = stats->micro_unique_per_pair;
+  sizes->clustered_micro_a2a_share = stats->clustered_micro_unique_per_pair;
+  sizes->exact_skew = setup.exact_skew;
+  if (!setup.clustering) {
+    sizes->clustered_micro_emb_a2a_bytes = sizes->micro_emb_a2a_bytes;
+    sizes->clustered_micro_a2a_share = sizes->micro_a2a_share;
+  }
   return sizes;
 }
 
@@ -131,7 +208,10 @@ namespace {
 // The plan of `variant` from the step sizes of its owner count.
 StatusOr<models::Plan> plan_from_sizes(const NestPipeSetup& setup, Variant variant, int workers,
                                        models::nestpipe::StepSizes sizes) {
-  if (variant == Variant::k2dSp) sizes.sharding_group = nestpipe_owners(setup, variant, workers);
+  if (variant == Variant::k2dSp) {
+    sizes.sharding_group = nestpipe_owners(setup, variant, workers);
+    CT_RETURN_IF_ERROR(add_replica_sync(setup, workers, &sizes));
+  }
   return models::nestpipe::build_plan(variant, sizes, setup.micro_batches);
 }
 
@@ -148,7 +228,7 @@ std::vector<BreakdownLayer> nestpipe_breakdown() {
   return {{"compute", {"dense_fwd", "dense_bwd"}},
           {"all2all", {"key_a2a", "emb_a2a_fwd", "emb_a2a_bwd"}},
           {"lookup", {"lookup_gather", "lookup_copy", "dbp_patch"}},
-          {"other", {"h2d", "emb_update", "dense_allreduce"}}};
+          {"other", {"h2d", "emb_update", "dense_allreduce", "replica_allreduce"}}};
 }
 
 SimOptions nestpipe_sim_options() {

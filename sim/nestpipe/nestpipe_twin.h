@@ -30,11 +30,47 @@ struct NestPipeSetup {
   /// Assumption: a key slot repeats one of the previous batch's with this
   /// probability (the paper gives no figure; it sets DBP's patch size only).
   double batch_overlap = 0.3;
-  int sharding_group = 128;        // 2dsp's group G (Meta's 2D sparse parallelism)
-  bool clustering = true;          // nestpipe's key-centric clustering (false: micro-batches in arrival order)
+  /// Samples of one user in a worker's batch, arriving interleaved with
+  /// other users' (key_generator.h); 0: the model's default
+  /// (nestpipe_samples_per_user). A user's samples share
+  /// user_shared_fraction of their keys (assumption: the history as of
+  /// nearly the same time; the newest 10% of positions differ). Key-centric
+  /// clustering gains only where samples share keys
+  /// (../shared/papers/nestpipe.md); i.i.d. samples leave it nothing.
+  int samples_per_user = 0;
+  double user_shared_fraction = 0.9;
+  /// The fixed time of one dense forward + backward call, whatever its
+  /// size, paid once per micro-batch: kernels x launch latency per dense
+  /// layer of the spec (nestpipe_dense_call_overhead). Reconstruction: an
+  /// eager HSTU block launches ~13 kernels forward (f1 Linear, SiLU, split,
+  /// Q K^T, SiLU, scale, causal mask, x V, x U, LayerNorm, f2 Linear,
+  /// residual) and about twice that backward: ~40. Assumption: 5 us per
+  /// launch, the usual few microseconds of an eager framework's op.
+  int kernels_per_layer = 40;
+  double launch_latency_s = 5e-6;
+  /// 2dsp: replicas' embedding rows are averaged across the W / G groups
+  /// every this many steps (see add_replica_sync).
+  int replica_sync_every = 1;
+  int sharding_group = 128;  // 2dsp's group G (Meta's 2D sparse parallelism)
+  bool clustering = true;    // nestpipe's key-centric clustering (false: micro-batches in arrival order)
+  /// The All2Alls' per-owner skew as per-destination sizes (slow to simulate
+  /// at scale) instead of the busiest owner's share to every peer (the
+  /// default; models/nestpipe/plans.h, StepSizes::a2a_share).
+  bool exact_skew = false;
   int64_t samples_to_draw = 1024;  // samples drawn to measure micro-batch dedup (two workers' batches)
   uint64_t seed = 0;
 };
+
+/// The samples of one user in a batch: setup.samples_per_user, or when 0
+/// the model's default. hstu-industrial: 8 (assumption: the paper gives no
+/// figure; 64 users x 8 requests in a batch of 512). Every other shipped
+/// model: 1; fuxi-kuairand's 27,285 users spread a step's 128 x 512
+/// samples over 128 batches, about one sample per user per batch.
+int nestpipe_samples_per_user(const NestPipeSetup& setup);
+
+/// The dense call overhead of the setup's model: dense layers of the spec
+/// x kernels_per_layer x launch_latency_s (HSTU, 4 blocks: 0.8 ms).
+StatusOr<double> nestpipe_dense_call_overhead(const NestPipeSetup& setup);
 
 /// InvalidArgument naming the field and value ("--micro-batches 3: must divide the batch of 512").
 Status validate(const NestPipeSetup& setup);
@@ -49,12 +85,27 @@ StatusOr<models::Plan> nestpipe_plan(const NestPipeSetup& setup, models::nestpip
 /// a plan (key statistics): a sweep computes it once per owner count.
 StatusOr<models::nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners);
 
+/// 2dsp's replica sync in `sizes` (replica_sync_rows, replica_sync_bytes)
+/// at `workers` workers. Meta's 2D sparse parallelism keeps W / G replicas
+/// of every shard, one per group of G, each trained by its own group's
+/// batches; TorchRec's DMPCollection.sync averages them with an All-Reduce
+/// across the groups, "called after each train step" (its docstring), and
+/// sync every 1 step is the default here. Only rows some replica changed
+/// since the last sync can differ, so the twin syncs those (a lower bound
+/// on TorchRec's whole-shard All-Reduce, which at 3e9 rows would move the
+/// whole 6 TB table every step): the shard's distinct keys among the P x W
+/// batches drawn between syncs (models/nestpipe/key_stats.h), per step,
+/// with one fp32 of row-wise Adagrad state per row. None when G >= W;
+/// InvalidArgument when G does not divide W.
+Status add_replica_sync(const NestPipeSetup& setup, int workers, models::nestpipe::StepSizes* sizes);
+
 /// The owners of `variant` at `workers` workers: 2dsp's group, else all.
 int nestpipe_owners(const NestPipeSetup& setup, models::nestpipe::Variant variant, int workers);
 
 /// The exposed-time layers the study stacks: dense compute first, then
 /// All2All, then lookup (gather, copy to the device, DBP's patch), then the
-/// rest (input copy, dense All-Reduce, embedding update).
+/// rest (input copy, dense All-Reduce, embedding update, 2dsp's replica All-Reduce;
+/// its row gather counts as lookup).
 std::vector<BreakdownLayer> nestpipe_breakdown();
 
 /// One (variant, workers) point, in the units the paper uses.

@@ -81,6 +81,16 @@ TEST(SimNestPipeCliTest, MicroBatchesThatDoNotDivideTheBatch) {
                          "--micro-batches 3: must divide the batch of 512");
 }
 
+TEST(SimNestPipeCliTest, BadUserSyncAndOverheadKnobs) {
+  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--samples-per-user", "-1"}),
+                         "--samples-per-user -1: must be >= 0 (0: the model's default)");
+  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--user-shared", "1.5"}),
+                         "--user-shared 1.500: must be in [0, 1]");
+  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--sync-every", "0"}),
+                         "--sync-every 0: must be at least 1");
+  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--launch-us", "-1"}), "--launch-us -1.000: must be >= 0");
+}
+
 TEST(SimNestPipeCliTest, UnknownModelAndCalibration) {
   const auto model = run_clustertwin({"sim", "nestpipe", "--model", "gpt-2"});
   EXPECT_EQ(model.exit_code, 2) << model.err;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <unordered_set>
 
 namespace clustertwin::models::nestpipe {
@@ -55,6 +56,10 @@ TEST(ValidateTest, EachBadFieldIsNamedWithItsValue) {
        "key generator option 'batch_overlap': 1.5 is not in [0, 1]"},
       {"negative overlap", [](KeyGeneratorOptions& o) { o.batch_overlap = -0.25; },
        "key generator option 'batch_overlap': -0.25 is not in [0, 1]"},
+      {"no samples per user", [](KeyGeneratorOptions& o) { o.samples_per_user = 0; },
+       "key generator option 'samples_per_user': 0 is not >= 1"},
+      {"shared fraction above 1", [](KeyGeneratorOptions& o) { o.user_shared_fraction = 1.5; },
+       "key generator option 'user_shared_fraction': 1.5 is not in [0, 1]"},
   };
   for (const Case& c : cases) {
     KeyGeneratorOptions options = small_options();
@@ -228,6 +233,40 @@ TEST(KeyGeneratorTest, FullOverlapPermutesBatchZero) {
   std::sort(zero.begin(), zero.end());
   std::sort(nine.begin(), nine.end());
   EXPECT_EQ(zero, nine);  // ...but they are the same keys
+}
+
+// Users: 16 samples dealt to 4 users of 4; a user's samples hold its first
+// sample's first round(0.5 x 10) = 5 keys, their own other 5. Which samples
+// share a prefix is a permutation, not the arrival order, and the batch stays
+// a function of (seed, index, rank).
+TEST(KeyGeneratorTest, SamplesOfAUserShareTheirHistory) {
+  KeyGeneratorOptions options;
+  options.vocabulary = 1'000'000'000'000;  // a coincidence of 5 keys is impossible in practice
+  options.keys_per_sample = 10;
+  options.samples_per_user = 4;
+  options.user_shared_fraction = 0.5;
+  const KeyGenerator generator(options);
+  const auto batch = generator.batch(3, 1, 16);
+  std::map<std::vector<int64_t>, std::vector<int>> users;  // shared prefix -> samples
+  for (int i = 0; i < 16; ++i)
+    users[std::vector<int64_t>(batch[i].begin(), batch[i].begin() + 5)].push_back(i);
+  ASSERT_EQ(users.size(), 4u);
+  bool contiguous = true;
+  for (const auto& [prefix, samples] : users) {
+    EXPECT_EQ(samples.size(), 4u);
+    contiguous = contiguous && samples.back() - samples.front() == 3;
+  }
+  EXPECT_FALSE(contiguous);  // interleaved with other users' samples
+  EXPECT_EQ(generator.batch(3, 1, 16), batch);
+  // 4 users x 5 shared + 16 samples x 5 own; without users every slot is a draw.
+  EXPECT_EQ(independent_draws(options, 16), 4 * 5 + 16 * 5);
+  // A micro-batch of 4 misses a user with probability C(12, 4) / C(16, 4) = (12 11 10 9) / (16 15 14 13).
+  const double miss = (12.0 * 11 * 10 * 9) / (16.0 * 15 * 14 * 13);
+  EXPECT_NEAR(expected_micro_batch_draws(options, 16, 4), 4 * (1 - miss) * 5 + 4 * 5, 1e-12);
+  EXPECT_NEAR(expected_micro_batch_draws(options, 16, 16), static_cast<double>(independent_draws(options, 16)), 1e-12);
+  options.samples_per_user = 1;
+  EXPECT_EQ(independent_draws(options, 16), 16 * 10);
+  EXPECT_NEAR(expected_micro_batch_draws(options, 16, 4), 4 * 10, 1e-12);
 }
 
 TEST(KeyGeneratorTest, GenerationSpeed) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <numeric>
@@ -192,10 +193,14 @@ TEST(EstimateKeyStatsTest, MatchesExactCountsOfGeneratedSteps) {
   struct Case {
     double overlap;
     Sharding sharding;
+    int samples_per_user = 1;  // 4 with 3/4 of the keys shared: 16 x 15 + 64 x 5 = 560 independent draws
   };
-  for (const auto [overlap, sharding] : {Case{0.0, Sharding::kModulo}, Case{0.5, Sharding::kModulo},
-                                         Case{1.0, Sharding::kModulo}, Case{0.5, Sharding::kHashed}}) {
+  for (const auto [overlap, sharding, users] :
+       {Case{0.0, Sharding::kModulo}, Case{0.5, Sharding::kModulo}, Case{1.0, Sharding::kModulo},
+        Case{0.5, Sharding::kHashed}, Case{0.5, Sharding::kModulo, 4}}) {
     options.batch_overlap = overlap;
+    options.samples_per_user = users;
+    options.user_shared_fraction = users > 1 ? 0.75 : 0.0;
     const Measured m = measure(options, 4, 64, 10, 8, sharding);
     const auto estimate = estimate_key_stats(options, 4, 64, 4, 128, sharding);
     ASSERT_TRUE(estimate.is_ok()) << estimate.status().message();
@@ -277,6 +282,46 @@ TEST(MeasuredKeyStatsTest, CountsTheRunsOwnBatches) {
   EXPECT_LE(k->clustered_micro_batch_unique, k->micro_batch_unique);
   EXPECT_EQ(measured_key_stats(first, second, 3).status().message(),
             "key statistics: 3 micro-batches do not divide a batch of 4");
+}
+
+// Users whose samples share their history: per-micro-batch deduplication in
+// arrival order resends a user's history in every micro-batch holding one of
+// its samples, and key-centric clustering, which gathers a user's samples,
+// removes most of that (the order, not a figure: clustered below half of the
+// arrival order's keys), while the estimator's arrival-order expectation
+// (expected_micro_batch_draws) matches the measured micro-batches.
+TEST(EstimateKeyStatsTest, ClusteringGathersUsersThatArrivalOrderSpreads) {
+  KeyGeneratorOptions options;
+  options.vocabulary = 1'000'000'000;  // few coincidences: distinct keys are nearly the draws
+  options.zipf_exponent = 1.05;
+  options.keys_per_sample = 100;
+  options.samples_per_user = 8;
+  options.user_shared_fraction = 0.9;
+  const auto users = estimate_key_stats(options, 16, 512, 16, 1024);
+  ASSERT_TRUE(users.is_ok()) << users.status().message();
+  EXPECT_LT(users->clustered_micro_batch_unique, 0.5 * users->micro_batch_unique);
+  // Arrival order: E[draws] = 64 users x (1 - C(504, 32) / C(512, 32)) x 90 + 32 x 10, of which the model's
+  // expected distinct keys (micro_unique_per_pair, summed over owners) match the 2 x 16 measured
+  // micro-batches (the users a micro-batch holds vary by ~12% from one to the next: ~2% over 32).
+  const double draws = expected_micro_batch_draws(options, 512, 32);
+  double model = 0;
+  for (double v : users->micro_unique_per_pair)
+    model += v;
+  EXPECT_NEAR(users->micro_batch_unique / model, 1.0, 0.06);
+  EXPECT_LT(model, draws);  // hot keys repeat
+  // The clustered micro-batch as independent draws: its expected distinct keys are the measured mean, and
+  // the fewer keys a micro-batch holds, the more its hot keys' owners stand out (max over mean per owner).
+  auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+  auto skew = [&](const std::vector<double>& v) {
+    return *std::max_element(v.begin(), v.end()) * static_cast<double>(v.size()) / sum(v);
+  };
+  EXPECT_NEAR(sum(users->clustered_micro_unique_per_pair) / users->clustered_micro_batch_unique, 1.0, 1e-6);
+  EXPECT_GT(skew(users->clustered_micro_unique_per_pair), skew(users->micro_unique_per_pair));
+  EXPECT_GT(skew(users->micro_unique_per_pair), skew(users->unique_per_pair));
+  options.samples_per_user = 1;
+  const auto iid = estimate_key_stats(options, 16, 512, 16, 1024);
+  ASSERT_TRUE(iid.is_ok()) << iid.status().message();
+  EXPECT_GT(iid->clustered_micro_batch_unique, 0.9 * iid->micro_batch_unique);  // i.i.d. samples: little to gain
 }
 
 }  // namespace

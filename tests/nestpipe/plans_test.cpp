@@ -145,6 +145,76 @@ TEST(NestPipePlansTest, NestPipeCombinesBoth) {
   EXPECT_NEAR(step_of(Variant::kNestPipe), 71e-3 + 2 * quarter, 1e-4);
 }
 
+// Per-owner skew: owners of shares 1, 1, 1, 5 (mean 2) get 1/8, 1/8, 1/8, 5/8
+// of each All2All (exact), or every peer the busiest owner's 5/8, 5/2 times
+// the uniform bytes (the reduction). Whole batch for dbp, micro-batch shares
+// for fwp.
+TEST(NestPipePlansTest, SkewSplitsTheAll2AllByOwnerOrSendsEveryoneTheBusiestShare) {
+  StepSizes s = sizes();
+  s.a2a_share = {1, 1, 1, 5};
+  s.micro_a2a_share = {2, 2, 2, 2};
+  auto reduced = build_plan(Variant::kDbp, s, 1);
+  ASSERT_TRUE(reduced.is_ok()) << reduced.status().message();
+  s.exact_skew = true;
+  auto exact = build_plan(Variant::kDbp, s, 1);
+  auto fwp = build_plan(Variant::kFwp, s, 4);
+  ASSERT_TRUE(exact.is_ok() && fwp.is_ok());
+  for (const models::Task& t : reduced->tasks) {
+    if (t.cost_key == "emb_a2a_fwd" || t.cost_key == "emb_a2a_bwd") {
+      EXPECT_EQ(t.bytes, 500'000'000);  // 200 MB x 5/2
+      EXPECT_TRUE(t.collective->split_bytes.empty());
+    }
+  }
+  for (const models::Task& t : exact->tasks) {
+    if (t.cost_key == "emb_a2a_fwd" || t.cost_key == "emb_a2a_bwd") {
+      EXPECT_EQ(t.collective->split_bytes, (std::vector<int64_t>{25'000'000, 25'000'000, 25'000'000, 125'000'000}));
+      EXPECT_EQ(t.bytes, 200'000'000);
+    }
+  }
+  for (const models::Task& t : fwp->tasks) {
+    if (t.cost_key == "emb_a2a_fwd") {
+      EXPECT_EQ(t.collective->split_bytes, std::vector<int64_t>(4, 12'500'000));  // 200 MB / 4 micro / 4 owners
+    }
+  }
+  EXPECT_TRUE(models::validate_plan_for_world(*exact, "p", 4, 4).is_ok());
+}
+
+// 2dsp with replicas to sync: gather after the update, All-Reduce over the
+// workers G apart, write back; the next step's lookup waits for the write.
+TEST(NestPipePlansTest, TwoDspSyncsReplicasBeforeTheNextLookup) {
+  StepSizes s = sizes();
+  s.sharding_group = 2;
+  s.replica_sync_rows = 300;
+  s.replica_sync_bytes = 300 * (256 + 4);
+  auto plan = build_plan(Variant::k2dSp, s, 1);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  auto id = [&](const std::string& name) {
+    for (const models::Task& t : plan->tasks) {
+      if (t.name == name) return t.id;
+    }
+    return -1;
+  };
+  const models::Task& gather = plan->tasks[id("replica_gather")];
+  const models::Task& sync = plan->tasks[id("replica_allreduce")];
+  const models::Task& write = plan->tasks[id("replica_write")];
+  EXPECT_EQ(gather.deps, std::vector<int>{id("emb_update")});
+  EXPECT_EQ(gather.bytes, 300 * 256);
+  EXPECT_EQ(sync.deps, std::vector<int>{gather.id});
+  EXPECT_EQ(sync.collective->op, models::CollectiveOp::kAllReduce);
+  EXPECT_EQ(sync.collective->group, (models::GroupSpec{models::GroupSpec::Kind::kStride, 2}));
+  EXPECT_EQ(sync.bytes, 300 * 260);
+  EXPECT_EQ(write.deps, std::vector<int>{sync.id});
+  const models::Task& lookup = plan->tasks[id("lookup_gather")];
+  EXPECT_NE(std::find(lookup.prev_step_deps.begin(), lookup.prev_step_deps.end(), write.id),
+            lookup.prev_step_deps.end());
+  EXPECT_TRUE(models::validate_plan_for_world(*plan, "p", 8, 4).is_ok());
+  s.replica_sync_rows = 0;  // one group: nothing to sync
+  auto alone = build_plan(Variant::k2dSp, s, 1);
+  ASSERT_TRUE(alone.is_ok());
+  for (const models::Task& t : alone->tasks)
+    EXPECT_EQ(t.name.find("replica"), std::string::npos) << t.name;
+}
+
 TEST(NestPipePlansTest, RejectsBadSizes) {
   StepSizes s = sizes();
   s.row_bytes = 0;

@@ -242,11 +242,12 @@ TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {
   EXPECT_EQ(error_of(tiny_with("", "collectives: {send: {efficiency: 0.5}}\n")),
             "tiny.yaml: field 'collectives.send': unknown collective 'send' (allowed: allreduce, alltoall, "
             "allgather, reducescatter, broadcast)");
-  EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {}}\n")),
-            "tiny.yaml: field 'collectives.alltoall': give at least one of efficiency, congestion_peers, fit");
+  EXPECT_EQ(
+      error_of(tiny_with("", "collectives: {alltoall: {}}\n")),
+      "tiny.yaml: field 'collectives.alltoall': give at least one of efficiency, congestion_peers, per_peer, fit");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {efficency: 0.5}}\n")),
             "tiny.yaml: field 'collectives.alltoall.efficency': unknown field (allowed in 'collectives.alltoall': "
-            "efficiency, congestion_peers, fit)");
+            "efficiency, congestion_peers, per_peer, fit)");
 }
 
 }  // namespace

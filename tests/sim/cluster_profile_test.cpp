@@ -79,6 +79,10 @@ TEST(ShippedProfilesTest, Npu1536) {
   EXPECT_EQ(p.topology.oversubscription, std::vector<double>{1.0});
   EXPECT_EQ(cluster::topology_capacity(p.topology), 96);  // 8 * 12^(2-1)
   EXPECT_TRUE(p.costs.empty());                           // left to the calibrators
+  // All-to-all: 2 us per peer (assumption, the NIC's latency); efficiency and congestion left to calibration.
+  EXPECT_DOUBLE_EQ(p.collectives.at("alltoall").per_peer, 2e-6);
+  EXPECT_DOUBLE_EQ(p.collectives.at("alltoall").efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(p.collectives.at("alltoall").byte_factor(1536), 1.0);
 }
 
 TEST(ShippedProfilesTest, Gpu128) {

@@ -114,12 +114,15 @@ TEST(SimulatorTest, SameInputsGiveByteIdenticalResultsAndTraces) {
 
 // Symmetric mode simulates one worker per node; the network still carries
 // every member's bytes, so step time, communication and breakdown match the
-// full simulation, at both fidelities, with a world all-to-all, a ring
-// all-reduce and an all-to-all in blocks of two nodes.
+// full simulation, at both fidelities, with a world all-to-all (with a
+// per-peer overhead), a ring all-reduce, an all-to-all in blocks of two
+// nodes and a ring all-reduce among the workers 32 apart (2D sparse
+// parallelism's replicas: the node's other devices' groups join the
+// simulated one's traffic).
 TEST(SimulatorTest, SymmetricModeMatchesTheFullSimulation) {
   auto profile = cluster::load_cluster_profile("npu-1536");
   ASSERT_TRUE(profile.is_ok());
-  profile->collectives["alltoall"] = cluster::CollectiveFactor{0.5, 100, {}};
+  profile->collectives["alltoall"] = cluster::CollectiveFactor{0.5, 100, {}, 3e-6};
   models::Plan plan = overlap_plan();
   Task block = plan.tasks[1];
   block.id = static_cast<int>(plan.tasks.size());
@@ -127,6 +130,13 @@ TEST(SimulatorTest, SymmetricModeMatchesTheFullSimulation) {
   block.collective->group = models::GroupSpec{models::GroupSpec::Kind::kBlock, 32};
   block.deps = {1};
   plan.tasks.push_back(block);
+  Task replicas = plan.tasks[3];
+  replicas.id = static_cast<int>(plan.tasks.size());
+  replicas.name = "stride_ar";
+  replicas.bytes = 200'000'000;
+  replicas.collective->group = models::GroupSpec{models::GroupSpec::Kind::kStride, 32};
+  replicas.deps = {block.id};
+  plan.tasks.push_back(replicas);
   for (Fidelity fidelity : {Fidelity::kStep, Fidelity::kFlow}) {
     SimOptions o;
     o.workers = 64;
@@ -192,6 +202,34 @@ TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
   ASSERT_TRUE(plain.is_ok() && slowed.is_ok());
   const double latency = 2.5e-6;
   EXPECT_NEAR(slowed->step_time_s - latency, 4 * (plain->step_time_s - latency), 1e-6);
+  // The same bytes as per-destination sizes are scaled alike.
+  plan.tasks[0].collective->split_bytes = {10'000'000, 10'000'000, 10'000'000, 10'000'000};
+  auto split = simulate_plan(plan, p, o);
+  ASSERT_TRUE(split.is_ok()) << split.status().message();
+  EXPECT_NEAR(split->step_time_s, slowed->step_time_s, 1e-6);
+}
+
+// A per-peer overhead p starts a collective of n members (n - 1) p late,
+// whatever its bytes: 3 x 10 us on 4 workers.
+TEST(SimulatorTest, PerPeerOverheadDelaysACollectiveByPeersTimesOverhead) {
+  cluster::ClusterProfile p = four_workers();
+  SimOptions o;
+  o.workers = 4;
+  models::Plan plan;
+  plan.streams = {"comm"};
+  Task a2a;
+  a2a.name = "a2a";
+  a2a.kind = TaskKind::kCollective;
+  a2a.bytes = 40'000'000;
+  a2a.collective = models::Collective{};
+  a2a.collective->op = CollectiveOp::kAllToAll;
+  plan.tasks = {a2a};
+  auto plain = simulate_plan(plan, p, o);
+  p.collectives["alltoall"] = cluster::CollectiveFactor{1, 0, {}, 10e-6};
+  auto late = simulate_plan(plan, p, o);
+  ASSERT_TRUE(plain.is_ok() && late.is_ok());
+  EXPECT_NEAR(late->step_time_s - plain->step_time_s, 3 * 10e-6, 1e-9);
+  EXPECT_DOUBLE_EQ(p.collectives["alltoall"].peer_seconds(1536), 1535 * 10e-6);
 }
 
 // One compute task (cost key `compute_key`) then an all-to-all of `bytes`
