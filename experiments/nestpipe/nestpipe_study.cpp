@@ -213,6 +213,20 @@ int main(int argc, char** argv) {
                  std::to_string(exposed * 1e3) + "," + std::to_string(a2a * 1e3) + "\n";
   }
   write(out + "/microbatch.csv", micro_csv);
+  {
+    const sim::nestpipe::NestPipeRow* dbp_row = find(rows, "dbp", 1536);
+    const sim::nestpipe::NestPipeRow* sp2d_row = find(rows, "2dsp", 1536);
+    nlohmann::ordered_json j;
+    j["workers"] = 1536;
+    j["best_micro_batch_samples"] = best_micro;
+    j["best_step_ms"] = best_step * 1e3;
+    j["exposed_a2a_16_clustered_ms"] = exposed_16[1] * 1e3;
+    j["exposed_a2a_16_unclustered_ms"] = exposed_16[0] * 1e3;
+    j["dbp_speedup"] = dbp_row->speedup;
+    j["sp2d_speedup"] = sp2d_row->speedup;
+    j["sp2d_sync_every_steps"] = setup.replica_sync_every;
+    write(out + "/microbatch.json", j.dump(1) + "\n");
+  }
 
   // 5. A trace per variant: 128 workers, four steps (the pipeline filling up, then steady).
   sim::nestpipe::NestPipeSweep traced = sweep;
