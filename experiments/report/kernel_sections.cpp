@@ -86,8 +86,8 @@ Section igsp_section(const fs::path& out) {
   s.measured = {
       "Every retention figure: the shipped byte-level model pruned on this machine with each calibration "
       "set (" +
-      std::to_string(seeds) +
-      " seeds each) and scored on held-out text (General and Code perplexity) and generated "
+      std::to_string(seeds) + (seeds == 1 ? " seed" : " seeds") +
+      " each) and scored on held-out text (General and Code perplexity) and generated "
       "arithmetic (Math exact match); Spearman's rho and its p-values computed from those runs."};
   s.assumed = {
       "The capability dimensions are this small model's own (licence and README text, C/C++ headers, "
