@@ -4,17 +4,14 @@
 #include <sstream>
 
 namespace clustertwin::cluster {
-namespace {
 
-// The shortest decimal that reads back to `value` exactly.
-std::string number(double value) {
+std::string yaml_number(double value) {
   char buffer[64];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
   return std::string(buffer, end);
 }
 
-// A YAML double-quoted string: any text survives.
-std::string quoted(const std::string& text) {
+std::string yaml_quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') out.push_back('\\');
@@ -26,6 +23,8 @@ std::string quoted(const std::string& text) {
   }
   return out + "\"";
 }
+
+namespace {
 
 class Writer {
  public:
@@ -40,19 +39,19 @@ class Writer {
 };
 
 void write_link(Writer& w, int indent, const LinkSpec& link) {
-  w.field(indent, "bandwidth", number(link.bandwidth), "bytes/s");
-  w.field(indent, "latency", number(link.latency), "s");
+  w.field(indent, "bandwidth", yaml_number(link.bandwidth), "bytes/s");
+  w.field(indent, "latency", yaml_number(link.latency), "s");
 }
 
 void write_device(Writer& w, int indent, const DeviceType& d) {
-  w.field(indent, "name", quoted(d.name));
+  w.field(indent, "name", yaml_quoted(d.name));
   w.line(indent, "peak_flops:");
   for (const auto& [type, rate] : d.peak_flops)
-    w.field(indent + 1, type, number(rate), "FLOP/s");
-  w.field(indent, "memory", number(d.memory_bytes), "bytes");
-  w.field(indent, "memory_bandwidth", number(d.memory_bandwidth), "bytes/s");
-  w.field(indent, "compute_efficiency", number(d.compute_efficiency));
-  w.field(indent, "memory_efficiency", number(d.memory_efficiency));
+    w.field(indent + 1, type, yaml_number(rate), "FLOP/s");
+  w.field(indent, "memory", yaml_number(d.memory_bytes), "bytes");
+  w.field(indent, "memory_bandwidth", yaml_number(d.memory_bandwidth), "bytes/s");
+  w.field(indent, "compute_efficiency", yaml_number(d.compute_efficiency));
+  w.field(indent, "memory_efficiency", yaml_number(d.memory_efficiency));
 }
 
 void write_topology(Writer& w, const Topology& t) {
@@ -69,7 +68,7 @@ void write_topology(Writer& w, const Topology& t) {
       if (!t.oversubscription.empty()) {
         std::string list = "[";
         for (size_t i = 0; i < t.oversubscription.size(); ++i)
-          list += (i ? ", " : "") + number(t.oversubscription[i]);
+          list += (i ? ", " : "") + yaml_number(t.oversubscription[i]);
         w.field(1, "oversubscription", list + "]");
       }
       break;
@@ -96,8 +95,8 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
   for (std::string l; std::getline(lines, l);)
     w.line(0, "# " + l);
   w.line(0, "# Schema: sim/platforms/README.md. Numbers are in SI base units (seconds, bytes, bytes/s, FLOP/s).");
-  w.field(0, "name", quoted(p.name));
-  w.field(0, "description", quoted(p.description));
+  w.field(0, "name", yaml_quoted(p.name));
+  w.field(0, "description", yaml_quoted(p.description));
   w.field(0, "nodes", std::to_string(p.nodes));
   w.field(0, "devices_per_node", std::to_string(p.devices_per_node));
   if (p.node_cores > 0) w.field(0, "node_cores", std::to_string(p.node_cores));
@@ -114,7 +113,7 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
   if (!p.node_device_type.empty()) {
     w.line(0, "node_device_type:");
     for (const auto& [node, type] : p.node_device_type)
-      w.field(1, std::to_string(node), quoted(type));
+      w.field(1, std::to_string(node), yaml_quoted(type));
   }
   if (p.intra_node.link.bandwidth > 0) {  // absent for one device per node
     w.line(0, "intra_node:");
@@ -123,7 +122,7 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
   }
   w.line(0, "host_link:");
   write_link(w, 1, p.host_link);
-  w.field(0, "host_memory_bandwidth", number(p.host_memory_bandwidth), "bytes/s");
+  w.field(0, "host_memory_bandwidth", yaml_number(p.host_memory_bandwidth), "bytes/s");
   w.line(0, "nics:");
   w.field(1, "per_node", std::to_string(p.nics.per_node));
   write_link(w, 1, p.nics.link);
@@ -132,33 +131,33 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
   if (!p.slowdown.empty()) {
     w.line(0, "slowdown:");
     for (const auto& [rank, factor] : p.slowdown)
-      w.field(1, std::to_string(rank), number(factor));
+      w.field(1, std::to_string(rank), yaml_number(factor));
   }
   if (!p.costs.empty()) {
     w.line(0, "costs:");
     for (const auto& [key, c] : p.costs) {
       w.line(1, key + ":");
-      w.field(2, "latency", number(c.latency), "s");
-      if (c.per_request > 0) w.field(2, "per_request", number(c.per_request), "s");
-      if (c.flop_rate > 0) w.field(2, "flop_rate", number(c.flop_rate), "FLOP/s");
-      if (c.byte_rate > 0) w.field(2, "byte_rate", number(c.byte_rate), "bytes/s");
-      if (c.step_latency > 0) w.field(2, "step_latency", number(c.step_latency), "s per latency step");
-      if (c.bus_rate > 0) w.field(2, "bus_rate", number(c.bus_rate), "bus bytes/s");
+      w.field(2, "latency", yaml_number(c.latency), "s");
+      if (c.per_request > 0) w.field(2, "per_request", yaml_number(c.per_request), "s");
+      if (c.flop_rate > 0) w.field(2, "flop_rate", yaml_number(c.flop_rate), "FLOP/s");
+      if (c.byte_rate > 0) w.field(2, "byte_rate", yaml_number(c.byte_rate), "bytes/s");
+      if (c.step_latency > 0) w.field(2, "step_latency", yaml_number(c.step_latency), "s per latency step");
+      if (c.bus_rate > 0) w.field(2, "bus_rate", yaml_number(c.bus_rate), "bus bytes/s");
     }
   }
   if (!p.collectives.empty()) {
     w.line(0, "collectives:");
     for (const auto& [op, f] : p.collectives) {
       w.line(1, op + ":");
-      w.field(2, "efficiency", number(f.efficiency));
-      w.field(2, "congestion_peers", number(f.congestion_peers));
-      if (f.per_peer > 0) w.field(2, "per_peer", number(f.per_peer), "s");
+      w.field(2, "efficiency", yaml_number(f.efficiency));
+      w.field(2, "congestion_peers", yaml_number(f.congestion_peers));
+      if (f.per_peer > 0) w.field(2, "per_peer", yaml_number(f.per_peer), "s");
       if (f.fit.empty()) continue;
       w.line(2, "fit:");
       for (const CollectiveSegment& s : f.fit) {
-        w.line(3, "- from: " + number(s.from_bytes) + "  # bytes");
-        w.field(4, "step_latency", number(s.step_latency), "s");
-        w.field(4, "bus_bandwidth", number(s.bus_bandwidth), "bytes/s");
+        w.line(3, "- from: " + yaml_number(s.from_bytes) + "  # bytes");
+        w.field(4, "step_latency", yaml_number(s.step_latency), "s");
+        w.field(4, "bus_bandwidth", yaml_number(s.bus_bandwidth), "bytes/s");
       }
     }
   }

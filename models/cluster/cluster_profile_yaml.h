@@ -12,6 +12,12 @@
 
 namespace clustertwin::cluster {
 
+/// The shortest decimal that reads back to `value` exactly (the profiles'
+/// numbers: a written profile reads back to the same doubles).
+std::string yaml_number(double value);
+/// `text` as a YAML double-quoted string: any one-line or multi-line text survives.
+std::string yaml_quoted(const std::string& text);
+
 /// The YAML text of `profile`, `header` (one or more lines, "" for none)
 /// first as comments. InvalidArgument for a profile that stands on a SimGrid
 /// platform file (which YAML cannot hold).

@@ -1,35 +1,14 @@
 #include "models/cluster/device_profile.h"
 
-#include <charconv>
 #include <filesystem>
 
 #include "common/file_io.h"
+#include "models/cluster/cluster_profile_yaml.h"
 #include "models/cluster/embedded_profiles.h"
 #include "models/cluster/field_reader.h"
 
 namespace clustertwin::cluster {
 namespace {
-
-// The shortest decimal that reads back to `value` exactly.
-std::string shortest_number(double value) {
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return std::string(buffer, end);
-}
-
-// A YAML double-quoted string: any one-line text survives.
-std::string yaml_string(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out.push_back(c);
-  }
-  return out + "\"";
-}
 
 // A curve's list of knots {size, efficiency} under `key`; absent and optional leaves `*out` empty.
 Status read_curve(FieldReader& top, const std::string& key, FieldReader::Need need, device::EfficiencyCurve* out) {
@@ -62,7 +41,7 @@ void write_curve(const std::string& key, const std::string& comment, const devic
   if (curve.empty()) return;
   *out += key + ":  # " + comment + "\n";
   for (const device::EfficiencyKnot& k : curve.knots())
-    *out += "  - {size: " + shortest_number(k.size) + ", efficiency: " + shortest_number(k.efficiency) + "}\n";
+    *out += "  - {size: " + yaml_number(k.size) + ", efficiency: " + yaml_number(k.efficiency) + "}\n";
 }
 
 }  // namespace
@@ -145,19 +124,19 @@ std::vector<std::string> shipped_device_profile_names() {
 
 std::string device_profile_yaml(const DeviceProfile& p, const std::string& header) {
   std::string out = header;
-  out += "name: " + yaml_string(p.name) + "\n";
-  out += "description: " + yaml_string(p.description) + "\n";
-  out += "software_stack: " + yaml_string(p.software_stack) + "\n";
+  out += "name: " + yaml_quoted(p.name) + "\n";
+  out += "description: " + yaml_quoted(p.description) + "\n";
+  out += "software_stack: " + yaml_quoted(p.software_stack) + "\n";
   out += "provenance:\n";
   for (const auto& [key, value] : p.provenance)
-    out += "  " + key + ": " + yaml_string(value) + "\n";
-  out += "peak_flops: " + shortest_number(p.peak_flops) + "  # FLOP/s; every efficiency below is a share of it\n";
+    out += "  " + key + ": " + yaml_quoted(value) + "\n";
+  out += "peak_flops: " + yaml_number(p.peak_flops) + "  # FLOP/s; every efficiency below is a share of it\n";
   write_curve("gemm", "size: one GEMM's training FLOPs (forward + backward, 6 T K N)", p.gemm, &out);
   write_curve("attention", "size: sequence length in tokens; causal attention, forward + backward", p.attention, &out);
   write_curve("attention_full", "size: sequence length in tokens; full (non-causal) attention, forward + backward",
               p.attention_full, &out);
   if (p.decode_bandwidth_share > 0) {
-    out += "decode_bandwidth_share: " + shortest_number(p.decode_bandwidth_share) +
+    out += "decode_bandwidth_share: " + yaml_number(p.decode_bandwidth_share) +
            "  # a decode token's bytes over its time over the memory bandwidth, where bandwidth binds\n";
   }
   return out;
