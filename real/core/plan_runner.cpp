@@ -1,5 +1,7 @@
 #include "real/core/plan_runner.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -178,13 +180,18 @@ Status PlanRunner::run() {
   streams_->mark_origin([this] { return tracer_.now_us(); });
   std::vector<std::thread> threads;
   std::vector<Status> results(plan_.streams.size());
+  // The rank's intra-op width (--threads) for every stream thread too: OpenMP's thread count is per thread, so
+  // a new thread would otherwise run libtorch's and OpenBLAS's kernels on every core of the machine, and N
+  // ranks on shared cores would run N x cores threads against each other.
+  const int intra_op_threads = at::get_num_threads();
   for (int stream = 0; stream < static_cast<int>(plan_.streams.size()); ++stream) {
     std::vector<int> tasks;
     for (const models::Task& t : plan_.tasks) {
       if (t.stream == stream && models::runs_on(t, comm_.rank(), comm_.world_size())) tasks.push_back(t.id);
     }
     if (tasks.empty()) continue;
-    threads.emplace_back([this, stream, tasks, &results, &s] {
+    threads.emplace_back([this, stream, tasks, &results, &s, intra_op_threads] {
+      at::set_num_threads(intra_op_threads);
       Status status = run_stream(stream, tasks);
       if (!status.is_ok()) {
         {
