@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -152,7 +153,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--steps", "1"}, "--steps 1: must be >= 2 (the first step is warm-up)"},
         BadFlag{{"--calibration", "x"}, "--calibration 'x': unknown (allowed: auto, paper, none)"},
         BadFlag{{"--inter-query", "0"}, "workload MA: inter-query parallelism 0 must be >= 1"},
+        BadFlag{{"--device-profile", "nosuch"},
+                "--device-profile 'nosuch': no shipped device profile of that name (h200) and no such file"},
+        BadFlag{{"--device-profile", "h200", "--decode-efficiency", "0.5"},
+                "--decode-efficiency excludes --device-profile (see 'clustertwin --help')"},
         BadFlag{{"--calibration", "none", "--decode-efficiency", "0"}, "--decode-efficiency 0: must be in (0, 1]"}));
+
+// A device profile whose trace measured no decode cannot set the engines' decode efficiency.
+TEST(SimFlexMarlCliTest, ADeviceProfileWithoutDecodeIsOneLine) {
+  const std::string path = ::testing::TempDir() + "ct_no_decode.yaml";
+  {
+    std::ifstream in(std::string(CT_SOURCE_DIR) + "/sim/platforms/devices/h200.yaml");
+    std::ofstream out(path);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("decode_bandwidth_share", 0) != 0) out << line << "\n";
+    }
+  }
+  const auto r = run_clustertwin({"sim", "flexmarl", "--device-profile", path});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, "clustertwin: --device-profile " + path +
+                       ": field 'decode_bandwidth_share' missing: its trace measured no decode token (give "
+                       "--decode-efficiency instead)\n");
+  EXPECT_EQ(r.out, "");
+}
 
 }  // namespace
 }  // namespace clustertwin

@@ -198,6 +198,8 @@ TEST(DeviceProfileTest, BadProfileFieldsAreNamed) {
        "d.yaml: field 'attention' knot 1 (size 512, efficiency 0.3): sizes must increase (the one before is 1024)"},
       {"peak_flops: 1e15", "peak_flops: fast", "d.yaml: field 'peak_flops'"},
       {"gemm: [{size: 1e9, efficiency: 0.6}]\n", "", "d.yaml: field 'gemm': missing"},
+      {"peak_flops: 1e15\n", "peak_flops: 1e15\ndecode_bandwidth_share: 1.5\n",
+       "d.yaml: field 'decode_bandwidth_share'"},
   };
   for (const Case& c : cases) {
     std::string text = good;

@@ -180,6 +180,20 @@ TEST(SimulatorTest, SymmetricModeStepsAsideWhenWorkersDiffer) {
   EXPECT_EQ(r->simulated_workers, 2);
 }
 
+// A plan of one all-to-all of `bytes` on a comm stream.
+models::Plan one_alltoall(int64_t bytes) {
+  models::Plan plan;
+  plan.streams = {"comm"};
+  Task a2a;
+  a2a.name = "a2a";
+  a2a.kind = TaskKind::kCollective;
+  a2a.bytes = bytes;
+  a2a.collective = models::Collective{};
+  a2a.collective->op = CollectiveOp::kAllToAll;
+  plan.tasks = {a2a};
+  return plan;
+}
+
 // The profile's collective factor multiplies the bytes an op moves: an
 // all-to-all of efficiency 0.5 and congestion at 3 peers on 4 workers moves
 // (1 + 3/3) / 0.5 = 4 times its bytes.
@@ -187,15 +201,7 @@ TEST(SimulatorTest, CollectiveFactorsScaleTheBytesMoved) {
   cluster::ClusterProfile p = four_workers();
   SimOptions o;
   o.workers = 4;
-  models::Plan plan;
-  plan.streams = {"comm"};
-  Task a2a;
-  a2a.name = "a2a";
-  a2a.kind = TaskKind::kCollective;
-  a2a.bytes = 40'000'000;
-  a2a.collective = models::Collective{};
-  a2a.collective->op = CollectiveOp::kAllToAll;
-  plan.tasks = {a2a};
+  models::Plan plan = one_alltoall(40'000'000);
   auto plain = simulate_plan(plan, p, o);
   p.collectives["alltoall"] = cluster::CollectiveFactor{0.5, 3, {}};
   auto slowed = simulate_plan(plan, p, o);
@@ -215,15 +221,7 @@ TEST(SimulatorTest, PerPeerOverheadDelaysACollectiveByPeersTimesOverhead) {
   cluster::ClusterProfile p = four_workers();
   SimOptions o;
   o.workers = 4;
-  models::Plan plan;
-  plan.streams = {"comm"};
-  Task a2a;
-  a2a.name = "a2a";
-  a2a.kind = TaskKind::kCollective;
-  a2a.bytes = 40'000'000;
-  a2a.collective = models::Collective{};
-  a2a.collective->op = CollectiveOp::kAllToAll;
-  plan.tasks = {a2a};
+  models::Plan plan = one_alltoall(40'000'000);
   auto plain = simulate_plan(plan, p, o);
   p.collectives["alltoall"] = cluster::CollectiveFactor{1, 0, {}, 10e-6};
   auto late = simulate_plan(plan, p, o);
