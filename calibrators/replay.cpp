@@ -358,6 +358,12 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   r.step_error = r.real_step_s > 0 ? (r.twin_step_s - r.real_step_s) / r.real_step_s : 0;
   // Per cost key: the real mean against the twin's mean task duration.
   const std::map<std::string, double> twin_means = twin_key_means(run->plan, *twin);
+  std::map<std::string, std::pair<double, double>> cpu;  // key -> thread CPU us, start-to-end us
+  for (const traces::Event& e : run->events) {
+    if (!e.cpu_us || !e.step || *e.step < r.first_step || *e.step > r.last_step || e.cost_key.empty()) continue;
+    cpu[e.cost_key].first += *e.cpu_us;
+    cpu[e.cost_key].second += e.dur_us;
+  }
   for (const KeyFit& f : own) {
     KeyError e;
     e.cost_key = f.cost_key;
@@ -366,6 +372,8 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
     auto it = twin_means.find(f.cost_key);
     if (it != twin_means.end()) e.twin_s = it->second;
     e.error = e.real_s > 0 ? (e.twin_s - e.real_s) / e.real_s : 0;
+    auto c = cpu.find(f.cost_key);
+    if (c != cpu.end() && c->second.second > 0) e.real_cpu_share = c->second.first / c->second.second;
     r.per_key.push_back(e);
   }
   return r;
@@ -390,6 +398,7 @@ std::string replay_json(const ReplayResult& r) {
                             {"real_ms", e.real_s * 1e3},
                             {"twin_ms", e.twin_s * 1e3},
                             {"error", e.error}});
+    if (e.real_cpu_share >= 0) j["per_key"].back()["real_cpu_share"] = e.real_cpu_share;
   }
   j["fits"] = nlohmann::ordered_json::array();
   for (const KeyFit& f : r.fits) {

@@ -120,6 +120,11 @@ struct KeyError {
   double real_s = 0;
   double twin_s = 0;
   double error = 0;  // (twin - real) / real
+  /// CPU time the recording thread spent per task (the events' cpu_us) over
+  /// the task's own time (start to end); -1 when the run recorded none. On
+  /// shared cores it says how much of a key is work and how much waiting (a
+  /// Gloo collective's calling thread waits: the copies run on Gloo's threads).
+  double real_cpu_share = -1;
 };
 
 /// The replay of one run.

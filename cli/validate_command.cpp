@@ -95,11 +95,13 @@ void print_run(const ValidateArgs& a, const calibrators::ReplayResult& r, const 
               r.variant.c_str(), r.workers, r.first_step, r.last_step, profile.c_str());
   std::printf("  real step %.3f ms, twin step %.3f ms, error %s\n", r.real_step_s * 1e3, r.twin_step_s * 1e3,
               percent(r.step_error).c_str());
-  std::printf("  %-18s %8s %12s %12s %9s\n", "cost key", "samples", "real ms", "twin ms", "error");
+  std::printf("  %-18s %8s %12s %12s %9s %9s\n", "cost key", "samples", "real ms", "twin ms", "error", "real CPU");
   for (const calibrators::KeyError& e : r.per_key) {
-    std::printf("  %-18s %8lld %12.3f %12.3f %9s\n", e.cost_key.c_str(), static_cast<long long>(e.samples),
-                e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str());
+    const std::string cpu = e.real_cpu_share >= 0 ? format_number("%.0f%%", 100 * e.real_cpu_share) : "-";
+    std::printf("  %-18s %8lld %12.3f %12.3f %9s %9s\n", e.cost_key.c_str(), static_cast<long long>(e.samples),
+                e.real_s * 1e3, e.twin_s * 1e3, percent(e.error).c_str(), cpu.c_str());
   }
+  std::printf("# real CPU: the recording thread's CPU time over the tasks' own time (the rest is waiting)\n");
   if (r.costs == "replay") {
     std::printf("# a replay: the costs are fitted on the run they predict\n");
   } else if (r.costs == "runs") {

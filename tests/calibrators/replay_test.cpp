@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_command.h"
@@ -59,9 +60,17 @@ TEST(ReplayTest, ARealRunReplaysToItsOwnStepTime) {
   EXPECT_GT(j.at("real_step_ms").get<double>(), 0);
   EXPECT_LT(std::abs(j.at("step_error").get<double>()), 0.05) << r.out;
   bool has_patch = false;
-  for (const auto& k : j.at("per_key"))
+  std::map<std::string, double> cpu_share;
+  for (const auto& k : j.at("per_key")) {
     has_patch |= k.at("cost_key") == "dbp_patch";
+    ASSERT_TRUE(k.contains("real_cpu_share")) << k;  // real runs record each task's thread CPU time
+    cpu_share[k.at("cost_key")] = k.at("real_cpu_share").get<double>();
+    EXPECT_GE(cpu_share[k.at("cost_key")], 0);
+    EXPECT_LE(cpu_share[k.at("cost_key")], 1.05) << k;  // CPU time within the task's own wall time
+  }
   EXPECT_TRUE(has_patch);
+  // A matrix multiply keeps its thread busy; a Gloo collective's calling thread waits for Gloo's threads.
+  EXPECT_GT(cpu_share.at("dense_fwd"), cpu_share.at("emb_a2a_fwd"));
 
   const auto wrong_system = run_clustertwin({"validate", "flexmarl", "--real", trace});
   EXPECT_EQ(wrong_system.exit_code, 2);
