@@ -51,12 +51,20 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   }
   const std::vector<Event>& events = trace.events;
   // Step markers per rank, by start.
-  std::map<int64_t, std::vector<double>> markers;
+  // Kineto marks a step twice, on the host thread and on the GPU's timeline (gpu_user_annotation): a step
+  // starts at the earliest marker of its name.
+  std::map<int64_t, std::map<std::string, double>> marker_of;
   for (const Event& e : events) {
-    if (is_step_marker(e)) markers[e.rank].push_back(e.ts_us);
+    if (!is_step_marker(e)) continue;
+    auto [it, fresh] = marker_of[e.rank].try_emplace(e.name, e.ts_us);
+    if (!fresh) it->second = std::min(it->second, e.ts_us);
   }
-  for (auto& [rank, starts] : markers)
-    std::sort(starts.begin(), starts.end());
+  std::map<int64_t, std::vector<double>> markers;
+  for (const auto& [rank, named] : marker_of) {
+    for (const auto& [name, start] : named)
+      markers[rank].push_back(start);
+    std::sort(markers[rank].begin(), markers[rank].end());
+  }
   // Device events per rank and step.
   std::map<int64_t, std::map<int, StepEvents>> ranks;
   for (size_t i = 0; i < events.size(); ++i) {
@@ -66,7 +74,8 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
     double start = 0;
     auto m = markers.find(e.rank);
     if (m != markers.end()) {
-      const auto it = std::upper_bound(m->second.begin(), m->second.end(), e.ts_us);
+      // A device event belongs to the step that launched it (the launch link), else to the one it ran in.
+      const auto it = std::upper_bound(m->second.begin(), m->second.end(), e.host_ts_us.value_or(e.ts_us));
       if (it == m->second.begin()) continue;  // before the first marker: the profiler's warm-up
       step = static_cast<int>(it - m->second.begin()) - 1;
       start = *(it - 1);
@@ -104,7 +113,7 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
 
   // The plan: the template step's device events, stream by stream.
   DerivedRun out;
-  out.steps = step_count;
+  out.steps = step_count;  // the kept steps, once matched below
   out.template_step = tmpl;
   models::Plan& plan = out.plan;
   plan.system = trace.metadata.system.empty() ? "imported" : trace.metadata.system;
@@ -112,6 +121,7 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   std::map<int64_t, int> plan_stream;  // trace stream id -> plan stream
   std::map<size_t, int> task_of;       // template event index -> task id
   std::map<std::string, int> name_uses;
+  std::map<std::string, int> sizeless;  // collective cost key -> tasks without bytes
   for (const auto& [stream, list] : t.by_stream) {
     plan_stream[stream] = static_cast<int>(plan.streams.size());
     plan.streams.push_back(stream_name(trace, stream));
@@ -140,12 +150,9 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
         if (*op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
           return bad(where + ": point-to-point " + e.collective + " is not derived yet (collectives only)");
         }
-        if (!e.bytes || *e.bytes <= 0) {
-          return bad(where +
-                     ": a collective without bytes (args.bytes; Kineto writes 'In msg nelems' and "
-                     "'dtype' for c10d collectives from PyTorch 2.x)");
-        }
-        task.bytes = *e.bytes;
+        // Older PyTorch records neither the kernel's message size nor its operator's input dims.
+        if (!e.bytes || *e.bytes <= 0) ++sizeless[key];
+        task.bytes = e.bytes.value_or(0);
         if (*op == models::CollectiveOp::kAllGather) task.bytes *= std::max<int64_t>(1, e.group_size.value_or(1));
         models::Collective c;
         c.op = *op;
@@ -191,6 +198,12 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
       }
     }
   }
+  for (const auto& [key, count] : sizeless) {
+    out.notes.push_back(std::to_string(count) + " collective task(s) '" + key +
+                        "' without a message size (neither 'In msg nelems' nor a c10d operator's 'Input Dims'): " +
+                        "0 bytes, so calibrate prices them by their measured time alone and they do not grow with " +
+                        "the message at other worker counts");
+  }
   CT_RETURN_IF_ERROR(models::validate_plan(plan, path + " (derived plan)"));
 
   // Every rank and step runs the template; its events get their task and
@@ -200,6 +213,7 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   for (const auto& [stream, list] : t.by_stream)
     template_streams.push_back(stream);
   std::map<size_t, std::pair<int, int>> assigned;  // event index -> (step, task)
+  std::map<int, std::string> mismatch;             // step -> the first way a rank's step differs from the template
   for (const auto& [rank, steps] : ranks) {
     std::set<int64_t> used;
     for (const auto& [marker, s] : steps) {
@@ -221,21 +235,25 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
       std::map<int64_t, std::vector<size_t>> mine;  // by the template's stream
       for (const auto& [stream, list] : s.by_stream)
         mine[as_template.at(stream)] = list;
+      std::string& problem = mismatch[step];
       for (const auto& [stream, tlist] : t.by_stream) {
+        if (!problem.empty()) break;
         const auto found = mine.find(stream);
         const size_t n = found == mine.end() ? 0 : found->second.size();
         if (n != tlist.size()) {
-          return bad(at + ", stream '" + stream_name(trace, stream) + "': " + std::to_string(n) +
-                     " device events where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
-                     " has " + std::to_string(tlist.size()) + " (every rank and step must run the same plan)");
+          problem = at + ", stream '" + stream_name(trace, stream) + "': " + std::to_string(n) +
+                    " device events where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
+                    " has " + std::to_string(tlist.size());
+          break;
         }
         for (size_t i = 0; i < n; ++i) {
           const Event& e = events[found->second[i]];
           const Event& te = events[tlist[i]];
           if (key_of(e) != key_of(te)) {
-            return bad(at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is '" +
-                       key_of(e) + "' where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
-                       " has '" + key_of(te) + "' (every rank and step must run the same plan)");
+            problem = at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is '" +
+                      key_of(e) + "' where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
+                      " has '" + key_of(te) + "'";
+            break;
           }
           assigned[found->second[i]] = {step, task_of.at(tlist[i])};
         }
@@ -243,7 +261,19 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
       ++step;
     }
   }
-
+  // Steps before the template that run something else are the profiler's first steps settling (lazy
+  // initialisation, autotuning, a first batch): left out, with a note. A later step must match.
+  int first_kept = 0;
+  for (const auto& [step, problem] : mismatch) {
+    if (problem.empty()) continue;
+    if (step >= tmpl) return bad(problem + " (every rank and step from the template on must run the same plan)");
+    first_kept = std::max(first_kept, step + 1);
+  }
+  for (int step = 0; step < first_kept; ++step) {
+    out.notes.push_back("step " + std::to_string(step) +
+                        " left out: " + (mismatch[step].empty() ? "it comes before a step that does" : mismatch[step]));
+  }
+  const int kept_steps = step_count - first_kept;
   // The trace of the run, as a recorded run's: device events with step and task, the plan in the config.
   out.trace.metadata = trace.metadata;
   out.trace.metadata.variant = "derived";
@@ -251,15 +281,21 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   c["derived_from"] = path;
   if (config.is_object()) c["import"] = config;
   c["plan"] = nlohmann::ordered_json::parse(models::plan_to_json(plan));
-  c["runner_steps"] = step_count;
+  c["runner_steps"] = kept_steps;
   c["prologue_steps"] = 0;
-  c["template_step"] = tmpl;
+  c["template_step"] = tmpl - first_kept;
+  c["steps_left_out"] = first_kept;
   c["min_wait_us"] = options.min_wait_us;
   out.trace.metadata.config_json = c.dump();
+  out.steps = kept_steps;
+  out.template_step = tmpl - first_kept;
   for (const auto& [idx, st] : assigned) {
+    if (st.first < first_kept) continue;
     Event e = events[idx];
-    e.step = st.first;
+    e.step = st.first - first_kept;
     e.task_id = st.second;
+    // The plan's collectives span the world; a kernel that does not say its group (older PyTorch) ran in it.
+    if (e.category == Category::kComm && !e.group_size) e.group_size = trace.metadata.world_size;
     out.trace.events.push_back(std::move(e));
   }
   return out;

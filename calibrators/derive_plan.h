@@ -7,15 +7,19 @@
 // What the derivation assumes, and how:
 // - Steps. A rank's steps are its profiler step markers (host events named
 //   "ProfilerStep#N", from torch.profiler's schedule): a device event belongs
-//   to the last marker that started at or before it (GPU work runs behind
-//   the CPU, so it may end after its marker does). Without markers the whole
-//   trace is one step.
+//   to the last marker that started at or before its launch (host_ts_us: the
+//   runtime call Kineto links to it by its correlation id), or, without a
+//   launch, before the event itself. On a busy GPU the kernels of step N run
+//   after the host has moved on to step N + 1: only the launch says which
+//   step queued them. Without markers the whole trace is one step.
 // - Tasks. The device timeline only: every compute, comm and copy event of
 //   the template step (rank 0's second step, or its only one) is a task, on
 //   its stream, in the order it ran. Host events (CPU operators, launches)
 //   are left out: the plan models a device-bound step.
 // - Every rank runs the same plan (SPMD: data parallel, FSDP): each (rank,
-//   step) must run the template's events, stream by stream (a rank's device
+//   step) from the template on must run the template's events (steps before
+//   it that do not are left out, with a note: the profiler's first steps
+//   settle), stream by stream (a rank's device
 //   streams, in id order, stand for rank 0's: they may be named per GPU),
 //   with the same cost keys in the same order; the first that does not is
 //   named.
@@ -28,10 +32,12 @@
 //   step before it).
 // - Collectives span the world; bytes come from the events (In msg nelems x
 //   dtype size); an all-gather's are the per-rank part x group size (the
-//   plan counts the total). A comm event without bytes, or a point-to-point
-//   one, is refused with its name.
+//   plan counts the total). A comm event without bytes (older PyTorch
+//   records neither the kernel's size nor its operator's input dims) gets 0
+//   bytes and a note; a point-to-point one is refused with its name.
 
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "models/plan/plan.h"
@@ -50,8 +56,12 @@ struct DerivedRun {
   /// task_id, and metadata.config carrying the plan, runner_steps and
   /// prologue_steps (0) as a recorded run's does (calibrators/replay.h).
   traces::Trace trace;
-  int steps = 0;
-  int template_step = 0;
+  int steps = 0;          // kept
+  int template_step = 0;  // among the kept steps
+  /// What the derivation left out or could not know (steps before the
+  /// template that differ from it, collectives without a message size), one
+  /// line each, for the command to print.
+  std::vector<std::string> notes;
 };
 
 /// InvalidArgument naming `path`, the rank, step, stream or event when the

@@ -80,6 +80,8 @@ Status run_derive(const TraceArgs& args) {
     CT_RETURN_IF_ERROR(write_file_atomically(args.plan_out, models::plan_to_json(derived->plan)));
   }
   CT_RETURN_IF_ERROR(traces::write_trace(args.derive_out, derived->trace));
+  for (const std::string& note : derived->notes)
+    std::printf("# note: %s\n", note.c_str());
   int deps = 0;
   for (const models::Task& t : derived->plan.tasks)
     deps += static_cast<int>(t.deps.size() + t.prev_step_deps.size());

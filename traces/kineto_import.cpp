@@ -20,6 +20,15 @@
 //   pid or tid names no device or thread.
 // - Thread names come from "thread_name" metadata events; "process_name" is
 //   not used, as a rank is the process.
+// - The launch link. Pass 1 also keeps, per file, every runtime call with a
+//   "correlation" id (cudaLaunchKernel, cudaMemcpyAsync, hipLaunchKernel:
+//   its thread, start and duration) and every c10d collective operator on
+//   the host ("nccl:all_to_all" with its first input's dims and type, or a
+//   record_param_comms with "Collective name"). Pass 2 gives a GPU event
+//   with a correlation its launch as host_ts_us / host_dur_us, and a comm
+//   kernel that does not say its collective or bytes (older PyTorch; NCCL
+//   runs all-to-all, and at scale other collectives, as SendRecv kernels)
+//   those of the innermost such operator around its launch.
 
 #include "traces/kineto_import.h"
 
@@ -60,6 +69,43 @@ StreamKey stream_key(const KinetoEvent& e) {
   return {kineto::is_gpu_category(e.cat) ? 0 : 1, *e.pid, *e.tid};
 }
 
+// A runtime call that launched GPU work, by its correlation id.
+struct Launch {
+  int64_t tid = 0;
+  Micros ts;
+  double dur = 0;
+};
+
+// A c10d collective operator on a host thread.
+struct CommOperator {
+  Micros ts;
+  double dur = 0;
+  std::string collective;
+  std::optional<int64_t> bytes, group_size;
+};
+
+// The collective and bytes a host operator says, if it is a c10d collective.
+std::optional<CommOperator> comm_operator(const KinetoEvent& e) {
+  if (kineto::is_gpu_category(e.cat) || e.ph != "X") return std::nullopt;
+  CommOperator op;
+  op.ts = e.ts;
+  op.dur = e.dur;
+  op.group_size = e.group_size;
+  op.collective = kineto::collective_of_operator(e.name);
+  if (!op.collective.empty()) {
+    const std::optional<int64_t> element = kineto::cpp_type_bytes(e.first_input_type);
+    if (e.first_input_nelems && element) op.bytes = *e.first_input_nelems * *element;
+    return op;
+  }
+  if (e.has_collective) {
+    op.collective = kineto::normalise_collective(e.collective);
+    const std::optional<int64_t> element = kineto::dtype_bytes(e.dtype);
+    if (e.in_nelems && element) op.bytes = *e.in_nelems * *element;
+    return op;
+  }
+  return std::nullopt;
+}
+
 // What the first pass learns of one input.
 struct Input {
   std::string path;
@@ -70,6 +116,27 @@ struct Input {
   std::set<StreamKey> streams;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names;  // "ph": "M" thread_name
   std::map<StreamKey, int64_t> stream_ids;                          // our tid
+  std::map<int64_t, Launch> launches;                               // correlation -> runtime call
+  std::map<int64_t, std::vector<CommOperator>> comm_operators;      // host thread -> by start
+
+  // The launch of a GPU event, if the file has it.
+  const Launch* launch_of(const KinetoEvent& e) const {
+    if (!e.correlation || !kineto::is_gpu_category(e.cat)) return nullptr;
+    auto it = launches.find(*e.correlation);
+    return it == launches.end() ? nullptr : &it->second;
+  }
+  // The innermost c10d collective operator around `launch` on its thread; one with bytes first.
+  const CommOperator* operator_around(const Launch& launch) const {
+    auto ops = comm_operators.find(launch.tid);
+    if (ops == comm_operators.end()) return nullptr;
+    const CommOperator* best = nullptr;
+    for (const CommOperator& op : ops->second) {
+      if (launch.ts < op.ts) break;
+      if (micros_between(op.ts, launch.ts) > op.dur) continue;      // ended before the launch
+      if (best == nullptr || !best->bytes || op.bytes) best = &op;  // later starts are nested deeper
+    }
+    return best;
+  }
 };
 
 // Pass 1: header, streams, thread names and the earliest time of one file.
@@ -81,6 +148,12 @@ Status scan(Input* in, const KinetoImportOptions& options, KinetoImportStats* st
         in->thread_names[{*e.pid, *e.tid}] = std::string(kineto::trim(e.name_arg));
       }
       return Status::ok();
+    }
+    if (e.ph == "X" && e.tid && e.correlation && (e.cat == "cuda_runtime" || e.cat == "cuda_driver")) {
+      in->launches[*e.correlation] = Launch{*e.tid, e.ts, e.dur};
+    }
+    if (e.tid) {
+      if (auto op = comm_operator(e)) in->comm_operators[*e.tid].push_back(std::move(*op));
     }
     if (!imported_category(e, options)) {
       ++stats->dropped;  // flows, instants, counters, runtime calls, profiler spans
@@ -188,6 +261,22 @@ Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t 
   }
   out.group_size = e.group_size;
   out.flops = e.flops;
+  if (const Launch* launch = in.launch_of(e)) {
+    // A launch before the origin (the earliest imported event) cannot be placed on the trace's axis.
+    const double launched = micros_between(origin, with_base(launch->ts, in.header.base_ns));
+    if (launched >= 0) {
+      out.host_ts_us = launched;
+      out.host_dur_us = launch->dur;
+    }
+    const bool known = out.collective != "sendrecv" && !out.collective.empty() && out.bytes;
+    if (category == Category::kComm && !known) {
+      if (const CommOperator* op = in.operator_around(*launch)) {
+        out.collective = op->collective;
+        if (op->bytes) out.bytes = op->bytes;
+        if (op->group_size) out.group_size = op->group_size;
+      }
+    }
+  }
   return out;
 }
 
@@ -214,6 +303,10 @@ Status import_kineto(const std::vector<std::string>& inputs, const std::string& 
     files[i].path = inputs[i];
     files[i].position = i;
     CT_RETURN_IF_ERROR(scan(&files[i], options, &st));
+    for (auto& [tid, ops] : files[i].comm_operators) {
+      std::stable_sort(ops.begin(), ops.end(),
+                       [](const CommOperator& a, const CommOperator& b) { return a.ts < b.ts; });
+    }
   }
   Metadata metadata;
   CT_RETURN_IF_ERROR(assign_ranks(&files, options, &metadata.world_size));

@@ -108,6 +108,48 @@ std::optional<int64_t> dtype_bytes(std::string_view dtype) {
   return std::nullopt;
 }
 
+std::optional<int64_t> cpp_type_bytes(std::string_view type) {
+  // The C++ type names the profiler records as "Input type" (c10::ScalarType's C++ types).
+  static constexpr struct {
+    std::string_view name;
+    int64_t bytes;
+  } kSizes[] = {
+      {"float", 4},
+      {"double", 8},
+      {"c10::Half", 2},
+      {"c10::BFloat16", 2},
+      {"long int", 8},
+      {"long", 8},
+      {"int64_t", 8},
+      {"int", 4},
+      {"short int", 2},
+      {"short", 2},
+      {"signed char", 1},
+      {"unsigned char", 1},
+      {"char", 1},
+      {"bool", 1},
+      {"c10::complex<c10::Half>", 4},
+      {"c10::complex<float>", 8},
+      {"c10::complex<double>", 16},
+      {"c10::Float8_e4m3fn", 1},
+      {"c10::Float8_e5m2", 1},
+      {"c10::Float8_e4m3fnuz", 1},
+      {"c10::Float8_e5m2fnuz", 1},
+  };
+  for (const auto& s : kSizes) {
+    if (s.name == type) return s.bytes;
+  }
+  return dtype_bytes(type);  // some versions write the ScalarType name ("Float")
+}
+
+std::string collective_of_operator(std::string_view name) {
+  // c10d's ProcessGroupNCCL / ProcessGroupGloo name their operators "nccl:all_reduce", "gloo:all_to_all".
+  for (std::string_view prefix : {std::string_view("nccl:"), std::string_view("gloo:")}) {
+    if (name.substr(0, prefix.size()) == prefix) return normalise_collective(name.substr(prefix.size()));
+  }
+  return "";
+}
+
 std::string_view trim(std::string_view text) {
   while (!text.empty() && is_blank(text.front()))
     text.remove_prefix(1);

@@ -53,6 +53,16 @@ std::string collective_from_kernel(std::string_view name);
 /// "BFloat16" -> 2); nothing for a dtype we do not know.
 std::optional<int64_t> dtype_bytes(std::string_view dtype);
 
+/// Bytes per element of a C++ type as the profiler writes a CPU operator's
+/// "Input type" ("float" -> 4, "c10::BFloat16" -> 2, "unsigned char" -> 1);
+/// nothing for a type we do not know (a tensor list, "Scalar").
+std::optional<int64_t> cpp_type_bytes(std::string_view type);
+
+/// The collective of a c10d CPU operator ("nccl:all_to_all" -> "alltoall",
+/// "nccl:_all_gather_base" -> "allgather", "gloo:broadcast" -> "broadcast");
+/// "" for any other operator.
+std::string collective_of_operator(std::string_view name);
+
 /// The event name without its argument list ("k(int, float*)" -> "k"), with
 /// surrounding blanks trimmed, so that every launch of a kernel shares a key.
 std::string cost_key_for(std::string_view name);

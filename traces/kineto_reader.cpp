@@ -73,6 +73,8 @@ class KinetoFileReader {
   Status read_events(const EventFn& on_event);
   Status read_event(KinetoEvent* e);
   Status read_args(KinetoEvent* e);
+  Status read_first_dims(KinetoEvent* e);
+  Status read_first_type(KinetoEvent* e);
   Status check_complete(const KinetoEvent& e) const;
   Status read_header_member(const std::string& key, Token value, FileHeader* header);
   Status read_int(const std::string& field, Token value, int64_t min, std::optional<int64_t>* out);
@@ -292,8 +294,60 @@ Status KinetoFileReader::read_args(KinetoEvent* e) {
       }
     } else if (key == "bytes" && v == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= 0) {
       e->bytes = cursor_.integer();  // memcpy and memset sizes; other uses of the name are not ours to check
+    } else if (key == "correlation" && v == Token::kNumber && cursor_.is_integer()) {
+      e->correlation = cursor_.integer();
+    } else if (key == "Input Dims" && v == Token::kBeginArray) {
+      CT_RETURN_IF_ERROR(read_first_dims(e));
+      continue;  // read_first_dims consumed the array
+    } else if (key == "Input type" && v == Token::kBeginArray) {
+      CT_RETURN_IF_ERROR(read_first_type(e));
+      continue;
     }
     if (!cursor_.skip_rest_of_value(v)) return syntax_error(cursor_, path_);
+  }
+  return Status::ok();
+}
+
+// "Input Dims": [[d0, d1, ...], [...], ...], the opening '[' read. The first
+// inner array's product is the first input's element count; an empty one (a
+// scalar, a list) leaves it unset, as does anything but non-negative integers.
+Status KinetoFileReader::read_first_dims(KinetoEvent* e) {
+  bool first = true;
+  for (Token t = cursor_.next(); t != Token::kEndArray; t = cursor_.next()) {
+    if (t == Token::kError) return syntax_error(cursor_, path_);
+    if (!first || t != Token::kBeginArray) {
+      if (!cursor_.skip_rest_of_value(t)) return syntax_error(cursor_, path_);
+      first = false;
+      continue;
+    }
+    first = false;
+    int64_t product = 1;
+    bool dims = false, valid = true;
+    for (Token d = cursor_.next(); d != Token::kEndArray; d = cursor_.next()) {
+      if (d == Token::kError) return syntax_error(cursor_, path_);
+      if (d == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= 0) {
+        dims = true;
+        const int64_t n = cursor_.integer();
+        if (n != 0 && product > std::numeric_limits<int64_t>::max() / 16 / n) valid = false;  // x 16 B still fits
+        product = valid ? product * n : product;
+      } else {
+        valid = false;
+        if (!cursor_.skip_rest_of_value(d)) return syntax_error(cursor_, path_);
+      }
+    }
+    if (dims && valid) e->first_input_nelems = product;
+  }
+  return Status::ok();
+}
+
+// "Input type": ["float", "Scalar", ...], the opening '[' read: the first string.
+Status KinetoFileReader::read_first_type(KinetoEvent* e) {
+  bool first = true;
+  for (Token t = cursor_.next(); t != Token::kEndArray; t = cursor_.next()) {
+    if (t == Token::kError) return syntax_error(cursor_, path_);
+    if (first && t == Token::kString) e->first_input_type.assign(cursor_.text());
+    first = false;
+    if (!cursor_.skip_rest_of_value(t)) return syntax_error(cursor_, path_);
   }
   return Status::ok();
 }

@@ -58,6 +58,14 @@ struct KinetoEvent {
   std::optional<int64_t> in_nelems, group_size;  // "In msg nelems", "Group size"
   std::optional<int64_t> bytes;                  // "bytes" of a memcpy or memset
   std::optional<double> flops;                   // "flops" (torch.profiler with_flops=True)
+  /// "correlation": links a GPU event to the runtime call that launched it
+  /// (cudaLaunchKernel, cudaMemcpyAsync, hipLaunchKernel carry the same id).
+  std::optional<int64_t> correlation;
+  /// "Input Dims" and "Input type" of a CPU operator, first input only: its
+  /// element count (the product of its dims; unset when it has none, as a
+  /// scalar or a tensor list) and its C++ type ("float", "c10::BFloat16").
+  std::optional<int64_t> first_input_nelems;
+  std::string first_input_type;
 };
 
 /// What the top level of a Kineto file says besides its events.

@@ -1,5 +1,7 @@
 #include "models/cluster/cluster_profile_yaml.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <sstream>
 
@@ -136,7 +138,18 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
   if (!p.costs.empty()) {
     w.line(0, "costs:");
     for (const auto& [key, c] : p.costs) {
-      w.line(1, key + ":");
+      // Kernel names from imported traces hold ':', '<', ',', spaces: quoted unless plain.
+      const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+      });
+      const std::string text = plain ? key : yaml_quoted(key);
+      if (text.size() < 1000) {
+        w.line(1, text + ":");
+      } else {
+        // YAML limits an implicit key to 1024 characters (a templated kernel's name runs longer): explicit.
+        w.line(1, "? " + text);
+        w.line(1, ":");
+      }
       w.field(2, "latency", yaml_number(c.latency), "s");
       if (c.per_request > 0) w.field(2, "per_request", yaml_number(c.per_request), "s");
       if (c.flop_rate > 0) w.field(2, "flop_rate", yaml_number(c.flop_rate), "FLOP/s");

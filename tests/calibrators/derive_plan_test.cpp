@@ -127,13 +127,7 @@ TEST(DerivePlanTest, TracesThatDoNotRepeatOnePlanAreRefusedWithWhatDiffers) {
   }
   EXPECT_EQ(derive_plan(missing, "m.json").status().message(),
             "m.json: rank 1, step 1, stream 'stream 7': 3 device events where rank 0's step 1 has 4 (every rank and "
-            "step must run the same plan)");
-  traces::Trace no_bytes = two_ranks();
-  for (Event& e : no_bytes.events)
-    e.bytes.reset();
-  EXPECT_EQ(derive_plan(no_bytes, "n.json").status().message(),
-            "n.json: rank 0, step 1, stream 'stream 20': event 'ncclKernel_AllReduce': a collective without bytes "
-            "(args.bytes; Kineto writes 'In msg nelems' and 'dtype' for c10d collectives from PyTorch 2.x)");
+            "step from the template on must run the same plan)");
   traces::Trace planned = two_ranks();
   planned.metadata.config_json = R"({"plan":{}})";
   EXPECT_EQ(derive_plan(planned, "p.json").status().message(),
@@ -141,6 +135,86 @@ TEST(DerivePlanTest, TracesThatDoNotRepeatOnePlanAreRefusedWithWhatDiffers) {
   traces::Trace host_only = two_ranks();
   std::erase_if(host_only.events, [](const Event& e) { return e.category != Category::kHost; });
   EXPECT_EQ(derive_plan(host_only, "h.json").status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST(DerivePlanTest, ACollectiveWithoutBytesIsPricedByItsTimeWithANote) {
+  traces::Trace no_bytes = two_ranks();
+  for (Event& e : no_bytes.events)
+    e.bytes.reset();
+  auto d = derive_plan(no_bytes, "n.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  for (const models::Task& t : d->plan.tasks) {
+    if (t.collective) {
+      EXPECT_EQ(t.bytes, 0);
+    }
+  }
+  ASSERT_EQ(d->notes.size(), 1u);
+  EXPECT_EQ(d->notes[0].rfind("1 collective task(s) 'ncclKernel_AllReduce' without a message size", 0), 0u)
+      << d->notes[0];
+}
+
+// On a busy GPU the kernels a step launches run after the host has started the next step: the launch link
+// (host_ts_us), not the kernel's own time, says which step they belong to.
+TEST(DerivePlanTest, KernelsBelongToTheStepThatLaunchedThem) {
+  traces::Trace late = two_ranks(3);
+  for (Event& e : late.events) {
+    if (e.name == "adam") {
+      e.host_ts_us = e.ts_us - 40;  // launched inside its own step ...
+      e.ts_us += 20;                // ... and run 15 us into the next one (markers 60 us apart, 55 long)
+    }
+  }
+  auto d = derive_plan(late, "l.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  EXPECT_EQ(d->steps, 3);
+  for (const Event& e : d->trace.events) {
+    if (e.name != "adam") continue;
+    // Step s's marker starts at 10 + 60 s (+0.5 on rank 1); its adam launched at 15 + 60 s.
+    EXPECT_EQ(*e.step, static_cast<int64_t>((e.host_ts_us.value() - 10) / 60)) << e.ts_us;
+  }
+  // Without the launch link the same kernels fall into the next step: the last step has one too many, the
+  // first one too few, and the plan cannot be derived.
+  for (Event& e : late.events)
+    e.host_ts_us.reset();
+  EXPECT_FALSE(derive_plan(late, "l.json").is_ok());
+}
+
+// Kineto marks each step on the host thread and again on the GPU's timeline; a step starts at the earliest.
+TEST(DerivePlanTest, AStepMarkedTwiceIsOneStep) {
+  traces::Trace twice = two_ranks(3);
+  std::vector<Event> gpu_markers;
+  for (const Event& e : twice.events) {
+    if (e.name.rfind("ProfilerStep#", 0) != 0) continue;
+    Event m = e;
+    m.stream = 0;
+    m.ts_us += 1;  // the GPU's annotation starts when the step's first kernel does
+    gpu_markers.push_back(m);
+  }
+  twice.events.insert(twice.events.end(), gpu_markers.begin(), gpu_markers.end());
+  auto d = derive_plan(twice, "t.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  EXPECT_EQ(d->steps, 3);
+  EXPECT_EQ(d->plan, derive_plan(two_ranks(3), "t.json")->plan);
+}
+
+// The first profiled steps settle (lazy initialisation, autotuning): one before the template that runs other
+// kernels is left out with a note, and the steps are numbered from the first kept one.
+TEST(DerivePlanTest, AFirstStepThatDiffersIsLeftOutWithANote) {
+  traces::Trace first = two_ranks(4);
+  for (int64_t r = 0; r < 2; ++r)
+    first.events.push_back(event("autotune", Category::kCompute, r, 0, 12 + r * 0.5, 1));
+  auto d = derive_plan(first, "f.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  EXPECT_EQ(d->steps, 3);
+  EXPECT_EQ(d->template_step, 0);
+  ASSERT_EQ(d->notes.size(), 1u);
+  EXPECT_EQ(d->notes[0],
+            "step 0 left out: rank 0, step 0, stream 'stream 7': 5 device events where rank 0's step 1 has 4");
+  int64_t last = -1;
+  for (const Event& e : d->trace.events) {
+    EXPECT_NE(e.name, "autotune");
+    last = std::max(last, *e.step);
+  }
+  EXPECT_EQ(last, 2);
 }
 
 }  // namespace

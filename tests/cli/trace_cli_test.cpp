@@ -135,7 +135,7 @@ TEST(TraceCliTest, DerivePlanRefusesTracesThatDoNotRepeatOnePlan) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "clustertwin: " + dir +
                        "/two.json: rank 1, step 0, stream 'stream 7': event 3 is 'Memset' where rank 0's step 0 has "
-                       "'ampere_sgemm_128x64_tn' (every rank and step must run the same plan)\n");
+                       "'ampere_sgemm_128x64_tn' (every rank and step from the template on must run the same plan)\n");
   const auto negative =
       run_clustertwin({"trace", "derive-plan", dir + "/two.json", "-o", dir + "/x.json", "--min-wait-us", "-1"});
   EXPECT_EQ(negative.exit_code, 2);

@@ -63,6 +63,25 @@ TEST(ClusterProfileYamlTest, FitsAndVariationsRoundTripExactly) {
   EXPECT_EQ(back->device_type_of(2 * back->devices_per_node).name, slow.name);
 }
 
+// Cost keys from imported traces are kernel names: ':' and '<' need quoting, and a templated kernel's
+// name runs past YAML's 1,024-character limit on an implicit key.
+TEST(ClusterProfileYamlTest, KernelNamesAsCostKeysRoundTrip) {
+  auto p = cluster::load_cluster_profile("h100-1024");
+  ASSERT_TRUE(p.is_ok());
+  const std::string templated = "void at::native::elementwise_kernel<128, 2, " + std::string(1200, 'x') + ">";
+  p->costs["void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"] =
+      cluster::CostModel{2e-6, 0, 0, 0, 0, 0};
+  p->costs[templated] = cluster::CostModel{3e-6, 0, 0, 0, 0, 0};
+  p->costs["say \"hi\": now"] = cluster::CostModel{4e-6, 0, 0, 0, 0, 0};
+  const std::string text = yaml_of(*p);
+  auto back = cluster::parse_cluster_profile(text, "kernels.yaml");
+  ASSERT_TRUE(back.is_ok()) << back.status().message();
+  EXPECT_EQ(back->costs.at(templated).latency, 3e-6);
+  EXPECT_EQ(back->costs.at("say \"hi\": now").latency, 4e-6);
+  EXPECT_EQ(back->costs.size(), p->costs.size());
+  EXPECT_EQ(yaml_of(*back), text);
+}
+
 TEST(ClusterProfileYamlTest, FittedCollectiveTimeUsesTheSegmentOfTheSize) {
   cluster::CollectiveFactor f{1, 0, {{0, 1e-5, 1e9}, {1 << 20, 2e-5, 2e9}}};
   // all-reduce among 4: 6 latency steps, bus factor 1.5.

@@ -269,6 +269,44 @@ TEST(KinetoImportTest, StringIdsOfOlderKinetoAndProfilerSpans) {
   EXPECT_EQ(t.metadata.streams, (std::vector<std::string>{"gpu0 stream 7", "cpu thread 9"}));
 }
 
+// Older PyTorch names neither the collective nor its size on an NCCL kernel (and NCCL runs all-to-all as
+// SendRecv kernels): the kernel's launch, linked by its correlation id, and the c10d operator around that
+// launch on its thread say both. The launch's time becomes the kernel's host_ts_us.
+TEST(KinetoImportTest, AKernelGetsItsLaunchAndTheCollectiveAroundIt) {
+  const std::string in = write_temp("launch_link.json", R"json({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 9, "tid": 9, "ts": 100, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 9, "tid": 9, "ts": 110, "dur": 20,
+     "args": {"Input Dims": [[8, 1024], [], []], "Input type": ["float", "Scalar", ""]}},
+    {"ph": "X", "cat": "cpu_op", "name": "nccl:all_to_all", "pid": 9, "tid": 9, "ts": 111, "dur": 10,
+     "args": {"Input Dims": [[8, 1024]], "Input type": ["float"]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 112, "dur": 3,
+     "args": {"correlation": 77, "External id": 5}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 9, "ts": 140, "dur": 2,
+     "args": {"correlation": 78}},
+    {"ph": "X", "cat": "kernel", "name": "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclWorkElem)", "pid": 0,
+     "tid": 7, "ts": 160, "dur": 30, "args": {"correlation": 77, "External id": 77}},
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 195, "dur": 4,
+     "args": {"correlation": 78}},
+    {"ph": "X", "cat": "kernel", "name": "unlinked", "pid": 0, "tid": 7, "ts": 200, "dur": 1,
+     "args": {"correlation": 79}}]})json");
+  KinetoImportStats stats;
+  const Trace t = import_and_read({in}, "launch_link_out.json", {}, &stats);
+  ASSERT_EQ(t.events.size(), 6u);  // the step, two operators, three kernels (the launches are dropped)
+  const Event& a2a = t.events[3];
+  EXPECT_EQ(a2a.category, Category::kComm);
+  EXPECT_EQ(a2a.collective, "alltoall");  // the innermost operator with a size: nccl:all_to_all
+  EXPECT_EQ(a2a.bytes, 8 * 1024 * 4);
+  EXPECT_EQ(a2a.ts_us, 60);
+  EXPECT_EQ(a2a.host_ts_us, 12);  // the launch, on the same time origin (the step at 100)
+  EXPECT_EQ(a2a.host_dur_us, 3);
+  EXPECT_EQ(stats.collectives, 1);
+  const Event& gemm = t.events[4];
+  EXPECT_EQ(gemm.category, Category::kCompute);
+  EXPECT_EQ(gemm.host_ts_us, 40);  // launched outside any collective: its own kind stays
+  EXPECT_EQ(gemm.collective, "");
+  EXPECT_FALSE(t.events[5].host_ts_us.has_value());  // no launch with its correlation
+}
+
 TEST(KinetoImportTest, ThreadNamesThatCollideFallBackToIds) {
   // Two threads of one rank both named "python3" would merge into one stream;
   // the second in (pid, tid) order takes its generated name instead.
@@ -385,6 +423,20 @@ TEST(KinetoNamesTest, DtypeSizes) {
   EXPECT_EQ(kineto::dtype_bytes("Byte"), 1);
   EXPECT_EQ(kineto::dtype_bytes("Bool"), 1);
   EXPECT_FALSE(kineto::dtype_bytes("NoSuchType").has_value());
+}
+
+TEST(KinetoNamesTest, OperatorInputTypesAndCollectives) {
+  EXPECT_EQ(kineto::cpp_type_bytes("float"), 4);
+  EXPECT_EQ(kineto::cpp_type_bytes("c10::BFloat16"), 2);
+  EXPECT_EQ(kineto::cpp_type_bytes("unsigned char"), 1);
+  EXPECT_EQ(kineto::cpp_type_bytes("long int"), 8);
+  EXPECT_EQ(kineto::cpp_type_bytes("Float"), 4);  // a ScalarType name, as some versions write it
+  EXPECT_EQ(kineto::cpp_type_bytes("TensorList"), std::nullopt);
+  EXPECT_EQ(kineto::collective_of_operator("nccl:all_to_all"), "alltoall");
+  EXPECT_EQ(kineto::collective_of_operator("nccl:_all_gather_base"), "allgather");
+  EXPECT_EQ(kineto::collective_of_operator("gloo:broadcast"), "broadcast");
+  EXPECT_EQ(kineto::collective_of_operator("record_param_comms"), "");
+  EXPECT_EQ(kineto::collective_of_operator("aten::mm"), "");
 }
 
 TEST(KinetoNamesTest, CostKeyDropsArguments) {
