@@ -91,6 +91,11 @@ struct Task {
   /// Separate requests the task serves, for a cost key's per-request term
   /// (an owner's lookup serving each of W requesters on its own: W).
   int64_t requests = 0;
+  /// Bytes of parameter gradients that are complete when the task ends (a
+  /// plan derived from a training trace: the torch.autograd.AccumulateGrad
+  /// calls after the task's launch). What data parallelism all-reduces, and
+  /// when it may start (models/plan/data_parallel.h). 0: none.
+  int64_t grad_bytes = 0;
   std::vector<RankRange> ranks;  // ranks that run the task; empty means every rank
   bool operator==(const Task&) const = default;
 };

@@ -21,9 +21,9 @@ using nlohmann::json;
 using Fields = std::span<const std::string_view>;
 
 constexpr std::string_view kTopFields[] = {"system", "variant", "streams", "tasks"};
-constexpr std::string_view kTaskFields[] = {"name",        "kind",         "stream",     "flops", "bytes",
-                                            "cost_key",    "dtype",        "collective", "deps",  "prev_step_deps",
-                                            "micro_batch", "batch_offset", "requests",   "ranks"};
+constexpr std::string_view kTaskFields[] = {"name",        "kind",         "stream",     "flops",      "bytes",
+                                            "cost_key",    "dtype",        "collective", "deps",       "prev_step_deps",
+                                            "micro_batch", "batch_offset", "requests",   "grad_bytes", "ranks"};
 constexpr std::string_view kCollectiveFields[] = {"op",          "group", "algorithm",  "root",
                                                   "peer_offset", "tag",   "split_bytes"};
 constexpr std::string_view kGroupFields[] = {"block", "stride"};
@@ -294,6 +294,10 @@ class PlanParser {
     if ((field = member(v, "requests")))
       CT_RETURN_IF_ERROR(
           integer(*field, member_path(path, "requests"), 0, std::numeric_limits<int64_t>::max(), &t->requests));
+    if ((field = member(v, "grad_bytes"))) {
+      CT_RETURN_IF_ERROR(
+          integer(*field, member_path(path, "grad_bytes"), 0, std::numeric_limits<int64_t>::max(), &t->grad_bytes));
+    }
     if ((field = member(v, "ranks"))) CT_RETURN_IF_ERROR(ranks(*field, member_path(path, "ranks"), &t->ranks));
     return Status::ok();
   }

@@ -83,6 +83,7 @@ std::string task_json(const Plan& plan, const Task& t) {
   if (t.micro_batch != -1) out += ", \"micro_batch\": " + std::to_string(t.micro_batch);
   if (t.batch_offset != 0) out += ", \"batch_offset\": " + std::to_string(t.batch_offset);
   if (t.requests != 0) out += ", \"requests\": " + std::to_string(t.requests);
+  if (t.grad_bytes != 0) out += ", \"grad_bytes\": " + std::to_string(t.grad_bytes);
   if (!t.ranks.empty()) {
     out += ", \"ranks\": " + list(t.ranks, [](const RankRange& r) {
              return "[" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "]";

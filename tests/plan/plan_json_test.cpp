@@ -71,6 +71,7 @@ Plan full_plan() {
   copy.micro_batch = 7;
   copy.batch_offset = 2;
   copy.requests = 1536;
+  copy.grad_bytes = (int64_t{1} << 33) + 3;
   Task bcast;
   bcast.id = 4;
   bcast.name = "bcast";
@@ -220,7 +221,7 @@ TEST(PlanJsonErrorsTest, OneMessagePerClassOfMistake) {
        "plan.json: field 'streams[1]': duplicate stream 'c'"},
       {"unknown field", with_tasks(a + R"(, "flop": 5})"),
        "plan.json: field 'tasks[0].flop': unknown field (allowed: name, kind, stream, flops, bytes, cost_key, dtype, "
-       "collective, deps, prev_step_deps, micro_batch, batch_offset, requests, ranks)"},
+       "collective, deps, prev_step_deps, micro_batch, batch_offset, requests, grad_bytes, ranks)"},
       {"field given twice", with_tasks(a + R"(, "flops": 1, "flops": 2})"),
        "plan.json: field 'tasks[0].flops': given twice"},
       {"nested field given twice", with_tasks(a + "}, " + R"({"name": "ar", "kind": "collective", "stream": "comm",
