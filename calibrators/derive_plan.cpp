@@ -158,6 +158,7 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
         c.op = *op;
         task.collective = c;
       }
+      task.grad_bytes = e.grad_bytes.value_or(0);
       task_of[idx] = task.id;
       plan.tasks.push_back(std::move(task));
     }

@@ -70,6 +70,9 @@ struct Event {
   // host thread launched the task's work and how long the launch took.
   std::optional<double> host_ts_us;
   std::optional<double> host_dur_us;
+  // Imported training traces: bytes of parameter gradients this task
+  // completed (torch.autograd.AccumulateGrad after its launch).
+  std::optional<int64_t> grad_bytes;
 
   double end_us() const { return ts_us + dur_us; }
   bool operator==(const Event&) const = default;

@@ -114,10 +114,12 @@ struct Input {
   int64_t rank = 0;
   std::optional<Micros> first_ts;  // earliest imported event, without the base
   std::set<StreamKey> streams;
-  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;  // "ph": "M" thread_name
-  std::map<StreamKey, int64_t> stream_ids;                          // our tid
-  std::map<int64_t, Launch> launches;                               // correlation -> runtime call
-  std::map<int64_t, std::vector<CommOperator>> comm_operators;      // host thread -> by start
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;              // "ph": "M" thread_name
+  std::map<StreamKey, int64_t> stream_ids;                                      // our tid
+  std::map<int64_t, Launch> launches;                                           // correlation -> runtime call
+  std::map<int64_t, std::vector<CommOperator>> comm_operators;                  // host thread -> by start
+  std::map<int64_t, std::vector<std::pair<Micros, int64_t>>> accumulate_grads;  // host thread -> (start, bytes)
+  std::map<int64_t, int64_t> grad_bytes;  // correlation -> gradient bytes its GPU work completed
 
   // The launch of a GPU event, if the file has it.
   const Launch* launch_of(const KinetoEvent& e) const {
@@ -154,6 +156,10 @@ Status scan(Input* in, const KinetoImportOptions& options, KinetoImportStats* st
     }
     if (e.tid) {
       if (auto op = comm_operator(e)) in->comm_operators[*e.tid].push_back(std::move(*op));
+      if (e.ph == "X" && e.name == "torch::autograd::AccumulateGrad" && e.first_input_nelems) {
+        if (auto element = kineto::cpp_type_bytes(e.first_input_type))
+          in->accumulate_grads[*e.tid].emplace_back(e.ts, *e.first_input_nelems * *element);
+      }
     }
     if (!imported_category(e, options)) {
       ++stats->dropped;  // flows, instants, counters, runtime calls, profiler spans
@@ -163,6 +169,28 @@ Status scan(Input* in, const KinetoImportOptions& options, KinetoImportStats* st
     if (!in->first_ts || e.ts < *in->first_ts) in->first_ts = e.ts;
     return Status::ok();
   });
+}
+
+// Each AccumulateGrad's gradient goes to the last GPU work its thread launched before it: the kernel that
+// computed the gradient (with zero_grad(set_to_none=True) AccumulateGrad launches nothing itself).
+void credit_gradients(Input* in) {
+  std::map<int64_t, std::vector<std::pair<Micros, int64_t>>> by_thread;  // tid -> (launch start, correlation)
+  for (const auto& [correlation, launch] : in->launches)
+    by_thread[launch.tid].emplace_back(launch.ts, correlation);
+  for (auto& [tid, list] : by_thread) {
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  for (const auto& [tid, grads] : in->accumulate_grads) {
+    auto launched = by_thread.find(tid);
+    if (launched == by_thread.end()) continue;
+    const auto& list = launched->second;
+    for (const auto& [ts, bytes] : grads) {
+      auto after = std::upper_bound(list.begin(), list.end(), ts,
+                                    [](const Micros& t, const std::pair<Micros, int64_t>& l) { return t < l.first; });
+      if (after == list.begin()) continue;  // nothing launched before it on its thread
+      in->grad_bytes[std::prev(after)->second] += bytes;
+    }
+  }
 }
 
 // Ranks from --rank, distributedInfo.rank or the position; no two alike.
@@ -268,6 +296,8 @@ Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t 
       out.host_ts_us = launched;
       out.host_dur_us = launch->dur;
     }
+    auto grads = in.grad_bytes.find(*e.correlation);
+    if (grads != in.grad_bytes.end()) out.grad_bytes = grads->second;
     const bool known = out.collective != "sendrecv" && !out.collective.empty() && out.bytes;
     if (category == Category::kComm && !known) {
       if (const CommOperator* op = in.operator_around(*launch)) {
@@ -307,6 +337,7 @@ Status import_kineto(const std::vector<std::string>& inputs, const std::string& 
       std::stable_sort(ops.begin(), ops.end(),
                        [](const CommOperator& a, const CommOperator& b) { return a.ts < b.ts; });
     }
+    credit_gradients(&files[i]);
   }
   Metadata metadata;
   CT_RETURN_IF_ERROR(assign_ranks(&files, options, &metadata.world_size));

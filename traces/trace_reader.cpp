@@ -396,6 +396,8 @@ bool TraceReader::read_args(Event* event) {
       ok = want_int(&event->group_size, 1);
     else if (key == "peer")
       ok = want_int(&event->peer, 0);
+    else if (key == "grad_bytes")
+      ok = want_int(&event->grad_bytes, 0);
     else if (key == "collective")
       ok = want_string(&event->collective);
     else if (key == "flops") {

@@ -176,6 +176,10 @@ void append_event_json(std::string* out, const Event& e) {
     field("host_dur_us");
     append_json_number(&text, *e.host_dur_us);
   }
+  if (e.grad_bytes) {
+    field("grad_bytes");
+    append_json_int(&text, *e.grad_bytes);
+  }
   if (any) {
     text.append("}}");
   } else {

@@ -137,6 +137,21 @@ TEST(DerivePlanTest, TracesThatDoNotRepeatOnePlanAreRefusedWithWhatDiffers) {
   EXPECT_EQ(derive_plan(host_only, "h.json").status().code(), Status::Code::kInvalidArgument);
 }
 
+TEST(DerivePlanTest, TasksCarryTheGradientsTheirEventsCompleted) {
+  traces::Trace grads = two_ranks();
+  for (Event& e : grads.events) {
+    if (e.name == "bwd") e.grad_bytes = 1 << 20;
+  }
+  auto d = derive_plan(grads, "g.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  int64_t total = 0;
+  for (const models::Task& t : d->plan.tasks) {
+    EXPECT_EQ(t.grad_bytes, t.cost_key == "bwd" ? 1 << 20 : 0) << t.name;
+    total += t.grad_bytes;
+  }
+  EXPECT_EQ(total, 2 << 20);
+}
+
 TEST(DerivePlanTest, ACollectiveWithoutBytesIsPricedByItsTimeWithANote) {
   traces::Trace no_bytes = two_ranks();
   for (Event& e : no_bytes.events)

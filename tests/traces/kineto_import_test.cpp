@@ -307,6 +307,31 @@ TEST(KinetoImportTest, AKernelGetsItsLaunchAndTheCollectiveAroundIt) {
   EXPECT_FALSE(t.events[5].host_ts_us.has_value());  // no launch with its correlation
 }
 
+// A parameter's gradient is complete when the kernel that computed it is: the last GPU work the autograd
+// thread launched before the parameter's AccumulateGrad (which, with set_to_none, launches nothing).
+TEST(KinetoImportTest, GradientsAreCreditedToTheKernelLaunchedBeforeAccumulateGrad) {
+  const std::string in = write_temp("grads.json", R"json({"traceEvents": [
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 5, "ts": 10, "dur": 1,
+     "args": {"correlation": 1}},
+    {"ph": "X", "cat": "cpu_op", "name": "torch::autograd::AccumulateGrad", "pid": 9, "tid": 5, "ts": 12, "dur": 1,
+     "args": {"Input Dims": [[256, 64]], "Input type": ["float"]}},
+    {"ph": "X", "cat": "cpu_op", "name": "torch::autograd::AccumulateGrad", "pid": 9, "tid": 5, "ts": 13, "dur": 1,
+     "args": {"Input Dims": [[64]], "Input type": ["c10::BFloat16"]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 9, "tid": 5, "ts": 20, "dur": 1,
+     "args": {"correlation": 2}},
+    {"ph": "X", "cat": "cpu_op", "name": "torch::autograd::AccumulateGrad", "pid": 9, "tid": 6, "ts": 21, "dur": 1,
+     "args": {"Input Dims": [[8]], "Input type": ["float"]}},
+    {"ph": "X", "cat": "kernel", "name": "dgrad", "pid": 0, "tid": 7, "ts": 30, "dur": 4, "args": {"correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "wgrad", "pid": 0, "tid": 7, "ts": 35, "dur": 4, "args": {"correlation": 2}}
+    ]})json");
+  const Trace t = import_and_read({in}, "grads_out.json");
+  ASSERT_EQ(t.events.size(), 5u);
+  EXPECT_EQ(t.events[3].name, "dgrad");
+  EXPECT_EQ(t.events[3].grad_bytes, 256 * 64 * 4 + 64 * 2);  // both AccumulateGrads follow its launch
+  EXPECT_EQ(t.events[4].name, "wgrad");
+  EXPECT_FALSE(t.events[4].grad_bytes.has_value());  // the third runs on another thread, which launched nothing
+}
+
 TEST(KinetoImportTest, ThreadNamesThatCollideFallBackToIds) {
   // Two threads of one rank both named "python3" would merge into one stream;
   // the second in (pid, tid) order takes its generated name instead.
