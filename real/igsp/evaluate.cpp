@@ -25,44 +25,101 @@ at::Tensor windows_of(const std::string& text, int64_t length, int max_windows) 
   return out;
 }
 
-at::Tensor bytes_of(const std::string& text) {
-  at::Tensor out = at::empty({1, static_cast<int64_t>(text.size())}, at::TensorOptions().dtype(at::kLong));
-  for (size_t i = 0; i < text.size(); ++i)
-    out[0][static_cast<int64_t>(i)] = static_cast<unsigned char>(text[i]);
-  return out;
+// The last `context` bytes of `text` (all of it when shorter).
+std::string window_of(const std::string& text, int64_t context) {
+  return text.size() > static_cast<size_t>(context) ? text.substr(text.size() - static_cast<size_t>(context)) : text;
 }
 
-// Greedy continuation of `prompt` up to `max_bytes` bytes or a newline.
-std::string greedy(torch_models::ByteLm& model, std::string text, int max_bytes) {
-  std::string out;
+// Runs `texts` through the model in batches of texts of one length, so no row
+// is padded and each row's logits are those of its own forward, bit for bit
+// (the Linears' GEMMs and the per-row norms and softmaxes do not mix rows).
+// `use(i, logits)` gets text i's logits [length, vocab], in no fixed order.
+template <typename Use>
+void forward_by_length(torch_models::ByteLm& model, const std::vector<std::string>& texts, const Use& use) {
+  constexpr size_t kBatch = 64;  // rows per forward: enough to amortise the per-op overhead
+  std::map<size_t, std::vector<size_t>> by_length;
+  for (size_t i = 0; i < texts.size(); ++i)
+    by_length[texts[i].size()].push_back(i);
+  for (const auto& [length, members] : by_length) {
+    for (size_t first = 0; first < members.size(); first += kBatch) {
+      const size_t rows = std::min(kBatch, members.size() - first);
+      at::Tensor bytes = at::empty({static_cast<int64_t>(rows), static_cast<int64_t>(length)}, at::kLong);
+      int64_t* data = bytes.data_ptr<int64_t>();
+      for (size_t r = 0; r < rows; ++r) {
+        for (size_t t = 0; t < length; ++t)
+          data[r * length + t] = static_cast<unsigned char>(texts[members[first + r]][t]);
+      }
+      const at::Tensor logits = model->forward(bytes);
+      for (size_t r = 0; r < rows; ++r)
+        use(members[first + r], logits[static_cast<int64_t>(r)]);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> greedy_continuations(torch_models::ByteLm& model, const std::vector<std::string>& prompts,
+                                              int max_bytes) {
+  at::NoGradGuard no_grad;
   const int64_t context = model->options().context;
-  for (int i = 0; i < max_bytes; ++i) {
-    const std::string window = text.size() > static_cast<size_t>(context) ? text.substr(text.size() - context) : text;
-    const at::Tensor logits = model->forward(bytes_of(window));
-    const int next = static_cast<int>(logits[0][logits.size(1) - 1].argmax().item<int64_t>());
-    if (next == '\n') break;
-    out.push_back(static_cast<char>(next));
-    text.push_back(static_cast<char>(next));
+  std::vector<std::string> texts = prompts, out(prompts.size());
+  std::vector<size_t> active(prompts.size());
+  for (size_t i = 0; i < active.size(); ++i)
+    active[i] = i;
+  for (int step = 0; step < max_bytes && !active.empty(); ++step) {
+    std::vector<std::string> windows;
+    for (size_t i : active)
+      windows.push_back(window_of(texts[i], context));
+    std::vector<int> next(active.size());
+    forward_by_length(model, windows, [&](size_t a, const at::Tensor& logits) {
+      next[a] = static_cast<int>(logits[logits.size(0) - 1].argmax().item<int64_t>());
+    });
+    std::vector<size_t> still;
+    for (size_t a = 0; a < active.size(); ++a) {
+      if (next[a] == '\n') continue;
+      out[active[a]].push_back(static_cast<char>(next[a]));
+      texts[active[a]].push_back(static_cast<char>(next[a]));
+      still.push_back(active[a]);
+    }
+    active = std::move(still);
   }
   return out;
 }
 
-// Mean log-probability per byte of `option` after `question`.
-double option_score(torch_models::ByteLm& model, const std::string& question, const std::string& option) {
-  std::string text = question + option;
+std::vector<std::vector<double>> option_scores(torch_models::ByteLm& model,
+                                               const std::vector<clustertwin::igsp::ChoiceItem>& items) {
+  at::NoGradGuard no_grad;
   const int64_t context = model->options().context;
-  size_t first = text.size() > static_cast<size_t>(context) ? text.size() - context : 0;
-  text = text.substr(first);
-  const int64_t option_start = static_cast<int64_t>(text.size() - option.size());
-  const at::Tensor bytes = bytes_of(text);
-  const at::Tensor logp = at::log_softmax(model->forward(bytes.slice(1, 0, bytes.size(1) - 1)), -1);
-  double sum = 0;
-  for (int64_t t = std::max<int64_t>(option_start, 1); t < bytes.size(1); ++t)
-    sum += logp[0][t - 1][bytes[0][t].item<int64_t>()].item<double>();
-  return sum / static_cast<double>(option.size());
+  struct Option {
+    size_t item, index;
+    std::string text;  // question + option, its last `context` bytes
+    int64_t option_start = 0;
+  };
+  std::vector<Option> options;
+  std::vector<std::vector<double>> out(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    out[i].assign(items[i].options.size(), 0.0);
+    for (size_t o = 0; o < items[i].options.size(); ++o) {
+      Option option{i, o, window_of(items[i].question + items[i].options[o], context)};
+      option.option_start = static_cast<int64_t>(option.text.size() - items[i].options[o].size());
+      options.push_back(std::move(option));
+    }
+  }
+  // The model reads every byte but the last, and predicts every byte but the first.
+  std::vector<std::string> inputs;
+  for (const Option& option : options)
+    inputs.push_back(option.text.substr(0, option.text.empty() ? 0 : option.text.size() - 1));
+  forward_by_length(model, inputs, [&](size_t k, const at::Tensor& logits) {
+    const Option& option = options[k];
+    const at::Tensor logp = at::log_softmax(logits, -1).contiguous();
+    const auto p = logp.accessor<float, 2>();
+    double sum = 0;
+    for (int64_t t = std::max<int64_t>(option.option_start, 1); t < static_cast<int64_t>(option.text.size()); ++t)
+      sum += static_cast<double>(p[t - 1][static_cast<unsigned char>(option.text[static_cast<size_t>(t)])]);
+    out[option.item][option.index] = sum / static_cast<double>(items[option.item].options[option.index].size());
+  });
+  return out;
 }
-
-}  // namespace
 
 StatusOr<std::vector<clustertwin::igsp::DomainText>> corpus_for(const std::string& manifest_json,
                                                                 const std::string& checkpoint) {
@@ -184,33 +241,36 @@ std::vector<DimensionScore> evaluate(torch_models::ByteLm& model, const EvalSet&
     DimensionScore s{d, "perplexity", w.size(0) > 0 ? byte_perplexity(model, w) : 0.0, w.numel()};
     out.push_back(s);
   }
+  std::vector<std::string> prompts;
+  for (const auto& item : set.arithmetic)
+    prompts.push_back(item.prompt);
+  const std::vector<std::string> answers = greedy_continuations(model, prompts, 6);
   int right = 0;
-  for (const auto& item : set.arithmetic) {
-    std::string answer = greedy(model, item.prompt, 6);
+  for (size_t i = 0; i < set.arithmetic.size(); ++i) {
     std::string digits;
-    for (char c : answer) {
+    for (char c : answers[i]) {
       if (std::isdigit(static_cast<unsigned char>(c)))
         digits.push_back(c);
       else if (!digits.empty())
         break;
     }
-    right += digits == item.answer;
+    right += digits == set.arithmetic[i].answer;
   }
   out.push_back({Domain::kMath, "accuracy",
                  set.arithmetic.empty() ? 0.0 : static_cast<double>(right) / static_cast<double>(set.arithmetic.size()),
                  static_cast<int64_t>(set.arithmetic.size())});
   right = 0;
-  for (const auto& item : set.facts) {
+  const std::vector<std::vector<double>> scores = option_scores(model, set.facts);
+  for (size_t i = 0; i < set.facts.size(); ++i) {
     int best = 0;
     double best_score = -1e300;
-    for (size_t i = 0; i < item.options.size(); ++i) {
-      const double s = option_score(model, item.question, item.options[i]);
-      if (s > best_score) {
-        best_score = s;
-        best = static_cast<int>(i);
+    for (size_t o = 0; o < scores[i].size(); ++o) {
+      if (scores[i][o] > best_score) {
+        best_score = scores[i][o];
+        best = static_cast<int>(o);
       }
     }
-    right += best == item.answer;
+    right += best == set.facts[i].answer;
   }
   out.push_back({Domain::kCommonsense, "accuracy",
                  set.facts.empty() ? 0.0 : static_cast<double>(right) / static_cast<double>(set.facts.size()),

@@ -43,6 +43,20 @@ struct DimensionScore {
   int64_t items = 0;  // bytes scored (perplexity) or questions
 };
 
+/// Greedy continuations of every prompt, each up to `max_bytes` bytes or a
+/// newline (not included), the model seeing each text's last `context` bytes.
+/// Prompts of one length go through the model together, one byte per step for
+/// all of them, and each answer is the one a prompt gets alone, bit for bit
+/// (tested).
+std::vector<std::string> greedy_continuations(torch_models::ByteLm& model, const std::vector<std::string>& prompts,
+                                              int max_bytes);
+
+/// For each item and option, the mean log-probability per byte of the option
+/// after the question (the text's last `context` bytes), batched as
+/// greedy_continuations and equal to scoring each option alone.
+std::vector<std::vector<double>> option_scores(torch_models::ByteLm& model,
+                                               const std::vector<clustertwin::igsp::ChoiceItem>& items);
+
 /// The four scores, in kDomains order. `max_windows`: held-out windows of
 /// context bytes per perplexity.
 std::vector<DimensionScore> evaluate(torch_models::ByteLm& model, const EvalSet& set, int max_windows = 64);

@@ -1,5 +1,7 @@
 #include "real/igsp/prune.h"
 
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
@@ -7,8 +9,11 @@
 #include <sstream>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "common/check.h"
+#include "real/igsp/selection.h"
+#include "real/igsp/sparsegpt_rows.h"
 
 namespace clustertwin::real::igsp {
 namespace {
@@ -87,22 +92,30 @@ Status check_batch(const at::Tensor& x, int64_t columns, const std::string& laye
   return Status::ok();
 }
 
-// True at the k lowest entries along the last dimension of `score`. A stable
-// sort: equal scores are pruned in index order, so counts are exact on ties.
-at::Tensor lowest_along_last(const at::Tensor& score, int64_t k) {
-  at::Tensor pruned = at::zeros(score.sizes(), score.options().dtype(at::kBool));
-  if (k == 0) return pruned;
-  const at::Tensor order = std::get<1>(at::sort(score, c10::optional<bool>(true), /*dim=*/-1));
-  return pruned.scatter_(-1, order.narrow(-1, 0, k), true);
+// True at the k lowest of every run of `width` consecutive entries of `score`
+// (row-major), equal scores pruned in index order, as a stable sort would, so
+// counts are exact on ties. One partial selection per run, runs in parallel.
+at::Tensor lowest_per_run(const at::Tensor& score, int64_t width, int64_t k) {
+  const at::Tensor s = score.to(at::kCPU).contiguous();
+  at::Tensor pruned = at::empty(s.sizes(), s.options().dtype(at::kBool));
+  const int64_t runs = s.numel() / width;
+  constexpr int64_t kEntriesPerTask = 16384;  // below this a thread's start costs more than it saves
+  AT_DISPATCH_FLOATING_TYPES(s.scalar_type(), "lowest_per_run", [&] {
+    const scalar_t* data = s.data_ptr<scalar_t>();
+    bool* out = pruned.data_ptr<bool>();
+    at::parallel_for(0, runs, std::max<int64_t>(1, kEntriesPerTask / width), [&](int64_t begin, int64_t end) {
+      std::vector<SelectionKey<scalar_t>> scratch;
+      for (int64_t r = begin; r < end; ++r)
+        mark_lowest(data + r * width, width, k, out + r * width, scratch);
+    });
+  });
+  return pruned.to(score.device());
 }
 
 // Wanda's and magnitude's rule: each row of `score` [rows, columns] on its own.
 at::Tensor prune_rows(const at::Tensor& score, const PruneOptions& o) {
-  if (o.m > 0) {
-    const int64_t rows = score.size(0), columns = score.size(1);
-    return lowest_along_last(score.reshape({rows, columns / o.m, o.m}), o.n).reshape({rows, columns});
-  }
-  return lowest_along_last(score, pruned_count(o.sparsity, score.size(1)));
+  if (o.m > 0) return lowest_per_run(score, o.m, o.n);
+  return lowest_per_run(score, score.size(1), pruned_count(o.sparsity, score.size(1)));
 }
 
 PruneResult row_wise_result(const at::Tensor& weight, const at::Tensor& score, const PruneOptions& o) {
@@ -145,6 +158,50 @@ StatusOr<InverseFactor> inverse_factor(const at::Tensor& hessian, const PruneOpt
   return invalid(layer_name, message.str());
 }
 
+// The column loop over one block in libtorch calls, as the reference writes
+// it: w1 [rows, count] (a copy of the block), err1 [rows, count] written.
+void column_loop_in_calls(at::Tensor& w1, const at::Tensor& h_inv1, at::Tensor& pruned1, at::Tensor& err1,
+                          const PruneOptions& o, bool choose_n_of_m) {
+  const int64_t count = w1.size(1);
+  const at::Tensor d = h_inv1.diagonal();
+  for (int64_t i = 0; i < count; ++i) {
+    if (choose_n_of_m && i % o.m == 0) {
+      const at::Tensor score = w1.narrow(1, i, o.m).square() / d.narrow(0, i, o.m).square().unsqueeze(0);
+      pruned1.narrow(1, i, o.m).copy_(lowest_per_run(score, o.m, o.n));
+    }
+    // err = (w - q) / H_inv[i,i], q = w with the pruned entries zeroed.
+    const at::Tensor err = w1.select(1, i) * pruned1.select(1, i) / d[i];
+    w1.narrow(1, i, count - i).addr_(err, h_inv1.select(0, i).narrow(0, i, count - i), /*beta=*/1, /*alpha=*/-1);
+    err1.select(1, i).copy_(err);
+  }
+  // The update leaves w - err x H_inv[i,i] = 0 up to rounding: make it exact.
+  w1.masked_fill_(pruned1, 0);
+}
+
+// The same loop as sparsegpt_rows.h's hand-written one over each row's
+// contiguous block, in place in w; rows in parallel.
+template <typename T>
+void column_loop_in_rows(at::Tensor& w, int64_t first, int64_t count, const at::Tensor& h_inv_rows, at::Tensor& pruned,
+                         at::Tensor& err1, const PruneOptions& o, bool choose_n_of_m) {
+  const int64_t rows = w.size(0), columns = w.size(1);
+  SparseGptBlockRows<T> block;
+  block.h_inv = h_inv_rows.data_ptr<T>() + first * columns + first;
+  block.h_inv_stride = columns;
+  block.count = count;
+  block.weight = w.data_ptr<T>() + first;
+  block.weight_stride = columns;
+  block.pruned = pruned.data_ptr<bool>() + first;
+  block.pruned_stride = columns;
+  block.err = err1.data_ptr<T>();
+  block.err_stride = count;
+  if (choose_n_of_m) {
+    block.n = o.n;
+    block.m = o.m;
+  }
+  constexpr int64_t kRowsPerTask = 16;
+  at::parallel_for(0, rows, kRowsPerTask, [&](int64_t begin, int64_t end) { sparsegpt_block_rows(block, begin, end); });
+}
+
 // The reference's fasterprune. `keep` is a fixed mask, or undefined to choose one per block.
 StatusOr<PruneResult> sparsegpt_impl(const at::Tensor& weight, const at::Tensor& hessian, const at::Tensor& keep,
                                      const PruneOptions& o, const std::string& layer_name) {
@@ -162,35 +219,37 @@ StatusOr<PruneResult> sparsegpt_impl(const at::Tensor& weight, const at::Tensor&
 
   StatusOr<InverseFactor> factor = inverse_factor(h, o, layer_name);
   if (!factor.is_ok()) return factor.status();
+  // The lazy updates read the factor as LAPACK left it (its strides choose the
+  // GEMM's transposes, and so its rounding); the row loop reads it row-major.
   const at::Tensor& h_inv = factor->upper;
+  const bool in_calls = o.column_loop == PruneOptions::ColumnLoop::kLibtorchCalls || !w.is_cpu();
+  const at::Tensor h_inv_rows = in_calls ? at::Tensor() : h_inv.contiguous();
+  const bool choose_n_of_m = !keep.defined() && o.m > 0;
 
   at::Tensor pruned = at::zeros({rows, columns}, w.options().dtype(at::kBool));
+  // One buffer for every block's errors: err1 is its first rows x count entries.
+  const at::Tensor err_buffer = at::empty({rows * std::min<int64_t>(o.block_size, columns)}, w.options());
   double loss = 0;
   for (int64_t i1 = 0; i1 < columns; i1 += o.block_size) {
     const int64_t count = std::min<int64_t>(o.block_size, columns - i1);
-    at::Tensor w1 = w.narrow(1, i1, count).clone();
-    at::Tensor err1 = at::zeros_like(w1);
+    at::Tensor err1 = err_buffer.narrow(0, 0, rows * count).view({rows, count});
     const at::Tensor h_inv1 = h_inv.narrow(0, i1, count).narrow(1, i1, count);
-    const at::Tensor d = h_inv1.diagonal();
     at::Tensor pruned1 = pruned.narrow(1, i1, count);
     if (keep.defined()) {
       pruned1.copy_(keep.narrow(1, i1, count).logical_not());
     } else if (o.m == 0) {
-      const at::Tensor score = w1.square() / d.square().unsqueeze(0);
-      pruned1.copy_(lowest_along_last(score.reshape({-1}), pruned_count(o.sparsity, score.numel())).view_as(score));
+      const at::Tensor score = w.narrow(1, i1, count).square() / h_inv1.diagonal().square().unsqueeze(0);
+      pruned1.copy_(lowest_per_run(score, score.numel(), pruned_count(o.sparsity, score.numel())));
     }
-    for (int64_t i = 0; i < count; ++i) {
-      if (!keep.defined() && o.m > 0 && i % o.m == 0) {
-        const at::Tensor score = w1.narrow(1, i, o.m).square() / d.narrow(0, i, o.m).square().unsqueeze(0);
-        pruned1.narrow(1, i, o.m).copy_(lowest_along_last(score, o.n));
-      }
-      // err = (w - q) / H_inv[i,i], q = w with the pruned entries zeroed.
-      const at::Tensor err = w1.select(1, i) * pruned1.select(1, i) / d[i];
-      w1.narrow(1, i, count - i).addr_(err, h_inv1.select(0, i).narrow(0, i, count - i), /*beta=*/1, /*alpha=*/-1);
-      err1.select(1, i).copy_(err);
+    if (in_calls) {
+      at::Tensor w1 = w.narrow(1, i1, count).clone();
+      column_loop_in_calls(w1, h_inv1, pruned1, err1, o, choose_n_of_m);
+      w.narrow(1, i1, count).copy_(w1);
+    } else if (w.scalar_type() == at::kFloat) {
+      column_loop_in_rows<float>(w, i1, count, h_inv_rows, pruned, err1, o, choose_n_of_m);
+    } else {
+      column_loop_in_rows<double>(w, i1, count, h_inv_rows, pruned, err1, o, choose_n_of_m);
     }
-    // The update leaves w - err x H_inv[i,i] = 0 up to rounding: make it exact.
-    w.narrow(1, i1, count).copy_(w1.masked_fill_(pruned1, 0));
     loss += err1.square().sum().item<double>() / 2;
     const int64_t rest = columns - i1 - count;
     if (rest > 0) {

@@ -39,6 +39,12 @@ struct PruneOptions {
   // closed forms. Inputs are cast to it; the pruned weight comes back in the
   // weight's own dtype.
   at::ScalarType compute_dtype = at::kFloat;
+  // SparseGPT's column-by-column loop: kRows, a hand-written loop over each
+  // row's contiguous block (rows in parallel); kLibtorchCalls, the reference's
+  // formulation, a few libtorch calls per column. Both give the same bits at
+  // one thread (tested); the second is the benchmark's reference point.
+  enum class ColumnLoop { kRows, kLibtorchCalls };
+  ColumnLoop column_loop = ColumnLoop::kRows;
 };
 
 /// A pruned layer.

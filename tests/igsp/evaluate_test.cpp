@@ -6,8 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "real/igsp/train.h"
 #include "tests/igsp/tiny_training.h"
@@ -71,6 +75,80 @@ TEST(EvaluateTest, RetentionTurnsPerplexityAround) {
   EXPECT_DOUBLE_EQ(r[2], 50);
   EXPECT_DOUBLE_EQ(r[3], 100);
   EXPECT_DOUBLE_EQ(r[4], 70);
+}
+
+// One text at a time, as evaluation ran before it was batched.
+at::Tensor bytes_alone(const std::string& text) {
+  at::Tensor out = at::empty({1, static_cast<int64_t>(text.size())}, at::kLong);
+  for (size_t i = 0; i < text.size(); ++i)
+    out[0][static_cast<int64_t>(i)] = static_cast<unsigned char>(text[i]);
+  return out;
+}
+
+std::string greedy_alone(torch_models::ByteLm& model, std::string text, int max_bytes) {
+  std::string out;
+  const size_t context = static_cast<size_t>(model->options().context);
+  for (int i = 0; i < max_bytes; ++i) {
+    const std::string window = text.size() > context ? text.substr(text.size() - context) : text;
+    const at::Tensor logits = model->forward(bytes_alone(window));
+    const int next = static_cast<int>(logits[0][logits.size(1) - 1].argmax().item<int64_t>());
+    if (next == '\n') break;
+    out.push_back(static_cast<char>(next));
+    text.push_back(static_cast<char>(next));
+  }
+  return out;
+}
+
+double option_alone(torch_models::ByteLm& model, const std::string& question, const std::string& option) {
+  std::string text = question + option;
+  const size_t context = static_cast<size_t>(model->options().context);
+  text = text.substr(text.size() > context ? text.size() - context : 0);
+  const int64_t option_start = static_cast<int64_t>(text.size() - option.size());
+  const at::Tensor bytes = bytes_alone(text);
+  const at::Tensor logp = at::log_softmax(model->forward(bytes.slice(1, 0, bytes.size(1) - 1)), -1);
+  double sum = 0;
+  for (int64_t t = std::max<int64_t>(option_start, 1); t < bytes.size(1); ++t)
+    sum += logp[0][t - 1][bytes[0][t].item<int64_t>()].item<double>();
+  return sum / static_cast<double>(option.size());
+}
+
+// Batched evaluation gives each item what it gets alone: the texts of one
+// length go together unpadded, so rows never mix, but a larger GEMM can take
+// another of OpenBLAS's kernels and round differently, so the option scores
+// agree to float rounding (1e-6 relative) and the choices they make exactly;
+// the greedy answers (argmaxes) are the same bytes. A context of 24 bytes makes
+// the longer questions slide, and an untrained model's answers run to the
+// 6-byte limit or stop early at a newline.
+TEST(EvaluateTest, BatchedScoresEqualScoringEachItemAlone) {
+  torch_models::ByteLmOptions options;
+  options.context = 24;
+  options.layers = 2;
+  auto model = torch_models::make_byte_lm(options, 3);
+  ASSERT_TRUE(model.is_ok());
+  at::NoGradGuard no_grad;
+  (*model)->eval();
+  const auto arithmetic = clustertwin::igsp::arithmetic_items(5, 60);
+  std::vector<std::string> prompts;
+  for (const auto& item : arithmetic)
+    prompts.push_back(item.prompt);
+  const std::vector<std::string> answers = greedy_continuations(*model, prompts, 6);
+  ASSERT_EQ(answers.size(), prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i)
+    EXPECT_EQ(answers[i], greedy_alone(*model, prompts[i], 6)) << prompts[i];
+  const auto facts = clustertwin::igsp::commonsense_items(5, 40);
+  const std::vector<std::vector<double>> scores = option_scores(*model, facts);
+  ASSERT_EQ(scores.size(), facts.size());
+  for (size_t i = 0; i < facts.size(); ++i) {
+    ASSERT_EQ(scores[i].size(), facts[i].options.size());
+    std::vector<double> alone;
+    for (const std::string& option : facts[i].options) {
+      alone.push_back(option_alone(*model, facts[i].question, option));
+      EXPECT_NEAR(scores[i][alone.size() - 1], alone.back(), 1e-6 * std::abs(alone.back())) << facts[i].question;
+    }
+    EXPECT_EQ(std::max_element(scores[i].begin(), scores[i].end()) - scores[i].begin(),
+              std::max_element(alone.begin(), alone.end()) - alone.begin())
+        << facts[i].question;
+  }
 }
 
 }  // namespace
