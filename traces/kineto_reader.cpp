@@ -93,10 +93,12 @@ Status KinetoFileReader::read(FileHeader* header, const EventFn& on_event) {
   if (t != Token::kBeginObject) {
     return bad("top level", "expected an object with 'traceEvents', got " + cursor_.describe_value(t));
   }
-  bool seen_events = false;
+  bool seen_events = false, seen_nodes = false, seen_schema = false;
   for (t = cursor_.next(); t != Token::kEndObject; t = cursor_.next()) {
     if (t == Token::kError) return syntax_error(cursor_, path_);
     const std::string key(cursor_.text());
+    seen_nodes |= key == "nodes";
+    seen_schema |= key == "schema";
     const Token value = cursor_.next();
     if (value == Token::kError) return syntax_error(cursor_, path_);
     if (key == "traceEvents") {
@@ -110,6 +112,14 @@ Status KinetoFileReader::read(FileHeader* header, const EventFn& on_event) {
     }
   }
   if (cursor_.next() != Token::kEnd) return syntax_error(cursor_, path_);
+  if (!seen_events && seen_nodes && seen_schema) {
+    // PyTorch's execution trace (ExecutionTraceObserver, the *_et.json Chakra's converter starts from): the
+    // operators and their tensors, without device times.
+    return bad("top level",
+               "a PyTorch execution trace (top-level 'schema' and 'nodes', from ExecutionTraceObserver), not a "
+               "Kineto trace: it has no kernel times; import the profiler (Kineto) trace of the same steps "
+               "(torch.profiler's on_trace_ready or export_chrome_trace)");
+  }
   if (!seen_events) return bad("top level", "missing field 'traceEvents'");
   return Status::ok();
 }

@@ -375,6 +375,15 @@ TEST(KinetoImportTest, NotJson) {
   EXPECT_EQ(import_error({no_events}), no_events + ": top level: missing field 'traceEvents'");
 }
 
+TEST(KinetoImportTest, AnExecutionTraceSaysWhatItIs) {
+  const std::string in = write_temp("et.json", R"json({"schema": "1.0.1", "pid": 7, "nodes": [
+    {"name": "aten::empty", "id": 5, "inputs": [], "outputs": []}], "finish_ts": 9})json");
+  EXPECT_EQ(import_error({in}),
+            in + ": top level: a PyTorch execution trace (top-level 'schema' and 'nodes', from "
+                 "ExecutionTraceObserver), not a Kineto trace: it has no kernel times; import the profiler (Kineto) "
+                 "trace of the same steps (torch.profiler's on_trace_ready or export_chrome_trace)");
+}
+
 TEST(KinetoImportTest, MissingFile) {
   const std::string in = temp_path("does_not_exist.json");
   const Status s = import_kineto({in}, temp_path("missing_out.json"), {}, nullptr);
