@@ -1,12 +1,15 @@
 // clustertwin sim collective|plan: the twin from the command line.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <thread>
 
 #include "cli/command.h"
 #include "common/text.h"
+#include "models/plan/data_parallel.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/collective_bench.h"
 #include "sim/core/simulator.h"
@@ -26,6 +29,13 @@ struct SimArgs {
   int warmup = 2;
   int drain = 1;
   std::string trace_out;
+  bool data_parallel = false;
+  double bucket_mib = 25;
+  std::string grad_bytes;
+  std::string grads_from;
+  std::string grads_to;
+  double scale_compute = 1;
+  std::string write_plan;
   // both
   std::string workers = "8";
   std::string platform = "h100-1024";
@@ -118,6 +128,74 @@ Status run_collective(const SimArgs& a) {
   return Status::ok();
 }
 
+// The what-if transformations sim plan applies before it runs the plan:
+// --scale-compute, then --data-parallel. Returns what it did, for the table's header.
+StatusOr<std::string> transform_plan(const SimArgs& a, const cluster::ClusterProfile& profile, models::Plan* plan) {
+  std::string said;
+  if (a.scale_compute != 1) {
+    if (!std::isfinite(a.scale_compute) || a.scale_compute <= 0) {
+      return Status::invalid_argument("--scale-compute " + format_number("%g", a.scale_compute) +
+                                      ": must be a positive number");
+    }
+    auto scaled = models::scale_compute(*plan, a.scale_compute, a.plan_file);
+    if (!scaled.is_ok()) return scaled.status();
+    *plan = std::move(scaled).value();
+    int fixed = 0;  // compute tasks whose cost ignores FLOPs
+    for (const models::Task& t : plan->tasks) {
+      auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
+      fixed += t.kind == models::TaskKind::kCompute && cost != profile.costs.end() && cost->second.flop_rate <= 0;
+    }
+    said += "# compute scaled by " + traces::json_number(a.scale_compute) + " (FLOPs of every compute task)\n";
+    if (fixed > 0) {
+      said += "# note: " + std::to_string(fixed) + " compute task(s) are priced by a measured time alone (cost " +
+              "keys without a FLOP rate) and keep it\n";
+    }
+  }
+  if (!a.data_parallel) return said;
+  models::DataParallelOptions o;
+  if (!std::isfinite(a.bucket_mib) || a.bucket_mib <= 0 || std::llround(a.bucket_mib * 1048576) < 1) {
+    return Status::invalid_argument("--bucket-mib " + format_number("%g", a.bucket_mib) +
+                                    ": must be a positive size in MiB (at least one byte)");
+  }
+  o.bucket_bytes = std::llround(a.bucket_mib * 1048576);
+  int64_t marked = 0;  // the plan's own gradient bytes
+  for (const models::Task& t : plan->tasks)
+    marked += t.grad_bytes;
+  if (marked == 0 && a.grad_bytes.empty()) {
+    return Status::invalid_argument("--data-parallel: no task of " + a.plan_file +
+                                    " carries grad_bytes; give the gradient bytes in all with --grad-bytes");
+  }
+  if (marked > 0 && !a.grad_bytes.empty()) {
+    return Status::invalid_argument("--grad-bytes '" + a.grad_bytes + "': the tasks of " + a.plan_file +
+                                    " carry their grad_bytes (" + std::to_string(marked) + " bytes in all)");
+  }
+  if (!a.grad_bytes.empty()) {
+    auto sizes = parse_sizes(a.grad_bytes, "--grad-bytes");
+    if (!sizes.is_ok()) return sizes.status();
+    if (sizes->size() != 1 || sizes->front() < 1) {
+      return Status::invalid_argument("--grad-bytes '" + a.grad_bytes + "': give one size of at least 1 byte");
+    }
+    o.grad_bytes_total = sizes->front();
+  }
+  for (const auto& [flag, task] : {std::pair{"--grads-from", a.grads_from}, std::pair{"--grads-to", a.grads_to}}) {
+    auto named = [&task](const models::Task& t) { return t.name == task; };
+    if (!task.empty() && std::none_of(plan->tasks.begin(), plan->tasks.end(), named))
+      return Status::invalid_argument(std::string(flag) + " '" + task + "': not a task of " + a.plan_file);
+  }
+  o.grads_first = a.grads_from;
+  o.grads_last = a.grads_to;
+  auto with_dp = models::add_data_parallel(*plan, o, a.plan_file);
+  if (!with_dp.is_ok()) return with_dp.status();
+  int64_t grads = 0;
+  for (const models::Task& t : with_dp->tasks)
+    grads += t.grad_bytes;
+  const size_t buckets = with_dp->tasks.size() - plan->tasks.size();
+  *plan = std::move(with_dp).value();
+  said += "# data parallel: " + std::to_string(grads) + " bytes of gradients in " + std::to_string(buckets) +
+          " all-reduce(s) of up to " + traces::json_number(a.bucket_mib) + " MiB over all workers\n";
+  return said;
+}
+
 Status run_plan(const SimArgs& a) {
   auto plan = models::read_plan(a.plan_file);
   if (!plan.is_ok()) return plan.status();
@@ -125,6 +203,9 @@ Status run_plan(const SimArgs& a) {
   if (!workers.is_ok()) return workers.status();
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
+  auto transformed = transform_plan(a, *profile, &*plan);
+  if (!transformed.is_ok()) return transformed.status();
+  if (!a.write_plan.empty()) CT_RETURN_IF_ERROR(models::write_plan(a.write_plan, *plan));
   sim::SimOptions o;
   o.steps = a.steps;
   o.warmup_steps = a.warmup;
@@ -164,6 +245,7 @@ Status run_plan(const SimArgs& a) {
   }
   std::printf("# clustertwin sim plan: %s/%s on %s\n", plan->system.c_str(), plan->variant.c_str(),
               profile->name.c_str());
+  std::printf("%s", transformed->c_str());
   std::printf("# %8s %9s %14s %12s %12s %16s %8s %10s\n", "workers", "fidelity", "step (ms)", "compute (ms)",
               "comm (ms)", "exposed comm (ms)", "MFU", "wall (s)");
   for (const auto& r : results) {
@@ -243,6 +325,35 @@ void add_sim_command(CLI::App& app, Action* action) {
   plan->add_option("--trace-out", a->trace_out, "Write the simulated trace (Perfetto shows the pipeline)");
   plan->add_flag("--json", a->json, "Print JSON (one row per worker count)");
   plan->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
+  CLI::Option* dp = plan->add_flag(
+      "--data-parallel", a->data_parallel,
+      "Add data parallelism as PyTorch's DDP does: the gradients (the tasks' grad_bytes, or --grad-bytes) "
+      "all-reduced over all workers in buckets of --bucket-mib, each launched once the task that completes it "
+      "ends, on a stream of its own ('dp allreduce'), overlapping the rest of the backward; the task after the "
+      "last gradient (the optimizer) waits for the last bucket. For a step without its gradient all-reduce (a "
+      "one-GPU trace). A plan that has its collectives changes its data-parallel degree with --workers alone");
+  plan->add_option("--bucket-mib", a->bucket_mib, "Gradient bucket size in MiB (DDP's bucket_cap_mb)")
+      ->capture_default_str()
+      ->needs(dp);
+  CLI::Option* grad_bytes =
+      plan->add_option("--grad-bytes", a->grad_bytes,
+                       "Gradient bytes in all (K/M/G: powers of 1024), for a plan whose tasks carry no grad_bytes: "
+                       "spread evenly over the compute tasks from --grads-from to --grads-to")
+          ->needs(dp);
+  plan->add_option("--grads-from", a->grads_from,
+                   "With --grad-bytes: the first task (by name) that completes gradients (default: the first "
+                   "compute task)")
+      ->needs(grad_bytes);
+  plan->add_option("--grads-to", a->grads_to,
+                   "With --grad-bytes: the last task (by name) that completes gradients (default: the last compute "
+                   "task)")
+      ->needs(grad_bytes);
+  plan->add_option("--scale-compute", a->scale_compute,
+                   "Multiply every compute task's FLOPs (a batch this many times the plan's); tasks priced by a "
+                   "measured time alone (the kernels of a derived plan) keep it")
+      ->capture_default_str();
+  plan->add_option("--write-plan", a->write_plan,
+                   "Write the plan as simulated (after --scale-compute and --data-parallel) to this file (atomically)");
   plan->add_option("--parallel", a->parallel, "Simulations run at once, each in its own process (default: cores)")
       ->check(CLI::Range(1, 256));
   plan->callback([a, action] { *action = [a] { return run_plan(*a); }; });

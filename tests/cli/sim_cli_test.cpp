@@ -104,5 +104,59 @@ TEST(SimCliTest, BadFlags) {
                          "--parallel");
 }
 
+// A one-GPU step whose backward completes 3 MiB of gradients, 1 MiB per task.
+const char kOneGpuStep[] = R"({"system": "test", "variant": "one-gpu", "streams": ["compute"], "tasks": [
+  {"name": "fwd", "kind": "compute", "stream": "compute", "flops": 1e12},
+  {"name": "bwd3", "kind": "compute", "stream": "compute", "flops": 1e12, "grad_bytes": 1048576},
+  {"name": "bwd2", "kind": "compute", "stream": "compute", "flops": 1e12, "grad_bytes": 1048576},
+  {"name": "bwd1", "kind": "compute", "stream": "compute", "flops": 1e12, "grad_bytes": 1048576},
+  {"name": "opt", "kind": "compute", "stream": "compute", "flops": 1e10}]})";
+
+TEST(SimCliTest, DataParallelAddsTheBucketsAndWritesThePlan) {
+  const std::string plan = write_temp("ct_one_gpu_step.json", kOneGpuStep);
+  const std::string out = ::testing::TempDir() + "ct_one_gpu_step_dp.json";
+  const auto r = run_clustertwin({"sim", "plan", plan, "--workers", "1,16", "--platform", "h100-1024",
+                                  "--data-parallel", "--bucket-mib", "2", "--write-plan", out});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 3 MiB in 2 MiB buckets: one full bucket after bwd2, the 1 MiB rest after bwd1.
+  EXPECT_NE(r.out.find("# data parallel: 3145728 bytes of gradients in 2 all-reduce(s) of up to 2 MiB"),
+            std::string::npos)
+      << r.out;
+  const auto written = run_clustertwin({"sim", "plan", out, "--workers", "1", "--platform", "h100-1024"});
+  EXPECT_EQ(written.exit_code, 0) << written.err;
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(R"("name": "dp allreduce 1", "kind": "collective", "stream": "dp allreduce", "bytes": 1048576)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(SimCliTest, DataParallelBadFlags) {
+  const std::string plan = write_temp("ct_one_gpu_step.json", kOneGpuStep);
+  const std::string unmarked = kPlans + "synthetic_overlap.json";  // no task carries grad_bytes
+  auto sim = [&](const std::string& file, std::vector<std::string> flags) {
+    std::vector<std::string> args = {"sim", "plan", file, "--workers", "8", "--platform", "h100-1024"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return run_clustertwin(args);
+  };
+  expect_one_line_exit_2(sim(plan, {"--data-parallel", "--bucket-mib", "0"}),
+                         "--bucket-mib 0: must be a positive size in MiB");
+  expect_one_line_exit_2(sim(plan, {"--data-parallel", "--bucket-mib", "-1"}),
+                         "--bucket-mib -1: must be a positive size in MiB");
+  expect_one_line_exit_2(sim(plan, {"--data-parallel", "--bucket-mib", "abc"}), "--bucket-mib");
+  expect_one_line_exit_2(sim(plan, {"--bucket-mib", "4"}), "--bucket-mib requires --data-parallel");
+  expect_one_line_exit_2(sim(plan, {"--scale-compute", "0"}), "--scale-compute 0: must be a positive number");
+  expect_one_line_exit_2(sim(unmarked, {"--data-parallel"}),
+                         "--data-parallel: no task of " + unmarked +
+                             " carries grad_bytes; give the gradient bytes in all with --grad-bytes");
+  expect_one_line_exit_2(sim(plan, {"--data-parallel", "--grad-bytes", "1M"}),
+                         "--grad-bytes '1M': the tasks of " + plan + " carry their grad_bytes (3145728 bytes in all)");
+  expect_one_line_exit_2(sim(unmarked, {"--data-parallel", "--grad-bytes", "1X"}), "unknown unit 'X'");
+  expect_one_line_exit_2(sim(unmarked, {"--data-parallel", "--grads-from", "fwd"}),
+                         "--grads-from requires --grad-bytes");
+  expect_one_line_exit_2(sim(unmarked, {"--data-parallel", "--grad-bytes", "1M", "--grads-from", "nope"}),
+                         "--grads-from 'nope': not a task of " + unmarked);
+}
+
 }  // namespace
 }  // namespace clustertwin
