@@ -61,7 +61,16 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
   }
   c.network = fit_network(bench, options.network);
   c.keys = fit_keys(tasks);
+  std::vector<std::string> to_network;  // collective keys the network prices instead
+  if (options.collectives_from_network) {
+    for (const KeyFit& f : c.keys) {
+      if (f.collective) to_network.push_back(f.cost_key);
+    }
+    std::erase_if(c.keys, [](const KeyFit& f) { return f.collective; });
+  }
   c.profile = profile_with_fits(base, c.keys);
+  for (const std::string& key : to_network)
+    c.profile.costs.erase(key);  // a base calibrated before may price them
   add_network_fits(c.network, &c.profile);
   if (c.profile.node_cores > 0 && !measured.empty()) {
     // Ranks share the node's cores: the costs become core-seconds that reproduce the runs in the twin.

@@ -22,6 +22,11 @@ struct CalibrateOptions {
   int warmup = 3;    // runner steps after a run's prologue left out of the fit
   int drain = 2;     // runner steps at a run's end left out
   NetworkFitOptions network;
+  /// Leave a run's collectives to the profile's network (the base's or the
+  /// benchmarks' collectives.OP.fit, else its links) instead of fitting their
+  /// cost keys: for a what-if at another scale, where a small trace's
+  /// collective times (its ranks' skew included) do not extrapolate.
+  bool collectives_from_network = false;
 };
 
 struct Calibration {

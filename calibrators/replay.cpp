@@ -308,7 +308,15 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   const std::vector<KeyFit> own = fit_key_durations(*run, r.first_step, r.last_step);
   bool profile_prices_all = true;
   for (const models::Task& t : run->plan.tasks) {
-    if (!t.cost_key.empty() && base.costs.count(t.cost_key) == 0) profile_prices_all = false;
+    if (t.cost_key.empty() || base.costs.count(t.cost_key) > 0) continue;
+    // A collective the profile's benchmarked network prices (collectives.OP.fit; calibrate
+    // --collectives-from-network) needs no cost key.
+    const bool fitted_network = [&] {
+      if (t.kind != models::TaskKind::kCollective) return false;
+      auto f = base.collectives.find(std::string(models::collective_op_name(t.collective->op)));
+      return f != base.collectives.end() && !f->second.fit.empty();
+    }();
+    if (!fitted_network) profile_prices_all = false;
   }
   cluster::ClusterProfile profile = base;
   std::vector<RecordedRun> sources;  // the runs the costs come from

@@ -23,6 +23,7 @@ struct CalibrateArgs {
   int drain = 2;
   int segments = 4;
   double tolerance = 0.03;
+  bool collectives_from_network = false;
   bool json = false;
 };
 
@@ -69,6 +70,7 @@ Status run_calibrate(const CalibrateArgs& a) {
   o.drain = a.drain;
   o.network.max_segments = a.segments;
   o.network.tolerance = a.tolerance;
+  o.collectives_from_network = a.collectives_from_network;
   auto c = calibrators::calibrate(a.traces, *base, o);
   if (!c.is_ok()) return c.status();
   auto yaml = calibrators::calibration_yaml(*c);
@@ -105,6 +107,10 @@ void add_calibrate_command(CLI::App& app, Action* action) {
   cmd->add_option("--tolerance", a->tolerance,
                   "Use the fewest segments whose largest relative residual is at most this")
       ->capture_default_str();
+  cmd->add_flag("--collectives-from-network", a->collectives_from_network,
+                "Fit only the runs' other cost keys and leave their collectives to the profile's network (the "
+                "--base's or the benchmarks' fitted collectives, else its links): for a what-if at another scale, "
+                "where a small trace's collective times, its ranks' skew included, do not extrapolate");
   cmd->add_flag("--json", a->json, "Print the fit quality as JSON instead of tables");
   auto d = std::make_shared<DeviceArgs>();
   CLI::App* device = cmd->add_subcommand(

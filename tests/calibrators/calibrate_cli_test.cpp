@@ -108,6 +108,23 @@ TEST(CalibrateCliTest, WritesAProfileThatValidateUsesAsAPrediction) {
   EXPECT_EQ(fit.at("collectives")[0].at("sizes").size(), 9u);
 }
 
+// --collectives-from-network fits only the run's other keys: its collectives are the benchmarked network's,
+// and validate takes the profile as pricing every task.
+TEST(CalibrateCliTest, CollectivesFromTheNetworkAreNotFittedFromTheRun) {
+  const std::string out = ::testing::TempDir() + "ct_calibrated_network.yaml";
+  const auto c = run_clustertwin({"calibrate", kBenchSmall, kRun2, "-o", out, "--collectives-from-network"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  auto profile = cluster::load_cluster_profile(out);
+  ASSERT_TRUE(profile.is_ok()) << profile.status().message();
+  EXPECT_GT(profile->costs.at("dense_fwd").flop_rate, 0);
+  for (const char* key : {"emb_a2a_fwd", "emb_a2a_bwd", "key_a2a", "dense_allreduce"})
+    EXPECT_EQ(profile->costs.count(key), 0u) << key;
+  EXPECT_FALSE(profile->collectives.at("alltoall").fit.empty());
+  const auto v = run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--profile", out, "--json"});
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_EQ(nlohmann::json::parse(v.out).at("costs"), "profile");
+}
+
 TEST(CalibrateCliTest, MaxErrorExitsThree) {
   const auto replay = run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--max-error", "0"});
   EXPECT_EQ(replay.exit_code, 3) << replay.err;
