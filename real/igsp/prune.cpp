@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -124,6 +125,53 @@ PruneResult row_wise_result(const at::Tensor& weight, const at::Tensor& score, c
   result.weight = weight.masked_fill(pruned, 0);
   result.mask = pruned.logical_not();
   return result;
+}
+
+// Wanda's and magnitude's rule in one pass over a CPU weight in the compute
+// dtype: per row, the scores (|w|, times the column's input norm for Wanda,
+// one IEEE multiply as the tensor expression computes it), the selection,
+// and the pruned copy and mask written in place, without the tensor
+// expression's four full-size temporaries. Same result as row_wise_result.
+PruneResult row_wise_fused(const at::Tensor& weight, const at::Tensor& norms, const PruneOptions& o) {
+  const at::Tensor w = weight.contiguous();
+  PruneResult result;
+  result.weight = w.clone();
+  result.mask = at::empty(w.sizes(), w.options().dtype(at::kBool));
+  const int64_t rows = w.size(0), columns = w.size(1);
+  const int64_t width = o.m > 0 ? o.m : columns;
+  const int64_t k = o.m > 0 ? o.n : pruned_count(o.sparsity, columns);
+  constexpr int64_t kEntriesPerTask = 16384;  // as lowest_per_run
+  AT_DISPATCH_FLOATING_TYPES(w.scalar_type(), "row_wise_fused", [&] {
+    const scalar_t* in = w.data_ptr<scalar_t>();
+    const scalar_t* norm = norms.defined() ? norms.data_ptr<scalar_t>() : nullptr;
+    scalar_t* out = result.weight.data_ptr<scalar_t>();
+    bool* keep = result.mask.data_ptr<bool>();
+    at::parallel_for(0, rows, std::max<int64_t>(1, kEntriesPerTask / columns), [&](int64_t begin, int64_t end) {
+      std::vector<scalar_t> score(static_cast<size_t>(columns));
+      std::unique_ptr<bool[]> pruned(new bool[static_cast<size_t>(columns)]);
+      std::vector<SelectionKey<scalar_t>> scratch;
+      for (int64_t r = begin; r < end; ++r) {
+        const scalar_t* row = in + r * columns;
+        for (int64_t c = 0; c < columns; ++c)
+          score[static_cast<size_t>(c)] = norm ? std::abs(row[c]) * norm[c] : std::abs(row[c]);
+        for (int64_t start = 0; start < columns; start += width)
+          mark_lowest(score.data() + start, width, k, pruned.get() + start, scratch);
+        scalar_t* out_row = out + r * columns;
+        bool* keep_row = keep + r * columns;
+        for (int64_t c = 0; c < columns; ++c) {
+          if (pruned[static_cast<size_t>(c)]) out_row[c] = 0;
+          keep_row[c] = !pruned[static_cast<size_t>(c)];
+        }
+      }
+    });
+  });
+  return result;
+}
+
+// Whether row_wise_fused applies: a CPU weight already in the compute dtype.
+bool fusable(const at::Tensor& weight, const PruneOptions& o) {
+  return weight.device().is_cpu() && weight.scalar_type() == o.compute_dtype &&
+         (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kDouble);
 }
 
 struct InverseFactor {
@@ -341,6 +389,7 @@ StatusOr<PruneResult> wanda(const at::Tensor& weight, const at::Tensor& input_no
   if (!all_finite(input_norms) || (input_norms < 0).any().item<bool>())
     return invalid(layer_name, "input_norms must be finite and >= 0");
   const at::Tensor norms = input_norms.to(weight.device(), options.compute_dtype);
+  if (fusable(weight, options)) return row_wise_fused(weight, norms.contiguous(), options);
   return row_wise_result(weight, weight.to(options.compute_dtype).abs() * norms.unsqueeze(0), options);
 }
 
@@ -348,6 +397,7 @@ StatusOr<PruneResult> magnitude(const at::Tensor& weight, const PruneOptions& op
   const at::NoGradGuard no_grad;
   CT_RETURN_IF_ERROR(check_options(options, /*sparsegpt=*/false, layer_name));
   CT_RETURN_IF_ERROR(check_weight(weight, options, layer_name));
+  if (fusable(weight, options)) return row_wise_fused(weight, at::Tensor(), options);
   return row_wise_result(weight, weight.to(options.compute_dtype).abs(), options);
 }
 
