@@ -290,10 +290,16 @@ int main(int argc, char** argv) {
                            return n;
                          }()) +
                          " tests)\n";
-  rho_text +=
-      "metric              general               code                  math                  "
-      "commonsense           total\n";
-  for (size_t m = 0; m < metric_names.size(); ++m) {
+  if (rho.empty()) {
+    // Spearman's rho over fewer than 3 sources is not defined (and the exact test enumerates at most 16).
+    rho_text += "(not computed: it needs 3 to 16 calibration sources of kind 'source', and --sets gave " +
+                std::to_string(sources.size()) + ")\n";
+  } else {
+    rho_text +=
+        "metric              general               code                  math                  "
+        "commonsense           total\n";
+  }
+  for (size_t m = 0; m < metric_names.size() && !rho.empty(); ++m) {
     char name[32];
     std::snprintf(name, sizeof name, "%-18s", metric_names[m].c_str());
     rho_text += name;
@@ -316,9 +322,11 @@ int main(int argc, char** argv) {
     }
     rho_text += "\n";
   }
-  rho_text +=
-      "(p exact / p Holm; the two aggregation signs mirror each other and count once in Holm's family; volume "
-      "and mean length are the same for every source: equal token budgets)\n";
+  if (!rho.empty()) {
+    rho_text +=
+        "(p exact / p Holm; the two aggregation signs mirror each other and count once in Holm's family; volume "
+        "and mean length are the same for every source: equal token budgets)\n";
+  }
   write(out + "/rho.csv", rho_csv);
   write(out + "/rho_grid.csv", rho_grid);
 

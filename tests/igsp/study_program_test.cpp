@@ -88,4 +88,18 @@ TEST(IgspStudyProgramTest, SmallStudyOnTheShippedCheckpointIsDeterministic) {
   }
 }
 
+// Fewer than 3 sources leave Spearman's rho undefined: the study says so instead of reading past its table
+// (it crashed with one set).
+TEST(IgspStudyProgramTest, OneSourceSaysRhoIsNotComputed) {
+  const std::string out = ::testing::TempDir() + "ct_igsp_study_one";
+  std::filesystem::remove_all(out);
+  const auto r = run_command({kStudy, "--out", out, "--sets", "general", "--seeds", "1", "--samples", "16", "--items",
+                              "40", "--windows", "8", "--jobs", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(not computed: it needs 3 to 16 calibration sources of kind 'source', and --sets gave 1)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(nlohmann::json::parse(slurp(out + "/study.json")).at("rho").empty());
+}
+
 }  // namespace
