@@ -309,13 +309,8 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   bool profile_prices_all = true;
   for (const models::Task& t : run->plan.tasks) {
     if (t.cost_key.empty() || base.costs.count(t.cost_key) > 0) continue;
-    // A collective the profile's benchmarked network prices (collectives.OP.fit; calibrate
-    // --collectives-from-network) needs no cost key.
-    const bool fitted_network = [&] {
-      if (t.kind != models::TaskKind::kCollective) return false;
-      auto f = base.collectives.find(std::string(models::collective_op_name(t.collective->op)));
-      return f != base.collectives.end() && !f->second.fit.empty();
-    }();
+    // A collective the profile's benchmarked network prices (calibrate --collectives-from-network) needs no key.
+    const bool fitted_network = t.collective && base.fitted_collective(t.collective->op) != nullptr;
     if (!fitted_network) profile_prices_all = false;
   }
   cluster::ClusterProfile profile = base;

@@ -84,6 +84,22 @@ struct CommOperator {
   std::optional<int64_t> bytes, group_size;
 };
 
+// `nelems` elements of `element_bytes` each, when both are known.
+std::optional<int64_t> bytes_of(std::optional<int64_t> nelems, std::optional<int64_t> element_bytes) {
+  if (!nelems || !element_bytes) return std::nullopt;
+  return *nelems * *element_bytes;
+}
+
+// A CPU operator's first input, in bytes ("Input Dims" x "Input type").
+std::optional<int64_t> first_input_bytes(const KinetoEvent& e) {
+  return bytes_of(e.first_input_nelems, kineto::cpp_type_bytes(e.first_input_type));
+}
+
+// A collective's message as c10d records it ("In msg nelems" x "dtype").
+std::optional<int64_t> message_bytes(const KinetoEvent& e) {
+  return bytes_of(e.in_nelems, kineto::dtype_bytes(e.dtype));
+}
+
 // The collective and bytes a host operator says, if it is a c10d collective.
 std::optional<CommOperator> comm_operator(const KinetoEvent& e) {
   if (kineto::is_gpu_category(e.cat) || e.ph != "X") return std::nullopt;
@@ -93,14 +109,12 @@ std::optional<CommOperator> comm_operator(const KinetoEvent& e) {
   op.group_size = e.group_size;
   op.collective = kineto::collective_of_operator(e.name);
   if (!op.collective.empty()) {
-    const std::optional<int64_t> element = kineto::cpp_type_bytes(e.first_input_type);
-    if (e.first_input_nelems && element) op.bytes = *e.first_input_nelems * *element;
+    op.bytes = first_input_bytes(e);
     return op;
   }
   if (e.has_collective) {
     op.collective = kineto::normalise_collective(e.collective);
-    const std::optional<int64_t> element = kineto::dtype_bytes(e.dtype);
-    if (e.in_nelems && element) op.bytes = *e.in_nelems * *element;
+    op.bytes = message_bytes(e);
     return op;
   }
   return std::nullopt;
@@ -156,9 +170,8 @@ Status scan(Input* in, const KinetoImportOptions& options, KinetoImportStats* st
     }
     if (e.tid) {
       if (auto op = comm_operator(e)) in->comm_operators[*e.tid].push_back(std::move(*op));
-      if (e.ph == "X" && e.name == "torch::autograd::AccumulateGrad" && e.first_input_nelems) {
-        if (auto element = kineto::cpp_type_bytes(e.first_input_type))
-          in->accumulate_grads[*e.tid].emplace_back(e.ts, *e.first_input_nelems * *element);
+      if (e.ph == "X" && e.name == "torch::autograd::AccumulateGrad") {
+        if (auto bytes = first_input_bytes(e)) in->accumulate_grads[*e.tid].emplace_back(e.ts, *bytes);
       }
     }
     if (!imported_category(e, options)) {
@@ -281,9 +294,8 @@ Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t 
   } else if (category == Category::kComm) {
     out.collective = kineto::collective_from_kernel(e.name);
   }
-  const std::optional<int64_t> element_bytes = kineto::dtype_bytes(e.dtype);
-  if (e.in_nelems && element_bytes) {
-    out.bytes = *e.in_nelems * *element_bytes;
+  if (const std::optional<int64_t> message = message_bytes(e)) {
+    out.bytes = message;
   } else if (category == Category::kCopy) {
     out.bytes = e.bytes;
   }

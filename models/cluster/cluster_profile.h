@@ -172,6 +172,9 @@ struct ClusterProfile {
   const DeviceType& device_type_of(int rank) const;
   /// The slowdown factor of device `rank` (1 when absent).
   double slowdown_of(int rank) const;
+  /// `op`'s benchmarked time (collectives.OP with a non-empty fit), or null
+  /// when the network's links price it.
+  const CollectiveFactor* fitted_collective(models::CollectiveOp op) const;
 };
 
 /// Parses a profile from YAML text; `name` (the file) prefixes errors, which

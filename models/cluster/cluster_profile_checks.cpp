@@ -226,6 +226,11 @@ double CollectiveFactor::fitted_seconds(models::CollectiveOp op, double bytes, i
   return latency_steps(op, group_size) * s->step_latency + bytes * bus_factor(op, group_size) / s->bus_bandwidth;
 }
 
+const CollectiveFactor* ClusterProfile::fitted_collective(models::CollectiveOp op) const {
+  auto f = collectives.find(std::string(models::collective_op_name(op)));
+  return f != collectives.end() && !f->second.fit.empty() ? &f->second : nullptr;
+}
+
 const DeviceType& ClusterProfile::device_type_of(int rank) const {
   CT_CHECK(rank >= 0 && rank < devices())
       << "device " << rank << " of profile '" << name << "' with " << devices() << " devices";

@@ -339,15 +339,14 @@ StatusOr<std::vector<std::vector<double>>> prepare(const models::Plan& plan, con
           p2p ? std::vector<int>{}
               : models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);
       auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
-      auto fitted = profile.collectives.find(std::string(models::collective_op_name(t.collective->op)));
+      const cluster::CollectiveFactor* fitted = profile.fitted_collective(t.collective->op);
       double s = -1.0;
       if (cost != profile.costs.end()) {
         s = cost->second.collective_seconds(t.collective->op, static_cast<double>(t.bytes),
                                             p2p ? 2 : static_cast<int>(members.size()),
                                             static_cast<double>(t.requests));
-      } else if (!p2p && fitted != profile.collectives.end() && !fitted->second.fit.empty()) {
-        s = fitted->second.fitted_seconds(t.collective->op, static_cast<double>(t.bytes),
-                                          static_cast<int>(members.size()));
+      } else if (!p2p && fitted != nullptr) {
+        s = fitted->fitted_seconds(t.collective->op, static_cast<double>(t.bytes), static_cast<int>(members.size()));
       }
       std::fill(seconds[t.id].begin(), seconds[t.id].end(), s);
       // Reject algorithms that do not fit the group now, not inside the run.

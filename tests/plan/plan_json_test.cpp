@@ -262,6 +262,8 @@ TEST(PlanJsonErrorsTest, OneMessagePerClassOfMistake) {
        "plan.json: field 'tasks[0].batch_offset': -1 must be >= 0"},
       {"negative requests", with_tasks(a + R"(, "requests": -2})"),
        "plan.json: field 'tasks[0].requests': -2 must be >= 0"},
+      {"negative grad_bytes", with_tasks(a + R"(, "grad_bytes": -8})"),
+       "plan.json: field 'tasks[0].grad_bytes': -8 must be >= 0"},
       {"rank range of one number", with_tasks(a + R"(, "ranks": [[0, 4], [5]]})"),
        "plan.json: field 'tasks[0].ranks[1]': expected a range [begin, end], got an array of 1"},
       {"negative rank", with_tasks(a + R"(, "ranks": [[-1, 4]]})"),

@@ -61,6 +61,18 @@ TEST(TraceErrorsTest, BadCpuTime) {
       "bad.json: event 1: field 'args.cpu_us': expected a number, got a string ('1')");
 }
 
+// An imported task's completed gradient bytes are an integer >= 0.
+TEST(TraceErrorsTest, BadGradBytes) {
+  EXPECT_EQ(
+      error_for(with_events(
+          R"({"ph": "X", "name": "k", "cat": "compute", "pid": 0, "tid": 0, "ts": 5, "dur": 1, "args": {"grad_bytes": -4}})")),
+      "bad.json: event 1: field 'args.grad_bytes': -4 is out of range (must be >= 0)");
+  EXPECT_EQ(
+      error_for(with_events(
+          R"({"ph": "X", "name": "k", "cat": "compute", "pid": 0, "tid": 0, "ts": 5, "dur": 1, "args": {"grad_bytes": 1.5}})")),
+      "bad.json: event 1: field 'args.grad_bytes': expected an integer, got a number (1.5)");
+}
+
 TEST(TraceErrorsTest, UnknownCategory) {
   EXPECT_EQ(
       error_for(with_events(R"({"ph": "X", "name": "k", "cat": "gpu", "pid": 0, "tid": 0, "ts": 5, "dur": 1})")),
