@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "common/text.h"
@@ -27,8 +28,15 @@ bool is_step_marker(const Event& e) {
 // its device events per stream id, in the order they started.
 struct StepEvents {
   double start_us = 0;
+  std::optional<double> end_us;  // the next step's start (none for the last step, or without markers)
   std::map<int64_t, std::vector<size_t>> by_stream;
 };
+
+// When the host finished queueing `e` (its launch's end), if the trace links it to one.
+std::optional<double> launched_at(const Event& e) {
+  if (!e.host_ts_us) return std::nullopt;
+  return *e.host_ts_us + e.host_dur_us.value_or(0);
+}
 
 std::string stream_name(const traces::Trace& trace, int64_t stream) {
   return stream >= 0 && stream < static_cast<int64_t>(trace.metadata.streams.size())
@@ -53,17 +61,26 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   // Step markers per rank, by start.
   // Kineto marks a step twice, on the host thread and on the GPU's timeline (gpu_user_annotation): a step
   // starts at the earliest marker of its name.
-  std::map<int64_t, std::map<std::string, double>> marker_of;
+  // The host thread's marker starts first; its end is where the host left the step.
+  std::map<int64_t, std::map<std::string, std::pair<double, double>>> marker_of;  // rank -> name -> start, end
   for (const Event& e : events) {
     if (!is_step_marker(e)) continue;
-    auto [it, fresh] = marker_of[e.rank].try_emplace(e.name, e.ts_us);
-    if (!fresh) it->second = std::min(it->second, e.ts_us);
+    auto [it, fresh] = marker_of[e.rank].try_emplace(e.name, e.ts_us, e.end_us());
+    if (!fresh && e.ts_us < it->second.first) it->second = {e.ts_us, e.end_us()};
   }
   std::map<int64_t, std::vector<double>> markers;
+  std::map<int64_t, std::map<double, double>> marker_end;  // rank -> start -> end
   for (const auto& [rank, named] : marker_of) {
-    for (const auto& [name, start] : named)
-      markers[rank].push_back(start);
+    for (const auto& [name, span] : named) {
+      markers[rank].push_back(span.first);
+      marker_end[rank][span.first] = span.second;
+    }
     std::sort(markers[rank].begin(), markers[rank].end());
+    // A step's host time runs to the next step's start. The last step's end is not known (its marker
+    // ends where the profiler stopped, not where the next step would start): its tail has no sample.
+    for (size_t i = 0; i + 1 < markers[rank].size(); ++i)
+      marker_end[rank][markers[rank][i]] = markers[rank][i + 1];
+    if (!markers[rank].empty()) marker_end[rank].erase(markers[rank].back());
   }
   // Device events per rank and step.
   std::map<int64_t, std::map<int, StepEvents>> ranks;
@@ -83,6 +100,10 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
     auto [s, fresh] = ranks[e.rank].try_emplace(step);
     if (m == markers.end()) start = fresh ? e.ts_us : std::min(s->second.start_us, e.ts_us);
     s->second.start_us = start;
+    if (m != markers.end()) {
+      auto end = marker_end[e.rank].find(start);
+      if (end != marker_end[e.rank].end()) s->second.end_us = end->second;
+    }
     s->second.by_stream[e.stream].push_back(i);
   }
   if (ranks.empty()) return bad("no device events (compute, comm, copy) in profiler steps to derive a plan from");
@@ -163,12 +184,85 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
       plan.tasks.push_back(std::move(task));
     }
   }
-  // Cross-stream dependencies, from rank 0's idle gaps (see the header).
   const StepEvents* before = tmpl > 0 ? rank0[static_cast<size_t>(tmpl - 1)] : nullptr;
+  // When each stream of the template step was last busy before event k: the event before it, or the
+  // stream's last one in the step before.
+  auto busy_until = [&](int64_t stream, size_t k) {
+    const std::vector<size_t>& list = t.by_stream.at(stream);
+    if (k > 0) return events[list[k - 1]].end_us();
+    if (before != nullptr) {
+      auto prev = before->by_stream.find(stream);
+      if (prev != before->by_stream.end() && !prev->second.empty()) return events[prev->second.back()].end_us();
+    }
+    return t.start_us;
+  };
+
+  // Host tasks, from the launch link (see the header): the host's timeline cut at every launch the device
+  // waited for (its stream sat idle until the launch ended), each piece a task on a "host" stream, the
+  // kernel depending on the piece that ends with its launch; the last piece runs to the next step's start.
+  // The latest end on another stream of the template step in [from, to].
+  auto latest_end_elsewhere = [&](int64_t stream, double from, double to) {
+    std::optional<double> found;
+    for (const auto& [other, others] : t.by_stream) {
+      if (other == stream) continue;
+      for (size_t idx : others) {
+        const double end = events[idx].end_us();
+        if (end >= from - 1e-9 && end <= to + 1e-9 && (!found || end > *found)) found = end;
+      }
+    }
+    return found;
+  };
+  std::vector<std::pair<double, size_t>> binding;  // launch end, template event
+  if (options.host_tasks) {
+    for (const auto& [stream, list] : t.by_stream) {
+      for (size_t k = 0; k < list.size(); ++k) {
+        const Event& e = events[list[k]];
+        const auto launched = launched_at(e);
+        const double idle_from = busy_until(stream, k);
+        if (!launched || e.ts_us - idle_from <= options.min_wait_us || *launched <= idle_from) continue;
+        // A launch that began as another stream's task ended was the host waiting for the device (a
+        // synchronize, recorded or not): the kernel depends on that task, not on the host.
+        const auto other = latest_end_elsewhere(stream, idle_from, e.ts_us);
+        if (other && *e.host_ts_us <= *other + options.sync_window_us) continue;
+        binding.emplace_back(*launched, list[k]);
+      }
+    }
+    std::sort(binding.begin(), binding.end());
+  }
+  std::vector<size_t> host_cut;         // the template event whose launch ends each host task but the tail
+  int first_host = -1, host_tail = -1;  // their tasks
+  std::set<int> cut_tasks;              // the device tasks that wait for a host task
+  if (!binding.empty()) {
+    const int host_stream = static_cast<int>(plan.streams.size());
+    plan.streams.push_back("host");
+    auto host_task = [&](const std::string& name) {
+      models::Task task;
+      task.id = static_cast<int>(plan.tasks.size());
+      task.name = name;
+      task.cost_key = name;
+      task.kind = models::TaskKind::kHost;
+      task.stream = host_stream;
+      plan.tasks.push_back(task);
+      return task.id;
+    };
+    first_host = static_cast<int>(plan.tasks.size());
+    for (size_t j = 0; j < binding.size(); ++j) {
+      const int h = host_task("host #" + std::to_string(j + 1));
+      plan.tasks[static_cast<size_t>(task_of.at(binding[j].second))].deps.push_back(h);
+      cut_tasks.insert(task_of.at(binding[j].second));
+      host_cut.push_back(binding[j].second);
+    }
+    if (t.end_us && *t.end_us > binding.back().first) host_tail = host_task("host tail");
+  }
+
+  // Cross-stream dependencies, from rank 0's idle gaps (see the header).
   for (const auto& [stream, list] : t.by_stream) {
     for (size_t k = 0; k < list.size(); ++k) {
       const Event& b = events[list[k]];
-      const double idle_from = k > 0 ? events[list[k - 1]].end_us() : t.start_us;
+      double idle_from = k > 0 ? events[list[k - 1]].end_us() : t.start_us;
+      // A kernel launched after its stream went idle waited for the host first: a host task says so.
+      const auto launched = launched_at(b);
+      if (cut_tasks.count(task_of.at(list[k])) != 0 && *launched > idle_from) idle_from = *launched;
       if (b.ts_us - idle_from <= options.min_wait_us) continue;
       // The latest end in [idle_from, b.ts] on another stream, this step first, then the previous one.
       auto latest = [&](const StepEvents& s) {
@@ -206,7 +300,6 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
                         "the message at other worker counts");
   }
   CT_RETURN_IF_ERROR(models::validate_plan(plan, path + " (derived plan)"));
-
   // Every rank and step runs the template; its events get their task and
   // step. Ranks name their streams apart ("gpu0 stream 20", "gpu1 stream
   // 20"): a rank's device streams, in id order, stand for the template's.
@@ -262,6 +355,85 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
       ++step;
     }
   }
+  // The template's cross-stream dependencies checked on every kept step of its rank: a dependency that
+  // ended after its task started in some step was a coincidence of the template step and goes; a task
+  // whose stream sat idle before it in any step depends on the other stream's task that never ended after
+  // it started and ended inside its idle gap in the most steps (the latest in the template step on a tie).
+  auto check_dependencies = [&](int64_t rank, int first_step) {
+    const int device_tasks = first_host >= 0 ? first_host : static_cast<int>(plan.tasks.size());
+    const int n_steps = step_count - first_step;
+    std::vector<std::vector<const Event*>> at(static_cast<size_t>(n_steps),
+                                              std::vector<const Event*>(static_cast<size_t>(device_tasks)));
+    for (const auto& [idx, st] : assigned) {
+      if (events[idx].rank == rank && st.first >= first_step && st.second < device_tasks)
+        at[static_cast<size_t>(st.first - first_step)][static_cast<size_t>(st.second)] = &events[idx];
+    }
+    for (const auto& row : at) {
+      for (const Event* e : row)
+        if (e == nullptr) return;  // cannot happen: every kept step matched the template
+    }
+    std::vector<std::vector<std::pair<double, int>>> ends(static_cast<size_t>(n_steps));  // sorted (end, task)
+    for (int s = 0; s < n_steps; ++s) {
+      for (int d = 0; d < device_tasks; ++d)
+        ends[static_cast<size_t>(s)].emplace_back(at[static_cast<size_t>(s)][static_cast<size_t>(d)]->end_us(), d);
+      std::sort(ends[static_cast<size_t>(s)].begin(), ends[static_cast<size_t>(s)].end());
+    }
+    std::vector<int> stream_prev(static_cast<size_t>(device_tasks), -1), stream_last(plan.streams.size(), -1);
+    for (int b = 0; b < device_tasks; ++b) {
+      const models::Task& task = plan.tasks[static_cast<size_t>(b)];
+      stream_prev[static_cast<size_t>(b)] = stream_last[static_cast<size_t>(task.stream)];
+      stream_last[static_cast<size_t>(task.stream)] = b;
+    }
+    const std::map<int, StepEvents>& steps = ranks.at(rank);
+    constexpr double kSlack = 0.01;  // us: timestamps of two streams of one device share a clock
+    for (int b = 0; b < device_tasks; ++b) {
+      models::Task& task = plan.tasks[static_cast<size_t>(b)];
+      std::map<int, int> score;  // candidate -> steps whose idle gap it ended in
+      for (int s = 0; s < n_steps; ++s) {
+        const Event& e = *at[static_cast<size_t>(s)][static_cast<size_t>(b)];
+        const int p = stream_prev[static_cast<size_t>(b)];
+        double idle_from =
+            p >= 0 ? at[static_cast<size_t>(s)][static_cast<size_t>(p)]->end_us() : steps.at(s + first_step).start_us;
+        if (p < 0 && s > 0) {
+          const int last = stream_last[static_cast<size_t>(task.stream)];
+          idle_from = std::max(idle_from, at[static_cast<size_t>(s - 1)][static_cast<size_t>(last)]->end_us());
+        }
+        const auto launched = launched_at(e);
+        if (cut_tasks.count(b) != 0 && launched && *launched > idle_from) idle_from = *launched;
+        if (e.ts_us - idle_from <= options.min_wait_us) continue;
+        const auto& list = ends[static_cast<size_t>(s)];
+        for (auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(idle_from - kSlack, -1));
+             it != list.end() && it->first <= e.ts_us + kSlack; ++it) {
+          if (plan.tasks[static_cast<size_t>(it->second)].stream != task.stream) ++score[it->second];
+        }
+      }
+      const auto valid = [&](int d) {
+        for (int s = 0; s < n_steps; ++s) {
+          if (at[static_cast<size_t>(s)][static_cast<size_t>(d)]->end_us() >
+              at[static_cast<size_t>(s)][static_cast<size_t>(b)]->ts_us + kSlack)
+            return false;
+        }
+        return true;
+      };
+      int best = -1;
+      const auto& tmpl_row = at[static_cast<size_t>(tmpl - first_step)];
+      for (const auto& [d, n] : score) {
+        if (!valid(d)) continue;
+        const int bn = best >= 0 ? score[best] : 0;
+        if (best < 0 || n > bn ||
+            (n == bn && tmpl_row[static_cast<size_t>(d)]->end_us() > tmpl_row[static_cast<size_t>(best)]->end_us()))
+          best = d;
+      }
+      std::vector<int> deps;
+      for (int d : task.deps)
+        if (d >= device_tasks) deps.push_back(d);  // host tasks stay
+      if (best >= 0) {
+        deps.push_back(best);
+        task.prev_step_deps.clear();
+      }
+      task.deps = std::move(deps);
+    }
+  };
   // Steps before the template that run something else are the profiler's first steps settling (lazy
   // initialisation, autotuning, a first batch): left out, with a note. A later step must match.
   int first_kept = 0;
@@ -275,6 +447,8 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
                         " left out: " + (mismatch[step].empty() ? "it comes before a step that does" : mismatch[step]));
   }
   const int kept_steps = step_count - first_kept;
+  if (kept_steps > 1) check_dependencies(first_rank, first_kept);
+  CT_RETURN_IF_ERROR(models::validate_plan(plan, path + " (derived plan)"));
   // The trace of the run, as a recorded run's: device events with step and task, the plan in the config.
   out.trace.metadata = trace.metadata;
   out.trace.metadata.variant = "derived";
@@ -298,6 +472,43 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
     // The plan's collectives span the world; a kernel that does not say its group (older PyTorch) ran in it.
     if (e.category == Category::kComm && !e.group_size) e.group_size = trace.metadata.world_size;
     out.trace.events.push_back(std::move(e));
+  }
+  if (!host_cut.empty()) {
+    // Each kept (rank, step)'s host pieces: from the step's start (or the last cut) to the launch of the
+    // event that holds the template's cut; the tail to the marker's end.
+    std::map<std::tuple<int64_t, int, int>, size_t> event_of;  // rank, step, task -> event
+    for (const auto& [idx, st] : assigned)
+      event_of[{events[idx].rank, st.first, st.second}] = idx;
+    const auto host_stream = static_cast<int64_t>(out.trace.metadata.streams.size());
+    out.trace.metadata.streams.push_back("host");
+    for (const auto& [rank, steps] : ranks) {
+      for (const auto& [step, s] : steps) {
+        if (step < first_kept) continue;
+        double from = s.start_us;
+        auto piece = [&](int task, double to) {
+          Event h;
+          h.name = plan.tasks[static_cast<size_t>(task)].name;
+          h.cost_key = h.name;
+          h.category = Category::kHost;
+          h.rank = rank;
+          h.stream = host_stream;
+          h.ts_us = from;
+          h.dur_us = std::max(0.0, to - from);
+          h.step = step - first_kept;
+          h.task_id = task;
+          out.trace.events.push_back(std::move(h));
+          from = std::max(from, to);
+        };
+        for (size_t j = 0; j < host_cut.size(); ++j) {
+          const int cut_task = task_of.at(host_cut[j]);
+          const auto it = event_of.find({rank, step, cut_task});
+          if (it == event_of.end()) continue;  // cannot happen: every kept step matched the template
+          const Event& e = events[it->second];
+          piece(first_host + static_cast<int>(j), launched_at(e).value_or(e.ts_us));
+        }
+        if (host_tail >= 0 && s.end_us) piece(host_tail, *s.end_us);
+      }
+    }
   }
   return out;
 }

@@ -12,10 +12,21 @@
 //   launch, before the event itself. On a busy GPU the kernels of step N run
 //   after the host has moved on to step N + 1: only the launch says which
 //   step queued them. Without markers the whole trace is one step.
-// - Tasks. The device timeline only: every compute, comm and copy event of
-//   the template step (rank 0's second step, or its only one) is a task, on
-//   its stream, in the order it ran. Host events (CPU operators, launches)
-//   are left out: the plan models a device-bound step.
+// - Tasks. Every compute, comm and copy event of the template step (rank
+//   0's second step, or its only one) is a task, on its stream, in the
+//   order it ran. CPU operators are not tasks one by one; the host's side
+//   of the step is kept where the device waited for it: where a kernel's
+//   stream sat idle (more than `min_wait_us`) until the host finished
+//   launching it, the host's timeline is cut at that launch's end. Each
+//   piece between two such cuts is a host task ("host #j", on a stream
+//   "host", priced by its measured time), the kernel depends on the piece
+//   that ends with its launch, and a last piece ("host tail") runs to the
+//   next step's start (the last step's end is unknown: its tail has no
+//   sample, and calibrate prices the tail from the other steps). A launch that began within `sync_window_us` of a
+//   task's end on another stream is the host waiting for the device (a
+//   synchronize): no cut there; the kernel depends on that task (below). A step bound by the host then replays as one
+//   (the device idles between launches); a device-bound step has few cuts. A host piece that waited for the device (a
+//   synchronize) is held as host time: it does not grow when the device work does.
 // - Every rank runs the same plan (SPMD: data parallel, FSDP): each (rank,
 //   step) from the template on must run the template's events (steps before
 //   it that do not are left out, with a note: the profiler's first steps
@@ -26,7 +37,8 @@
 // - Dependencies. Tasks of a stream run in order. A task depends on a task
 //   of another stream when its own stream sat idle just before it (it
 //   started more than `min_wait_us` after its predecessor ended, or after
-//   its step began) and that task ended in the idle gap: the latest such
+//   its step began, or after its launch when that came later) and that
+//   task ended in the idle gap: the latest such
 //   end, in the same step (deps) or the previous one (prev_step_deps).
 //   Measured on rank 0 of the template step (and, for prev_step_deps, the
 //   step before it).
@@ -48,6 +60,10 @@ namespace clustertwin::calibrators {
 struct DerivePlanOptions {
   /// A stream idle for longer than this before a task waited for another stream.
   double min_wait_us = 1.0;
+  /// Keep the host's side of the step as host tasks where the device waited for a launch.
+  bool host_tasks = true;
+  /// A launch that began within this many us of another stream's task's end waited for that task.
+  double sync_window_us = 10.0;
 };
 
 struct DerivedRun {

@@ -94,8 +94,12 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
     stream_prev[t.id] = stream_last[t.stream];
     stream_last[t.stream] = t.id;
   }
-  // A task's time is from when it became ready (its dependencies and the task before it on its stream done)
-  // to its end: what it adds to the critical path, including the wait for a core and a thread's wake-up.
+  // A profiler trace's launch link (a derived plan's host tasks hold the host's time); the executors' own
+  // GPU recordings carry their host side in the same fields, but their plans have no host tasks.
+  const bool imported = run.metadata.source == traces::Source::kImported;
+  // A task's time is from when it became ready (its dependencies and the task before it on its stream done,
+  // and its launch where the trace has it) to its end: what it adds to the critical path, including the wait for a core
+  // and a thread's wake-up.
   auto ready = [&](const traces::Event& e) {
     const models::Task& t = plan.tasks[*e.task_id];
     double r = -1;
@@ -105,6 +109,9 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
       r = std::max(r, end_of(e.rank, *e.step - 1, d));
     r = std::max(r, stream_prev[t.id] >= 0 ? end_of(e.rank, *e.step, stream_prev[t.id])
                                            : end_of(e.rank, *e.step - 1, stream_last[t.stream]));
+    // A kernel cannot start before the host has launched it (an imported trace's launch link): the wait for
+    // the host is the host's time, not the kernel's.
+    if (imported && e.host_ts_us) r = std::max(r, (*e.host_ts_us + e.host_dur_us.value_or(0)) * 1e-6);
     return r < 0 ? e.ts_us * 1e-6 : std::min(r, e.ts_us * 1e-6);
   };
   auto sample = [&](const models::Task& t, double seconds, int64_t group_size) {
@@ -124,7 +131,12 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
   std::vector<TaskSample> out;
   for (const traces::Event& e : run.events) {
     if (*e.step < first_step || *e.step > last_step || e.cost_key.empty()) continue;
-    const double since_ready = e.end_us() * 1e-6 - ready(e);
+    // A kernel that a profiler trace links to its launch costs its time on the device: a wait for the host
+    // is a host task of the derived plan, a wait for another stream a dependency, and a wait neither
+    // explains would inflate every task of its cost key, not only the one that waited. Without the link
+    // (older traces) a wait may be the host's, and stays the kernel's.
+    const bool device_time = imported && e.host_ts_us && !plan.tasks[*e.task_id].collective;
+    const double since_ready = device_time ? e.dur_us * 1e-6 : e.end_us() * 1e-6 - ready(e);
     if (plan.tasks[*e.task_id].collective) {
       auto& [sum, members] = collective_runs[{*e.task_id, *e.step}];
       sum += since_ready;

@@ -28,6 +28,7 @@ struct TraceArgs {
   std::string derive_out;
   std::string plan_out;
   double min_wait_us = 1.0;
+  bool no_host_tasks = false;
 };
 
 Status run_validate(const TraceArgs& args) {
@@ -74,6 +75,7 @@ Status run_derive(const TraceArgs& args) {
   if (!trace.is_ok()) return trace.status();
   calibrators::DerivePlanOptions options;
   options.min_wait_us = args.min_wait_us;
+  options.host_tasks = !args.no_host_tasks;
   auto derived = calibrators::derive_plan(*trace, args.file, options);
   if (!derived.is_ok()) return derived.status();
   if (!args.plan_out.empty()) {
@@ -143,6 +145,8 @@ void add_trace_command(CLI::App& app, Action* action) {
       ->add_option("--min-wait-us", args->min_wait_us,
                    "Idle time on a stream, in us, above which its next task waited for another stream")
       ->capture_default_str();
+  derive->add_flag("--no-host-tasks", args->no_host_tasks,
+                   "Model the device timeline alone: no host tasks where the device waited for a launch");
   derive->callback([args, action] { *action = [args] { return run_derive(*args); }; });
 }
 

@@ -232,5 +232,100 @@ TEST(DerivePlanTest, AFirstStepThatDiffersIsLeftOutWithANote) {
   EXPECT_EQ(last, 2);
 }
 
+// two_ranks with every kernel linked to its launch: each launched 2 us before it starts (1 us long), but
+// each step's first kernel, whose stream sat idle since the last step's optimizer: the host launches it
+// 0.5 us into the step and it starts 1 us in, so the host held it. The all-reduce's launch began as bwd1
+// ended, the optimizer's 3 us after the all-reduce did: the host waiting for the device (a synchronize).
+traces::Trace launched(int steps) {
+  traces::Trace t = two_ranks(steps);
+  for (Event& e : t.events) {
+    if (e.category == Category::kHost || e.name == "warmup_kernel") continue;
+    if (e.name == "fwd") {
+      e.ts_us += 1;
+      e.dur_us -= 1;
+      e.host_ts_us = e.ts_us - 0.8;
+      e.host_dur_us = 0.3;
+    } else {
+      e.host_ts_us = e.ts_us - 2;
+      e.host_dur_us = 1;
+    }
+  }
+  return t;
+}
+
+TEST(DerivePlanTest, AKernelThatWaitedForItsLaunchWaitsForAHostTask) {
+  auto d = derive_plan(launched(3), "h.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const models::Plan& p = d->plan;
+  EXPECT_EQ(p.streams, (std::vector<std::string>{"stream 7", "stream 20", "host"}));
+  std::map<std::string, const models::Task*> by_name;
+  for (const models::Task& t : p.tasks)
+    by_name[t.name] = &t;
+  ASSERT_EQ(p.tasks.size(), 7u);
+  ASSERT_TRUE(by_name.count("host #1") && by_name.count("host tail"));
+  EXPECT_EQ(by_name["host #1"]->kind, models::TaskKind::kHost);
+  EXPECT_EQ(by_name["fwd"]->deps, std::vector<int>{by_name["host #1"]->id});
+  // The launches that began as another stream's task ended: dependencies on those tasks, no host cut.
+  EXPECT_EQ(by_name["ncclKernel_AllReduce"]->deps, std::vector<int>{by_name["bwd"]->id});
+  EXPECT_EQ(by_name["adam"]->deps, std::vector<int>{by_name["ncclKernel_AllReduce"]->id});
+  // The host pieces of every (rank, step) tile the step: 0.5 us to the launch, the rest to the next step.
+  std::map<std::pair<int64_t, int64_t>, double> host_us;
+  for (const Event& e : d->trace.events) {
+    if (e.category != Category::kHost) continue;
+    host_us[{e.rank, *e.step}] += e.dur_us;
+    if (e.name == "host #1") {
+      EXPECT_NEAR(e.dur_us, 0.5, 1e-9);
+    }
+  }
+  ASSERT_EQ(host_us.size(), 6u);
+  for (const auto& [rank_step, us] : host_us)  // the last step's end is not known: no tail
+    EXPECT_NEAR(us, rank_step.second < 2 ? 60 : 0.5, 1e-9) << rank_step.first << " " << rank_step.second;
+  // Without host tasks the plan is the device timeline's, as before.
+  DerivePlanOptions device_only;
+  device_only.host_tasks = false;
+  auto plain = derive_plan(launched(3), "h.json", device_only);
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ(plain->plan.tasks.size(), 5u);
+}
+
+// A kernel linked to its launch costs its time on the device (its waits are the plan's), and the derived
+// run's step is the host's: 60 us between markers.
+TEST(DerivePlanTest, LaunchedKernelsCostTheirDeviceTimeAndTheStepIsTheHosts) {
+  auto d = derive_plan(launched(4), "h.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/launched.json";
+  ASSERT_TRUE(traces::write_trace(path, d->trace).is_ok());
+  auto run = read_recorded_run(path);
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  std::map<std::string, double> mean;
+  for (const KeyFit& f : fit_keys(task_samples(*run, 1, 2)))
+    mean[f.cost_key] = f.mean_s;
+  EXPECT_NEAR(mean.at("fwd"), 9e-6, 1e-12);   // not the 10 us it sat behind the host
+  EXPECT_NEAR(mean.at("adam"), 5e-6, 1e-12);  // not from the all-reduce's end
+  EXPECT_NEAR(mean.at("host tail"), 59.5e-6, 1e-12);
+  auto step = recorded_step_time(*run, 1, 2);
+  ASSERT_TRUE(step.is_ok());
+  EXPECT_NEAR(*step, 60e-6, 1e-12);
+}
+
+// A dependency that the template step shows but another step breaks (the other stream's task ended after
+// the task started) is a coincidence: the task depends on the one that ended in its idle gap in every step.
+TEST(DerivePlanTest, DependenciesHoldInEveryStepOfTheTemplatesRank) {
+  // In the template step (1) the optimizer's stream sits idle from bwd2's end (S+30) to S+45 and the
+  // all-reduce ends at S+40, in the gap; in step 2 the optimizer starts at S+35, before the all-reduce ends.
+  traces::Trace broken = two_ranks(3);
+  for (Event& e : broken.events) {
+    const bool step2 = e.ts_us >= 130 && e.ts_us < 190;
+    if (step2 && e.name == "adam") e.ts_us -= 10;  // S+35: before the all-reduce's end (S+40)
+  }
+  auto b = derive_plan(broken, "b.json");
+  ASSERT_TRUE(b.is_ok()) << b.status().message();
+  std::map<std::string, const models::Task*> by_name;
+  for (const models::Task& task : b->plan.tasks)
+    by_name[task.name] = &task;
+  EXPECT_TRUE(by_name["adam"]->deps.empty());  // it did not wait for the all-reduce after all
+  EXPECT_EQ(derive_plan(two_ranks(3), "ok.json")->plan.tasks[3].deps, std::vector<int>{4});
+}
+
 }  // namespace
 }  // namespace clustertwin::calibrators

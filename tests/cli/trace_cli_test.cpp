@@ -99,7 +99,7 @@ TEST(TraceCliTest, AnImportedTraceIsCalibratedAndRunAtAnotherWorkerCount) {
   const auto derived = run_clustertwin(
       {"trace", "derive-plan", dir + "/ddp.json", "-o", dir + "/run.json", "--plan", dir + "/plan.json"});
   ASSERT_TRUE(ok(derived));
-  EXPECT_NE(derived.out.find("a plan of 6 tasks on 2 streams (3 cross-stream dependencies)"), std::string::npos)
+  EXPECT_NE(derived.out.find("a plan of 8 tasks on 3 streams (4 cross-stream dependencies)"), std::string::npos)
       << derived.out;
   ASSERT_TRUE(ok(run_clustertwin({"calibrate", dir + "/run.json", "--base", "h100-1024", "--warmup", "1", "--drain",
                                   "0", "-o", dir + "/mine.yaml"})));
