@@ -1,4 +1,4 @@
-// clustertwin trace validate|summary|import-kineto|derive-plan
+// clustertwin trace validate|summary|import-kineto|derive-plan (import-chakra, export-chakra: trace_chakra.cpp)
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -144,6 +144,8 @@ void add_trace_command(CLI::App& app, Action* action) {
                    "Idle time on a stream, in us, above which its next task waited for another stream")
       ->capture_default_str();
   derive->callback([args, action] { *action = [args] { return run_derive(*args); }; });
+
+  add_trace_chakra_commands(*trace, action);
 }
 
 }  // namespace clustertwin::cli

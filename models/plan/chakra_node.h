@@ -1,0 +1,50 @@
+#pragma once
+
+// Internal to the Chakra import (chakra_import.cpp): one rank's file to
+// tasks, before the ranks are merged into one plan.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "models/plan/chakra_plan.h"
+#include "models/plan/plan.h"
+
+namespace clustertwin::models::chakra_detail {
+
+/// A node of one rank's file as a task. `task` has its name but no id,
+/// deps, stream or ranks yet: those come from the merge. Names identify a
+/// task across ranks (node ids need not: Chakra's text converter numbers
+/// the nodes of all ranks in one sequence), so dependencies are names too.
+/// Equal on two ranks (all but node_id): one task, run by both.
+struct RankTask {
+  uint64_t node_id = 0;
+  Task task;
+  std::string stream;
+  std::vector<std::string> deps;            // task names, after skipped nodes are bypassed; sorted
+  std::vector<std::string> prev_step_deps;  // task names (ct_prev_step_deps); sorted
+  std::optional<double> duration;           // seconds, when priced by duration_micros
+  bool by_flops = false;                    // a file written elsewhere, priced by num_ops on the roofline
+  bool operator==(const RankTask& o) const {
+    return task == o.task && stream == o.stream && deps == o.deps && prev_step_deps == o.prev_step_deps &&
+           duration == o.duration && by_flops == o.by_flops;
+  }
+};
+
+struct FileCounts {
+  int64_t nodes = 0;
+  int64_t skipped = 0;
+  int64_t world_groups = 0;
+  int64_t ctrl_deps_ignored = 0;
+};
+
+/// The tasks of `input` (rank `rank` of `world`) in an order that respects
+/// their dependencies (ties: file order). `ct_streams`: the stream names of
+/// our own export, or empty. InvalidArgument names the file and node.
+StatusOr<std::vector<RankTask>> rank_tasks(const ChakraInput& input, int rank, int world,
+                                           const std::vector<std::string>& ct_streams,
+                                           const ChakraImportOptions& options, FileCounts* counts);
+
+}  // namespace clustertwin::models::chakra_detail
