@@ -193,6 +193,12 @@ Status run_import(const ChakraArgs& a) {
     std::printf("# %lld collective(s) name a pg_name that --comm-groups does not list: taken as the world\n",
                 static_cast<long long>(imported->world_groups));
   }
+  if (!imported->exported_on.empty()) {
+    std::printf(
+        "# exported from a plan priced on profile '%s': its cost keys are kept, run on that profile for the "
+        "same costs\n",
+        imported->exported_on.c_str());
+  }
   std::printf("# run: clustertwin sim plan %s --workers %d%s\n", a.plan_out.c_str(), imported->world_size,
               profile_path.empty() ? "" : (" --platform " + profile_path).c_str());
   return Status::ok();

@@ -1,10 +1,12 @@
 // One Chakra execution graph per rank to a plan (chakra_plan.h).
 
 #include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <queue>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "models/plan/chakra_node.h"
 #include "models/plan/chakra_plan.h"
@@ -134,11 +136,32 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
     out.ctrl_deps_ignored += counts.ctrl_deps_ignored;
   }
 
-  // Merge: a node with the same id and the same content on several ranks is one task.
+  // Merge: a node with the same name and content on several ranks is one task. Their dependencies may differ
+  // by tasks that one of the ranks does not run (an export leaves those out of that rank's file): the task
+  // waits for all of them, and each rank for those it runs.
+  std::vector<std::unordered_set<std::string>> names_on(world);
+  for (int r = 0; r < world; ++r)
+    for (const RankTask& t : per_rank[r])
+      names_on[r].insert(t.task.name);
   struct Variant {
     RankTask task;
     std::vector<int> ranks;
     size_t key = SIZE_MAX;  // the earliest position it holds on any rank: the merged order's tie-break
+  };
+  // `extra` names tasks `a` waits for and `b` does not: each must be absent from all of b's ranks.
+  const auto absent_on = [&names_on](const std::vector<std::string>& a, const std::vector<std::string>& b,
+                                     const std::vector<int>& ranks) {
+    std::vector<std::string> extra;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(extra));
+    for (const std::string& d : extra)
+      for (int r : ranks)
+        if (names_on[r].count(d)) return false;
+    return true;
+  };
+  const auto merged = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    std::vector<std::string> out;
+    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
   };
   std::vector<Variant> variants;
   std::unordered_map<std::string, std::vector<int>> variants_of;        // task name -> variant indices
@@ -147,8 +170,18 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
     for (size_t pos = 0; pos < per_rank[r].size(); ++pos) {
       const RankTask& t = per_rank[r][pos];
       int found = -1;
-      for (int v : variants_of[t.task.name])
-        if (variants[v].task == t) found = v;
+      for (int v : variants_of[t.task.name]) {
+        RankTask& u = variants[v].task;
+        const std::vector<int> here = {r};
+        if (u.same_but_deps(t) && absent_on(t.deps, u.deps, variants[v].ranks) && absent_on(u.deps, t.deps, here) &&
+            absent_on(t.prev_step_deps, u.prev_step_deps, variants[v].ranks) &&
+            absent_on(u.prev_step_deps, t.prev_step_deps, here)) {
+          found = v;
+          u.deps = merged(u.deps, t.deps);
+          u.prev_step_deps = merged(u.prev_step_deps, t.prev_step_deps);
+          break;
+        }
+      }
       if (found < 0) {
         found = static_cast<int>(variants.size());
         variants.push_back({t, {}, pos});
@@ -160,22 +193,19 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
     }
   }
 
-  // One order for all ranks that keeps each rank's order of the tasks on a stream (stream order is
-  // plan order) and puts every task after its dependencies.
+  // One order for all ranks that keeps each rank's order of the tasks on a stream (stream order is plan order;
+  // a dependency needs no place in it).
   std::vector<std::vector<int>> next(variants.size());
   std::vector<int> indegree(variants.size(), 0);
-  const auto edge = [&](int a, int b) {
-    next[a].push_back(b);
-    ++indegree[b];
-  };
   for (int r = 0; r < world; ++r) {
     std::unordered_map<std::string, int> last_on_stream;
     for (const RankTask& t : per_rank[r]) {
       const int v = variant_at[r][t.task.name];
-      if (auto it = last_on_stream.find(t.stream); it != last_on_stream.end()) edge(it->second, v);
+      if (auto it = last_on_stream.find(t.stream); it != last_on_stream.end()) {
+        next[it->second].push_back(v);
+        ++indegree[v];
+      }
       last_on_stream[t.stream] = v;
-      for (const std::string& d : t.deps)
-        edge(variant_at[r][d], v);
     }
   }
   using Ready = std::pair<size_t, int>;
@@ -209,6 +239,7 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
     plan.variant = variant_name(inputs[0].path);
   }
   plan.streams = ct_streams;
+  out.exported_on = metadata_string(inputs[0].file.metadata, "ct_platform");
   std::vector<int> task_of(variants.size());
   std::set<std::string> names;
   for (int v : order) {
@@ -240,10 +271,11 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
     Task& t = plan.tasks[task_of[v]];
     std::set<int> deps, prev;
     for (int r : variants[v].ranks) {
+      // The merged lists name tasks some of these ranks do not run: each rank waits for those it runs.
       for (const std::string& d : variants[v].task.deps)
-        deps.insert(task_of[variant_at[r].at(d)]);
+        if (auto it = variant_at[r].find(d); it != variant_at[r].end()) deps.insert(task_of[it->second]);
       for (const std::string& d : variants[v].task.prev_step_deps)
-        prev.insert(task_of[variant_at[r].at(d)]);
+        if (auto it = variant_at[r].find(d); it != variant_at[r].end()) prev.insert(task_of[it->second]);
     }
     t.deps.assign(deps.begin(), deps.end());
     t.prev_step_deps.assign(prev.begin(), prev.end());

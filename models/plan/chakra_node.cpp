@@ -358,13 +358,13 @@ StatusOr<std::vector<RankTask>> rank_tasks(const ChakraInput& input, int rank, i
       if (waiting[i] > 0) return Status::invalid_argument(where(nodes[i]) + ": on a dependency cycle");
   }
 
-  // Names: a name used more than once (or none) gets #k, its occurrence in this order: the k-th
-  // "aten::mm" or all-reduce of one rank is the k-th of another, whatever the node ids.
+  // Names: a name used more than once (or none) gets #k, its occurrence in the file: the k-th "aten::mm" or
+  // all-reduce of one rank is the k-th of another, whatever the node ids.
   std::unordered_map<std::string, int> uses, seen;
   for (const ch::Node& n : nodes)
     if (!skipped_type(n.type)) ++uses[n.name.empty() ? "node" : n.name];
   std::vector<std::string> names(nodes.size());
-  for (size_t i : order) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
     if (skipped_type(nodes[i].type)) continue;
     const std::string base = nodes[i].name.empty() ? "node" : nodes[i].name;
     const int k = ++seen[base];
@@ -373,7 +373,6 @@ StatusOr<std::vector<RankTask>> rank_tasks(const ChakraInput& input, int rank, i
 
   // Skipped nodes pass their own dependencies on.
   std::vector<std::vector<size_t>> resolved(nodes.size());
-  std::vector<RankTask> out;
   for (size_t i : order) {
     std::set<size_t> mine;
     for (size_t d : deps[i]) {
@@ -384,6 +383,10 @@ StatusOr<std::vector<RankTask>> rank_tasks(const ChakraInput& input, int rank, i
       }
     }
     resolved[i].assign(mine.begin(), mine.end());
+  }
+
+  std::vector<std::optional<RankTask>> tasks(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
     const ch::Node& n = nodes[i];
     if (skipped_type(n.type)) {
       ++counts->skipped;
@@ -407,8 +410,42 @@ StatusOr<std::vector<RankTask>> rank_tasks(const ChakraInput& input, int rank, i
       }
       std::sort(task->prev_step_deps.begin(), task->prev_step_deps.end());
     }
-    out.push_back(std::move(task).value());
+    tasks[i] = std::move(task).value();
   }
+
+  // The order of the tasks on each stream: the file's (a plan's own order, as our export writes it) unless a
+  // task would then wait on its stream for one that depends on it, which the dependencies' order avoids.
+  std::vector<size_t> file_order;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (tasks[i]) file_order.push_back(i);
+  std::vector<std::vector<size_t>> after(nodes.size());
+  std::vector<size_t> before(nodes.size(), 0);
+  std::unordered_map<std::string, size_t> last;
+  for (size_t i : file_order) {
+    if (auto it = last.find(tasks[i]->stream); it != last.end()) {
+      after[it->second].push_back(i);
+      ++before[i];
+    }
+    last[tasks[i]->stream] = i;
+    for (size_t d : resolved[i]) {
+      after[d].push_back(i);
+      ++before[i];
+    }
+  }
+  std::vector<size_t> queue;
+  for (size_t i : file_order)
+    if (before[i] == 0) queue.push_back(i);
+  size_t visited = 0;
+  while (!queue.empty()) {
+    const size_t i = queue.back();
+    queue.pop_back();
+    ++visited;
+    for (size_t j : after[i])
+      if (--before[j] == 0) queue.push_back(j);
+  }
+  std::vector<RankTask> out;
+  for (size_t i : visited == file_order.size() ? file_order : order)
+    if (tasks[i]) out.push_back(std::move(*tasks[i]));
   return out;
 }
 

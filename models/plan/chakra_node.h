@@ -18,7 +18,8 @@ namespace clustertwin::models::chakra_detail {
 /// deps, stream or ranks yet: those come from the merge. Names identify a
 /// task across ranks (node ids need not: Chakra's text converter numbers
 /// the nodes of all ranks in one sequence), so dependencies are names too.
-/// Equal on two ranks (all but node_id): one task, run by both.
+/// The same on two ranks (same_but_deps, and dependencies that differ only
+/// by tasks one of them does not run): one task, run by both.
 struct RankTask {
   uint64_t node_id = 0;
   Task task;
@@ -27,9 +28,9 @@ struct RankTask {
   std::vector<std::string> prev_step_deps;  // task names (ct_prev_step_deps); sorted
   std::optional<double> duration;           // seconds, when priced by duration_micros
   bool by_flops = false;                    // a file written elsewhere, priced by num_ops on the roofline
-  bool operator==(const RankTask& o) const {
-    return task == o.task && stream == o.stream && deps == o.deps && prev_step_deps == o.prev_step_deps &&
-           duration == o.duration && by_flops == o.by_flops;
+  /// Equal in everything a rank's file says about the task itself.
+  bool same_but_deps(const RankTask& o) const {
+    return task == o.task && stream == o.stream && duration == o.duration && by_flops == o.by_flops;
   }
 };
 
@@ -40,9 +41,11 @@ struct FileCounts {
   int64_t ctrl_deps_ignored = 0;
 };
 
-/// The tasks of `input` (rank `rank` of `world`) in an order that respects
-/// their dependencies (ties: file order). `ct_streams`: the stream names of
-/// our own export, or empty. InvalidArgument names the file and node.
+/// The tasks of `input` (rank `rank` of `world`) in file order, which becomes
+/// their order on each stream; or, where that would make a task wait on its
+/// stream for one that depends on it, in an order that respects their
+/// dependencies (ties: file order). `ct_streams`: the stream names of our
+/// own export, or empty. InvalidArgument names the file and node.
 StatusOr<std::vector<RankTask>> rank_tasks(const ChakraInput& input, int rank, int world,
                                            const std::vector<std::string>& ct_streams,
                                            const ChakraImportOptions& options, FileCounts* counts);

@@ -94,6 +94,7 @@ struct ChakraImport {
   int64_t skipped = 0;       // METADATA_NODE and INVALID_NODE nodes, which do no work
   int64_t world_groups = 0;  // collectives whose pg_name is not in the communicator groups: the world
   int64_t ctrl_deps_ignored = 0;
+  std::string exported_on;  // our export's platform (ct_platform), whose costs the cost keys name; or ""
 };
 
 /// A plan from one file per rank. Ranks: from names ending in .<rank>.et

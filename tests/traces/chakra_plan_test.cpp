@@ -52,6 +52,7 @@ TEST_P(ShippedPlanTest, ExportThenImportGivesThePlanBack) {
     EXPECT_EQ(back->plan, *plan) << plan_to_json(back->plan);
     EXPECT_EQ(back->world_size, world);
     EXPECT_TRUE(back->durations.empty());  // priced as exported (ct_cost_key), not by duration
+    EXPECT_EQ(back->exported_on, "toy");
   }
 }
 

@@ -222,6 +222,12 @@ void append_message(const google::protobuf::MessageLite& message, std::string* o
   out->append(message.SerializeAsString());
 }
 
+void set_io(const IoInfo& io, pb::IOInfo* out) {
+  out->set_values(io.values);
+  out->set_shapes(io.shapes);
+  out->set_types(io.types);
+}
+
 std::string list_text(const auto& values, auto&& item) {
   std::string out = "[";
   for (size_t i = 0; i < values.size(); ++i) {
@@ -281,7 +287,8 @@ StatusOr<EtFile> parse_et(std::string_view bytes, const std::string& name) {
     n.data_deps.assign(node.data_deps().begin(), node.data_deps().end());
     n.start_time_micros = node.start_time_micros();
     n.duration_micros = node.duration_micros();
-    n.input_values = node.inputs().values();
+    n.inputs = {node.inputs().values(), node.inputs().shapes(), node.inputs().types()};
+    n.outputs = {node.outputs().values(), node.outputs().shapes(), node.outputs().types()};
     for (const auto& a : node.attr())
       n.attrs.push_back(from_proto(a));
   }
@@ -313,7 +320,8 @@ std::string serialize_et(const EtFile& file) {
       node.add_data_deps(d);
     node.set_start_time_micros(n.start_time_micros);
     node.set_duration_micros(n.duration_micros);
-    if (!n.input_values.empty()) node.mutable_inputs()->set_values(n.input_values);
+    if (!n.inputs.empty()) set_io(n.inputs, node.mutable_inputs());
+    if (!n.outputs.empty()) set_io(n.outputs, node.mutable_outputs());
     for (const Attribute& a : n.attrs)
       to_proto(a, node.add_attr());
     append_message(node, &out);

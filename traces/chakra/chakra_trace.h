@@ -58,6 +58,17 @@ struct Attribute {
   bool operator==(const Attribute&) const = default;
 };
 
+/// An operator's inputs or outputs as text, as the PyTorch converter writes
+/// them (values, shapes, types); kept so that a file reads and writes back
+/// unchanged, not mapped to the plan.
+struct IoInfo {
+  std::string values;
+  std::string shapes;
+  std::string types;
+  bool empty() const { return values.empty() && shapes.empty() && types.empty(); }
+  bool operator==(const IoInfo&) const = default;
+};
+
 /// One node of a rank's execution graph. `type` is the wire number (see
 /// NodeType), kept as read so that an unknown number can be reported.
 struct Node {
@@ -68,7 +79,8 @@ struct Node {
   std::vector<uint64_t> data_deps;
   uint64_t start_time_micros = 0;
   uint64_t duration_micros = 0;
-  std::string input_values;  // inputs.values: the PyTorch converter's text, kept for METADATA nodes
+  IoInfo inputs;
+  IoInfo outputs;
   std::vector<Attribute> attrs;
   bool operator==(const Node&) const = default;
 
