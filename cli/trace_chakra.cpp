@@ -189,8 +189,12 @@ Status run_import(const ChakraArgs& a) {
     std::printf("# %lld ctrl_deps not followed (as Chakra's feeder; --ctrl-deps follows them)\n",
                 static_cast<long long>(imported->ctrl_deps_ignored));
   }
+  if (imported->groups_from_metadata > 0) {
+    std::printf("# %lld process group(s) read from METADATA_NODEs (process_group:init)\n",
+                static_cast<long long>(imported->groups_from_metadata));
+  }
   if (imported->world_groups > 0) {
-    std::printf("# %lld collective(s) name a pg_name that --comm-groups does not list: taken as the world\n",
+    std::printf("# %lld collective(s) name a pg_name whose members no file gives (--comm-groups): taken as the world\n",
                 static_cast<long long>(imported->world_groups));
   }
   if (!imported->exported_on.empty()) {

@@ -85,6 +85,43 @@ std::string metadata_string(const ch::GlobalMetadata& m, const char* key) {
   return s ? *s : std::string();
 }
 
+// The process groups of a PyTorch converter's METADATA_NODE: its inputs.values is Python's text of a list
+// holding one JSON string, "['[{\"pg_name\": \"0\", \"ranks\": [0, 1], ...}]']"; empty ranks mean the world.
+// Other metadata nodes give none.
+StatusOr<std::map<std::string, std::vector<int>>> metadata_process_groups(const ch::Node& node, int world) {
+  std::map<std::string, std::vector<int>> out;
+  const std::string& v = node.inputs.values;
+  if (node.name.find("process_group:init") == std::string::npos || v.size() < 4) return out;
+  const nlohmann::json groups = nlohmann::json::parse(v.substr(2, v.size() - 4), nullptr, false);
+  if (groups.is_discarded() || !groups.is_array()) {
+    return Status::invalid_argument("'" + node.name +
+                                    "': inputs.values is not the process-group list the PyTorch converter writes");
+  }
+  for (const nlohmann::json& g : groups) {
+    if (!g.is_object() || !g.contains("pg_name") || !g["pg_name"].is_string() || !g.contains("ranks") ||
+        !g["ranks"].is_array()) {
+      return Status::invalid_argument("'" + node.name + "': a process group without pg_name and ranks: " + g.dump());
+    }
+    std::vector<int> ranks;
+    for (const nlohmann::json& r : g["ranks"]) {
+      if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= world) {
+        return Status::invalid_argument("'" + node.name + "': process group '" + g["pg_name"].get<std::string>() +
+                                        "': rank " + r.dump() + " is outside the world of " + std::to_string(world) +
+                                        " rank(s)");
+      }
+      ranks.push_back(r.get<int>());
+    }
+    if (ranks.empty()) {
+      for (int r = 0; r < world; ++r)
+        ranks.push_back(r);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    out[g["pg_name"].get<std::string>()] = std::move(ranks);
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, const ChakraImportOptions& options) {
@@ -123,11 +160,24 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
     }
   }
 
+  // Process groups: --comm-groups first, then those the PyTorch converter records in a METADATA_NODE.
+  ChakraImportOptions with_groups = options;
+  for (const ChakraInput& in : inputs) {
+    for (const ch::Node& n : in.file.nodes) {
+      if (n.type != static_cast<int>(ch::NodeType::kMetadata)) continue;
+      auto groups = metadata_process_groups(n, world);
+      if (!groups.is_ok()) return groups.status().with_context(in.path + ": node " + std::to_string(n.id));
+      for (auto& [name, members] : *groups) {
+        if (with_groups.comm_groups.emplace(name, members).second) ++out.groups_from_metadata;
+      }
+    }
+  }
+
   // Each rank's tasks, in an order that respects its dependencies.
   std::vector<std::vector<RankTask>> per_rank(world);
   for (size_t i = 0; i < inputs.size(); ++i) {
     chakra_detail::FileCounts counts;
-    auto tasks = chakra_detail::rank_tasks(inputs[i], out.file_rank[i], world, ct_streams, options, &counts);
+    auto tasks = chakra_detail::rank_tasks(inputs[i], out.file_rank[i], world, ct_streams, with_groups, &counts);
     if (!tasks.is_ok()) return tasks.status();
     per_rank[out.file_rank[i]] = std::move(tasks).value();
     out.nodes += counts.nodes;

@@ -72,7 +72,9 @@ struct ChakraImportOptions {
   /// operator's caller in ctrl_deps, not something it waits for.
   bool ctrl_deps = false;
   /// Members of each process group by pg_name (ASTRA-sim's communicator-group
-  /// file). A collective whose pg_name is not here spans the world.
+  /// file). Groups the PyTorch converter records in a METADATA_NODE
+  /// ("process_group:init") are added where this has none of that name. A
+  /// collective whose pg_name is in neither spans the world.
   std::map<std::string, std::vector<int>> comm_groups;
 };
 
@@ -88,11 +90,12 @@ struct ChakraImport {
   /// Tasks priced by their duration_micros: cost key -> seconds (a profile's
   /// latency; the key is the task's name).
   std::map<std::string, double> durations;
-  int64_t nodes = 0;         // nodes read, all files
-  int64_t by_duration = 0;   // compute and host tasks priced by duration_micros (per distinct task)
-  int64_t by_flops = 0;      // compute tasks priced by num_ops on the platform's roofline
-  int64_t skipped = 0;       // METADATA_NODE and INVALID_NODE nodes, which do no work
-  int64_t world_groups = 0;  // collectives whose pg_name is not in the communicator groups: the world
+  int64_t nodes = 0;                 // nodes read, all files
+  int64_t by_duration = 0;           // compute and host tasks priced by duration_micros (per distinct task)
+  int64_t by_flops = 0;              // compute tasks priced by num_ops on the platform's roofline
+  int64_t skipped = 0;               // METADATA_NODE and INVALID_NODE nodes, which do no work
+  int64_t world_groups = 0;          // collectives whose pg_name is not in the communicator groups: the world
+  int64_t groups_from_metadata = 0;  // process groups read from METADATA_NODEs (the PyTorch converter's)
   int64_t ctrl_deps_ignored = 0;
   std::string exported_on;  // our export's platform (ct_platform), whose costs the cost keys name; or ""
 };

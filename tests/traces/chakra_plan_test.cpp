@@ -143,9 +143,10 @@ TEST(ChakraPlanTest, ImportsThePyTorchConvertersShape) {
   auto imported = plan_from_chakra(read_inputs({"pytorch_style.0.et", "pytorch_style.1.et"}), {});
   ASSERT_TRUE(imported.is_ok()) << imported.status().message();
   const Plan& p = imported->plan;
-  EXPECT_EQ(imported->skipped, 2);            // the METADATA_NODE of each rank
-  EXPECT_EQ(imported->ctrl_deps_ignored, 6);  // 3 kernels per rank name their caller
-  EXPECT_EQ(imported->world_groups, 2);       // pg_name "0" without --comm-groups
+  EXPECT_EQ(imported->skipped, 2);               // the METADATA_NODE of each rank
+  EXPECT_EQ(imported->ctrl_deps_ignored, 6);     // 3 kernels per rank name their caller
+  EXPECT_EQ(imported->groups_from_metadata, 1);  // pg "0": ranks [0, 1], from the METADATA_NODE
+  EXPECT_EQ(imported->world_groups, 0);
   EXPECT_EQ(p.streams, (std::vector<std::string>{"host", "stream 7", "stream 20"}));
   std::vector<std::string> names;
   for (const Task& t : p.tasks)
@@ -159,12 +160,20 @@ TEST(ChakraPlanTest, ImportsThePyTorchConvertersShape) {
   EXPECT_EQ(p.tasks[5].deps, (std::vector<int>{3, 4}));  // the all-reduce and aten::mm
   EXPECT_TRUE(p.tasks[0].deps.empty());                  // its METADATA_NODE dependency passes through to none
 
-  // With the communicator groups ASTRA-sim reads, pg "0" is the world: nothing left to guess.
+  // Without the process groups in the METADATA_NODE, pg "0" is a name only: the world, counted.
+  // --comm-groups says what it is.
+  auto inputs = read_inputs({"pytorch_style.0.et", "pytorch_style.1.et"});
+  for (ChakraInput& in : inputs)
+    in.file.nodes[0].inputs = {};
+  auto unknown = plan_from_chakra(inputs, {});
+  ASSERT_TRUE(unknown.is_ok()) << unknown.status().message();
+  EXPECT_EQ(unknown->world_groups, 2);
   ChakraImportOptions o;
   o.comm_groups = {{"0", {0, 1}}};
-  auto grouped = plan_from_chakra(read_inputs({"pytorch_style.0.et", "pytorch_style.1.et"}), o);
+  auto grouped = plan_from_chakra(inputs, o);
   ASSERT_TRUE(grouped.is_ok()) << grouped.status().message();
   EXPECT_EQ(grouped->world_groups, 0);
+  EXPECT_EQ(grouped->plan, unknown->plan);  // {0, 1} is the world of 2
 }
 
 // One rank's file from nodes, for the cases below.
