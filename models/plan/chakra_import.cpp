@@ -47,7 +47,17 @@ StatusOr<std::vector<int>> input_ranks(const std::vector<ChakraInput>& inputs) {
       }
     }
   }
-  if (static_cast<int>(from_metadata.size()) == n && is_permutation(from_metadata)) return from_metadata;
+  if (static_cast<int>(from_metadata.size()) == n) {
+    if (is_permutation(from_metadata)) return from_metadata;
+    // Our own export's files say which rank they are: one given twice is a mistake, not another rank.
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < i; ++j)
+        if (from_metadata[i] == from_metadata[j]) {
+          return Status::invalid_argument(inputs[i].path + ": GlobalMetadata: ct_rank " +
+                                          std::to_string(from_metadata[i]) + " is also the rank of " + inputs[j].path +
+                                          " (give each rank's file once)");
+        }
+  }
   if (static_cast<int>(from_names.size()) == n && is_permutation(from_names)) return from_names;
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i)

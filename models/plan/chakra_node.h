@@ -41,6 +41,17 @@ struct FileCounts {
   int64_t ctrl_deps_ignored = 0;
 };
 
+/// METADATA_NODE and INVALID_NODE: no work, skipped.
+bool skipped_type(int type);
+
+/// Everything about `node` but its dependencies, as rank `rank` of `world`
+/// runs it under the task name `name` (chakra_node.cpp). `counts` gains the
+/// collectives whose group is not known. InvalidArgument names the file,
+/// node and attribute.
+StatusOr<RankTask> convert_node(const traces::chakra::Node& node, const std::string& name, int rank, int world,
+                                const std::vector<std::string>& ct_streams, const ChakraImportOptions& options,
+                                const std::string& path, FileCounts* counts);
+
 /// The tasks of `input` (rank `rank` of `world`) in file order, which becomes
 /// their order on each stream; or, where that would make a task wait on its
 /// stream for one that depends on it, in an order that respects their

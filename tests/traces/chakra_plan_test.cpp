@@ -321,6 +321,16 @@ TEST(ChakraPlanTest, AWorldSizeThatDisagreesWithTheFileCountIsRefused) {
             "t.0.et: GlobalMetadata: ct_world_size 8, but 1 file(s) were given (one per rank: give them all)");
 }
 
+TEST(ChakraPlanTest, OneRanksExportedFileGivenTwiceIsRefused) {
+  auto in = files({{node(0, "a", ch::NodeType::kComp)}, {node(0, "a", ch::NodeType::kComp)}});
+  for (ChakraInput& i : in)
+    i.file.metadata.attrs = {{"ct_rank", int64_t{0}}};
+  auto imported = plan_from_chakra(in, {});
+  ASSERT_FALSE(imported.is_ok());
+  EXPECT_EQ(imported.status().message(),
+            "t.1.et: GlobalMetadata: ct_rank 0 is also the rank of t.0.et (give each rank's file once)");
+}
+
 TEST(ChakraPlanTest, CommGroupsFileIsReadAndChecked) {
   auto groups = parse_comm_groups(R"({"1": [3, 2], "2": [0]})", "g.json");
   ASSERT_TRUE(groups.is_ok());
