@@ -196,6 +196,37 @@ std::vector<ChakraInput> files(const std::vector<std::vector<ch::Node>>& ranks) 
   return out;
 }
 
+// A pipeline's hand-off as another writer puts it: comm_src, comm_dst and comm_tag, no ct_* attribute.
+TEST(ChakraPlanTest, SendAndRecvBecomePeerOffsetsAndTags) {
+  const std::vector<ch::Attribute> send = {
+      {"comm_src", int64_t{0}}, {"comm_dst", int64_t{1}}, {"comm_tag", int64_t{5}}, {"comm_size", int64_t{4096}}};
+  const std::vector<ch::Attribute> recv = {
+      {"comm_src", int64_t{0}}, {"comm_dst", int64_t{1}}, {"comm_tag", int64_t{5}}, {"comm_size", int64_t{4096}}};
+  auto imported = plan_from_chakra(
+      files({{node(0, "fwd0", ch::NodeType::kComp), node(1, "act", ch::NodeType::kCommSend, {0}, send)},
+             {node(0, "act", ch::NodeType::kCommRecv, {}, recv), node(1, "fwd1", ch::NodeType::kComp, {0})}}),
+      {});
+  ASSERT_TRUE(imported.is_ok()) << imported.status().message();
+  const Plan& p = imported->plan;
+  ASSERT_EQ(p.tasks.size(), 4u);
+  // Same name on both ranks, but a send and a recv: two tasks, the one met second named for its rank. Plan
+  // order: the earliest position on any rank first (the recv opens rank 1's file), then the order met.
+  const Task& recv_task = p.tasks[1];
+  EXPECT_EQ(recv_task.name, "act@r1");
+  EXPECT_EQ(recv_task.collective->op, CollectiveOp::kRecv);
+  EXPECT_EQ(recv_task.collective->peer_offset, 1);  // rank 1's peer 0 is 1 + 1 mod 2
+  EXPECT_EQ(recv_task.collective->tag, 5);
+  EXPECT_EQ(recv_task.ranks, (std::vector<RankRange>{{1, 2}}));
+  const Task& send_task = p.tasks[2];
+  EXPECT_EQ(send_task.name, "act");
+  EXPECT_EQ(send_task.collective->op, CollectiveOp::kSend);
+  EXPECT_EQ(send_task.collective->peer_offset, 1);  // rank 0 -> 1
+  EXPECT_EQ(send_task.ranks, (std::vector<RankRange>{{0, 1}}));
+  EXPECT_EQ(p.streams, (std::vector<std::string>{"compute", "comm"}));
+  EXPECT_EQ(p.tasks[3].name, "fwd1");
+  EXPECT_EQ(p.tasks[3].deps, std::vector<int>{1});  // fwd1 waits for the activation
+}
+
 TEST(ChakraPlanTest, CommGroupsBecomeBlocksAndStrides) {
   const auto coll = [](const std::string& pg) {
     return node(0, "ar", ch::NodeType::kCommColl, {},
