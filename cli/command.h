@@ -20,6 +20,8 @@ using Action = std::function<Status()>;
 
 /// Registers `clustertwin trace ...` on `app`; the chosen action is stored in `*action`.
 void add_trace_command(CLI::App& app, Action* action);
+/// Registers `trace import-chakra` and `trace export-chakra` on the `trace` subcommand (cli/trace_chakra.cpp).
+void add_trace_chakra_commands(CLI::App& trace, Action* action);
 
 /// Registers `clustertwin run ...` (the real executor) on `app`.
 void add_real_command(CLI::App& app, Action* action);

@@ -1,4 +1,4 @@
-// clustertwin trace validate|summary|import-kineto|derive-plan
+// clustertwin trace validate|summary|import-kineto|derive-plan (import-chakra, export-chakra: trace_chakra.cpp)
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -148,6 +148,8 @@ void add_trace_command(CLI::App& app, Action* action) {
   derive->add_flag("--no-host-tasks", args->no_host_tasks,
                    "Model the device timeline alone: no host tasks where the device waited for a launch");
   derive->callback([args, action] { *action = [args] { return run_derive(*args); }; });
+
+  add_trace_chakra_commands(*trace, action);
 }
 
 }  // namespace clustertwin::cli

@@ -34,6 +34,11 @@ if(NOT CT_REAL_ONLY)
   find_package(yaml-cpp REQUIRED)
   find_package(PkgConfig REQUIRED)
   pkg_check_modules(SIMGRID REQUIRED IMPORTED_TARGET simgrid>=3.32)
+  # Chakra execution traces (traces/chakra): protoc and libprotobuf.
+  find_package(Protobuf REQUIRED)
+  if(NOT Protobuf_PROTOC_EXECUTABLE)
+    message(FATAL_ERROR "clustertwin: protoc not found (install protobuf-compiler: scripts/install-deps.sh)")
+  endif()
 endif()
 
 find_package(Torch REQUIRED)

@@ -25,6 +25,9 @@ PACKAGES=(
   libopenblas0-openmp
   # Numerics, graphs, formats, the command line.
   libeigen3-dev libboost-graph-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+  # Chakra execution traces (traces/chakra): protoc generates the reader and
+  # writer from our .proto, libprotobuf runs them.
+  protobuf-compiler libprotobuf-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev
   # Plots (PNG through gnuplot's cairo terminal).

@@ -1,0 +1,384 @@
+// One Chakra execution graph per rank to a plan (chakra_plan.h).
+
+#include <algorithm>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "models/plan/chakra_node.h"
+#include "models/plan/chakra_plan.h"
+#include "models/plan/plan_validator.h"
+
+namespace clustertwin::models {
+namespace {
+
+namespace ch = traces::chakra;
+using chakra_detail::RankTask;
+
+// The rank each input holds: ct_rank in every file's metadata, else a name
+// ending in .<rank>.et on every file, else the input order; either must give
+// each of 0..n-1 once.
+StatusOr<std::vector<int>> input_ranks(const std::vector<ChakraInput>& inputs) {
+  const int n = static_cast<int>(inputs.size());
+  const auto is_permutation = [n](const std::vector<int>& ranks) {
+    std::vector<int> sorted = ranks;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < n; ++i)
+      if (sorted[i] != i) return false;
+    return true;
+  };
+  std::vector<int> from_metadata, from_names;
+  for (const ChakraInput& in : inputs) {
+    if (const ch::Attribute* a = in.file.metadata.attr("ct_rank")) {
+      auto r = ch::attr_int(*a, in.path + ": GlobalMetadata");
+      if (!r.is_ok()) return r.status();
+      if (*r >= 0 && *r < n) from_metadata.push_back(static_cast<int>(*r));
+    }
+    std::string base = in.path.substr(in.path.find_last_of('/') + 1);
+    if (base.size() > 3 && base.compare(base.size() - 3, 3, ".et") == 0) {
+      base.resize(base.size() - 3);
+      const size_t dot = base.find_last_of('.');
+      const std::string digits = dot == std::string::npos ? "" : base.substr(dot + 1);
+      if (!digits.empty() && digits.size() < 9 && std::all_of(digits.begin(), digits.end(), ::isdigit)) {
+        from_names.push_back(std::stoi(digits));
+      }
+    }
+  }
+  if (static_cast<int>(from_metadata.size()) == n) {
+    if (is_permutation(from_metadata)) return from_metadata;
+    // Our own export's files say which rank they are: one given twice is a mistake, not another rank.
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < i; ++j)
+        if (from_metadata[i] == from_metadata[j]) {
+          return Status::invalid_argument(inputs[i].path + ": GlobalMetadata: ct_rank " +
+                                          std::to_string(from_metadata[i]) + " is also the rank of " + inputs[j].path +
+                                          " (give each rank's file once)");
+        }
+  }
+  if (static_cast<int>(from_names.size()) == n && is_permutation(from_names)) return from_names;
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i)
+    order[i] = i;
+  return order;
+}
+
+std::vector<RankRange> rank_ranges(const std::vector<int>& ranks, int world) {
+  if (static_cast<int>(ranks.size()) == world) return {};
+  std::vector<RankRange> out;
+  for (int r : ranks) {
+    if (!out.empty() && out.back().end == r) {
+      out.back().end = r + 1;
+    } else {
+      out.push_back({r, r + 1});
+    }
+  }
+  return out;
+}
+
+std::string variant_name(const std::string& path) {
+  std::string base = path.substr(path.find_last_of('/') + 1);
+  if (base.size() > 3 && base.compare(base.size() - 3, 3, ".et") == 0) base.resize(base.size() - 3);
+  const size_t dot = base.find_last_of('.');
+  if (dot != std::string::npos && dot + 1 < base.size() &&
+      std::all_of(base.begin() + static_cast<std::ptrdiff_t>(dot) + 1, base.end(), ::isdigit)) {
+    base.resize(dot);
+  }
+  return base;
+}
+
+std::string metadata_string(const ch::GlobalMetadata& m, const char* key) {
+  const ch::Attribute* a = m.attr(key);
+  const std::string* s = a ? std::get_if<std::string>(&a->value) : nullptr;
+  return s ? *s : std::string();
+}
+
+// The process groups of a PyTorch converter's METADATA_NODE: its inputs.values is Python's text of a list
+// holding one JSON string, "['[{\"pg_name\": \"0\", \"ranks\": [0, 1], ...}]']"; empty ranks mean the world.
+// Other metadata nodes give none.
+StatusOr<std::map<std::string, std::vector<int>>> metadata_process_groups(const ch::Node& node, int world) {
+  std::map<std::string, std::vector<int>> out;
+  const std::string& v = node.inputs.values;
+  if (node.name.find("process_group:init") == std::string::npos || v.size() < 4) return out;
+  const nlohmann::json groups = nlohmann::json::parse(v.substr(2, v.size() - 4), nullptr, false);
+  if (groups.is_discarded() || !groups.is_array()) {
+    return Status::invalid_argument("'" + node.name +
+                                    "': inputs.values is not the process-group list the PyTorch converter writes");
+  }
+  for (const nlohmann::json& g : groups) {
+    if (!g.is_object() || !g.contains("pg_name") || !g["pg_name"].is_string() || !g.contains("ranks") ||
+        !g["ranks"].is_array()) {
+      return Status::invalid_argument("'" + node.name + "': a process group without pg_name and ranks: " + g.dump());
+    }
+    std::vector<int> ranks;
+    for (const nlohmann::json& r : g["ranks"]) {
+      if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= world) {
+        return Status::invalid_argument("'" + node.name + "': process group '" + g["pg_name"].get<std::string>() +
+                                        "': rank " + r.dump() + " is outside the world of " + std::to_string(world) +
+                                        " rank(s)");
+      }
+      ranks.push_back(r.get<int>());
+    }
+    if (ranks.empty()) {
+      for (int r = 0; r < world; ++r)
+        ranks.push_back(r);
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    out[g["pg_name"].get<std::string>()] = std::move(ranks);
+  }
+  return out;
+}
+
+}  // namespace
+
+StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, const ChakraImportOptions& options) {
+  if (inputs.empty()) return Status::invalid_argument("import-chakra: no input file");
+  ChakraImport out;
+  const int world = static_cast<int>(inputs.size());
+  out.world_size = world;
+  auto ranks = input_ranks(inputs);
+  if (!ranks.is_ok()) return ranks.status();
+  out.file_rank = *ranks;
+
+  // The streams named by our own export; a file written elsewhere names none.
+  std::vector<std::string> ct_streams;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ch::GlobalMetadata& m = inputs[i].file.metadata;
+    if (const ch::Attribute* a = m.attr("ct_world_size")) {
+      auto w = ch::attr_int(*a, inputs[i].path + ": GlobalMetadata");
+      if (!w.is_ok()) return w.status();
+      if (*w != world) {
+        return Status::invalid_argument(inputs[i].path + ": GlobalMetadata: ct_world_size " + std::to_string(*w) +
+                                        ", but " + std::to_string(world) +
+                                        " file(s) were given (one per rank: give them all)");
+      }
+    }
+    std::vector<std::string> streams;
+    if (const ch::Attribute* a = m.attr("ct_streams")) {
+      auto s = ch::attr_string_list(*a, inputs[i].path + ": GlobalMetadata");
+      if (!s.is_ok()) return s.status();
+      streams = *s;
+    }
+    if (i == 0) {
+      ct_streams = streams;
+    } else if (streams != ct_streams) {
+      return Status::invalid_argument(inputs[i].path + ": GlobalMetadata: ct_streams differ from " + inputs[0].path +
+                                      "'s");
+    }
+  }
+
+  // Process groups: --comm-groups first, then those the PyTorch converter records in a METADATA_NODE.
+  ChakraImportOptions with_groups = options;
+  for (const ChakraInput& in : inputs) {
+    for (const ch::Node& n : in.file.nodes) {
+      if (n.type != static_cast<int>(ch::NodeType::kMetadata)) continue;
+      auto groups = metadata_process_groups(n, world);
+      if (!groups.is_ok()) return groups.status().with_context(in.path + ": node " + std::to_string(n.id));
+      for (auto& [name, members] : *groups) {
+        if (with_groups.comm_groups.emplace(name, members).second) ++out.groups_from_metadata;
+      }
+    }
+  }
+
+  // Each rank's tasks, in an order that respects its dependencies.
+  std::vector<std::vector<RankTask>> per_rank(world);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    chakra_detail::FileCounts counts;
+    auto tasks = chakra_detail::rank_tasks(inputs[i], out.file_rank[i], world, ct_streams, with_groups, &counts);
+    if (!tasks.is_ok()) return tasks.status();
+    per_rank[out.file_rank[i]] = std::move(tasks).value();
+    out.nodes += counts.nodes;
+    out.skipped += counts.skipped;
+    out.world_groups += counts.world_groups;
+    out.ctrl_deps_ignored += counts.ctrl_deps_ignored;
+  }
+
+  // Merge: a node with the same name and content on several ranks is one task. Their dependencies may differ
+  // by tasks that one of the ranks does not run (an export leaves those out of that rank's file): the task
+  // waits for all of them, and each rank for those it runs.
+  std::vector<std::unordered_set<std::string>> names_on(world);
+  for (int r = 0; r < world; ++r)
+    for (const RankTask& t : per_rank[r])
+      names_on[r].insert(t.task.name);
+  struct Variant {
+    RankTask task;
+    std::vector<int> ranks;
+    size_t key = SIZE_MAX;  // the earliest position it holds on any rank: the merged order's tie-break
+  };
+  // `extra` names tasks `a` waits for and `b` does not: each must be absent from all of b's ranks.
+  const auto absent_on = [&names_on](const std::vector<std::string>& a, const std::vector<std::string>& b,
+                                     const std::vector<int>& ranks) {
+    std::vector<std::string> extra;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(extra));
+    for (const std::string& d : extra)
+      for (int r : ranks)
+        if (names_on[r].count(d)) return false;
+    return true;
+  };
+  const auto merged = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    std::vector<std::string> out;
+    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
+  };
+  std::vector<Variant> variants;
+  std::unordered_map<std::string, std::vector<int>> variants_of;        // task name -> variant indices
+  std::vector<std::unordered_map<std::string, int>> variant_at(world);  // rank -> task name -> variant
+  for (int r = 0; r < world; ++r) {
+    for (size_t pos = 0; pos < per_rank[r].size(); ++pos) {
+      const RankTask& t = per_rank[r][pos];
+      int found = -1;
+      for (int v : variants_of[t.task.name]) {
+        RankTask& u = variants[v].task;
+        const std::vector<int> here = {r};
+        if (u.same_but_deps(t) && absent_on(t.deps, u.deps, variants[v].ranks) && absent_on(u.deps, t.deps, here) &&
+            absent_on(t.prev_step_deps, u.prev_step_deps, variants[v].ranks) &&
+            absent_on(u.prev_step_deps, t.prev_step_deps, here)) {
+          found = v;
+          u.deps = merged(u.deps, t.deps);
+          u.prev_step_deps = merged(u.prev_step_deps, t.prev_step_deps);
+          break;
+        }
+      }
+      if (found < 0) {
+        found = static_cast<int>(variants.size());
+        variants.push_back({t, {}, pos});
+        variants_of[t.task.name].push_back(found);
+      }
+      variants[found].ranks.push_back(r);
+      variants[found].key = std::min(variants[found].key, pos);
+      variant_at[r][t.task.name] = found;
+    }
+  }
+
+  // One order for all ranks that keeps each rank's order of the tasks on a stream (stream order is plan order;
+  // a dependency needs no place in it).
+  std::vector<std::vector<int>> next(variants.size());
+  std::vector<int> indegree(variants.size(), 0);
+  for (int r = 0; r < world; ++r) {
+    std::unordered_map<std::string, int> last_on_stream;
+    for (const RankTask& t : per_rank[r]) {
+      const int v = variant_at[r][t.task.name];
+      if (auto it = last_on_stream.find(t.stream); it != last_on_stream.end()) {
+        next[it->second].push_back(v);
+        ++indegree[v];
+      }
+      last_on_stream[t.stream] = v;
+    }
+  }
+  using Ready = std::pair<size_t, int>;
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
+  for (size_t v = 0; v < variants.size(); ++v)
+    if (indegree[v] == 0) ready.push({variants[v].key, static_cast<int>(v)});
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int v = ready.top().second;
+    ready.pop();
+    order.push_back(v);
+    for (int w : next[v])
+      if (--indegree[w] == 0) ready.push({variants[w].key, w});
+  }
+  if (order.size() != variants.size()) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      if (indegree[v] > 0) {
+        return Status::invalid_argument(inputs[0].path + " (and the other ranks' files): the ranks order '" +
+                                        variants[v].task.task.name +
+                                        "' differently with respect to the nodes they share");
+      }
+    }
+  }
+
+  // Names: unique; a node that differs between ranks is named for its first rank after the first variant.
+  Plan& plan = out.plan;
+  plan.system = metadata_string(inputs[0].file.metadata, "ct_system");
+  plan.variant = metadata_string(inputs[0].file.metadata, "ct_variant");
+  if (plan.system.empty() && plan.variant.empty()) {
+    plan.system = "chakra";
+    plan.variant = variant_name(inputs[0].path);
+  }
+  plan.streams = ct_streams;
+  out.exported_on = metadata_string(inputs[0].file.metadata, "ct_platform");
+  std::vector<int> task_of(variants.size());
+  std::set<std::string> names;
+  for (int v : order) {
+    Variant& var = variants[v];
+    Task t = var.task.task;
+    t.id = static_cast<int>(plan.tasks.size());
+    task_of[v] = t.id;
+    if (variants_of[var.task.task.name].front() != v) t.name += "@r" + std::to_string(var.ranks.front());
+    if (names.count(t.name)) t.name += "~" + std::to_string(t.id);
+    names.insert(t.name);
+    auto stream = std::find(plan.streams.begin(), plan.streams.end(), var.task.stream);
+    if (stream == plan.streams.end()) {
+      plan.streams.push_back(var.task.stream);
+      stream = plan.streams.end() - 1;
+    }
+    t.stream = static_cast<int>(stream - plan.streams.begin());
+    t.ranks = rank_ranges(var.ranks, world);
+    if (var.task.duration) {
+      t.cost_key = t.name;
+      out.durations[t.cost_key] = *var.task.duration;
+      ++out.by_duration;
+    } else if (var.task.by_flops) {
+      ++out.by_flops;
+    }
+    plan.tasks.push_back(std::move(t));
+  }
+  // Dependencies: on each rank of a task, the variant that rank runs.
+  for (int v : order) {
+    Task& t = plan.tasks[task_of[v]];
+    std::set<int> deps, prev;
+    for (int r : variants[v].ranks) {
+      // The merged lists name tasks some of these ranks do not run: each rank waits for those it runs.
+      for (const std::string& d : variants[v].task.deps)
+        if (auto it = variant_at[r].find(d); it != variant_at[r].end()) deps.insert(task_of[it->second]);
+      for (const std::string& d : variants[v].task.prev_step_deps)
+        if (auto it = variant_at[r].find(d); it != variant_at[r].end()) prev.insert(task_of[it->second]);
+    }
+    t.deps.assign(deps.begin(), deps.end());
+    t.prev_step_deps.assign(prev.begin(), prev.end());
+  }
+  if (plan.streams.empty()) plan.streams.push_back("compute");  // a plan needs one, even without tasks
+
+  const std::string label = inputs.size() == 1 ? inputs[0].path : inputs[0].path + " (and the other ranks' files)";
+  CT_RETURN_IF_ERROR(validate_plan(plan, label));
+  const bool node_groups = std::any_of(plan.tasks.begin(), plan.tasks.end(), [](const Task& t) {
+    return t.collective && t.collective->group.kind == GroupSpec::Kind::kNode;
+  });
+  // A node group's members depend on the platform: checked when the plan runs.
+  if (!node_groups) CT_RETURN_IF_ERROR(validate_plan_for_world(plan, label, world, 1));
+  return out;
+}
+
+StatusOr<std::map<std::string, std::vector<int>>> parse_comm_groups(const std::string& json_text,
+                                                                    const std::string& name) {
+  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Status::invalid_argument(name + ": not a communicator-group file (a JSON object: {\"1\": [0, 1], ...})");
+  }
+  std::map<std::string, std::vector<int>> out;
+  for (const auto& [key, members] : j.items()) {
+    if (!members.is_array() || members.empty()) {
+      return Status::invalid_argument(name + ": group '" + key + "': expected a non-empty array of ranks, got " +
+                                      members.dump());
+    }
+    std::vector<int> ranks;
+    for (const auto& m : members) {
+      if (!m.is_number_integer() || m.get<int64_t>() < 0 || m.get<int64_t>() > 1 << 24) {
+        return Status::invalid_argument(name + ": group '" + key + "': rank " + m.dump() +
+                                        " is not a rank (a non-negative integer)");
+      }
+      ranks.push_back(m.get<int>());
+    }
+    std::sort(ranks.begin(), ranks.end());
+    if (std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end()) {
+      return Status::invalid_argument(name + ": group '" + key + "' names a rank twice");
+    }
+    out[key] = std::move(ranks);
+  }
+  return out;
+}
+
+}  // namespace clustertwin::models

@@ -1,0 +1,168 @@
+// One rank's Chakra file to tasks in the order its streams run them (chakra_node.h).
+
+#include <algorithm>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+#include "models/plan/chakra_node.h"
+
+namespace clustertwin::models::chakra_detail {
+namespace {
+namespace ch = traces::chakra;
+}  // namespace
+
+StatusOr<std::vector<RankTask>> rank_tasks(const ChakraInput& input, int rank, int world,
+                                           const std::vector<std::string>& ct_streams,
+                                           const ChakraImportOptions& options, FileCounts* counts) {
+  const std::vector<ch::Node>& nodes = input.file.nodes;
+  const std::string& path = input.path;
+  const auto where = [&](const ch::Node& n) { return path + ": node " + std::to_string(n.id) + " ('" + n.name + "')"; };
+  std::unordered_map<uint64_t, size_t> position;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto [it, inserted] = position.emplace(nodes[i].id, i);
+    if (!inserted) {
+      return Status::invalid_argument(path + ": node id " + std::to_string(nodes[i].id) + " is used by node messages " +
+                                      std::to_string(it->second + 1) + " and " + std::to_string(i + 1));
+    }
+  }
+  counts->nodes += static_cast<int64_t>(nodes.size());
+
+  // Dependencies by position; a node waits for its data_deps (and ctrl_deps when asked).
+  std::vector<std::vector<size_t>> deps(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto add = [&](const std::vector<uint64_t>& ids, const char* field) -> Status {
+      for (uint64_t d : ids) {
+        auto it = position.find(d);
+        if (it == position.end()) {
+          return Status::invalid_argument(where(nodes[i]) + ": " + field + " names node " + std::to_string(d) +
+                                          ", which is not in the file");
+        }
+        deps[i].push_back(it->second);
+      }
+      return Status::ok();
+    };
+    CT_RETURN_IF_ERROR(add(nodes[i].data_deps, "data_deps"));
+    if (options.ctrl_deps) {
+      CT_RETURN_IF_ERROR(add(nodes[i].ctrl_deps, "ctrl_deps"));
+    } else {
+      counts->ctrl_deps_ignored += static_cast<int64_t>(nodes[i].ctrl_deps.size());
+    }
+  }
+
+  // Topological order, ties by file position.
+  std::vector<std::vector<size_t>> users(nodes.size());
+  std::vector<size_t> waiting(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (size_t d : deps[i])
+      users[d].push_back(i);
+    waiting[i] = deps[i].size();
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (waiting[i] == 0) ready.push(i);
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (size_t u : users[i])
+      if (--waiting[u] == 0) ready.push(u);
+  }
+  if (order.size() != nodes.size()) {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (waiting[i] > 0) return Status::invalid_argument(where(nodes[i]) + ": on a dependency cycle");
+  }
+
+  // Names: a name used more than once (or none) gets #k, its occurrence in the file: the k-th "aten::mm" or
+  // all-reduce of one rank is the k-th of another, whatever the node ids.
+  std::unordered_map<std::string, int> uses, seen;
+  for (const ch::Node& n : nodes)
+    if (!skipped_type(n.type)) ++uses[n.name.empty() ? "node" : n.name];
+  std::vector<std::string> names(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (skipped_type(nodes[i].type)) continue;
+    const std::string base = nodes[i].name.empty() ? "node" : nodes[i].name;
+    const int k = ++seen[base];
+    names[i] = uses[base] > 1 || nodes[i].name.empty() ? base + "#" + std::to_string(k) : base;
+  }
+
+  // Skipped nodes pass their own dependencies on.
+  std::vector<std::vector<size_t>> resolved(nodes.size());
+  for (size_t i : order) {
+    std::set<size_t> mine;
+    for (size_t d : deps[i]) {
+      if (skipped_type(nodes[d].type)) {
+        mine.insert(resolved[d].begin(), resolved[d].end());
+      } else {
+        mine.insert(d);
+      }
+    }
+    resolved[i].assign(mine.begin(), mine.end());
+  }
+
+  std::vector<std::optional<RankTask>> tasks(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const ch::Node& n = nodes[i];
+    if (skipped_type(n.type)) {
+      ++counts->skipped;
+      continue;
+    }
+    auto task = convert_node(n, names[i], rank, world, ct_streams, options, path, counts);
+    if (!task.is_ok()) return task.status();
+    for (size_t d : resolved[i])
+      task->deps.push_back(names[d]);
+    std::sort(task->deps.begin(), task->deps.end());
+    if (const ch::Attribute* a = n.attr("ct_prev_step_deps")) {
+      auto prev = ch::attr_int_list(*a, where(n));
+      if (!prev.is_ok()) return prev.status();
+      for (int64_t d : *prev) {
+        auto it = position.find(static_cast<uint64_t>(d));
+        if (d < 0 || it == position.end()) {
+          return Status::invalid_argument(where(n) + ": ct_prev_step_deps names node " + std::to_string(d) +
+                                          ", which is not in the file");
+        }
+        if (!skipped_type(nodes[it->second].type)) task->prev_step_deps.push_back(names[it->second]);
+      }
+      std::sort(task->prev_step_deps.begin(), task->prev_step_deps.end());
+    }
+    tasks[i] = std::move(task).value();
+  }
+
+  // The order of the tasks on each stream: the file's (a plan's own order, as our export writes it) unless a
+  // task would then wait on its stream for one that depends on it, which the dependencies' order avoids.
+  std::vector<size_t> file_order;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (tasks[i]) file_order.push_back(i);
+  std::vector<std::vector<size_t>> after(nodes.size());
+  std::vector<size_t> before(nodes.size(), 0);
+  std::unordered_map<std::string, size_t> last;
+  for (size_t i : file_order) {
+    if (auto it = last.find(tasks[i]->stream); it != last.end()) {
+      after[it->second].push_back(i);
+      ++before[i];
+    }
+    last[tasks[i]->stream] = i;
+    for (size_t d : resolved[i]) {
+      after[d].push_back(i);
+      ++before[i];
+    }
+  }
+  std::vector<size_t> queue;
+  for (size_t i : file_order)
+    if (before[i] == 0) queue.push_back(i);
+  size_t visited = 0;
+  while (!queue.empty()) {
+    const size_t i = queue.back();
+    queue.pop_back();
+    ++visited;
+    for (size_t j : after[i])
+      if (--before[j] == 0) queue.push_back(j);
+  }
+  std::vector<RankTask> out;
+  for (size_t i : visited == file_order.size() ? file_order : order)
+    if (tasks[i]) out.push_back(std::move(*tasks[i]));
+  return out;
+}
+
+}  // namespace clustertwin::models::chakra_detail
