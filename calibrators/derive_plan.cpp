@@ -28,7 +28,7 @@ bool is_step_marker(const Event& e) {
 // its device events per stream id, in the order they started.
 struct StepEvents {
   double start_us = 0;
-  std::optional<double> end_us;  // the next step's start (none for the last step, or without markers)
+  std::optional<double> end_us;  // the next step's start (the last of several: none; one: its marker's end)
   std::map<int64_t, std::vector<size_t>> by_stream;
 };
 
@@ -78,9 +78,10 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
     std::sort(markers[rank].begin(), markers[rank].end());
     // A step's host time runs to the next step's start. The last step's end is not known (its marker
     // ends where the profiler stopped, not where the next step would start): its tail has no sample.
+    // With one step, its marker's end is all there is.
     for (size_t i = 0; i + 1 < markers[rank].size(); ++i)
       marker_end[rank][markers[rank][i]] = markers[rank][i + 1];
-    if (!markers[rank].empty()) marker_end[rank].erase(markers[rank].back());
+    if (markers[rank].size() > 1) marker_end[rank].erase(markers[rank].back());
   }
   // Device events per rank and step.
   std::map<int64_t, std::map<int, StepEvents>> ranks;
@@ -98,7 +99,9 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
       start = *(it - 1);
     }
     auto [s, fresh] = ranks[e.rank].try_emplace(step);
-    if (m == markers.end()) start = fresh ? e.ts_us : std::min(s->second.start_us, e.ts_us);
+    // Without markers the step starts with its first launch (or device event).
+    const double first = std::min(e.ts_us, e.host_ts_us.value_or(e.ts_us));
+    if (m == markers.end()) start = fresh ? first : std::min(s->second.start_us, first);
     s->second.start_us = start;
     if (m != markers.end()) {
       auto end = marker_end[e.rank].find(start);
