@@ -1,0 +1,128 @@
+// The report of a mix: JSON (machine-readable, deterministic) and a table.
+
+#include <cstdio>
+
+#include "common/text.h"
+#include "sim/mix/mix_run.h"
+#include "traces/json_text.h"
+
+namespace clustertwin::sim::mix {
+namespace {
+
+// "0-3,8,10-11": a node list, runs of consecutive nodes as ranges.
+std::string node_ranges(const std::vector<int>& nodes) {
+  std::string out;
+  for (size_t i = 0; i < nodes.size();) {
+    size_t j = i;
+    while (j + 1 < nodes.size() && nodes[j + 1] == nodes[j] + 1)
+      ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(nodes[i]);
+    if (j > i) out += "-" + std::to_string(nodes[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+void append_run(std::string* out, const SimResult& r) {
+  *out += "{\"step_time_s\":";
+  traces::append_json_number(out, r.step_time_s);
+  *out += ",\"comm_s\":";
+  traces::append_json_number(out, r.comm_s);
+  *out += ",\"exposed_comm_s\":";
+  traces::append_json_number(out, r.exposed_comm_s);
+  *out += ",\"compute_s\":";
+  traces::append_json_number(out, r.compute_s);
+  *out += ",\"end_s\":";
+  traces::append_json_number(out, r.step_end_s.empty() ? 0.0 : r.step_end_s.back());
+  *out += "}";
+}
+
+}  // namespace
+
+std::string mix_result_json(const MixResult& result) {
+  std::string out = "{\"mix\":";
+  traces::append_json_string(&out, result.file);
+  out += ",\"profile\":";
+  traces::append_json_string(&out, result.profile);
+  out += ",\"placement\":";
+  traces::append_json_string(&out, result.placement);
+  out += ",\"seed\":" + std::to_string(result.seed) + ",\"makespan_s\":";
+  traces::append_json_number(&out, result.makespan_s);
+  out += ",\"jobs\":[";
+  for (size_t j = 0; j < result.jobs.size(); ++j) {
+    const JobResult& r = result.jobs[j];
+    out += j > 0 ? ",{\"name\":" : "{\"name\":";
+    traces::append_json_string(&out, r.name);
+    out += ",\"runs\":";
+    traces::append_json_string(&out, r.runs);
+    out += ",\"workers\":" + std::to_string(r.workers) + ",\"nodes\":[";
+    for (size_t i = 0; i < r.nodes.size(); ++i)
+      out += (i > 0 ? "," : "") + std::to_string(r.nodes[i]);
+    out += "],\"fidelity\":\"" + std::string(fidelity_name(r.mixed.fidelity)) +
+           "\",\"steps\":" + std::to_string(r.mixed.steps) + ",\"alone\":";
+    append_run(&out, r.alone);
+    out += ",\"mix\":";
+    append_run(&out, r.mixed);
+    out += ",\"slowdown\":";
+    traces::append_json_number(&out, r.slowdown);
+    out += "}";
+  }
+  out += "],\"shared_links\":" + std::to_string(result.shared_links) + ",\"contended_links\":[";
+  for (size_t i = 0; i < result.contended.size(); ++i) {
+    const ContendedLink& l = result.contended[i];
+    out += i > 0 ? ",{\"link\":" : "{\"link\":";
+    traces::append_json_string(&out, l.link);
+    out += ",\"bandwidth\":";
+    traces::append_json_number(&out, l.bandwidth);
+    out += ",\"bytes\":";
+    traces::append_json_number(&out, l.bytes);
+    out += ",\"utilization\":";
+    traces::append_json_number(&out, l.utilization);
+    out += ",\"bytes_by_job\":{";
+    for (size_t j = 0; j < l.bytes_by_job.size(); ++j) {
+      if (j > 0) out += ",";
+      traces::append_json_string(&out, l.bytes_by_job[j].first);
+      out += ":";
+      traces::append_json_number(&out, l.bytes_by_job[j].second);
+    }
+    out += "}}";
+  }
+  return out + "]}\n";
+}
+
+std::string mix_result_table(const MixResult& result) {
+  std::string out = "# clustertwin sim mix: " + result.file + " on " + result.profile + ", placement " +
+                    result.placement +
+                    (result.placement == "random" ? " (seed " + std::to_string(result.seed) + ")" : "") + "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "# %-12s %-24s %8s %-16s %9s %14s %14s %9s\n", "job", "runs", "workers", "nodes",
+                "fidelity", "alone (ms)", "in mix (ms)", "slowdown");
+  out += line;
+  for (const JobResult& r : result.jobs) {
+    std::snprintf(line, sizeof line, "  %-12s %-24s %8d %-16s %9s %14.3f %14.3f %8.3fx\n", r.name.c_str(),
+                  r.runs.c_str(), r.workers, node_ranges(r.nodes).c_str(),
+                  std::string(fidelity_name(r.mixed.fidelity)).c_str(), r.alone.step_time_s * 1e3,
+                  r.mixed.step_time_s * 1e3, r.slowdown);
+    out += line;
+  }
+  if (result.contended.empty()) {
+    out += "# no link carried two jobs' traffic: the jobs share no link of the fabric\n";
+    return out;
+  }
+  out += "# links carrying several jobs' traffic: " + std::to_string(result.shared_links) + "; the busiest (" +
+         "utilisation = bytes / (bandwidth x " + format_number("%.3f", result.makespan_s * 1e3) + " ms simulated)):\n";
+  std::snprintf(line, sizeof line, "# %-20s %14s %12s %12s  %s\n", "link", "bandwidth", "GB carried", "utilisation",
+                "GB by job");
+  out += line;
+  for (const ContendedLink& l : result.contended) {
+    std::string by_job;
+    for (const auto& [job, bytes] : l.bytes_by_job)
+      by_job += (by_job.empty() ? "" : ", ") + job + " " + format_number("%.3f", bytes / 1e9);
+    std::snprintf(line, sizeof line, "  %-20s %9.1f GB/s %12.3f %11.1f%%  %s\n", l.link.c_str(), l.bandwidth / 1e9,
+                  l.bytes / 1e9, l.utilization * 100, by_job.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace clustertwin::sim::mix
