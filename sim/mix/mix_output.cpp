@@ -58,7 +58,7 @@ std::string mix_result_json(const MixResult& result) {
     out += ",\"workers\":" + std::to_string(r.workers) + ",\"nodes\":[";
     for (size_t i = 0; i < r.nodes.size(); ++i)
       out += (i > 0 ? "," : "") + std::to_string(r.nodes[i]);
-    out += "],\"fidelity\":\"" + std::string(fidelity_name(r.mixed.fidelity)) +
+    out += "],\"pods\":" + std::to_string(r.pods) + ",\"fidelity\":\"" + std::string(fidelity_name(r.mixed.fidelity)) +
            "\",\"steps\":" + std::to_string(r.mixed.steps) + ",\"alone\":";
     append_run(&out, r.alone);
     out += ",\"mix\":";
@@ -95,12 +95,15 @@ std::string mix_result_table(const MixResult& result) {
                     result.placement +
                     (result.placement == "random" ? " (seed " + std::to_string(result.seed) + ")" : "") + "\n";
   char line[512];
-  std::snprintf(line, sizeof line, "# %-12s %-24s %8s %-16s %9s %14s %14s %9s\n", "job", "runs", "workers", "nodes",
-                "fidelity", "alone (ms)", "in mix (ms)", "slowdown");
+  std::snprintf(line, sizeof line, "# %-12s %-26s %8s %-16s %5s %9s %12s %12s %9s\n", "job", "runs", "workers", "nodes",
+                "pods", "fidelity", "alone (ms)", "in mix (ms)", "slowdown");
   out += line;
   for (const JobResult& r : result.jobs) {
-    std::snprintf(line, sizeof line, "  %-12s %-24s %8d %-16s %9s %14.3f %14.3f %8.3fx\n", r.name.c_str(),
-                  r.runs.c_str(), r.workers, node_ranges(r.nodes).c_str(),
+    // Long node lists (a spread job's) in full in --json only.
+    std::string nodes = node_ranges(r.nodes);
+    if (nodes.size() > 16) nodes = std::to_string(r.nodes.size()) + " (--json)";
+    std::snprintf(line, sizeof line, "  %-12s %-26s %8d %-16s %5d %9s %12.3f %12.3f %8.3fx\n", r.name.c_str(),
+                  r.runs.c_str(), r.workers, nodes.c_str(), r.pods,
                   std::string(fidelity_name(r.mixed.fidelity)).c_str(), r.alone.step_time_s * 1e3,
                   r.mixed.step_time_s * 1e3, r.slowdown);
     out += line;

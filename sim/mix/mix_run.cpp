@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
 #include <simgrid/s4u.hpp>
 #include <sstream>
 
@@ -142,12 +143,17 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
   }
 
   const Outcome& together = outcomes[0];
+  const std::vector<int> pod = pod_of_nodes(profile);
   for (size_t j = 0; j < setups.size(); ++j) {
     JobResult r;
     r.name = setups[j].name;
     r.runs = setups[j].runs;
     r.workers = setups[j].options.workers;
     r.nodes = setups[j].nodes;
+    std::set<int> pods;
+    for (int node : r.nodes)
+      pods.insert(pod[node]);
+    r.pods = static_cast<int>(pods.size());
     r.alone = outcomes[j + 1].results[0];
     r.mixed = together.results[j];
     r.slowdown = r.alone.step_time_s > 0 ? r.mixed.step_time_s / r.alone.step_time_s : 0;

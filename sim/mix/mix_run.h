@@ -28,6 +28,7 @@ struct JobResult {
   std::string runs;  // "data_parallel", "plan FILE", "nestpipe/VARIANT"
   int workers = 0;
   std::vector<int> nodes;
+  int pods = 0;  // first-level switch groups its nodes span (sim/mix/placement.h)
   SimResult alone;
   SimResult mixed;
   double slowdown = 0;  // mixed.step_time_s / alone.step_time_s

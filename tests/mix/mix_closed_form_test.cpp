@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "models/plan/plan_json.h"
 #include "sim/mix/mix_run.h"
 #include "tests/mix/mix_test_util.h"
 
@@ -102,6 +103,37 @@ TEST(MixClosedFormTest, TheSameSeedGivesTheSameBytes) {
   ASSERT_TRUE(first.is_ok() && second.is_ok());
   EXPECT_EQ(mix_result_json(*first), mix_result_json(*second));
   EXPECT_EQ(mix_result_table(*first), mix_result_table(*second));
+}
+
+}  // namespace
+}  // namespace clustertwin::sim::mix
+
+namespace clustertwin::sim::mix {
+namespace {
+
+// One job alone in a mix is `sim plan` on the same devices: the whole
+// cluster's platform routes a leaf's nodes among themselves exactly as the
+// platform of that leaf alone does, and the job runs the same PlanRun.
+TEST(MixClosedFormTest, AJobFillingALeafRunsAsSimPlanRunsIt) {
+  const std::string plan_file = std::string(CT_SOURCE_DIR) + "/sim/examples/plans/synthetic_overlap.json";
+  auto mix = parse_mix("profile: gpu-128\njobs: [{name: moe, workers: 64, plan: " + plan_file + "}]\n", "mix.yaml", "");
+  ASSERT_TRUE(mix.is_ok()) << mix.status().message();
+  auto profile = cluster::load_cluster_profile("gpu-128");  // leaves of 8 nodes x 8 GPUs: 64 workers fill leaf 0
+  ASSERT_TRUE(profile.is_ok());
+  ASSERT_TRUE(check_mix(*mix, *profile).is_ok());
+  auto result = run_mix(*mix, *profile, MixOptions{});
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  auto plan = models::read_plan(plan_file);
+  ASSERT_TRUE(plan.is_ok());
+  SimOptions options;
+  options.workers = 64;
+  auto alone = simulate_plan(*plan, *profile, options);
+  ASSERT_TRUE(alone.is_ok()) << alone.status().message();
+  const JobResult& job = result->jobs[0];
+  EXPECT_EQ(job.nodes, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(job.alone.step_end_s, alone->step_end_s);
+  EXPECT_EQ(job.mixed.step_end_s, alone->step_end_s);
+  EXPECT_EQ(job.alone.exposed_comm_s, alone->exposed_comm_s);
 }
 
 }  // namespace
