@@ -1,6 +1,8 @@
 // The report of a mix: JSON (machine-readable, deterministic) and a table.
 
 #include <cstdio>
+#include <iterator>
+#include <utility>
 
 #include "common/text.h"
 #include "sim/mix/mix_run.h"
@@ -37,6 +39,70 @@ void append_run(std::string* out, const SimResult& r) {
   *out += "}";
 }
 
+void append_resilience(std::string* out, const JobResilience& res) {
+  *out += ",\"resilience\":{\"job_mtbf_s\":";
+  traces::append_json_number(out, res.mtbf_s);
+  *out += ",\"young_interval_s\":";
+  traces::append_json_number(out, res.young_interval_s);
+  *out += ",\"best\":" + std::to_string(res.best) + ",\"rows\":[";
+  for (size_t i = 0; i < res.rows.size(); ++i) {
+    const ResilienceResult& r = res.rows[i];
+    *out += i > 0 ? ",{" : "{";
+    const std::pair<const char*, double> fields[] = {{"interval_s", r.interval_s},
+                                                     {"goodput_steps_per_hour", r.goodput_steps_per_hour},
+                                                     {"useful_fraction", r.useful_fraction},
+                                                     {"daly_useful_fraction", res.daly_fraction[i]},
+                                                     {"useful_s", r.useful_s},
+                                                     {"lost_s", r.lost_s},
+                                                     {"checkpoint_s", r.checkpoint_s},
+                                                     {"restart_s", r.restart_s},
+                                                     {"pending_s", r.pending_s}};
+    for (size_t k = 0; k < std::size(fields); ++k) {
+      *out += std::string(k == 0 ? "\"" : ",\"") + fields[k].first + "\":";
+      traces::append_json_number(out, fields[k].second);
+    }
+    *out += ",\"failures\":" + std::to_string(r.failures) +
+            ",\"young\":" + (res.young_row && i + 1 == res.rows.size() ? "true" : "false") + "}";
+  }
+  *out += "]}";
+}
+
+// Per job with a checkpoint policy: its timelines under the mix's failures.
+std::string resilience_table(const MixResult& result) {
+  std::string out;
+  if (!result.failures.present) return out;
+  const FailureSpec& f = result.failures;
+  out += "# failures: " +
+         (f.node_mtbf_s > 0 ? "exponential, node MTBF " + format_number("%g", f.node_mtbf_s / 3600) + " h, seed " +
+                                  std::to_string(result.seed)
+                            : std::to_string(f.listed.size()) + " listed") +
+         "; horizon " + format_number("%g", f.horizon_s / 3600) + " h; goodput with the step time in the mix\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "# %-12s %14s %16s %8s %8s %10s %10s %10s %9s %8s\n", "job", "interval (s)",
+                "goodput (st/h)", "useful", "Daly", "lost (h)", "ckpt (h)", "restart (h)", "failures", "");
+  out += line;
+  for (const JobResult& job : result.jobs) {
+    if (!job.has_resilience) continue;
+    const JobResilience& res = job.resilience;
+    for (size_t i = 0; i < res.rows.size(); ++i) {
+      const ResilienceResult& r = res.rows[i];
+      std::string mark = i == res.best ? "best" : "";
+      if (res.young_row && i + 1 == res.rows.size()) mark += mark.empty() ? "Young" : ", Young";
+      std::snprintf(line, sizeof line, "  %-12s %14.1f %16.1f %7.2f%% %7.2f%% %10.2f %10.2f %10.2f %9d %8s\n",
+                    job.name.c_str(), r.interval_s, r.goodput_steps_per_hour, r.useful_fraction * 100,
+                    res.daly_fraction[i] * 100, r.lost_s / 3600, r.checkpoint_s / 3600, r.restart_s / 3600, r.failures,
+                    mark.c_str());
+      out += line;
+    }
+    if (res.mtbf_s > 0) {
+      out += "#   " + job.name + ": job MTBF " + format_number("%.2f", res.mtbf_s / 3600) + " h over " +
+             std::to_string(job.nodes.size()) +
+             " nodes; Young's interval sqrt(2 C M) = " + format_number("%.1f", res.young_interval_s) + " s\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string mix_result_json(const MixResult& result) {
@@ -65,9 +131,20 @@ std::string mix_result_json(const MixResult& result) {
     append_run(&out, r.mixed);
     out += ",\"slowdown\":";
     traces::append_json_number(&out, r.slowdown);
+    if (r.has_resilience) append_resilience(&out, r.resilience);
     out += "}";
   }
-  out += "],\"shared_links\":" + std::to_string(result.shared_links) + ",\"contended_links\":[";
+  out += "],\"failures\":";
+  if (result.failures.present) {
+    out += "{\"node_mtbf_s\":";
+    traces::append_json_number(&out, result.failures.node_mtbf_s);
+    out += ",\"listed\":" + std::to_string(result.failures.listed.size()) + ",\"horizon_s\":";
+    traces::append_json_number(&out, result.failures.horizon_s);
+    out += "}";
+  } else {
+    out += "null";
+  }
+  out += ",\"shared_links\":" + std::to_string(result.shared_links) + ",\"contended_links\":[";
   for (size_t i = 0; i < result.contended.size(); ++i) {
     const ContendedLink& l = result.contended[i];
     out += i > 0 ? ",{\"link\":" : "{\"link\":";
@@ -108,6 +185,7 @@ std::string mix_result_table(const MixResult& result) {
                   r.mixed.step_time_s * 1e3, r.slowdown);
     out += line;
   }
+  out += resilience_table(result);
   if (result.contended.empty()) {
     out += "# no link carried two jobs' traffic: the jobs share no link of the fabric\n";
     return out;

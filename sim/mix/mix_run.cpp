@@ -113,6 +113,7 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
   out.profile = profile.name;
   out.placement = options.placement.empty() ? mix.placement : options.placement;
   out.seed = options.seed_given ? options.seed : mix.seed;
+  out.failures = mix.failures;
   auto placement = place_jobs(mix, profile, out.placement, out.seed);
   if (!placement.is_ok()) return placement.status();
   std::vector<JobSetup> setups;
@@ -157,6 +158,10 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
     r.alone = outcomes[j + 1].results[0];
     r.mixed = together.results[j];
     r.slowdown = r.alone.step_time_s > 0 ? r.mixed.step_time_s / r.alone.step_time_s : 0;
+    if (mix.failures.present && !mix.jobs[j].checkpoint_every.empty()) {
+      r.has_resilience = true;
+      r.resilience = job_resilience(mix.jobs[j], mix.failures, r.nodes, out.seed, r.mixed.step_time_s);
+    }
     for (double end : r.mixed.step_end_s)
       out.makespan_s = std::max(out.makespan_s, end);
     out.jobs.push_back(std::move(r));

@@ -9,6 +9,7 @@
 #include "models/cluster/cluster_profile.h"
 #include "sim/core/simulator.h"
 #include "sim/mix/mix_spec.h"
+#include "sim/mix/resilience.h"
 
 namespace clustertwin::sim::mix {
 
@@ -32,6 +33,10 @@ struct JobResult {
   SimResult alone;
   SimResult mixed;
   double slowdown = 0;  // mixed.step_time_s / alone.step_time_s
+  /// Under the mix's failures, for a job with a checkpoint policy: its
+  /// timelines with steps of its step time in the mix.
+  bool has_resilience = false;
+  JobResilience resilience;
 };
 
 /// A link that carried several jobs' traffic in the mix.
@@ -49,6 +54,7 @@ struct MixResult {
   std::string placement;
   uint64_t seed = 0;
   std::vector<JobResult> jobs;
+  FailureSpec failures;                  // the mix's
   double makespan_s = 0;                 // simulated time of the mix (the last job's last step)
   int shared_links = 0;                  // links that carried two or more jobs' traffic
   std::vector<ContendedLink> contended;  // the busiest of them, at most MixOptions::top_links

@@ -56,6 +56,107 @@ Status read_nodes(FieldReader& job, std::vector<int>* nodes) {
   return Status::ok();
 }
 
+// A time that may be long: the profile units (s, ms, us, ns; a plain number is seconds) and min, h, d.
+StatusOr<double> parse_long_time(const std::string& text) {
+  static const std::pair<const char*, double> kLong[] = {{"min", 60.0}, {"h", 3600.0}, {"d", 86400.0}};
+  for (const auto& [unit, seconds] : kLong) {
+    const std::string suffix(unit);
+    if (text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      std::string number = text.substr(0, text.size() - suffix.size());
+      while (!number.empty() && number.back() == ' ')
+        number.pop_back();
+      if (auto value = cluster::plain_number(number)) return *value * seconds;
+      return Status::invalid_argument("'" + text + "' is not a time");
+    }
+  }
+  auto value = cluster::parse_quantity(text, Quantity::kTime);
+  if (!value.is_ok()) {
+    return Status::invalid_argument("'" + text +
+                                    "' is not a time (units: d, h, min, s, ms, us, ns; a plain number is "
+                                    "seconds)");
+  }
+  return value;
+}
+
+// A long time under `key`, checked against `bound`.
+Status long_time(FieldReader& r, std::string_view key, FieldReader::Bound bound, double* out, FieldReader::Need need) {
+  std::string text;
+  const bool present = r.child(key) != nullptr;
+  CT_RETURN_IF_ERROR(r.text(key, &text, need));
+  if (!present) return Status::ok();
+  auto value = parse_long_time(text);
+  if (!value.is_ok()) return r.error(key, value.status().message());
+  if (std::string_view why = cluster::bound_violation(*value, bound); !why.empty())
+    return r.error(key, text + " " + std::string(why));
+  *out = *value;
+  return Status::ok();
+}
+
+// checkpoint: {every: TIME or [TIME, ...], cost: TIME | state_bytes: SIZE + storage_bandwidth: BANDWIDTH, restart:
+// TIME}
+Status read_checkpoint(FieldReader& job, JobSpec* out) {
+  CT_ASSIGN_OR_RETURN(c, job.section("checkpoint", kOptional));
+  if (!c) return Status::ok();
+  const ConfigNode* every = c->child("every");
+  if (every == nullptr) return c->error("every", "missing: give the work between checkpoints (a time, or a list)");
+  const std::vector<ConfigNode> items =
+      every->kind == ConfigNode::Kind::kList ? every->items : std::vector<ConfigNode>{*every};
+  if (items.empty()) return c->error("every", "an empty list: give at least one interval");
+  for (const ConfigNode& item : items) {
+    auto value = item.kind == ConfigNode::Kind::kScalar ? parse_long_time(item.text)
+                                                        : StatusOr<double>(Status::invalid_argument(item.describe()));
+    if (!value.is_ok() || !(*value > 0)) {
+      return c->error("every", "'" + (item.kind == ConfigNode::Kind::kScalar ? item.text : item.describe()) +
+                                   "' is not an interval (a time > 0, like 30min)");
+    }
+    out->checkpoint_every.push_back(*value);
+  }
+  const bool by_cost = c->child("cost") != nullptr;
+  const bool by_state = c->child("state_bytes") != nullptr || c->child("storage_bandwidth") != nullptr;
+  if (by_cost == by_state) {
+    return c->error("cost", "give either cost, or state_bytes and storage_bandwidth (the checkpoint's write time)");
+  }
+  if (by_cost) {
+    CT_RETURN_IF_ERROR(long_time(*c, "cost", FieldReader::kNonNegative, &out->checkpoint_cost_s, kRequired));
+  } else {
+    double bytes = 0, bandwidth = 0;
+    CT_RETURN_IF_ERROR(c->quantity("state_bytes", Quantity::kSize, FieldReader::kPositive, &bytes, kRequired));
+    CT_RETURN_IF_ERROR(
+        c->quantity("storage_bandwidth", Quantity::kBandwidth, FieldReader::kPositive, &bandwidth, kRequired));
+    out->checkpoint_cost_s = bytes / bandwidth;
+  }
+  CT_RETURN_IF_ERROR(long_time(*c, "restart", FieldReader::kNonNegative, &out->restart_s, kRequired));
+  return c->finish();
+}
+
+// failures: {node_mtbf: TIME | at: [{time: TIME, node: N}, ...], horizon: TIME}
+Status read_failures(FieldReader& top, FailureSpec* out) {
+  CT_ASSIGN_OR_RETURN(f, top.section("failures", kOptional));
+  if (!f) return Status::ok();
+  out->present = true;
+  const ConfigNode* at = f->child("at");
+  CT_RETURN_IF_ERROR(long_time(*f, "node_mtbf", FieldReader::kPositive, &out->node_mtbf_s, kOptional));
+  if ((out->node_mtbf_s > 0) == (at != nullptr))
+    return f->error("node_mtbf", "give either node_mtbf (seeded exponential failures) or at (a list of failures)");
+  if (at != nullptr) {
+    if (at->kind != ConfigNode::Kind::kList)
+      return f->error("at", "expected a list of {time, node}, got " + at->describe());
+    for (size_t i = 0; i < at->items.size(); ++i) {
+      CT_ASSIGN_OR_RETURN(item,
+                          FieldReader::open(f->source(), f->path_of("at[" + std::to_string(i) + "]"), at->items[i]));
+      double time = 0;
+      int node = 0;
+      CT_RETURN_IF_ERROR(long_time(item, "time", FieldReader::kNonNegative, &time, kRequired));
+      CT_RETURN_IF_ERROR(item.integer("node", 0, &node, kRequired));
+      CT_RETURN_IF_ERROR(item.finish());
+      out->listed.emplace_back(time, node);
+    }
+    std::sort(out->listed.begin(), out->listed.end());
+  }
+  CT_RETURN_IF_ERROR(long_time(*f, "horizon", FieldReader::kPositive, &out->horizon_s, kOptional));
+  return f->finish();
+}
+
 Status read_job(const std::string& file, const std::string& dir, const std::string& field, const ConfigNode& node,
                 JobSpec* job) {
   CT_ASSIGN_OR_RETURN(r, FieldReader::open(file, field, node));
@@ -68,6 +169,7 @@ Status read_job(const std::string& file, const std::string& dir, const std::stri
   CT_RETURN_IF_ERROR(r.integer("warmup", 0, &job->warmup, kOptional));
   CT_RETURN_IF_ERROR(r.integer("drain", 0, &job->drain, kOptional));
   CT_RETURN_IF_ERROR(read_nodes(r, &job->nodes));
+  CT_RETURN_IF_ERROR(read_checkpoint(r, job));
   CT_ASSIGN_OR_RETURN(dp, r.section("data_parallel", kOptional));
   const bool has_plan = r.child("plan") != nullptr, has_system = r.child("system") != nullptr;
   const int kinds = (dp.has_value() ? 1 : 0) + (has_plan ? 1 : 0) + (has_system ? 1 : 0);
@@ -134,6 +236,7 @@ StatusOr<MixSpec> parse_mix(const std::string& yaml_text, const std::string& fil
   int seed = 0;
   CT_RETURN_IF_ERROR(top.integer("seed", 0, &seed, kOptional));
   mix.seed = static_cast<uint64_t>(seed);
+  CT_RETURN_IF_ERROR(read_failures(top, &mix.failures));
   const ConfigNode* jobs = top.child("jobs");
   if (jobs == nullptr) return top.error("jobs", "missing: give a list of jobs");
   if (jobs->kind != ConfigNode::Kind::kList || jobs->items.empty())
@@ -198,6 +301,12 @@ Status check_mix(const MixSpec& mix, const cluster::ClusterProfile& profile) {
         return error(job.field + ".nodes", "node " + std::to_string(node) + " is also job '" + it->second +
                                                "''s: explicit placements overlap");
       }
+    }
+  }
+  for (size_t i = 0; i < mix.failures.listed.size(); ++i) {
+    if (mix.failures.listed[i].second >= profile.nodes) {
+      return error("failures.at", "node " + std::to_string(mix.failures.listed[i].second) + " is not in profile '" +
+                                      profile.name + "' (nodes 0-" + std::to_string(profile.nodes - 1) + ")");
     }
   }
   if (total_nodes > profile.nodes) {

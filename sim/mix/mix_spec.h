@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -34,6 +35,22 @@ struct JobSpec {
   int drain = -1;
   std::vector<int> nodes;  // explicit placement (node indices of the profile); empty: by the policy
   std::string field;       // "jobs[2]": where the job is in the file, for messages
+  /// Checkpointing (`checkpoint:`), for the failure timeline; absent when
+  /// checkpoint_every is empty. The cost is `cost`, or state_bytes /
+  /// storage_bandwidth.
+  std::vector<double> checkpoint_every;  // seconds of work between checkpoints: one, or several to sweep
+  double checkpoint_cost_s = 0;
+  double restart_s = 0;
+};
+
+/// Failures of the cluster's nodes (`failures:`): exponential with a mean
+/// time between failures per node (seeded by the mix's seed), or at listed
+/// (time, node) pairs; jobs' timelines run for `horizon_s`.
+struct FailureSpec {
+  bool present = false;
+  double node_mtbf_s = 0;                      // 0 when failures are listed
+  std::vector<std::pair<double, int>> listed;  // (time s, node)
+  double horizon_s = 30 * 86400.0;
 };
 
 /// A job mix file (docs/mix.md has the schema).
@@ -43,6 +60,7 @@ struct MixSpec {
   std::string placement = "packed";
   uint64_t seed = 0;
   std::vector<JobSpec> jobs;
+  FailureSpec failures;
 };
 
 /// Parses a mix from YAML text; `file` names it in errors, which are one

@@ -63,6 +63,8 @@ TEST(SimMixCliTest, BadMixFilesExit2WithOneLine) {
        "bad_mix.yaml: field 'jobs[0].data_parallel.compute'"},
       {"profile: " + profile + "\njobs: [{name: a, workers: 8, colour: red, plan: p.json}]\n",
        "bad_mix.yaml: field 'jobs[0].colour'"},
+      {"profile: " + profile + "\nfailures: {node_mtbf: -100h}\njobs: [{name: a, workers: 8, plan: p.json}]\n",
+       "bad_mix.yaml: field 'failures.node_mtbf': -100h must be > 0"},
       {"profile: no-such-profile\njobs: [{name: a, workers: 8, plan: p.json}]\n", "bad_mix.yaml: field 'profile'"},
   };
   for (const Case& c : cases) {
