@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "common/gnuplot.h"
 #include "models/cluster/cluster_profile.h"
+#include "sim/mix/mix_plot.h"
 #include "sim/mix/mix_run.h"
 #include "sim/mix/mix_spec.h"
 
@@ -20,6 +22,7 @@ struct MixArgs {
   int64_t seed = -1;
   bool json = false;
   std::string trace_dir;
+  std::string plot;
   int top_links = 5;
   int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
@@ -44,10 +47,34 @@ Status run_mix(const MixArgs& a) {
     if (ec) return Status::io_error("--trace-dir " + a.trace_dir + ": " + ec.message());
     o.trace_dir = a.trace_dir;
   }
+  if (!a.plot.empty() && !gnuplot_installed()) {
+    return Status::invalid_argument("--plot " + a.plot +
+                                    ": gnuplot is not installed (scripts/install-deps.sh installs gnuplot-nox)");
+  }
   auto result = sim::mix::run_mix(*mix, *profile, o);
   if (!result.is_ok()) return result.status();
+  if (!a.plot.empty()) {
+    // Every placement policy, the one asked for among them (its run is the one reported).
+    std::vector<sim::mix::MixResult> by_placement;
+    for (const char* placement : {"packed", "spread", "random"}) {
+      if (placement == result->placement) {
+        by_placement.push_back(*result);
+        continue;
+      }
+      sim::mix::MixOptions other = o;
+      other.placement = placement;
+      other.trace_dir.clear();
+      auto r = sim::mix::run_mix(*mix, *profile, other);
+      if (!r.is_ok()) return r.status();
+      by_placement.push_back(std::move(r).value());
+    }
+    CT_RETURN_IF_ERROR(draw_png_with_gnuplot(
+        a.plot, [&](const std::string& output) { return sim::mix::mix_plot_script(by_placement, *result, output); }));
+  }
   if (a.json) return write_output("-", sim::mix::mix_result_json(*result));
   std::printf("%s", sim::mix::mix_result_table(*result).c_str());
+  if (!a.plot.empty())
+    std::printf("# plot: %s (slowdown per placement; goodput per checkpoint interval)\n", a.plot.c_str());
   if (!a.trace_dir.empty()) {
     std::printf("# traces: %s/JOB.json (in the mix) and JOB-alone.json (open in https://ui.perfetto.dev)\n",
                 a.trace_dir.c_str());
@@ -72,6 +99,9 @@ void add_sim_mix_command(CLI::App& sim, Action* action) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 31));
   cmd->add_flag("--json", a->json, "Print JSON instead of the table");
   cmd->add_option("--trace-dir", a->trace_dir, "Write each job's simulated trace here: JOB.json and JOB-alone.json");
+  cmd->add_option("--plot", a->plot,
+                  "Also run the mix under packed, spread and random placement and draw each job's slowdown per "
+                  "placement, and (with failures) goodput against the checkpoint interval, into this PNG");
   cmd->add_option("--top-links", a->top_links, "Contended links to list")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();

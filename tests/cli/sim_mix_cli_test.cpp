@@ -3,8 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 
+#include "common/gnuplot.h"
 #include "tests/cli/run_command.h"
 
 namespace clustertwin {
@@ -43,6 +45,25 @@ TEST(SimMixCliTest, JsonIsTheSameBytesForTheSameSeed) {
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_EQ(first.out, second.out);
   EXPECT_NE(first.out.find("\"placement\":\"random\",\"seed\":5"), std::string::npos) << first.out;
+}
+
+TEST(SimMixCliTest, PlotDrawsSlowdownsPerPlacementAndGoodput) {
+  if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string png = ::testing::TempDir() + "ct_sim_mix_plot.png";
+  std::remove(png.c_str());
+  const std::string mix = write_temp("plot_mix.yaml", "profile: " + kMixes + R"(two-pods-3to1.yaml
+failures: {node_mtbf: 500h, horizon: 365d}
+jobs:
+  - {name: a, workers: 16, data_parallel: {compute: 5ms, allreduce_bytes: 256MiB}, checkpoint: {every: [10min, 1h], cost: 20s, restart: 2min}}
+  - {name: b, workers: 16, data_parallel: {compute: 5ms, allreduce_bytes: 256MiB}}
+)");
+  const auto r = run_clustertwin({"sim", "mix", mix, "--plot", png});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# plot: " + png), std::string::npos) << r.out;
+  std::ifstream in(png, std::ios::binary);
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n");
 }
 
 TEST(SimMixCliTest, BadMixFilesExit2WithOneLine) {
