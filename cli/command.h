@@ -32,6 +32,9 @@ void add_launch_command(CLI::App& app, Action* action);
 /// Registers `clustertwin sim ...` on `app`.
 void add_sim_command(CLI::App& app, Action* action);
 
+/// Registers `clustertwin sim mix` (several jobs on one cluster) on the `sim` subcommand.
+void add_sim_mix_command(CLI::App& sim, Action* action);
+
 /// Registers `clustertwin sim SYSTEM` on the `sim` subcommand, one per
 /// system of common/systems.def (cli/sim_SYSTEM_command.cpp).
 #define CT_SYSTEM(name, title) void add_sim_##name##_command(CLI::App& sim, Action* action);

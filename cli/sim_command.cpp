@@ -361,6 +361,7 @@ void add_sim_command(CLI::App& app, Action* action) {
 #define CT_SYSTEM(name, title) add_sim_##name##_command(*sim, action);
 #include "common/systems.def"
 #undef CT_SYSTEM
+  add_sim_mix_command(*sim, action);
 }
 
 }  // namespace clustertwin::cli

@@ -22,7 +22,7 @@ include(CMakePackageConfigHelpers)
 set(CT_EXPORTED_LIBRARIES
     ct_common ct_traces ct_plan ct_spec ct_device ct_cluster_profile ct_sim
     ct_nestpipe_policy ct_flexmarl_policy ct_flowtrain_policy
-    ct_sim_nestpipe ct_sim_flexmarl ct_sim_flowtrain ct_device_fit ct_calibrators)
+    ct_sim_nestpipe ct_sim_flexmarl ct_sim_flowtrain ct_sim_mix ct_device_fit ct_calibrators)
 set(CT_INSTALL_INCLUDE_DIR "${CMAKE_INSTALL_INCLUDEDIR}/clustertwin")
 set(CT_INSTALL_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/clustertwin")
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "sim/core/actor_pool.h"
+#include "sim/core/link_tally.h"
 #include "sim/core/platform.h"
 
 namespace clustertwin::sim {
@@ -47,7 +48,9 @@ void send_all(Platform& platform, const std::vector<Flow>& flows) {
   std::unordered_map<sg::Host*, size_t> out_index, in_index;
   std::vector<sg::Mailbox*> used;
   used.reserve(flows.size());
+  LinkTally* tally = platform.link_tally();
   for (const Flow& f : flows) {
+    if (tally != nullptr) tally->add(f.from, f.to, f.bytes);
     sg::Mailbox* mailbox = platform.take_mailbox();
     used.push_back(mailbox);
     auto [o, new_out] = out_index.try_emplace(f.from, outgoing.size());

@@ -303,7 +303,7 @@ sg::Mailbox* Platform::take_mailbox() {
     free_mailboxes_.pop_back();
     return mailbox;
   }
-  return sg::Mailbox::by_name(name_of("flow", mailboxes_created_++));
+  return sg::Mailbox::by_name(mailbox_prefix_ + std::to_string(mailboxes_created_++));
 }
 
 double Platform::work_units(int rank, double seconds) const {

@@ -18,6 +18,7 @@ class Engine;
 namespace clustertwin::sim {
 
 class ActorPool;
+class LinkTally;
 
 /// The SimGrid platform of a cluster profile for a given number of workers.
 /// Every SimGrid platform call of the twin lives in platform.cpp, so that
@@ -48,10 +49,23 @@ class Platform {
   static StatusOr<std::unique_ptr<Platform>> build(const cluster::ClusterProfile& profile, int workers);
   ~Platform();
 
+  /// A view of this platform for one job of a mix: `workers` ranks, rank r
+  /// on device r % d of node nodes[r / d] (d = min(workers, devices per
+  /// node)), with `profile` (the job's: its device types and slowdowns by the
+  /// job's own ranks and nodes). The view shares this platform's hosts and
+  /// links, so that jobs on one engine share the fabric; it has its own
+  /// mailboxes (named with `name`) and actor pool. Node, group and endpoint
+  /// indices stay the whole platform's. InvalidArgument when the nodes do not
+  /// hold the workers, repeat, or lie outside this platform, or on a
+  /// platform file (no nodes to place on). Must not outlive this platform.
+  StatusOr<std::unique_ptr<Platform>> place(const cluster::ClusterProfile& profile, const std::vector<int>& nodes,
+                                            int workers, const std::string& name) const;
+
   int workers() const { return workers_; }
   int devices_per_node() const { return devices_per_node_; }
   int nodes() const { return static_cast<int>(node_endpoints_.size()); }
-  int node_of(int rank) const { return rank / devices_per_node_; }
+  /// The node of `rank`: rank / devices_per_node, or where a placed view put it.
+  int node_of(int rank) const { return node_of_rank_.empty() ? rank / devices_per_node_ : node_of_rank_[rank]; }
   const cluster::ClusterProfile& profile() const { return profile_; }
 
   /// The device of `rank`: compute runs here; its speed is 1e9 work units per
@@ -89,6 +103,10 @@ class Platform {
   simgrid::s4u::Mailbox* take_mailbox();
   void give_mailbox(simgrid::s4u::Mailbox* mailbox) { free_mailboxes_.push_back(mailbox); }
 
+  /// Where the network flows of collectives are counted per link (nullptr: not counted; sim mix counts).
+  LinkTally* link_tally() const { return link_tally_; }
+  void set_link_tally(LinkTally* tally) { link_tally_ = tally; }
+
   /// Actors for short concurrent work (a collective's senders and receivers), reused.
   ActorPool& actor_pool() { return *actor_pool_; }
 
@@ -110,6 +128,9 @@ class Platform {
   std::map<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>, double> latency_cache_;
   std::vector<simgrid::s4u::Mailbox*> free_mailboxes_;
   int mailboxes_created_ = 0;
+  std::string mailbox_prefix_ = "flow";  // a placed view's own, so that jobs never share a mailbox
+  std::vector<int> node_of_rank_;        // a placed view's; empty: rank / devices_per_node_
+  LinkTally* link_tally_ = nullptr;
   std::unique_ptr<ActorPool> actor_pool_;
 };
 

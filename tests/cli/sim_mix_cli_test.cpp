@@ -1,0 +1,98 @@
+// `clustertwin sim mix` as a user runs it: the example mix's table and JSON,
+// the same bytes twice, and one line with exit code 2 for bad mix files.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "common/gnuplot.h"
+#include "tests/cli/run_command.h"
+
+namespace clustertwin {
+namespace {
+
+using testing::run_clustertwin;
+
+const std::string kMixes = std::string(CT_SOURCE_DIR) + "/sim/examples/mixes/";
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+void expect_one_line_exit_2(const testing::CommandResult& r, const std::string& part) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
+}
+
+TEST(SimMixCliTest, TheExampleMixPrintsSlowdownsAndContendedLinks) {
+  const auto r = run_clustertwin({"sim", "mix", kMixes + "three-jobs.yaml", "--placement", "spread"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("placement spread"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("slowdown"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("llm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("links carrying several jobs' traffic"), std::string::npos) << r.out;
+}
+
+TEST(SimMixCliTest, JsonIsTheSameBytesForTheSameSeed) {
+  const std::vector<std::string> args = {"sim", "mix",   kMixes + "three-jobs.yaml", "--placement", "random", "--seed",
+                                         "5",   "--json"};
+  const auto first = run_clustertwin(args);
+  const auto second = run_clustertwin(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, second.out);
+  EXPECT_NE(first.out.find("\"placement\":\"random\",\"seed\":5"), std::string::npos) << first.out;
+}
+
+TEST(SimMixCliTest, PlotDrawsSlowdownsPerPlacementAndGoodput) {
+  if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed";
+  const std::string png = ::testing::TempDir() + "ct_sim_mix_plot.png";
+  std::remove(png.c_str());
+  const std::string mix = write_temp("plot_mix.yaml", "profile: " + kMixes + R"(two-pods-3to1.yaml
+failures: {node_mtbf: 500h, horizon: 365d}
+jobs:
+  - {name: a, workers: 16, data_parallel: {compute: 5ms, allreduce_bytes: 256MiB}, checkpoint: {every: [10min, 1h], cost: 20s, restart: 2min}}
+  - {name: b, workers: 16, data_parallel: {compute: 5ms, allreduce_bytes: 256MiB}}
+)");
+  const auto r = run_clustertwin({"sim", "mix", mix, "--plot", png});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("# plot: " + png), std::string::npos) << r.out;
+  std::ifstream in(png, std::ios::binary);
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n");
+}
+
+TEST(SimMixCliTest, BadMixFilesExit2WithOneLine) {
+  const std::string profile = kMixes + "two-pods-3to1.yaml";
+  struct Case {
+    std::string yaml;
+    std::string part;
+  } cases[] = {
+      {"profile: " + profile + "\njobs: [{name: a, workers: 8, system: astra}]\n",
+       "bad_mix.yaml: field 'jobs[0].system': 'astra': unknown system"},
+      {"profile: " + profile + "\njobs: [{name: a, workers: 128, plan: p.json}]\n",
+       "bad_mix.yaml: field 'jobs[0].workers': 128 is more workers than profile 'two-pods-3to1' has (64 devices)"},
+      {"profile: " + profile +
+           "\njobs: [{name: a, workers: 8, nodes: [2], plan: p.json}, {name: b, workers: 8, nodes: [2], plan: "
+           "p.json}]\n",
+       "bad_mix.yaml: field 'jobs[1].nodes': node 2 is also job 'a''s"},
+      {"profile: " + profile + "\njobs: [{name: a, workers: 8, data_parallel: {compute: -2ms, allreduce_bytes: 1}}]\n",
+       "bad_mix.yaml: field 'jobs[0].data_parallel.compute'"},
+      {"profile: " + profile + "\njobs: [{name: a, workers: 8, colour: red, plan: p.json}]\n",
+       "bad_mix.yaml: field 'jobs[0].colour'"},
+      {"profile: " + profile + "\nfailures: {node_mtbf: -100h}\njobs: [{name: a, workers: 8, plan: p.json}]\n",
+       "bad_mix.yaml: field 'failures.node_mtbf': -100h must be > 0"},
+      {"profile: no-such-profile\njobs: [{name: a, workers: 8, plan: p.json}]\n", "bad_mix.yaml: field 'profile'"},
+  };
+  for (const Case& c : cases) {
+    const auto r = run_clustertwin({"sim", "mix", write_temp("bad_mix.yaml", c.yaml)});
+    expect_one_line_exit_2(r, c.part);
+  }
+}
+
+}  // namespace
+}  // namespace clustertwin
