@@ -35,17 +35,26 @@ class ActorPool;
 ///
 /// and between nodes a tree of aggregate links (a fluid fat tree: each level's
 /// uplink carries the sum of what it aggregates divided by the level's
-/// oversubscription), with one explicit route per node pair. A flow's
+/// oversubscription), whose route between two nodes the root zone computes
+/// when SimGrid asks for it, so that building grows with the nodes, not their
+/// pairs (Routes::kStored stores one route per node pair instead). A flow's
 /// bandwidth is the max-min share of every link on its route (SimGrid's CM02
 /// model without TCP window or cross-traffic effects, so that closed forms
 /// hold exactly until the calibrators add factors).
 class Platform {
  public:
+  /// How the routes between nodes are kept: computed on demand (the
+  /// default; set-up time and memory grow with the nodes), or stored, one per
+  /// node pair as a SimGrid full zone does (quadratic: 10 s and 300 MB at
+  /// 1,536 nodes), the reference the tests hold the computed routes to.
+  enum class Routes { kComputed, kStored };
+
   /// Builds the platform of the first `workers` devices of `profile` in the
   /// current SimGrid engine, or loads profile.simgrid_platform when set (its
   /// hosts in file order are the workers, each its own node, with no node
   /// aggregates). InvalidArgument when the worker count does not fit.
-  static StatusOr<std::unique_ptr<Platform>> build(const cluster::ClusterProfile& profile, int workers);
+  static StatusOr<std::unique_ptr<Platform>> build(const cluster::ClusterProfile& profile, int workers,
+                                                   Routes routes = Routes::kComputed);
   ~Platform();
 
   int workers() const { return workers_; }
