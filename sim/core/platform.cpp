@@ -1,5 +1,7 @@
 #include "sim/core/platform.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <simgrid/kernel/routing/NetPoint.hpp>
@@ -272,12 +274,20 @@ void configure_engine_for_twin() {
   e->set_config("network/crosstraffic:0");
 }
 
-TwinEngine::TwinEngine() {
-  int argc = 3;
+TwinEngine::TwinEngine(bool stack_guards) {
+  int argc = stack_guards ? 3 : 4;
   char arg0[] = "clustertwin";
   char arg1[] = "--log=root.thresh:critical";
   char arg2[] = "--cfg=contexts/stack-size:256";
-  char* argv[] = {arg0, arg1, arg2, nullptr};
+  char arg3[] = "--cfg=contexts/guard-size:0";
+  char* argv[] = {arg0, arg1, arg2, stack_guards ? nullptr : arg3, nullptr};
+  if (!stack_guards) {
+    // Unguarded stacks come from malloc, which zeroes them: keep each in a
+    // mapping of its own (fresh pages, zero without being touched) by fixing
+    // glibc's threshold, which otherwise rises past a stack's size once a
+    // large block is freed and puts stacks on the heap, written in full.
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  }
   engine_ = std::make_unique<sg::Engine>(&argc, argv);
   configure_engine_for_twin();
 }

@@ -128,12 +128,21 @@ inline constexpr double kWorkUnitsPerSecond = 1e9;
 /// Sets the SimGrid network model the twin uses (call before building a platform).
 void configure_engine_for_twin();
 
+/// Above this many workers a twin's actors run without stack guard pages
+/// (TwinEngine's `stack_guards`): a guard page splits its stack's memory
+/// mapping in two, and with an actor per worker for its stream and one per
+/// host for its flows, 16,384 workers ran past Linux's default limit of
+/// 65,530 mappings per process (SimGrid aborts: "Failed to protect stack").
+inline constexpr int kStackGuardMaxWorkers = 8192;
+
 /// The SimGrid engine of one twin run (in a child process of
 /// sim/core/isolated.h: one engine per process), SimGrid's own logging
-/// off, actor stacks of 256 KiB, configure_engine_for_twin applied.
+/// off, actor stacks of 256 KiB (each with a guard page that turns an
+/// overflow into a crash, unless `stack_guards` is false),
+/// configure_engine_for_twin applied.
 class TwinEngine {
  public:
-  TwinEngine();
+  explicit TwinEngine(bool stack_guards = true);
   ~TwinEngine();
   TwinEngine(const TwinEngine&) = delete;
   TwinEngine& operator=(const TwinEngine&) = delete;

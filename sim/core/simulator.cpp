@@ -411,7 +411,7 @@ bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& pr
 StatusOr<std::string> run_in_child(const models::Plan& plan, const cluster::ClusterProfile& profile,
                                    const SimOptions& options, std::vector<std::vector<double>> seconds) {
   const auto wall_start = std::chrono::steady_clock::now();
-  TwinEngine twin;
+  TwinEngine twin(options.workers <= kStackGuardMaxWorkers);
   sg::Engine& engine = twin.engine();
   auto platform = Platform::build(profile, options.workers,
                                   options.stored_routes ? Platform::Routes::kStored : Platform::Routes::kComputed);
