@@ -23,11 +23,11 @@ class ActorPool;
 /// Every SimGrid platform call of the twin lives in platform.cpp, so that
 /// SimGrid 4's renamed zone API touches one file.
 ///
-/// The model, per node (a SimGrid full zone):
+/// The model, per node:
 ///
 ///            (to the fabric: node uplink = NICs x NIC bandwidth)
 ///                           |
-///     cpu0   cpu1      node endpoint (the zone's gateway; flow-fidelity node-to-node traffic)
+///     cpu0   cpu1      node endpoint (where routes leave the node; flow-fidelity node-to-node traffic)
 ///      |pcie  |pcie      /    |
 ///     dev0 --------- dev1       nic0, nic1 (one NIC per device when rail-optimised)
 ///        | (switch or mesh) |
@@ -35,9 +35,11 @@ class ActorPool;
 ///
 /// and between nodes a tree of aggregate links (a fluid fat tree: each level's
 /// uplink carries the sum of what it aggregates divided by the level's
-/// oversubscription), whose route between two nodes the root zone computes
-/// when SimGrid asks for it, so that building grows with the nodes, not their
-/// pairs (Routes::kStored stores one route per node pair instead). A flow's
+/// oversubscription). One zone holds every host and computes each route when
+/// SimGrid asks for it (a route between nodes runs through both node
+/// endpoints), so that building grows with the nodes, not their pairs
+/// (Routes::kStored builds a full zone per node and stores one route per
+/// node pair instead, as the twin did before). A flow's
 /// bandwidth is the max-min share of every link on its route (SimGrid's CM02
 /// model without TCP window or cross-traffic effects, so that closed forms
 /// hold exactly until the calibrators add factors).
