@@ -27,62 +27,56 @@ struct Flow {
 
 // Sends every flow and returns when all have arrived.
 //
-// Flows go through mailboxes, one per flow, with an actor per sending host
-// and one per receiving host (from the platform's pool of parked actors): SimGrid 3.32's Comm::sendto_async keeps all
-// pending host-to-host comms in one list and removes each finished comm by a
-// linear search, which makes an all-to-all of 10,000 flows quadratic
-// (measured: 0.4 s per all-to-all of 96 nodes; 0.09 s through mailboxes).
+// Flows go through mailboxes, one per flow, with an actor per host that
+// sends or receives (from the platform's pool of parked actors): SimGrid
+// 3.32's Comm::sendto_async keeps all pending host-to-host comms in one list
+// and removes each finished comm by a linear search, which makes an
+// all-to-all of 10,000 flows quadratic (measured: 0.4 s per all-to-all of 96
+// nodes; 0.09 s through mailboxes), whichever actors issue them.
 void send_all(Platform& platform, const std::vector<Flow>& flows) {
   static int token = 0;  // mailboxes need a payload; only the simulated size matters
-  struct Outgoing {
+  // One actor per host that sends or receives (not one per side): at 16,384
+  // workers a ring's 32,768 actors, each a stack and a guard page, ran past
+  // the kernel's limit of 65,530 memory mappings per process.
+  struct HostFlows {
     sg::Host* host;
     std::vector<std::tuple<double, sg::Mailbox*, uint64_t>> sends;  // delay, mailbox, bytes
-  };
-  struct Incoming {
-    sg::Host* host;
     std::vector<sg::Mailbox*> receives;
   };
   // Grouped in flow order, so that actors start in the same order every run.
-  std::vector<Outgoing> outgoing;
-  std::vector<Incoming> incoming;
-  std::unordered_map<sg::Host*, size_t> out_index, in_index;
+  std::vector<HostFlows> hosts;
+  std::unordered_map<sg::Host*, size_t> index;
   std::vector<sg::Mailbox*> used;
   used.reserve(flows.size());
   LinkTally* tally = platform.link_tally();
+  auto of = [&](sg::Host* host) -> HostFlows& {
+    auto [it, added] = index.try_emplace(host, hosts.size());
+    if (added) hosts.push_back({host, {}, {}});
+    return hosts[it->second];
+  };
   for (const Flow& f : flows) {
     if (tally != nullptr) tally->add(f.from, f.to, f.bytes);
     sg::Mailbox* mailbox = platform.take_mailbox();
     used.push_back(mailbox);
-    auto [o, new_out] = out_index.try_emplace(f.from, outgoing.size());
-    if (new_out) outgoing.push_back({f.from, {}});
-    outgoing[o->second].sends.emplace_back(f.delay, mailbox, static_cast<uint64_t>(std::llround(f.bytes)));
-    auto [i, new_in] = in_index.try_emplace(f.to, incoming.size());
-    if (new_in) incoming.push_back({f.to, {}});
-    incoming[i->second].receives.push_back(mailbox);
+    of(f.from).sends.emplace_back(f.delay, mailbox, static_cast<uint64_t>(std::llround(f.bytes)));
+    of(f.to).receives.push_back(mailbox);
   }
   std::vector<ActorPool::Job> jobs;
-  jobs.reserve(outgoing.size() + incoming.size());
-  for (Outgoing& out : outgoing) {
-    std::stable_sort(out.sends.begin(), out.sends.end(),
+  jobs.reserve(hosts.size());
+  for (HostFlows& h : hosts) {
+    std::stable_sort(h.sends.begin(), h.sends.end(),
                      [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-    jobs.push_back({out.host, [&out] {
+    jobs.push_back({h.host, [&h] {
                       const double start = sg::Engine::get_clock();
                       std::vector<sg::CommPtr> comms;
-                      comms.reserve(out.sends.size());
-                      for (const auto& [delay, mailbox, bytes] : out.sends) {
+                      std::vector<int*> data(h.receives.size());
+                      comms.reserve(h.sends.size() + h.receives.size());
+                      for (size_t k = 0; k < h.receives.size(); ++k)
+                        comms.push_back(h.receives[k]->get_async<int>(&data[k]));
+                      for (const auto& [delay, mailbox, bytes] : h.sends) {
                         if (delay > 0) sg::this_actor::sleep_until(start + delay);
                         comms.push_back(mailbox->put_async(&token, bytes));
                       }
-                      sg::Comm::wait_all(comms);
-                    }});
-  }
-  for (const Incoming& in : incoming) {
-    jobs.push_back({in.host, [&in] {
-                      std::vector<sg::CommPtr> comms;
-                      std::vector<int*> data(in.receives.size());
-                      comms.reserve(in.receives.size());
-                      for (size_t k = 0; k < in.receives.size(); ++k)
-                        comms.push_back(in.receives[k]->get_async<int>(&data[k]));
                       sg::Comm::wait_all(comms);
                     }});
   }

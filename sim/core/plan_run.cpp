@@ -200,6 +200,9 @@ class PlanRun::Impl {
     }
     if (sender != nullptr) send_bytes_[key] = t.bytes;
     if (++inst.arrived < inst.expected) {
+      // A waiting member keeps no copy of the group: every rank of a world
+      // collective waits at once, and 65,536 copies of 65,536 ranks are 17 GB.
+      std::vector<int>().swap(members);
       std::unique_lock<sg::Mutex> lock(*inst.mutex);
       while (!inst.done)
         inst.cv->wait(lock);

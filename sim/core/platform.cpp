@@ -1,8 +1,12 @@
 #include "sim/core/platform.h"
 
+#include <malloc.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
+#include <xbt/config.hpp>
 
 #include "common/check.h"
 #include "sim/core/actor_pool.h"
@@ -78,6 +82,187 @@ Levels aggregation_levels(const cluster::ClusterProfile& p, int nodes, double no
   return out;
 }
 
+// Where a host sits: its node and what it is there.
+struct Place {
+  enum class Role : uint8_t { kDevice, kCpu, kCores, kEndpoint, kSwitch, kGroup };
+  Role role;
+  int node;   // for a group endpoint, the first node of its group (routes into a group go its way)
+  int index;  // a device's or host side's index in its node; a group endpoint's group
+};
+
+// The links of one node (see the diagram in platform.h).
+struct NodeLinks {
+  std::vector<sg::Link*> nic_up, nic_down;        // [nic]
+  std::vector<int> nic_of;                        // [device]: the NIC the device uses
+  std::vector<sg::Link*> pcie_up, pcie_down;      // [device]: host side to device, and back
+  std::vector<sg::Link*> fabric_up, fabric_down;  // [device]: to the node switch, and back
+  std::vector<sg::Link*> mesh;                    // [i * m + j]: device i to j, on a full mesh only
+  sg::Link* fabric_all = nullptr;                 // the node endpoint to its switch
+};
+
+// The network model of a built platform as routes: which links a flow from
+// one host to another crosses, in order. Both ways of keeping routes
+// (Platform::Routes) take them from here.
+struct Routing {
+  Levels levels;
+  std::vector<sg::Link*> node_up, node_down;                 // [node]: to the first level and back
+  std::vector<std::vector<sg::Link*>> level_up, level_down;  // [level][group]
+  std::vector<NodeLinks> nodes;                              // [node]
+
+  // Calls `visit` on each link of the route between two hosts of one node
+  // (not a group endpoint); false when the model has no such route.
+  template <class Visit>
+  bool visit_local(const Place& from, const Place& to, Visit&& visit) const {
+    using Role = Place::Role;
+    const NodeLinks& n = nodes[from.node];
+    const int i = from.index, j = to.index;
+    switch (from.role) {
+      case Role::kDevice:
+        switch (to.role) {
+          case Role::kEndpoint:
+            visit(n.nic_up[n.nic_of[i]]);
+            return true;
+          case Role::kCpu:
+            if (i != j) return false;
+            visit(n.pcie_down[i]);
+            return true;
+          case Role::kSwitch:
+            visit(n.fabric_up[i]);
+            return true;
+          case Role::kDevice:
+            if (!n.mesh.empty()) {
+              visit(n.mesh[static_cast<size_t>(i) * n.fabric_up.size() + j]);
+            } else {
+              // Through the node's switch: the sender's link up, the receiver's link down.
+              visit(n.fabric_up[i]);
+              visit(n.fabric_down[j]);
+            }
+            return true;
+          default:
+            return false;
+        }
+      case Role::kCpu:
+        if (to.role != Role::kDevice || i != j) return false;
+        visit(n.pcie_up[i]);
+        return true;
+      case Role::kEndpoint:
+        if (to.role == Role::kDevice) {
+          visit(n.nic_down[n.nic_of[j]]);
+        } else if (to.role == Role::kSwitch) {
+          visit(n.fabric_all);
+        } else {
+          return false;
+        }
+        return true;
+      case Role::kSwitch:
+        if (to.role != Role::kDevice) return false;
+        visit(n.fabric_down[j]);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Calls `visit` on each link from node a towards node b, in order: a's
+  // uplink, a's group uplinks up to the first level where a and b share a
+  // group, b's group downlinks back down, then b's downlink when `into_b`
+  // (a route into b's first-level group ends above it).
+  template <class Visit>
+  void visit_fabric(int a, int b, bool into_b, Visit&& visit) const {
+    visit(node_up[a]);
+    size_t common = 0;  // the first level at which a and b share a group (levels.size() when none does)
+    while (common < levels.group_of_node.size() && levels.group_of_node[common][a] != levels.group_of_node[common][b])
+      ++common;
+    for (size_t l = 0; l < common; ++l)
+      visit(level_up[l][levels.group_of_node[l][a]]);
+    for (size_t l = common; l-- > 0;)
+      visit(level_down[l][levels.group_of_node[l][b]]);
+    if (into_b) visit(node_down[b]);
+  }
+};
+
+/// The one zone of a platform built with Routes::kComputed: every host of
+/// the cluster is its member, and it computes a route from the Routing when
+/// SimGrid asks for one (each time a flow starts). A route between nodes is
+/// what a zone per node under a root zone with one stored route per node
+/// pair gives (Routes::kStored): the host's way to its node endpoint, the
+/// fabric, the way from the other endpoint, with the latency summed in the
+/// order SimGrid's recursive routing sums it, so that both simulate the
+/// same. One zone instead of one per node also keeps the build linear:
+/// SimGrid checks each new link's and host's name against every zone, and
+/// seals a zone by scanning every host of the platform.
+class TwinZone final : public simgrid::kernel::routing::NetZoneImpl {
+ public:
+  using NetPoint = simgrid::kernel::routing::NetPoint;
+
+  explicit TwinZone(const std::string& name) : NetZoneImpl(name) {}
+
+  // Records where `host`, a host of this zone, sits.
+  void place(const sg::Host* host, Place place) {
+    const size_t id = host->get_netpoint()->id();
+    if (places_.size() <= id) places_.resize(id + 1, Place{Place::Role::kCores, -1, -1});
+    places_[id] = place;
+  }
+  Routing& routing() { return routing_; }
+  // SimGrid's own route from a host to itself (which the twin never asks for: plans have no self-sends).
+  void set_loopback(sg::Link* loopback) { loopback_ = loopback; }
+
+  void get_local_route(const NetPoint* src, const NetPoint* dst, simgrid::kernel::routing::Route* into,
+                       double* latency) override {
+    auto push = [&](sg::Link* link) { into->link_list_.push_back(link->get_impl()); };
+    auto add_latency = [&](sg::Link* link) {
+      if (latency != nullptr) *latency += link->get_latency();
+    };
+    if (src == dst) {
+      push(loopback_);
+      add_latency(loopback_);
+      return;
+    }
+    const Place& from = place_of(src);
+    const Place& to = place_of(dst);
+    using Role = Place::Role;
+    if (from.node == to.node && from.role != Role::kGroup && to.role != Role::kGroup) {
+      const bool found = routing_.visit_local(from, to, [&](sg::Link* link) {
+        push(link);
+        add_latency(link);
+      });
+      CT_CHECK(found) << "no route from " << src->get_cname() << " to " << dst->get_cname();
+      return;
+    }
+    // Between nodes: to the source's endpoint, across the fabric, from the destination's endpoint.
+    CT_CHECK(from.role != Role::kGroup) << "no route from " << src->get_cname();
+    const Place endpoint_from{Role::kEndpoint, from.node, 0}, endpoint_to{Role::kEndpoint, to.node, 0};
+    bool found = true;
+    std::vector<sg::Link*> head, fabric, tail;
+    if (from.role != Role::kEndpoint)
+      found = routing_.visit_local(from, endpoint_from, [&](sg::Link* link) { head.push_back(link); });
+    routing_.visit_fabric(from.node, to.node, to.role != Role::kGroup, [&](sg::Link* link) { fabric.push_back(link); });
+    if (found && to.role != Role::kEndpoint && to.role != Role::kGroup)
+      found = routing_.visit_local(endpoint_to, to, [&](sg::Link* link) { tail.push_back(link); });
+    CT_CHECK(found) << "no route from " << src->get_cname() << " to " << dst->get_cname();
+    for (const auto* part : {&head, &fabric, &tail}) {
+      for (sg::Link* link : *part)
+        push(link);
+    }
+    // SimGrid's recursive routing adds the latency of the route between the zones first.
+    for (const auto* part : {&fabric, &head, &tail}) {
+      for (sg::Link* link : *part)
+        add_latency(link);
+    }
+  }
+
+ private:
+  const Place& place_of(const NetPoint* point) const {
+    CT_CHECK(point->id() < places_.size() && places_[point->id()].node >= 0)
+        << point->get_cname() << " is not a host of zone " << get_cname();
+    return places_[point->id()];
+  }
+
+  Routing routing_;
+  std::vector<Place> places_;  // [netpoint id]
+  sg::Link* loopback_ = nullptr;
+};
+
 }  // namespace
 
 void configure_engine_for_twin() {
@@ -89,12 +274,20 @@ void configure_engine_for_twin() {
   e->set_config("network/crosstraffic:0");
 }
 
-TwinEngine::TwinEngine() {
-  int argc = 3;
+TwinEngine::TwinEngine(bool stack_guards) {
+  int argc = stack_guards ? 3 : 4;
   char arg0[] = "clustertwin";
   char arg1[] = "--log=root.thresh:critical";
   char arg2[] = "--cfg=contexts/stack-size:256";
-  char* argv[] = {arg0, arg1, arg2, nullptr};
+  char arg3[] = "--cfg=contexts/guard-size:0";
+  char* argv[] = {arg0, arg1, arg2, stack_guards ? nullptr : arg3, nullptr};
+  if (!stack_guards) {
+    // Unguarded stacks come from malloc, which zeroes them: keep each in a
+    // mapping of its own (fresh pages, zero without being touched) by fixing
+    // glibc's threshold, which otherwise rises past a stack's size once a
+    // large block is freed and puts stacks on the heap, written in full.
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  }
   engine_ = std::make_unique<sg::Engine>(&argc, argv);
   configure_engine_for_twin();
 }
@@ -131,7 +324,8 @@ StatusOr<std::unique_ptr<Platform>> Platform::load_xml(const cluster::ClusterPro
   return platform;
 }
 
-StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfile& profile, int workers) {
+StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfile& profile, int workers,
+                                                    Routes routes) {
   CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, workers));
   if (!profile.simgrid_platform.empty()) return load_xml(profile, workers);
   std::unique_ptr<Platform> platform(new Platform(profile, workers));
@@ -140,129 +334,127 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfil
   const cluster::ClusterProfile& p = profile;
   const int nics = std::max(1, std::min(p.nics.per_node, m));
   const double node_bandwidth = nics * p.nics.link.bandwidth;
+  const bool stored = routes == Routes::kStored;
 
-  sg::NetZone* root = sg::create_full_zone("cluster");
+  // Computed: one zone holds everything. Stored: a full zone per node (its
+  // endpoint the gateway) under a full root zone with a route per node pair.
+  TwinZone* twin = stored ? nullptr : new TwinZone("cluster");  // SimGrid owns zones
+  sg::NetZone* root = stored ? sg::create_full_zone("cluster") : twin->get_iface();
+  Routing local_routing;
+  Routing& routing = stored ? local_routing : twin->routing();
+  routing.nodes.resize(nodes);
   std::vector<sg::NetZone*> node_zones;
-  std::vector<simgrid::kernel::routing::NetPoint*> gateways;
-  std::vector<sg::Link*> node_up, node_down;
   platform->devices_.resize(workers);
   platform->cpus_.resize(workers);
 
   for (int k = 0; k < nodes; ++k) {
-    sg::NetZone* z = sg::create_full_zone(name_of("node", k));
-    z->set_parent(root);
+    sg::NetZone* z = root;
+    if (stored) {
+      z = sg::create_full_zone(name_of("node", k));
+      z->set_parent(root);
+    }
+    std::vector<std::pair<sg::Host*, Place>> hosts;  // of this node, for the stored routes
+    auto placed = [&](sg::Host* host, Place::Role role, int index) {
+      hosts.emplace_back(host, Place{role, k, index});
+      if (!stored) twin->place(host, hosts.back().second);
+      return host;
+    };
     const int first = k * m;
-    std::vector<sg::Host*> dev(m), cpu(m);
     for (int i = 0; i < m; ++i) {
       const int r = first + i;
-      dev[i] = z->create_host(name_of("dev", r), kWorkUnitsPerSecond / p.slowdown_of(r));
-      cpu[i] = z->create_host(name_of("cpu", r), kWorkUnitsPerSecond);
-      platform->devices_[r] = dev[i];
-      platform->cpus_[r] = cpu[i];
+      platform->devices_[r] =
+          placed(z->create_host(name_of("dev", r), kWorkUnitsPerSecond / p.slowdown_of(r)), Place::Role::kDevice, i);
+      platform->cpus_[r] = placed(z->create_host(name_of("cpu", r), kWorkUnitsPerSecond), Place::Role::kCpu, i);
     }
-    // The node endpoint doubles as the zone's gateway, so node-to-node
-    // aggregate flows cross only the fabric; the node switch host receives a
-    // device's aggregate intra-node traffic.
+    // The node endpoint carries node-to-node aggregate flows across the
+    // fabric only; the node switch host receives a device's aggregate
+    // intra-node traffic.
     if (p.node_cores > 0) {
       // Each core runs 1e9 work units per second; an exec uses at most one.
       platform->pools_.push_back(
-          z->create_host(name_of("cores", k), kWorkUnitsPerSecond)->set_core_count(p.node_cores));
+          placed(z->create_host(name_of("cores", k), kWorkUnitsPerSecond)->set_core_count(p.node_cores),
+                 Place::Role::kCores, 0));
     }
-    sg::Host* endpoint = z->create_host(name_of("node", k, 0), kWorkUnitsPerSecond);
-    sg::Host* node_switch = z->create_host(name_of("switch", k), kWorkUnitsPerSecond);
-    platform->node_endpoints_.push_back(endpoint);
-    platform->node_switches_.push_back(node_switch);
-    auto* gw = endpoint->get_netpoint();
-    gateways.push_back(gw);
-    std::vector<sg::Link*> nic_up(nics), nic_down(nics), fabric_up(m), fabric_down(m);
+    platform->node_endpoints_.push_back(
+        placed(z->create_host(name_of("node", k, 0), kWorkUnitsPerSecond), Place::Role::kEndpoint, 0));
+    platform->node_switches_.push_back(
+        placed(z->create_host(name_of("switch", k), kWorkUnitsPerSecond), Place::Role::kSwitch, 0));
+
+    NodeLinks& links = routing.nodes[k];
     for (int n = 0; n < nics; ++n) {
-      nic_up[n] = make_link(z, name_of("nic_up", k, n), p.nics.link.bandwidth, p.nics.link.latency);
-      nic_down[n] = make_link(z, name_of("nic_down", k, n), p.nics.link.bandwidth, p.nics.link.latency);
+      links.nic_up.push_back(make_link(z, name_of("nic_up", k, n), p.nics.link.bandwidth, p.nics.link.latency));
+      links.nic_down.push_back(make_link(z, name_of("nic_down", k, n), p.nics.link.bandwidth, p.nics.link.latency));
     }
     const double intra_bw = p.intra_node.link.bandwidth, intra_lat = p.intra_node.link.latency;
     const bool mesh = p.intra_node.kind == cluster::IntraNode::Kind::kFullMesh;
+    // A device's whole intra-node capacity, for flow-fidelity traffic merged per device.
+    const double to_node = mesh ? intra_bw * std::max(1, m - 1) : intra_bw;
     for (int i = 0; i < m; ++i) {
       const int r = first + i;
-      const int nic = i * nics / m;  // device i's NIC: its own when there is one per device
-      z->add_route(dev[i]->get_netpoint(), gw, nullptr, nullptr, {sg::LinkInRoute(nic_up[nic])}, false);
-      z->add_route(gw, dev[i]->get_netpoint(), nullptr, nullptr, {sg::LinkInRoute(nic_down[nic])}, false);
-      sg::Link* pcie_up = make_link(z, name_of("pcie_up", r), p.host_link.bandwidth, p.host_link.latency);
-      sg::Link* pcie_down = make_link(z, name_of("pcie_down", r), p.host_link.bandwidth, p.host_link.latency);
-      z->add_route(cpu[i]->get_netpoint(), dev[i]->get_netpoint(), nullptr, nullptr, {sg::LinkInRoute(pcie_up)}, false);
-      z->add_route(dev[i]->get_netpoint(), cpu[i]->get_netpoint(), nullptr, nullptr, {sg::LinkInRoute(pcie_down)},
-                   false);
-      // Device to the node endpoint: the device's whole intra-node capacity,
-      // for flow-fidelity traffic merged per device.
-      const double to_node = mesh ? intra_bw * std::max(1, m - 1) : intra_bw;
-      sg::Link* agg_up = make_link(z, name_of("fabric_up", r), to_node, intra_lat / 2);
-      sg::Link* agg_down = make_link(z, name_of("fabric_down", r), to_node, intra_lat / 2);
-      fabric_up[i] = agg_up;
-      fabric_down[i] = agg_down;
-      z->add_route(dev[i]->get_netpoint(), node_switch->get_netpoint(), nullptr, nullptr, {sg::LinkInRoute(agg_up)},
-                   false);
-      z->add_route(node_switch->get_netpoint(), dev[i]->get_netpoint(), nullptr, nullptr, {sg::LinkInRoute(agg_down)},
-                   false);
+      links.nic_of.push_back(i * nics / m);  // device i's NIC: its own when there is one per device
+      links.pcie_up.push_back(make_link(z, name_of("pcie_up", r), p.host_link.bandwidth, p.host_link.latency));
+      links.pcie_down.push_back(make_link(z, name_of("pcie_down", r), p.host_link.bandwidth, p.host_link.latency));
+      links.fabric_up.push_back(make_link(z, name_of("fabric_up", r), to_node, intra_lat / 2));
+      links.fabric_down.push_back(make_link(z, name_of("fabric_down", r), to_node, intra_lat / 2));
     }
-    for (int i = 0; i < m; ++i) {
-      for (int j = 0; j < m; ++j) {
-        if (i == j) continue;
-        std::vector<sg::LinkInRoute> route;
-        if (mesh) {
-          route.emplace_back(make_link(z, name_of("mesh", first + i, first + j), intra_bw, intra_lat));
-        } else {
-          // Through the node's switch: the sender's link up, the receiver's link down.
-          route.emplace_back(fabric_up[i]);
-          route.emplace_back(fabric_down[j]);
+    if (mesh && m > 1) {
+      links.mesh.assign(static_cast<size_t>(m) * m, nullptr);
+      for (int i = 0; i < m; ++i) {
+        for (int j = 0; j < m; ++j) {
+          if (i != j) links.mesh[i * m + j] = make_link(z, name_of("mesh", first + i, first + j), intra_bw, intra_lat);
         }
-        z->add_route(dev[i]->get_netpoint(), dev[j]->get_netpoint(), nullptr, nullptr, route, false);
       }
     }
     // The whole node's intra-node capacity, for a uniform exchange merged per node.
-    const double per_device = mesh ? intra_bw * std::max(1, m - 1) : intra_bw;
-    sg::Link* fabric_all = make_link(z, name_of("fabric_all", k), per_device * m, intra_lat / 2);
-    z->add_route(endpoint->get_netpoint(), node_switch->get_netpoint(), nullptr, nullptr, {sg::LinkInRoute(fabric_all)},
-                 false);
-    z->seal();
-    node_zones.push_back(z);
-    node_up.push_back(make_link(root, name_of("node_up", k), node_bandwidth, p.topology.switch_link.latency));
-    node_down.push_back(make_link(root, name_of("node_down", k), node_bandwidth, 0));
+    links.fabric_all = make_link(z, name_of("fabric_all", k), to_node * m, intra_lat / 2);
+    if (stored) {
+      for (const auto& [from, from_place] : hosts) {
+        for (const auto& [to, to_place] : hosts) {
+          std::vector<sg::LinkInRoute> route;
+          if (from != to && routing.visit_local(from_place, to_place, [&](sg::Link* l) { route.emplace_back(l); }))
+            z->add_route(from->get_netpoint(), to->get_netpoint(), nullptr, nullptr, route, false);
+        }
+      }
+      z->seal();
+      node_zones.push_back(z);
+    }
+    routing.node_up.push_back(make_link(root, name_of("node_up", k), node_bandwidth, p.topology.switch_link.latency));
+    routing.node_down.push_back(make_link(root, name_of("node_down", k), node_bandwidth, 0));
   }
 
-  // Aggregation levels above the nodes, then one route per node pair.
-  const Levels levels = aggregation_levels(p, nodes, node_bandwidth);
-  std::vector<std::vector<sg::Link*>> level_up(levels.uplink.size()), level_down(levels.uplink.size());
+  // Aggregation levels above the nodes.
+  routing.levels = aggregation_levels(p, nodes, node_bandwidth);
+  const Levels& levels = routing.levels;
+  routing.level_up.resize(levels.uplink.size());
+  routing.level_down.resize(levels.uplink.size());
   for (size_t l = 0; l < levels.uplink.size(); ++l) {
     for (size_t g = 0; g < levels.uplink[l].size(); ++g) {
       const int id = static_cast<int>(l + 1) * 100000 + static_cast<int>(g);
-      level_up[l].push_back(make_link(root, name_of("up", id), levels.uplink[l][g], p.topology.switch_link.latency));
-      level_down[l].push_back(
+      routing.level_up[l].push_back(
+          make_link(root, name_of("up", id), levels.uplink[l][g], p.topology.switch_link.latency));
+      routing.level_down[l].push_back(
           make_link(root, name_of("down", id), levels.uplink[l][g], p.topology.switch_link.latency));
-    }
-  }
-  for (int a = 0; a < nodes; ++a) {
-    for (int b = 0; b < nodes; ++b) {
-      if (a == b) continue;
-      std::vector<sg::LinkInRoute> route{sg::LinkInRoute(node_up[a])};
-      size_t common = 0;  // the first level at which a and b share a group (levels.size() when none does)
-      while (common < levels.group_of_node.size() &&
-             levels.group_of_node[common][a] != levels.group_of_node[common][b]) {
-        ++common;
-      }
-      for (size_t l = 0; l < common; ++l)
-        route.emplace_back(level_up[l][levels.group_of_node[l][a]]);
-      for (size_t l = common; l-- > 0;)
-        route.emplace_back(level_down[l][levels.group_of_node[l][b]]);
-      route.emplace_back(node_down[b]);
-      root->add_route(node_zones[a]->get_netpoint(), node_zones[b]->get_netpoint(), gateways[a], gateways[b], route,
-                      false);
     }
   }
   // One endpoint per first-level group (the whole cluster on one switch): a
   // node's share of an all-to-all bound for a group crosses the node uplink
   // and the levels up to their common ancestor, then the group's downlink.
   const int groups = levels.group_of_node.empty() ? 1 : static_cast<int>(levels.uplink[0].size());
+  platform->group_of_node_.resize(nodes, 0);
+  for (int a = 0; a < nodes; ++a) {
+    if (!levels.group_of_node.empty()) platform->group_of_node_[a] = levels.group_of_node[0][a];
+  }
+  std::vector<int> group_rep(groups, 0);  // the first node of each group
+  for (int a = nodes - 1; a >= 0; --a)
+    group_rep[platform->group_of_node_[a]] = a;
   std::vector<sg::NetZone*> group_zones;
   for (int g = 0; g < groups; ++g) {
+    if (!stored) {
+      sg::Host* endpoint = root->create_host(name_of("group", g), kWorkUnitsPerSecond);
+      twin->place(endpoint, Place{Place::Role::kGroup, group_rep[g], g});
+      platform->group_endpoints_.push_back(endpoint);
+      continue;
+    }
     // In a zone of its own: SimGrid routes between zones, or between hosts of one zone.
     sg::NetZone* z = sg::create_full_zone(name_of("group_zone", g));
     z->set_parent(root);
@@ -270,28 +462,27 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfil
     z->seal();
     group_zones.push_back(z);
   }
-  platform->group_of_node_.resize(nodes, 0);
-  for (int a = 0; a < nodes; ++a) {
-    if (!levels.group_of_node.empty()) platform->group_of_node_[a] = levels.group_of_node[0][a];
-  }
-  for (int a = 0; a < nodes; ++a) {
-    for (int g = 0; g < groups; ++g) {
-      int rep = 0;  // a node of group g
-      while (rep < nodes && platform->group_of_node_[rep] != g)
-        ++rep;
-      std::vector<sg::LinkInRoute> route{sg::LinkInRoute(node_up[a])};
-      size_t common = 0;
-      while (common < levels.group_of_node.size() &&
-             levels.group_of_node[common][a] != levels.group_of_node[common][rep]) {
-        ++common;
+
+  if (stored) {
+    auto add = [&](int a, sg::NetZone* to, sg::Host* gateway, int b, bool into_b) {
+      std::vector<sg::LinkInRoute> route;
+      routing.visit_fabric(a, b, into_b, [&](sg::Link* link) { route.emplace_back(link); });
+      root->add_route(node_zones[a]->get_netpoint(), to->get_netpoint(), platform->node_endpoints_[a]->get_netpoint(),
+                      gateway->get_netpoint(), route, false);
+    };
+    for (int a = 0; a < nodes; ++a) {
+      for (int b = 0; b < nodes; ++b) {
+        if (a != b) add(a, node_zones[b], platform->node_endpoints_[b], b, true);
       }
-      for (size_t l = 0; l < common; ++l)
-        route.emplace_back(level_up[l][levels.group_of_node[l][a]]);
-      for (size_t l = common; l-- > 0;)
-        route.emplace_back(level_down[l][levels.group_of_node[l][rep]]);
-      root->add_route(node_zones[a]->get_netpoint(), group_zones[g]->get_netpoint(), gateways[a],
-                      platform->group_endpoints_[g]->get_netpoint(), route, false);
+      for (int g = 0; g < groups; ++g)
+        add(a, group_zones[g], platform->group_endpoints_[g], group_rep[g], false);
     }
+  } else {
+    // As SimGrid's network model makes its loopback (network/loopback-bw, -lat; shared by every flow on it).
+    twin->set_loopback(root->create_link("loopback", simgrid::config::get_value<double>("network/loopback-bw"))
+                           ->set_latency(simgrid::config::get_value<double>("network/loopback-lat"))
+                           ->set_sharing_policy(sg::Link::SharingPolicy::FATPIPE)
+                           ->seal());
   }
   root->seal();
   return platform;

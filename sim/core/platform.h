@@ -24,11 +24,11 @@ class LinkTally;
 /// Every SimGrid platform call of the twin lives in platform.cpp, so that
 /// SimGrid 4's renamed zone API touches one file.
 ///
-/// The model, per node (a SimGrid full zone):
+/// The model, per node:
 ///
 ///            (to the fabric: node uplink = NICs x NIC bandwidth)
 ///                           |
-///     cpu0   cpu1      node endpoint (the zone's gateway; flow-fidelity node-to-node traffic)
+///     cpu0   cpu1      node endpoint (where routes leave the node; flow-fidelity node-to-node traffic)
 ///      |pcie  |pcie      /    |
 ///     dev0 --------- dev1       nic0, nic1 (one NIC per device when rail-optimised)
 ///        | (switch or mesh) |
@@ -36,17 +36,28 @@ class LinkTally;
 ///
 /// and between nodes a tree of aggregate links (a fluid fat tree: each level's
 /// uplink carries the sum of what it aggregates divided by the level's
-/// oversubscription), with one explicit route per node pair. A flow's
+/// oversubscription). One zone holds every host and computes each route when
+/// SimGrid asks for it (a route between nodes runs through both node
+/// endpoints), so that building grows with the nodes, not their pairs
+/// (Routes::kStored builds a full zone per node and stores one route per
+/// node pair instead, as the twin did before). A flow's
 /// bandwidth is the max-min share of every link on its route (SimGrid's CM02
 /// model without TCP window or cross-traffic effects, so that closed forms
 /// hold exactly until the calibrators add factors).
 class Platform {
  public:
+  /// How the routes between nodes are kept: computed on demand (the
+  /// default; set-up time and memory grow with the nodes), or stored, one per
+  /// node pair as a SimGrid full zone does (quadratic: 10 s and 300 MB at
+  /// 1,536 nodes), the reference the tests hold the computed routes to.
+  enum class Routes { kComputed, kStored };
+
   /// Builds the platform of the first `workers` devices of `profile` in the
   /// current SimGrid engine, or loads profile.simgrid_platform when set (its
   /// hosts in file order are the workers, each its own node, with no node
   /// aggregates). InvalidArgument when the worker count does not fit.
-  static StatusOr<std::unique_ptr<Platform>> build(const cluster::ClusterProfile& profile, int workers);
+  static StatusOr<std::unique_ptr<Platform>> build(const cluster::ClusterProfile& profile, int workers,
+                                                   Routes routes = Routes::kComputed);
   ~Platform();
 
   /// A view of this platform for one job of a mix: `workers` ranks, rank r
@@ -140,12 +151,21 @@ inline constexpr double kWorkUnitsPerSecond = 1e9;
 /// Sets the SimGrid network model the twin uses (call before building a platform).
 void configure_engine_for_twin();
 
+/// Above this many workers a twin's actors run without stack guard pages
+/// (TwinEngine's `stack_guards`): a guard page splits its stack's memory
+/// mapping in two, and with an actor per worker for its stream and one per
+/// host for its flows, 16,384 workers ran past Linux's default limit of
+/// 65,530 mappings per process (SimGrid aborts: "Failed to protect stack").
+inline constexpr int kStackGuardMaxWorkers = 8192;
+
 /// The SimGrid engine of one twin run (in a child process of
 /// sim/core/isolated.h: one engine per process), SimGrid's own logging
-/// off, actor stacks of 256 KiB, configure_engine_for_twin applied.
+/// off, actor stacks of 256 KiB (each with a guard page that turns an
+/// overflow into a crash, unless `stack_guards` is false),
+/// configure_engine_for_twin applied.
 class TwinEngine {
  public:
-  TwinEngine();
+  explicit TwinEngine(bool stack_guards = true);
   ~TwinEngine();
   TwinEngine(const TwinEngine&) = delete;
   TwinEngine& operator=(const TwinEngine&) = delete;

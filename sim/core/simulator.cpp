@@ -18,9 +18,10 @@ namespace sg = simgrid::s4u;
 StatusOr<std::string> run_in_child(const models::Plan& plan, const cluster::ClusterProfile& profile,
                                    const SimOptions& options, std::vector<std::vector<double>> seconds) {
   const auto wall_start = std::chrono::steady_clock::now();
-  TwinEngine twin;
+  TwinEngine twin(options.workers <= kStackGuardMaxWorkers);
   sg::Engine& engine = twin.engine();
-  auto platform = Platform::build(profile, options.workers);
+  auto platform = Platform::build(profile, options.workers,
+                                  options.stored_routes ? Platform::Routes::kStored : Platform::Routes::kComputed);
   if (!platform.is_ok()) return platform.status();
   (*platform)->set_group_merge_min_nodes(options.group_merge_min_nodes);
   const Fidelity fidelity = resolve_fidelity(options);

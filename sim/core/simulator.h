@@ -41,6 +41,10 @@ struct SimOptions {
   /// nothing. 16 times fewer actors on 16-device nodes; a test holds the two
   /// modes to each other. False simulates every worker.
   bool symmetric = true;
+  /// Store one route per node pair instead of computing routes on demand
+  /// (Platform::Routes::kStored): the same simulation, quadratic to build;
+  /// for the tests that hold the two together.
+  bool stored_routes = false;
   /// Layers of the exposed-time breakdown (SimResult::breakdown), in order of
   /// precedence: a layer's exposed time is its busy time minus what earlier
   /// layers already cover.

@@ -68,7 +68,7 @@ StatusOr<Outcome> decode(const std::string& payload) {
 // the child process run_isolated made); `trace_suffix` names their traces.
 StatusOr<std::string> run_together(const cluster::ClusterProfile& profile, const std::vector<const JobSetup*>& jobs,
                                    const std::string& trace_dir, const std::string& trace_suffix) {
-  TwinEngine twin;
+  TwinEngine twin(profile.devices() <= kStackGuardMaxWorkers);
   // The whole cluster, whatever the jobs use: a pod's uplink carries what
   // all its nodes can send, whether or not a job sits on every node.
   auto platform = Platform::build(profile, profile.devices());
