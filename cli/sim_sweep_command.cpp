@@ -31,6 +31,7 @@ struct SweepArgs {
   std::string shard;
   bool shard_from_env = false;
   std::string out;
+  bool resume = false;
   int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
@@ -79,10 +80,22 @@ Status run_sweep(const SweepArgs& a) {
   std::filesystem::create_directories(a.out, ec);
   if (ec) return Status::io_error("--out " + a.out + ": " + ec.message());
 
-  const std::vector<sim::mix::SweepPoint> points = sim::mix::shard_points(spec, shard);
+  std::vector<sim::mix::SweepPoint> points = sim::mix::shard_points(spec, shard);
   std::printf("# sweep %s: %zu points (%zu mixes x %zu placements x %zu seeds); shard %d/%d runs %zu of them into %s\n",
               id->c_str(), spec.points(), spec.mixes.size(), spec.placements.size(), spec.seeds.size(), shard.index,
               shard.count, points.size(), a.out.c_str());
+  if (a.resume) {
+    // A point whose file is there, of this sweep, is done; anything else there is run and replaced.
+    const size_t before = points.size();
+    std::erase_if(points, [&](const sim::mix::SweepPoint& p) {
+      const std::string path = a.out + "/" + sim::mix::point_file_name(p.index);
+      std::error_code exists_ec;
+      if (!std::filesystem::exists(path, exists_ec)) return false;
+      auto done = sim::mix::read_sweep_point(path);
+      return done.is_ok() && done->id == *id && done->result.point.index == p.index;
+    });
+    std::printf("# --resume: %zu of them done already, %zu to run\n", before - points.size(), points.size());
+  }
   std::fflush(stdout);
   // Points side by side, each mix's simulations sharing what is left of --parallel.
   const int outer = std::max(1, std::min(a.parallel, static_cast<int>(points.size())));
@@ -144,6 +157,8 @@ void add_sim_sweep_commands(CLI::App& sim, Action* action) {
       ->excludes(shard);
   cmd->add_option("--out", a->out, "Folder of the point files (point-NNNNNN.json, each written atomically)")
       ->required();
+  cmd->add_flag("--resume", a->resume,
+                "Skip the points whose file in --out is already this sweep's (a requeued or rerun task)");
   cmd->add_option("--parallel", a->parallel,
                   "Simulations at a time (points, and each mix's simulations), each in its own process (default: "
                   "cores)")

@@ -14,24 +14,20 @@
 namespace clustertwin::sim::mix {
 namespace {
 
-struct PointFile {
-  std::string id;
-  SweepSpec spec;
-  SweepPointResult result;
-};
-
 Status bad_file(const std::string& file, const std::string& why) {
   return Status::invalid_argument(file + ": " + why);
 }
 
-StatusOr<PointFile> read_point_file(const std::string& path) {
+}  // namespace
+
+StatusOr<SweepPointFile> read_sweep_point(const std::string& path) {
   auto text = read_file(path);
   if (!text.is_ok()) return bad_file(path, "cannot be read: " + text.status().message());
   try {
     const nlohmann::json j = nlohmann::json::parse(*text);
     if (!j.is_object() || j.value("format", "") != "clustertwin-sweep-point/1")
       return bad_file(path, "not a sweep point file (no \"format\":\"clustertwin-sweep-point/1\")");
-    PointFile p;
+    SweepPointFile p;
     p.id = j.at("sweep").get<std::string>();
     p.spec.mixes = j.at("mixes").get<std::vector<std::string>>();
     p.spec.placements = j.at("placements").get<std::vector<std::string>>();
@@ -58,6 +54,8 @@ StatusOr<PointFile> read_point_file(const std::string& path) {
     return bad_file(path, std::string("not a readable sweep point file: ") + e.what());
   }
 }
+
+namespace {
 
 std::string describe(const SweepSpec& spec, const SweepPoint& p) {
   return std::to_string(p.index) + " (" + spec.mixes[p.mix] + " " + p.placement + " seed " + std::to_string(p.seed) +
@@ -129,7 +127,7 @@ StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
   std::string first_file;
   std::map<size_t, SweepPointResult> by_index;
   for (const std::string& file : files) {
-    auto p = read_point_file(file);
+    auto p = read_sweep_point(file);
     if (!p.is_ok()) return p.status();
     if (first_file.empty()) {
       first_file = file;

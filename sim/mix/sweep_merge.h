@@ -23,6 +23,17 @@ struct SweepPointResult {
   std::vector<SweepJobRow> jobs;
 };
 
+/// A point file as read back: its sweep's id and spec, and its point.
+struct SweepPointFile {
+  std::string id;
+  SweepSpec spec;
+  SweepPointResult result;
+};
+
+/// Reads one point file. InvalidArgument naming `path` when it cannot be
+/// read, is not JSON, or lacks a field of the format.
+StatusOr<SweepPointFile> read_sweep_point(const std::string& path);
+
 /// The points of one sweep, merged from a folder of point files.
 struct MergedSweep {
   std::string id;

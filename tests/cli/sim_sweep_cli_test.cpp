@@ -110,6 +110,15 @@ TEST(SimSweepCliTest, MissingAndDuplicatePointsExit2) {
   EXPECT_EQ(partial.exit_code, 0) << partial.err;
   EXPECT_NE(partial.out.find("# missing points (--allow-missing): 2 (" + mix + " random seed 1)"), std::string::npos)
       << partial.out;
+  // Rerun with --resume: only the missing point runs, and the merge is whole again.
+  auto args = sweep_args(mix, dir, "1");
+  args.push_back("--resume");
+  const auto rerun = run_clustertwin(args);
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  EXPECT_NE(rerun.out.find("# --resume: 2 of them done already, 1 to run"), std::string::npos) << rerun.out;
+  EXPECT_NE(rerun.out.find("point 2: "), std::string::npos) << rerun.out;
+  EXPECT_EQ(rerun.out.find("point 0: "), std::string::npos) << rerun.out;
+  EXPECT_EQ(run_clustertwin({"sim", "sweep-merge", dir}).exit_code, 0);
 }
 
 TEST(SimSweepCliTest, BadShardSpecsExit2WithOneLine) {
