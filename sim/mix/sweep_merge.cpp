@@ -108,6 +108,18 @@ std::vector<Summary> summarize(const MergedSweep& sweep) {
   return out;
 }
 
+// The table's names of the mixes: the files' names when they tell the
+// mixes apart (the paths as given are in the table's header, CSV and JSON).
+std::vector<std::string> short_mix_names(const SweepSpec& spec) {
+  std::vector<std::string> names;
+  for (const std::string& m : spec.mixes)
+    names.push_back(std::filesystem::path(m).filename().string());
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return spec.mixes;
+  return names;
+}
+
 }  // namespace
 
 StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
@@ -174,9 +186,10 @@ StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
 
 std::string merged_table(const MergedSweep& sweep) {
   const SweepSpec& spec = sweep.spec;
+  const std::vector<std::string> mix_names = short_mix_names(spec);
   int mix_width = 3;
   int job_width = 3;
-  for (const std::string& m : spec.mixes)
+  for (const std::string& m : mix_names)
     mix_width = std::max(mix_width, static_cast<int>(m.size()));
   for (const SweepPointResult& p : sweep.points) {
     for (const SweepJobRow& j : p.jobs)
@@ -186,6 +199,9 @@ std::string merged_table(const MergedSweep& sweep) {
                     " points (" + std::to_string(spec.mixes.size()) + " mixes x " +
                     std::to_string(spec.placements.size()) + " placements x " + std::to_string(spec.seeds.size()) +
                     " seeds), " + std::to_string(sweep.points.size()) + " merged\n";
+  for (size_t m = 0; m < spec.mixes.size(); ++m) {
+    if (mix_names[m] != spec.mixes[m]) out += "# " + mix_names[m] + ": " + spec.mixes[m] + "\n";
+  }
   char line[1024];
   std::snprintf(line, sizeof line, "# %6s  %-*s  %-9s %6s  %-*s %12s %12s %9s\n", "point", mix_width, "mix",
                 "placement", "seed", job_width, "job", "alone (ms)", "in mix (ms)", "slowdown");
@@ -193,7 +209,7 @@ std::string merged_table(const MergedSweep& sweep) {
   for (const SweepPointResult& p : sweep.points) {
     for (const SweepJobRow& j : p.jobs) {
       std::snprintf(line, sizeof line, "  %6zu  %-*s  %-9s %6llu  %-*s %12.3f %12.3f %8.4fx\n", p.point.index,
-                    mix_width, spec.mixes[p.point.mix].c_str(), p.point.placement.c_str(),
+                    mix_width, mix_names[p.point.mix].c_str(), p.point.placement.c_str(),
                     static_cast<unsigned long long>(p.point.seed), job_width, j.job.c_str(), j.alone_s * 1e3,
                     j.mixed_s * 1e3, j.slowdown);
       out += line;
@@ -205,8 +221,8 @@ std::string merged_table(const MergedSweep& sweep) {
   out += line;
   for (const Summary& s : summarize(sweep)) {
     std::snprintf(line, sizeof line, "  %-*s  %-9s  %-*s %6zu %8.4fx %8.4fx %8.4fx\n", mix_width,
-                  spec.mixes[s.mix].c_str(), s.placement.c_str(), job_width, s.job.c_str(), s.slowdowns.size(),
-                  s.mean(), s.min(), s.max());
+                  mix_names[s.mix].c_str(), s.placement.c_str(), job_width, s.job.c_str(), s.slowdowns.size(), s.mean(),
+                  s.min(), s.max());
     out += line;
   }
   if (!sweep.missing.empty()) {
