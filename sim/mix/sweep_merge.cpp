@@ -137,6 +137,7 @@ StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
 
   MergedSweep out;
   std::string first_file;
+  std::vector<SweepPoint> order;  // the sweep's points, from the first file's spec
   std::map<size_t, SweepPointResult> by_index;
   for (const std::string& file : files) {
     auto p = read_sweep_point(file);
@@ -145,6 +146,7 @@ StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
       first_file = file;
       out.id = p->id;
       out.spec = p->spec;
+      order = sweep_points(out.spec);
     } else if (p->id != out.id || !same_spec(p->spec, out.spec)) {
       return bad_file(file, "sweep '" + p->id + "', but " + first_file + " is sweep '" + out.id +
                                 "' (points of two sweeps, or of changed inputs, in one folder)");
@@ -154,7 +156,7 @@ StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
       return bad_file(file, "field 'index': " + std::to_string(point.index) + " is not below the sweep's " +
                                 std::to_string(out.spec.points()) + " points");
     }
-    const SweepPoint expected = sweep_points(out.spec)[point.index];
+    const SweepPoint& expected = order[point.index];
     if (expected.mix != point.mix || expected.placement != point.placement || expected.seed != point.seed) {
       return bad_file(file, "point " + std::to_string(point.index) + " is " + describe(out.spec, point) +
                                 ", but the sweep's order makes it " + describe(out.spec, expected));
@@ -165,7 +167,7 @@ StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
                       "point " + describe(out.spec, point) + " again: " + it->second.file + " has it too (remove one)");
     }
   }
-  for (const SweepPoint& point : sweep_points(out.spec)) {
+  for (const SweepPoint& point : order) {
     auto it = by_index.find(point.index);
     if (it == by_index.end()) {
       out.missing.push_back(point);
