@@ -78,7 +78,7 @@ Status run_sweep(const SweepArgs& a) {
   if (!id.is_ok()) return id.status();
   std::error_code ec;
   std::filesystem::create_directories(a.out, ec);
-  if (ec) return Status::io_error("--out " + a.out + ": " + ec.message());
+  if (ec) return Status::invalid_argument("--out " + a.out + ": cannot create the folder: " + ec.message());
 
   std::vector<sim::mix::SweepPoint> points = sim::mix::shard_points(spec, shard);
   std::printf("# sweep %s: %zu points (%zu mixes x %zu placements x %zu seeds); shard %d/%d runs %zu of them into %s\n",

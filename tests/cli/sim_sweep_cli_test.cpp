@@ -144,6 +144,10 @@ TEST(SimSweepCliTest, BadShardSpecsExit2WithOneLine) {
   ::unsetenv("SLURM_ARRAY_TASK_COUNT");
   expect_one_line_exit_2(with({"--shard-from-env"}), "--shard-from-env: SLURM_ARRAY_TASK_COUNT is not set");
   ::unsetenv("SLURM_ARRAY_TASK_ID");
+  const std::string file = ::testing::TempDir() + "sweep_not_a_folder";
+  std::ofstream(file) << "x";
+  auto bad_out = sweep_args(mix, file + "/sub");
+  expect_one_line_exit_2(run_clustertwin(bad_out), "--out " + file + "/sub: cannot create the folder");
   EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing runs for a bad spec";
 }
 
