@@ -35,6 +35,10 @@ void add_sim_command(CLI::App& app, Action* action);
 /// Registers `clustertwin sim mix` (several jobs on one cluster) on the `sim` subcommand.
 void add_sim_mix_command(CLI::App& sim, Action* action);
 
+/// Registers `clustertwin sim sweep` (mixes x placements x seeds, in shards)
+/// and `clustertwin sim sweep-merge` (the shards' point files as one table).
+void add_sim_sweep_commands(CLI::App& sim, Action* action);
+
 /// Registers `clustertwin sim SYSTEM` on the `sim` subcommand, one per
 /// system of common/systems.def (cli/sim_SYSTEM_command.cpp).
 #define CT_SYSTEM(name, title) void add_sim_##name##_command(CLI::App& sim, Action* action);

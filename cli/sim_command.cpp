@@ -362,6 +362,7 @@ void add_sim_command(CLI::App& app, Action* action) {
 #include "common/systems.def"
 #undef CT_SYSTEM
   add_sim_mix_command(*sim, action);
+  add_sim_sweep_commands(*sim, action);
 }
 
 }  // namespace clustertwin::cli
