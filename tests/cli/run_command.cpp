@@ -1,6 +1,7 @@
 #include "tests/cli/run_command.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +56,18 @@ CommandResult run_clustertwin(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {CT_CLI_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+void expect_one_line_exit_2(const CommandResult& r, const std::string& part) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
 }
 
 }  // namespace clustertwin::testing

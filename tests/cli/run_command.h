@@ -18,4 +18,10 @@ CommandResult run_command(const std::vector<std::string>& argv);
 /// Runs the clustertwin binary under test (CT_CLI_PATH) with `args`.
 CommandResult run_clustertwin(const std::vector<std::string>& args);
 
+/// Writes `text` to `name` in the test's temporary folder; returns the path.
+std::string write_temp(const std::string& name, const std::string& text);
+
+/// Expects exit code 2 and one line on stderr that contains `part`.
+void expect_one_line_exit_2(const CommandResult& r, const std::string& part);
+
 }  // namespace clustertwin::testing

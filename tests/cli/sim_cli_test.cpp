@@ -10,21 +10,11 @@
 namespace clustertwin {
 namespace {
 
+using testing::expect_one_line_exit_2;
 using testing::run_clustertwin;
+using testing::write_temp;
 
 const std::string kPlans = std::string(CT_SOURCE_DIR) + "/sim/examples/plans/";
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-void expect_one_line_exit_2(const testing::CommandResult& r, const std::string& part) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
-  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
-}
 
 TEST(SimCliTest, CollectivePrintsNcclTestsColumns) {
   const auto r = run_clustertwin({"sim", "collective", "--op", "allreduce", "--algo", "ring", "--bytes", "1M:4M",

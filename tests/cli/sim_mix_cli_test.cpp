@@ -12,21 +12,11 @@
 namespace clustertwin {
 namespace {
 
+using testing::expect_one_line_exit_2;
 using testing::run_clustertwin;
+using testing::write_temp;
 
 const std::string kMixes = std::string(CT_SOURCE_DIR) + "/sim/examples/mixes/";
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-void expect_one_line_exit_2(const testing::CommandResult& r, const std::string& part) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
-  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
-}
 
 TEST(SimMixCliTest, TheExampleMixPrintsSlowdownsAndContendedLinks) {
   const auto r = run_clustertwin({"sim", "mix", kMixes + "three-jobs.yaml", "--placement", "spread"});

@@ -12,7 +12,7 @@ namespace {
 
 using testing::run_clustertwin;
 
-void expect_one_line_exit_2(const testing::CommandResult& r, const std::string& line) {
+void expect_exit_2_with_line(const testing::CommandResult& r, const std::string& line) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "clustertwin: " + line + "\n");
 }
@@ -66,37 +66,38 @@ TEST(SimNestPipeCliTest, SpeedupWithoutItsBaselineIsADash) {
 }
 
 TEST(SimNestPipeCliTest, ZeroWorkers) {
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--workers", "0"}),
-                         "--workers '0': '0' is not a worker count (a positive integer; several as 128,256,512)");
+  expect_exit_2_with_line(run_clustertwin({"sim", "nestpipe", "--workers", "0"}),
+                          "--workers '0': '0' is not a worker count (a positive integer; several as 128,256,512)");
 }
 
 TEST(SimNestPipeCliTest, UnknownVariant) {
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--variant", "torchrec,pipedream"}),
-                         "--variant 'pipedream': unknown variant (allowed: torchrec, semisync, dbp, fwp, nestpipe, "
-                         "2dsp)");
+  expect_exit_2_with_line(run_clustertwin({"sim", "nestpipe", "--variant", "torchrec,pipedream"}),
+                          "--variant 'pipedream': unknown variant (allowed: torchrec, semisync, dbp, fwp, nestpipe, "
+                          "2dsp)");
 }
 
 TEST(SimNestPipeCliTest, MicroBatchesThatDoNotDivideTheBatch) {
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--micro-batches", "3"}),
-                         "--micro-batches 3: must divide the batch of 512");
+  expect_exit_2_with_line(run_clustertwin({"sim", "nestpipe", "--micro-batches", "3"}),
+                          "--micro-batches 3: must divide the batch of 512");
 }
 
 TEST(SimNestPipeCliTest, BadUserSyncAndOverheadKnobs) {
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--samples-per-user", "-1"}),
-                         "--samples-per-user -1: must be >= 0 (0: the model's default)");
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--user-shared", "1.5"}),
-                         "--user-shared 1.500: must be in [0, 1]");
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--sync-every", "0"}),
-                         "--sync-every 0: must be at least 1");
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--launch-us", "-1"}), "--launch-us -1.000: must be >= 0");
+  expect_exit_2_with_line(run_clustertwin({"sim", "nestpipe", "--samples-per-user", "-1"}),
+                          "--samples-per-user -1: must be >= 0 (0: the model's default)");
+  expect_exit_2_with_line(run_clustertwin({"sim", "nestpipe", "--user-shared", "1.5"}),
+                          "--user-shared 1.500: must be in [0, 1]");
+  expect_exit_2_with_line(run_clustertwin({"sim", "nestpipe", "--sync-every", "0"}),
+                          "--sync-every 0: must be at least 1");
+  expect_exit_2_with_line(run_clustertwin({"sim", "nestpipe", "--launch-us", "-1"}),
+                          "--launch-us -1.000: must be >= 0");
 }
 
 TEST(SimNestPipeCliTest, UnknownModelAndCalibration) {
   const auto model = run_clustertwin({"sim", "nestpipe", "--model", "gpt-2"});
   EXPECT_EQ(model.exit_code, 2) << model.err;
   EXPECT_NE(model.err.find("--model: unknown model spec 'gpt-2'"), std::string::npos) << model.err;
-  expect_one_line_exit_2(run_clustertwin({"sim", "nestpipe", "--calibration", "magic"}),
-                         "--calibration 'magic': unknown (allowed: auto, paper, none)");
+  expect_exit_2_with_line(run_clustertwin({"sim", "nestpipe", "--calibration", "magic"}),
+                          "--calibration 'magic': unknown (allowed: auto, paper, none)");
 }
 
 TEST(SimNestPipeCliTest, WorkersBeyondTheCluster) {

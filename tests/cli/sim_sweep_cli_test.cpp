@@ -14,6 +14,7 @@
 namespace clustertwin {
 namespace {
 
+using testing::expect_one_line_exit_2;
 using testing::run_clustertwin;
 
 const std::string kMixes = std::string(CT_SOURCE_DIR) + "/sim/examples/mixes/";
@@ -34,12 +35,6 @@ std::string fresh_dir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + name;
   std::filesystem::remove_all(dir);
   return dir;
-}
-
-void expect_one_line_exit_2(const testing::CommandResult& r, const std::string& part) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
-  EXPECT_NE(r.err.find(part), std::string::npos) << r.err;
 }
 
 std::vector<std::string> sweep_args(const std::string& mix, const std::string& out, const std::string& seeds = "1-2",

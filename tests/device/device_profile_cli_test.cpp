@@ -15,14 +15,9 @@ namespace clustertwin {
 namespace {
 
 using testing::run_clustertwin;
+using testing::write_temp;
 
 const std::string kTrace = std::string(CT_SOURCE_DIR) + "/traces/data/kernels/h200-torch2.11-eager-2026-12-04.json";
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
 
 int lines(const std::string& text) {
   int n = 0;
