@@ -32,12 +32,6 @@ struct StepEvents {
   std::map<int64_t, std::vector<size_t>> by_stream;
 };
 
-// When the host finished queueing `e` (its launch's end), if the trace links it to one.
-std::optional<double> launched_at(const Event& e) {
-  if (!e.host_ts_us) return std::nullopt;
-  return *e.host_ts_us + e.host_dur_us.value_or(0);
-}
-
 std::string stream_name(const traces::Trace& trace, int64_t stream) {
   return stream >= 0 && stream < static_cast<int64_t>(trace.metadata.streams.size())
              ? trace.metadata.streams[static_cast<size_t>(stream)]
@@ -203,14 +197,14 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   // Host tasks, from the launch link (see the header): the host's timeline cut at every launch the device
   // waited for (its stream sat idle until the launch ended), each piece a task on a "host" stream, the
   // kernel depending on the piece that ends with its launch; the last piece runs to the next step's start.
-  // The latest end on another stream of the template step in [from, to].
-  auto latest_end_elsewhere = [&](int64_t stream, double from, double to) {
-    std::optional<double> found;
-    for (const auto& [other, others] : t.by_stream) {
+  // The event of `s` that ended last in [from, to] on a stream other than `stream`.
+  auto latest_elsewhere = [&](const StepEvents& s, int64_t stream, double from, double to) {
+    std::optional<size_t> found;
+    for (const auto& [other, others] : s.by_stream) {
       if (other == stream) continue;
       for (size_t idx : others) {
         const double end = events[idx].end_us();
-        if (end >= from - 1e-9 && end <= to + 1e-9 && (!found || end > *found)) found = end;
+        if (end >= from - 1e-9 && end <= to + 1e-9 && (!found || end > events[*found].end_us())) found = idx;
       }
     }
     return found;
@@ -220,13 +214,13 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
     for (const auto& [stream, list] : t.by_stream) {
       for (size_t k = 0; k < list.size(); ++k) {
         const Event& e = events[list[k]];
-        const auto launched = launched_at(e);
+        const auto launched = e.launch_end_us();
         const double idle_from = busy_until(stream, k);
         if (!launched || e.ts_us - idle_from <= options.min_wait_us || *launched <= idle_from) continue;
         // A launch that began as another stream's task ended was the host waiting for the device (a
         // synchronize, recorded or not): the kernel depends on that task, not on the host.
-        const auto other = latest_end_elsewhere(stream, idle_from, e.ts_us);
-        if (other && *e.host_ts_us <= *other + options.sync_window_us) continue;
+        const auto other = latest_elsewhere(t, stream, idle_from, e.ts_us);
+        if (other && *e.host_ts_us <= events[*other].end_us() + options.sync_window_us) continue;
         binding.emplace_back(*launched, list[k]);
       }
     }
@@ -264,22 +258,11 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
       const Event& b = events[list[k]];
       double idle_from = k > 0 ? events[list[k - 1]].end_us() : t.start_us;
       // A kernel launched after its stream went idle waited for the host first: a host task says so.
-      const auto launched = launched_at(b);
+      const auto launched = b.launch_end_us();
       if (cut_tasks.count(task_of.at(list[k])) != 0 && *launched > idle_from) idle_from = *launched;
       if (b.ts_us - idle_from <= options.min_wait_us) continue;
       // The latest end in [idle_from, b.ts] on another stream, this step first, then the previous one.
-      auto latest = [&](const StepEvents& s) {
-        std::optional<size_t> found;
-        for (const auto& [other, others] : s.by_stream) {
-          if (other == stream) continue;
-          for (size_t idx : others) {
-            const double end = events[idx].end_us();
-            if (end >= idle_from - 1e-9 && end <= b.ts_us + 1e-9 && (!found || end > events[*found].end_us()))
-              found = idx;
-          }
-        }
-        return found;
-      };
+      auto latest = [&](const StepEvents& s) { return latest_elsewhere(s, stream, idle_from, b.ts_us); };
       models::Task& task = plan.tasks[static_cast<size_t>(task_of.at(list[k]))];
       if (auto a = latest(t)) {
         task.deps.push_back(task_of.at(*a));
@@ -401,7 +384,7 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
           const int last = stream_last[static_cast<size_t>(task.stream)];
           idle_from = std::max(idle_from, at[static_cast<size_t>(s - 1)][static_cast<size_t>(last)]->end_us());
         }
-        const auto launched = launched_at(e);
+        const auto launched = e.launch_end_us();
         if (cut_tasks.count(b) != 0 && launched && *launched > idle_from) idle_from = *launched;
         if (e.ts_us - idle_from <= options.min_wait_us) continue;
         const auto& list = ends[static_cast<size_t>(s)];
@@ -507,7 +490,7 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
           const auto it = event_of.find({rank, step, cut_task});
           if (it == event_of.end()) continue;  // cannot happen: every kept step matched the template
           const Event& e = events[it->second];
-          piece(first_host + static_cast<int>(j), launched_at(e).value_or(e.ts_us));
+          piece(first_host + static_cast<int>(j), e.launch_end_us().value_or(e.ts_us));
         }
         if (host_tail >= 0 && s.end_us) piece(host_tail, *s.end_us);
       }

@@ -111,7 +111,7 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
                                            : end_of(e.rank, *e.step - 1, stream_last[t.stream]));
     // A kernel cannot start before the host has launched it (an imported trace's launch link): the wait for
     // the host is the host's time, not the kernel's.
-    if (imported && e.host_ts_us) r = std::max(r, (*e.host_ts_us + e.host_dur_us.value_or(0)) * 1e-6);
+    if (imported && e.host_ts_us) r = std::max(r, *e.launch_end_us() * 1e-6);
     return r < 0 ? e.ts_us * 1e-6 : std::min(r, e.ts_us * 1e-6);
   };
   auto sample = [&](const models::Task& t, double seconds, int64_t group_size) {

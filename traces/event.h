@@ -75,6 +75,11 @@ struct Event {
   std::optional<int64_t> grad_bytes;
 
   double end_us() const { return ts_us + dur_us; }
+  /// When the host finished launching the task's work, where the trace links it to a launch.
+  std::optional<double> launch_end_us() const {
+    if (!host_ts_us) return std::nullopt;
+    return *host_ts_us + host_dur_us.value_or(0);
+  }
   bool operator==(const Event&) const = default;
 };
 
