@@ -291,6 +291,7 @@ void add_plan_command(CLI::App& app, Action* action) {
 #define CT_SYSTEM(name, title) add_plan_##name(plan, action);
 #include "common/systems.def"
 #undef CT_SYSTEM
+  add_plan_mix(plan, action);
 }
 
 }  // namespace clustertwin::cli
