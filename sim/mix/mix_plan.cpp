@@ -9,7 +9,6 @@
 
 #include "common/parallel.h"
 #include "common/text.h"
-#include "sim/core/capacity_search.h"
 #include "sim/mix/placement.h"
 
 namespace clustertwin::sim::mix {
@@ -54,7 +53,8 @@ class Planner {
       a.workers = job.workers;
       if (job.workers > 0) continue;
       a.searched = true;
-      CT_RETURN_IF_ERROR(search_alone(job, &a));
+      CT_RETURN_IF_ERROR(size_job_alone(mix_, job, profile_, o_, plan_->seed, &a, &plan_->why_not));
+      plan_->simulations += a.points;
       if (a.workers == 0) return Status::ok();  // why_not is set
     }
     return Status::ok();
@@ -161,78 +161,6 @@ class Planner {
       out.push_back(std::move(split));
     }
     return out;
-  }
-
-  // The job alone at `workers`, packed from node 0 (a one-job mix).
-  MixSpec alone_mix(const JobSpec& job, int workers) const {
-    MixSpec one = mix_;
-    one.failures = FailureSpec{};
-    one.jobs = {job};
-    one.jobs[0].workers = workers;
-    one.jobs[0].checkpoint_every.clear();
-    return one;
-  }
-
-  Status search_alone(const JobSpec& job, AloneSize* a) {
-    std::map<int, double> seen;  // workers -> throughput
-    std::mutex progress_lock;
-    CapacityEvaluator evaluate = [&](const std::vector<std::pair<int, int>>& points, bool) {
-      std::vector<StatusOr<double>> out(points.size(), Status::internal("not run"));
-      parallel_for(points.size(), o_.parallel, [&](size_t i) {
-        const int w = points[i].second;
-        if (seen.count(w)) {
-          out[i] = seen.at(w);
-          return;
-        }
-        MixOptions mo = mix_options("packed", 0);
-        auto r = run_mix(alone_mix(job, w), profile_, mo);
-        if (!r.is_ok()) {
-          out[i] = r.status();
-          return;
-        }
-        out[i] = job_throughput(job.target, w, r->jobs[0].alone.step_time_s);
-        if (o_.progress) {
-          std::lock_guard<std::mutex> lock(progress_lock);
-          o_.progress("plan mix: " + job.name + " alone at " + std::to_string(w) +
-                      " workers: " + with_thousands(*out[i]) + " of " + with_thousands(job.target.value) + " " +
-                      target_unit_name(job.target.unit));
-        }
-      });
-      std::vector<CapacityPoint> result;
-      for (size_t i = 0; i < points.size(); ++i) {
-        if (!out[i].is_ok()) return StatusOr<std::vector<CapacityPoint>>(out[i].status());
-        if (!seen.count(points[i].second)) {
-          seen[points[i].second] = *out[i];
-          ++a->points;
-          ++plan_->simulations;
-        }
-        CapacityPoint p;
-        p.throughput = *out[i];
-        p.step_s = 0;
-        result.push_back(p);
-      }
-      return StatusOr<std::vector<CapacityPoint>>(std::move(result));
-    };
-    CapacityQuery q;
-    q.families = {job.name};
-    q.ladder = node_ladder(profile_.devices_per_node, profile_.devices());
-    q.target_throughput = job.target.value;
-    q.keep = 1;
-    auto answer = search_capacity(q, evaluate);
-    if (!answer.is_ok()) return answer.status().with_context(mix_.file + ": " + job.field + " ('" + job.name + "')");
-    const CapacityFamilyResult& r = answer->families.front();
-    if (!r.feasible()) {
-      a->workers = 0;
-      plan_->why_not = "job '" + job.name + "' alone " + r.why_not + ", short of its target of " +
-                       with_thousands(job.target.value) + " " + target_unit_name(job.target.unit);
-      return Status::ok();
-    }
-    a->workers = r.answer.workers;
-    a->throughput = r.answer.throughput;
-    a->has_below = r.has_below;
-    a->below_workers = r.below.workers;
-    a->below_throughput = r.below.throughput;
-    return Status::ok();
   }
 
   MixOptions mix_options(const std::string& placement, int top_links) const {

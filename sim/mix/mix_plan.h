@@ -110,6 +110,15 @@ std::string plan_placement_list();
 std::optional<std::vector<std::vector<int>>> isolated_placement(const MixSpec& mix,
                                                                 const cluster::ClusterProfile& profile);
 
+/// Sizes `job` (a samples/s target, no workers) alone on the empty cluster,
+/// packed from node 0, with the search of `plan SYSTEM`
+/// (sim/core/capacity_search.h) over whole nodes: `out` gets the fewest
+/// workers that meet the target and the count one node down, which misses.
+/// When no count of the profile meets it, out->workers is 0 and `why_not`
+/// says so. Errors of the simulations pass through.
+Status size_job_alone(const MixSpec& mix, const JobSpec& job, const cluster::ClusterProfile& profile,
+                      const MixPlanOptions& options, uint64_t seed, AloneSize* out, std::string* why_not);
+
 /// Plans `mix` on `profile` (the mix must have been read by read_mix; jobs
 /// without workers have a samples/s target). InvalidArgument for an unknown
 /// or repeated policy, or a mix whose fixed jobs fail check_mix; errors of
