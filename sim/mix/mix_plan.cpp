@@ -231,6 +231,15 @@ class Planner {
     t->placed = true;
     t->result = std::move(result).value();
     t->result.placement = t->placement;
+    // The pods the jobs run on, and the nodes in them, idle ones included.
+    const std::vector<int> pod = pod_of_nodes(profile_);
+    std::set<int> pods;
+    for (const JobResult& r : t->result.jobs) {
+      for (int n : r.nodes)
+        pods.insert(pod[n]);
+    }
+    for (int n = 0; n < profile_.nodes; ++n)
+      t->pod_nodes += pods.count(pod[n]) ? 1 : 0;
     t->worst = 1;
     for (size_t j = 0; j < sized.jobs.size(); ++j) {
       const JobTarget& target = sized.jobs[j].target;

@@ -70,6 +70,7 @@ struct AloneSize {
 struct MixTry {
   std::vector<int> workers;  // per job, in mix order
   int nodes = 0;             // the jobs' nodes together
+  int pod_nodes = 0;         // placed: the nodes of the pods the jobs use, idle ones included
   std::string placement;
   bool placed = false;  // false: the policy cannot place these jobs (`why` says why); nothing simulated
   bool meets = false;   // every job with a target meets it in the mix

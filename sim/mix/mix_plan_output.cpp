@@ -40,7 +40,10 @@ Json try_json(const MixPlan& plan, const MixTry& t) {
     j["workers"][plan.jobs[k].name] = t.workers[k];
   j["placed"] = t.placed;
   j["meets"] = t.meets;
-  if (t.placed) j["worst_of_target"] = t.worst;
+  if (t.placed) {
+    j["pod_nodes"] = t.pod_nodes;
+    j["worst_of_target"] = t.worst;
+  }
   if (!t.why.empty()) j["why"] = t.why;
   if (t.placed) {
     j["shared_links"] = t.result.shared_links;
@@ -123,8 +126,10 @@ std::string mix_plan_json(const MixPlan& plan) {
     j["jobs"].push_back(o);
   }
   if (plan.feasible) {
-    j["answer"] = {
-        {"nodes", plan.answer.nodes}, {"placement", plan.answer.placement}, {"minimal", minimal_because(plan)}};
+    j["answer"] = {{"nodes", plan.answer.nodes},
+                   {"pod_nodes", plan.answer.pod_nodes},
+                   {"placement", plan.answer.placement},
+                   {"minimal", minimal_because(plan)}};
     j["answer"]["mix"] = Json::parse(mix_result_json(plan.answer.result));
     j["at_answer"] = Json::array();
     for (const MixTry& t : plan.at_answer)
@@ -179,6 +184,7 @@ std::string mix_plan_table(const MixPlan& plan) {
     out += "no answer: " + plan.why_not + "\n";
   } else {
     const MixTry& a = plan.answer;
+    const int idle = a.pod_nodes - a.nodes;
     out += "answer: " + std::to_string(a.nodes) + " nodes (" + nodes_by_job(plan, a.workers) + "), placement " +
            a.placement + "; " +
            (a.nodes == plan.lower_bound_nodes
@@ -186,6 +192,10 @@ std::string mix_plan_table(const MixPlan& plan) {
                 : std::to_string(a.nodes - plan.lower_bound_nodes) +
                       " above the lower bound (contention costs them); minimal: " + minimal_because(plan)) +
            "\n";
+    if (idle > 0) {
+      out += "  (their pods hold " + std::to_string(a.pod_nodes) + " nodes: " + std::to_string(idle) +
+             " left idle, free for work that stays inside a node)\n";
+    }
     char line[512];
     std::snprintf(line, sizeof line, "  %-12s %8s %6s %5s %22s %14s %14s %10s %9s\n", "job", "workers", "nodes", "pods",
                   "target", "alone", "in mix", "of target", "slowdown");

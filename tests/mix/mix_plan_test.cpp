@@ -110,6 +110,7 @@ TEST(MixPlanTest, CollidingAloneSizesMoveToPodsOfTheirOwn) {
   EXPECT_EQ(p->answer.result.jobs[0].nodes, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(p->answer.result.jobs[1].nodes, (std::vector<int>{4, 5, 6}));
   EXPECT_EQ(p->answer.result.shared_links, 0);
+  EXPECT_EQ(p->answer.pod_nodes, 8);  // leaves 0-3: nodes 3 and 7 stay idle
   ASSERT_EQ(p->at_answer.size(), 3u);
   // Packed and spread miss: each crossing hop gets half an uplink, 4.17 GB/s.
   for (int i : {0, 1}) {
