@@ -69,6 +69,9 @@ Status check_plan_options(PlanOptions* o, int devices, const std::string& platfo
 /// draws --plot. Exit code 3 (check_failed) when nothing meets the target.
 Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_clock::time_point started);
 
+/// clustertwin plan mix (cli/plan_mix_command.cpp): sizes a mix's jobs by their targets.
+void add_plan_mix(CLI::App* plan, Action* action);
+
 /// Each system's planner (cli/plan_SYSTEM.cpp), one per system of common/systems.def.
 #define CT_SYSTEM(name, title) void add_plan_##name(CLI::App* plan, Action* action);
 #include "common/systems.def"

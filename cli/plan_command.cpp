@@ -286,11 +286,13 @@ void add_plan_command(CLI::App& app, Action* action) {
       "worker counts one node apart (sim/core/capacity_search.h): each configuration's per-worker throughput bounds "
       "the fewest workers that can meet the target, each miss tightens the bound, and configurations that cannot "
       "rank are dropped; a few rounds of simulations, not every point. The answer's count one step down is "
-      "simulated too. Exit code 3 when nothing meets the target.");
+      "simulated too. `plan mix` asks the same of several jobs sharing one cluster. Exit code 3 when nothing meets "
+      "the target.");
   plan->require_subcommand(1, 1);
 #define CT_SYSTEM(name, title) add_plan_##name(plan, action);
 #include "common/systems.def"
 #undef CT_SYSTEM
+  add_plan_mix(plan, action);
 }
 
 }  // namespace clustertwin::cli

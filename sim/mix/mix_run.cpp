@@ -123,11 +123,13 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
     setups.push_back(std::move(setup).value());
   }
 
-  // Simulation 0 is the mix; simulation 1 + j is job j alone on the same nodes of the same platform.
+  // Simulation 0 is the mix; simulation 1 + j is job j alone on the same nodes of the same platform. A mix of
+  // one job is that job alone, the same simulation (unless its trace is wanted twice).
+  const bool mix_is_alone = setups.size() == 1 && options.trace_dir.empty();
   std::vector<std::vector<const JobSetup*>> sims(1);
   for (const JobSetup& s : setups) {
     sims[0].push_back(&s);
-    sims.push_back({&s});
+    if (!mix_is_alone) sims.push_back({&s});
   }
   std::vector<StatusOr<std::string>> payloads(sims.size(), Status::internal("not run"));
   parallel_for(sims.size(), std::max(1, options.parallel), [&](size_t i) {
@@ -155,7 +157,7 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
     for (int node : r.nodes)
       pods.insert(pod[node]);
     r.pods = static_cast<int>(pods.size());
-    r.alone = outcomes[j + 1].results[0];
+    r.alone = mix_is_alone ? together.results[0] : outcomes[j + 1].results[0];
     r.mixed = together.results[j];
     r.slowdown = r.alone.step_time_s > 0 ? r.mixed.step_time_s / r.alone.step_time_s : 0;
     if (mix.failures.present && !mix.jobs[j].checkpoint_every.empty()) {

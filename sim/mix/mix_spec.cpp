@@ -157,6 +157,24 @@ Status read_failures(FieldReader& top, FailureSpec* out) {
   return f->finish();
 }
 
+// The job's target, and that it has a size or a target to size it by (sim/mix/job_target.h).
+Status check_job_size(FieldReader& r, JobSpec* job) {
+  CT_RETURN_IF_ERROR(
+      read_job_target(r, job->kind == JobSpec::Kind::kSystem ? nestpipe_batch_per_worker() : 0, &job->target));
+  if (job->workers > 0) return Status::ok();
+  if (!job->target.present()) {
+    return r.error("workers",
+                   "missing: give workers (the job's size), or a target that `clustertwin plan mix` sizes it by");
+  }
+  if (job->target.unit == JobTarget::Unit::kStepsPerS) {
+    return r.error("target.steps_per_s",
+                   "needs the job's workers: more workers do not raise a step rate (each worker's batch is fixed); "
+                   "give workers, or a samples_per_s target");
+  }
+  if (!job->nodes.empty()) return r.error("nodes", "an explicit placement needs the job's workers");
+  return Status::ok();
+}
+
 Status read_job(const std::string& file, const std::string& dir, const std::string& field, const ConfigNode& node,
                 JobSpec* job) {
   CT_ASSIGN_OR_RETURN(r, FieldReader::open(file, field, node));
@@ -164,7 +182,7 @@ Status read_job(const std::string& file, const std::string& dir, const std::stri
   CT_RETURN_IF_ERROR(r.text("name", &job->name, kRequired));
   if (!valid_name(job->name))
     return r.error("name", "'" + job->name + "' must be letters, digits, '_' or '-' (it names files)");
-  CT_RETURN_IF_ERROR(r.integer("workers", 1, &job->workers, kRequired));
+  CT_RETURN_IF_ERROR(r.integer("workers", 1, &job->workers, kOptional));
   CT_RETURN_IF_ERROR(r.integer("steps", 1, &job->steps, kOptional));
   CT_RETURN_IF_ERROR(r.integer("warmup", 0, &job->warmup, kOptional));
   CT_RETURN_IF_ERROR(r.integer("drain", 0, &job->drain, kOptional));
@@ -203,6 +221,7 @@ Status read_job(const std::string& file, const std::string& dir, const std::stri
     }
     CT_RETURN_IF_ERROR(r.text("variant", &job->variant, kOptional));
   }
+  CT_RETURN_IF_ERROR(check_job_size(r, job));
   return r.finish();
 }
 
@@ -273,6 +292,10 @@ Status check_mix(const MixSpec& mix, const cluster::ClusterProfile& profile) {
   std::map<int, std::string> owner;  // node -> job, for explicit placements
   int total_nodes = 0;
   for (const JobSpec& job : mix.jobs) {
+    if (job.workers < 1) {
+      return error(job.field + ".workers",
+                   "missing: a mix runs jobs of a given size; `clustertwin plan mix` sizes a job by its target");
+    }
     if (job.workers > profile.devices()) {
       return error(job.field + ".workers", std::to_string(job.workers) + " is more workers than profile '" +
                                                profile.name + "' has (" + std::to_string(profile.devices()) +

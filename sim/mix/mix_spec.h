@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
+#include "sim/mix/job_target.h"
 
 namespace clustertwin::sim::mix {
 
@@ -27,7 +28,8 @@ struct JobSpec {
   std::string plan_file;  // resolved against the mix file's folder
   std::string system;     // "nestpipe"
   std::string variant;    // the system's variant ("" for its default)
-  int workers = 0;
+  int workers = 0;        // 0: not given, a job with a target that `clustertwin plan mix` sizes
+  JobTarget target;       // `target:`, for `clustertwin plan mix` (sim/mix/job_target.h)
   /// Steps simulated, before and after the measured window; -1: the kind's
   /// default (6, 2, 1; NestPipe's 12, 4, 3).
   int steps = -1;
@@ -78,8 +80,9 @@ std::string mix_system_list();
 /// Checks the mix against its profile: each job's worker count (a multiple
 /// of a node's devices, or fewer than one node's), explicit node lists
 /// (in range, the size the workers need, no node in two jobs), and that all
-/// jobs fit the profile's nodes together. InvalidArgument names the file
-/// and field.
+/// jobs fit the profile's nodes together; every job must have its workers
+/// (a job with only a target is for `clustertwin plan mix`, which sizes it).
+/// InvalidArgument names the file and field.
 Status check_mix(const MixSpec& mix, const cluster::ClusterProfile& profile);
 
 /// The nodes `workers` workers take on `profile` (a node per devices_per_node workers).

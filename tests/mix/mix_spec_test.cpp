@@ -96,8 +96,51 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"unknown_placement", "profile: p\nplacement: tight\njobs: [{name: a, workers: 4, plan: p.json}]\n",
                 "mix.yaml: field 'placement': 'tight': unknown policy (allowed: packed, spread, random)"},
         BadFile{"no_jobs", "profile: p\njobs: []\n",
-                "mix.yaml: field 'jobs': expected a non-empty list of jobs, got a list"}),
+                "mix.yaml: field 'jobs': expected a non-empty list of jobs, got a list"},
+        // Targets (sim/mix/job_target.h), for clustertwin plan mix.
+        BadFile{"neither_workers_nor_a_target", "profile: p\njobs: [{name: a, plan: p.json}]\n",
+                "mix.yaml: field 'jobs[0].workers': missing: give workers (the job's size), or a target that "
+                "`clustertwin plan mix` sizes it by"},
+        BadFile{"zero_target",
+                "profile: p\njobs: [{name: a, target: {samples_per_s: 0, batch_per_worker: 8}, plan: p.json}]\n",
+                "mix.yaml: field 'jobs[0].target.samples_per_s': 0 must be > 0"},
+        BadFile{"negative_step_rate",
+                "profile: p\njobs: [{name: a, workers: 4, target: {steps_per_s: -2}, plan: p.json}]\n",
+                "mix.yaml: field 'jobs[0].target.steps_per_s': -2 must be > 0"},
+        BadFile{"step_rate_without_workers", "profile: p\njobs: [{name: a, target: {steps_per_s: 2}, plan: p.json}]\n",
+                "mix.yaml: field 'jobs[0].target.steps_per_s': needs the job's workers: more workers do not raise a "
+                "step rate (each worker's batch is fixed); give workers, or a samples_per_s target"},
+        BadFile{"samples_without_a_batch",
+                "profile: p\njobs: [{name: a, target: {samples_per_s: 100}, plan: p.json}]\n",
+                "mix.yaml: field 'jobs[0].target.batch_per_worker': missing: a samples/s target counts workers x "
+                "batch_per_worker samples a step; give the samples one worker takes per step"},
+        BadFile{"a_system_batch_given",
+                "profile: p\njobs: [{name: a, target: {samples_per_s: 100, batch_per_worker: 4}, system: nestpipe}]\n",
+                "mix.yaml: field 'jobs[0].target.batch_per_worker': a system job's batch is its own (512 samples a "
+                "worker): leave it out"},
+        BadFile{"two_target_units",
+                "profile: p\njobs: [{name: a, workers: 2, target: {samples_per_s: 1, steps_per_s: 1}, plan: p.json}]\n",
+                "mix.yaml: field 'jobs[0].target.samples_per_s': and steps_per_s both given: give one of "
+                "samples_per_s (workers x batch_per_worker / step) and steps_per_s (1 / step)"}),
     [](const auto& info) { return std::string(info.param.what); });
+
+TEST(MixSpecTest, TargetsAreReadInTheirUnit) {
+  auto mix = parse_mix(
+      "profile: p\njobs:\n  - {name: a, target: {samples_per_s: 5e4, batch_per_worker: 32}, plan: p.json}\n"
+      "  - {name: b, workers: 16, target: {steps_per_s: 2.5}, plan: p.json}\n"
+      "  - {name: c, target: {samples_per_s: 1000}, system: nestpipe}\n",
+      "mix.yaml", "");
+  ASSERT_TRUE(mix.is_ok()) << mix.status().message();
+  EXPECT_EQ(mix->jobs[0].workers, 0);  // sized by plan mix
+  EXPECT_EQ(mix->jobs[0].target.unit, JobTarget::Unit::kSamplesPerS);
+  EXPECT_EQ(mix->jobs[0].target.value, 5e4);
+  EXPECT_EQ(mix->jobs[0].target.batch_per_worker, 32);
+  EXPECT_EQ(mix->jobs[1].target.unit, JobTarget::Unit::kStepsPerS);
+  EXPECT_EQ(mix->jobs[2].target.batch_per_worker, 512);  // NestPipe's own batch
+  // 16 workers x 32 samples / 0.25 s = 2,048 samples/s; a step rate is 1 / 0.25 s.
+  EXPECT_EQ(job_throughput(mix->jobs[0].target, 16, 0.25), 2048);
+  EXPECT_EQ(job_throughput(mix->jobs[1].target, 16, 0.25), 4);
+}
 
 // Unknown keys: the reader's own message, checked for the file, the field and the key.
 TEST(MixSpecTest, UnknownKeysAreNamed) {
@@ -144,7 +187,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadAgainstProfile{"node_outside_the_profile", "  - {name: a, workers: 2, nodes: [0, 8], plan: p.json}\n",
                           "mix.yaml: field 'jobs[0].nodes': node 8 is not in profile 'two-leaf' (nodes 0-7)"},
         BadAgainstProfile{"nodes_and_workers_disagree", "  - {name: a, workers: 2, nodes: [0], plan: p.json}\n",
-                          "mix.yaml: field 'jobs[0].nodes': 1 nodes given, 2 workers take 2 (1 devices a node)"}),
+                          "mix.yaml: field 'jobs[0].nodes': 1 nodes given, 2 workers take 2 (1 devices a node)"},
+        BadAgainstProfile{"a_target_without_workers",
+                          "  - {name: a, target: {samples_per_s: 100, batch_per_worker: 4}, plan: p.json}\n",
+                          "mix.yaml: field 'jobs[0].workers': missing: a mix runs jobs of a given size; `clustertwin "
+                          "plan mix` sizes a job by its target"}),
     [](const auto& info) { return std::string(info.param.what); });
 
 }  // namespace
