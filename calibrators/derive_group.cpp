@@ -184,7 +184,7 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
     if (t.end_us && *t.end_us > binding.back().first) host_tail = host_task("host tail");
   }
 
-  // Cross-stream dependencies, from rank 0's idle gaps (see the header).
+  // Cross-stream dependencies, from the template rank's idle gaps (see the header).
   for (const auto& [stream, list] : t.by_stream) {
     for (size_t k = 0; k < list.size(); ++k) {
       const Event& b = events[list[k]];

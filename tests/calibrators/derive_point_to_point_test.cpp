@@ -127,7 +127,8 @@ TEST(DerivePointToPointTest, ASendAndItsRecvAreOneTransferFromTheLaterReady) {
 
 // 4 ranks: 2 pipeline stages x 2 data-parallel replicas. Ranks 0 and 1 run stage 0 and send to ranks 2 and
 // 3 (stage 1); each stage all-reduces among its replicas, a group the trace gives as start + i x stride.
-traces::Trace four_ranks(bool layout = true, bool lose_a_recv = false) {
+// Interleaved: ranks 0 and 2 run stage 0 and send to ranks 1 and 3, the replicas are equal modulo 2.
+traces::Trace four_ranks(bool layout = true, bool lose_a_recv = false, bool interleaved = false) {
   traces::Trace t;
   t.metadata.source = traces::Source::kImported;
   t.metadata.world_size = 4;
@@ -144,14 +145,15 @@ traces::Trace four_ranks(bool layout = true, bool lose_a_recv = false) {
     return t.events.back();
   };
   for (int64_t r = 0; r < 4; ++r) {
-    const bool first_stage = r < 2;
+    const bool first_stage = interleaved ? r % 2 == 0 : r < 2;
+    const int64_t hop = interleaved ? 1 : 2;
     for (int s = 0; s < 2; ++s) {
       const double S = 100.0 * s;
       add("ProfilerStep#" + std::to_string(s), Category::kHost, r, 0, S, 99);
       auto p2p = [&](const std::string& op, double ts, double dur) {
         Event& e = add("sendrecv", Category::kComm, r, 1, ts, dur);
         e.collective = op;
-        e.peer = first_stage ? r + 2 : r - 2;
+        e.peer = first_stage ? r + hop : r - hop;
         e.bytes = 1000;
       };
       if (first_stage) {
@@ -170,8 +172,8 @@ traces::Trace four_ranks(bool layout = true, bool lose_a_recv = false) {
       ar.bytes = 4000;
       ar.group_size = 2;
       if (layout) {
-        ar.group_start = first_stage ? 0 : 2;
-        ar.group_stride = 1;
+        ar.group_start = interleaved ? r % 2 : (first_stage ? 0 : 2);
+        ar.group_stride = interleaved ? 2 : 1;
       }
     }
   }
@@ -195,6 +197,18 @@ TEST(DerivePointToPointTest, StagesOfReplicasAllReduceAmongThemselves) {
   EXPECT_EQ(task_named(p, "[ranks 2-3] sendrecv").collective->peer_offset, -2);
   EXPECT_EQ(task_named(p, "[ranks 2-3] fwd").deps, std::vector<int>{id_of(p, "[ranks 2-3] sendrecv")});
   EXPECT_EQ(task_named(p, "[ranks 0-1] bwd").deps, std::vector<int>{id_of(p, "[ranks 0-1] sendrecv #2")});
+}
+
+TEST(DerivePointToPointTest, InterleavedStagesAllReduceAcrossAStride) {
+  auto d = derive_plan(four_ranks(true, false, true), "interleaved.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const models::Plan& p = d->plan;
+  const models::Task& ar0 = task_named(p, "[ranks 0, 2] allreduce");
+  EXPECT_EQ(ar0.ranks, (std::vector<RankRange>{{0, 1}, {2, 3}}));
+  EXPECT_EQ(ar0.collective->group.kind, models::GroupSpec::Kind::kStride);  // ranks 0 and 2: equal modulo 2
+  EXPECT_EQ(ar0.collective->group.size, 2);
+  EXPECT_EQ(task_named(p, "[ranks 1, 3] allreduce").ranks, (std::vector<RankRange>{{1, 2}, {3, 4}}));
+  EXPECT_EQ(task_named(p, "[ranks 0, 2] sendrecv").collective->peer_offset, 1);
 }
 
 TEST(DerivePointToPointTest, PairsAndGroupsThatDoNotHoldAreRefusedWithOneLine) {
