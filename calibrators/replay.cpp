@@ -78,6 +78,13 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
   return run;
 }
 
+namespace {
+bool is_point_to_point(const models::Task& t) {
+  return t.collective &&
+         (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv);
+}
+}  // namespace
+
 std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int last_step) {
   const models::Plan& plan = run.plan;
   // End of each (rank, step, task), to know when a task became ready.
@@ -128,6 +135,12 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
   // belongs to the collective.
   std::map<std::pair<int64_t, int64_t>, std::pair<double, int>> collective_runs;  // sum of times, members
   std::map<std::pair<int64_t, int64_t>, int64_t> group_size;                      // as its events record it
+  struct PairSide {
+    int64_t task;
+    bool send;
+    double ready, end;
+  };
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, std::vector<PairSide>> pairs;  // step, from, to, tag
   std::vector<TaskSample> out;
   for (const traces::Event& e : run.events) {
     if (*e.step < first_step || *e.step > last_step || e.cost_key.empty()) continue;
@@ -137,7 +150,12 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
     // (older traces) a wait may be the host's, and stays the kernel's.
     const bool device_time = imported && e.host_ts_us && !plan.tasks[*e.task_id].collective;
     const double since_ready = device_time ? e.dur_us * 1e-6 : e.end_us() * 1e-6 - ready(e);
-    if (plan.tasks[*e.task_id].collective) {
+    const models::Task& task = plan.tasks[*e.task_id];
+    if (is_point_to_point(task) && e.peer) {
+      const bool send = task.collective->op == models::CollectiveOp::kSend;
+      PairSide side{*e.task_id, send, ready(e), e.end_us() * 1e-6};
+      pairs[{*e.step, send ? e.rank : *e.peer, send ? *e.peer : e.rank, task.collective->tag}].push_back(side);
+    } else if (task.collective) {
       auto& [sum, members] = collective_runs[{*e.task_id, *e.step}];
       sum += since_ready;
       ++members;
@@ -148,6 +166,18 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
   }
   for (const auto& [key, run_time] : collective_runs)
     out.push_back(sample(plan.tasks[key.first], run_time.first / run_time.second, group_size[key]));
+  // A send and its recv: one transfer, which starts when the later of the two is ready (a recv posted
+  // early waits for its send, and the twin's rendezvous does that waiting); the mean of their ends.
+  for (const auto& [key, sides] : pairs) {
+    if (sides.size() != 2) {
+      for (const PairSide& s : sides)
+        out.push_back(sample(plan.tasks[s.task], s.end - s.ready, 2));
+      continue;
+    }
+    const double start = std::max(sides[0].ready, sides[1].ready);
+    const double end = (sides[0].end + sides[1].end) / 2;
+    out.push_back(sample(plan.tasks[sides[sides[0].send ? 0 : 1].task], std::max(0.0, end - start), 2));
+  }
   return out;
 }
 

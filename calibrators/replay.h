@@ -75,6 +75,10 @@ struct TaskSample {
 };
 
 /// The samples of the runner steps in [first_step, last_step] (inclusive).
+/// A send and the recv it meets (same step, pair and tag) are one sample of
+/// the send's task: from when the later of the two was ready to the mean of
+/// their ends (a recv posted early waits for its send; the twin does that
+/// waiting itself).
 std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int last_step);
 
 /// Fits every cost key of `samples` (see KeyFit).

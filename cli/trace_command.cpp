@@ -87,12 +87,16 @@ Status run_derive(const TraceArgs& args) {
   int deps = 0;
   for (const models::Task& t : derived->plan.tasks)
     deps += static_cast<int>(t.deps.size() + t.prev_step_deps.size());
+  std::string from = derived->template_ranks.size() > 1 ? "ranks " : "rank ";
+  for (size_t i = 0; i < derived->template_ranks.size(); ++i)
+    from += (i > 0 ? ", " : "") + std::to_string(derived->template_ranks[i]);
+  from += "'s step " + std::to_string(derived->template_step);
+  if (derived->template_ranks.size() > 1) from += " (one per group of ranks that run alike)";
   std::printf(
-      "%s: a plan of %zu tasks on %zu streams (%d cross-stream dependencies) from rank %lld's step %d; %zu "
-      "events on %d rank(s) x %d step(s)%s\n",
-      args.derive_out.c_str(), derived->plan.tasks.size(), derived->plan.streams.size(), deps,
-      static_cast<long long>(derived->trace.events.empty() ? 0 : derived->trace.events.front().rank),
-      derived->template_step, derived->trace.events.size(), derived->trace.metadata.world_size, derived->steps,
+      "%s: a plan of %zu tasks on %zu streams (%d cross-stream dependencies) from %s; %zu events on %d "
+      "rank(s) x %d step(s)%s\n",
+      args.derive_out.c_str(), derived->plan.tasks.size(), derived->plan.streams.size(), deps, from.c_str(),
+      derived->trace.events.size(), derived->trace.metadata.world_size, derived->steps,
       args.plan_out.empty() ? "" : ("; plan in " + args.plan_out).c_str());
   return Status::ok();
 }
@@ -136,7 +140,9 @@ void add_trace_command(CLI::App& app, Action* action) {
       "Derive the step plan an imported trace (import-kineto) ran, so that calibrate can fit its costs and the "
       "twin can run it at other worker counts: the device events of a profiler step become tasks on their "
       "streams, a task waits for another stream's where its stream sat idle until that one ended, every rank and "
-      "step must repeat it (calibrators/derive_plan.h). Writes the trace again with each event's step and task "
+      "step must repeat it; in a pipeline (sends and recvs), each group of ranks whose steps run alike gets its "
+      "own tasks, and every send must meet its recv on the peer (calibrators/derive_plan.h). Writes the trace again "
+      "with each event's step and task "
       "and the plan in its metadata");
   derive->add_option("TRACE", args->file, "An imported trace (clustertwin trace import-kineto)")->required();
   derive->add_option("-o,--out", args->derive_out, "The trace with its plan, to write")->required();

@@ -64,7 +64,10 @@ struct Event {
   std::optional<double> flops;
   std::string collective;  // "allreduce", "alltoall", ... ("" when none)
   std::optional<int64_t> group_size;
-  std::optional<int64_t> peer;
+  // A collective's group as global ranks group_start + i x group_stride,
+  // i < group_size, where the trace says (imported c10d args); unset: unknown.
+  std::optional<int64_t> group_start, group_stride;
+  std::optional<int64_t> peer;   // a send's destination or a recv's source (global rank)
   std::optional<double> cpu_us;  // CPU time the recording thread spent in the task (real runs), microseconds
   // Real runs on a GPU, where ts/dur are the device's (CUDA events): when the
   // host thread launched the task's work and how long the launch took.

@@ -29,6 +29,12 @@
 //   kernel that does not say its collective or bytes (older PyTorch; NCCL
 //   runs all-to-all, and at scale other collectives, as SendRecv kernels)
 //   those of the innermost such operator around its launch.
+// - Point-to-point. c10d records a send's destination and a recv's source as
+//   "Rank", a rank of its group; newer PyTorch adds the global rank ("Dst
+//   Rank", "Src Rank") and the group's global ranks ("Process Group Ranks",
+//   "Global rank start" / "stride"). The peer is the global rank, from the
+//   kernel's args or else its operator's; a group rank maps through the
+//   group, and stays as it is only when the group is the world.
 
 #include "traces/kineto_import.h"
 
@@ -76,12 +82,47 @@ struct Launch {
   double dur = 0;
 };
 
+// Where a collective's group and a send's or recv's peer lie, as c10d's args say (kineto_reader.h).
+struct GroupArgs {
+  std::optional<int64_t> rank, dst, src, start, stride, size;
+  std::vector<int64_t> ranks;
+
+  static GroupArgs of(const KinetoEvent& e) {
+    return {e.rank_arg, e.dst_rank, e.src_rank, e.global_rank_start, e.global_rank_stride, e.group_size, e.group_ranks};
+  }
+  // The group's global ranks as start + i x stride: from its rank list when that is evenly spaced, else from
+  // "Global rank start" and "Global rank stride".
+  std::optional<std::pair<int64_t, int64_t>> layout() const {
+    if (ranks.size() >= 2) {
+      const int64_t stride = ranks[1] - ranks[0];
+      for (size_t i = 1; i < ranks.size(); ++i) {
+        if (stride < 1 || ranks[i] - ranks[i - 1] != stride) return std::nullopt;
+      }
+      return std::pair(ranks[0], stride);
+    }
+    if (start && stride) return std::pair(*start, *stride);
+    return std::nullopt;
+  }
+  // The global rank of a send's destination or a recv's source: "Dst Rank" / "Src Rank", else "Rank" (a rank
+  // of the group) through the group's layout, or as it is when the group is the whole world.
+  std::optional<int64_t> peer(const std::string& collective, int64_t world_size) const {
+    if (collective == "send" && dst) return dst;
+    if (collective == "recv" && src) return src;
+    if (!rank) return std::nullopt;
+    if (static_cast<size_t>(*rank) < ranks.size()) return ranks[static_cast<size_t>(*rank)];
+    if (const auto l = layout()) return l->first + *rank * l->second;
+    if (!size || *size == world_size) return rank;
+    return std::nullopt;
+  }
+};
+
 // A c10d collective operator on a host thread.
 struct CommOperator {
   Micros ts;
   double dur = 0;
   std::string collective;
   std::optional<int64_t> bytes, group_size;
+  GroupArgs group;
 };
 
 // `nelems` elements of `element_bytes` each, when both are known.
@@ -107,6 +148,7 @@ std::optional<CommOperator> comm_operator(const KinetoEvent& e) {
   op.ts = e.ts;
   op.dur = e.dur;
   op.group_size = e.group_size;
+  op.group = GroupArgs::of(e);
   op.collective = kineto::collective_of_operator(e.name);
   if (!op.collective.empty()) {
     op.bytes = first_input_bytes(e);
@@ -280,7 +322,8 @@ std::string config_json(const std::vector<std::string>& paths, const KinetoImpor
   return out + "}";
 }
 
-Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t stream, const Micros& origin) {
+Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t stream, const Micros& origin,
+              int64_t world_size) {
   Event out;
   out.name = e.name;
   out.category = category;
@@ -301,6 +344,7 @@ Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t 
   }
   out.group_size = e.group_size;
   out.flops = e.flops;
+  GroupArgs group = GroupArgs::of(e);
   if (const Launch* launch = in.launch_of(e)) {
     // A launch before the origin (the earliest imported event) cannot be placed on the trace's axis.
     const double launched = micros_between(origin, with_base(launch->ts, in.header.base_ns));
@@ -317,6 +361,19 @@ Event convert(const KinetoEvent& e, Category category, const Input& in, int64_t 
         if (op->bytes) out.bytes = op->bytes;
         if (op->group_size) out.group_size = op->group_size;
       }
+    }
+    // A kernel without c10d's group args (older PyTorch copies none onto kernels) takes its operator's.
+    const bool has_group = group.rank || group.dst || group.src || !group.ranks.empty() || group.start;
+    if (category == Category::kComm && !has_group) {
+      if (const CommOperator* op = in.operator_around(*launch)) group = op->group;
+    }
+  }
+  if (category == Category::kComm) {
+    if (out.collective == "send" || out.collective == "recv") {
+      out.peer = group.peer(out.collective, world_size);
+    } else if (const auto layout = group.layout()) {
+      out.group_start = layout->first;
+      out.group_stride = layout->second;
     }
   }
   return out;
@@ -382,7 +439,7 @@ Status import_kineto(const std::vector<std::string>& inputs, const std::string& 
       if (stream == in.stream_ids.end() || !origin) {
         return Status::internal(in.path + ": event changed between the two passes over the file");
       }
-      const Event event = convert(e, *category, in, stream->second, *origin);
+      const Event event = convert(e, *category, in, stream->second, *origin, metadata.world_size);
       if (event.category == Category::kComm && !event.collective.empty()) ++st.collectives;
       (*writer)->write(event);
       return Status::ok();

@@ -57,6 +57,29 @@ std::optional<int64_t> id_from_string(std::string_view text) {
   return value;
 }
 
+// "Process Group Ranks" as c10d writes it, "[0, 2, 4]": the ranks, or empty
+// for anything else (a truncated list "[0, 1, ...]", an empty one).
+std::vector<int64_t> parse_rank_list(std::string_view text) {
+  std::vector<int64_t> ranks;
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') return {};
+  text = text.substr(1, text.size() - 2);
+  while (!text.empty()) {
+    while (!text.empty() && text.front() == ' ')
+      text.remove_prefix(1);
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || value < 0 || value >= (1 << 24)) return {};
+    ranks.push_back(value);
+    text.remove_prefix(static_cast<size_t>(end - text.data()));
+    while (!text.empty() && text.front() == ' ')
+      text.remove_prefix(1);
+    if (text.empty()) break;
+    if (text.front() != ',') return {};
+    text.remove_prefix(1);
+  }
+  return ranks;
+}
+
 // Reads one Kineto file front to back; see read_kineto_file.
 class KinetoFileReader {
  public:
@@ -293,6 +316,20 @@ Status KinetoFileReader::read_args(KinetoEvent* e) {
       want_int(1, 1 << 24, &e->group_size);
     } else if (key == "dtype") {
       want_string(&e->dtype);
+    } else if (key == "Rank" || key == "Dst Rank" || key == "Src Rank" || key == "Global rank start" ||
+               key == "Global rank stride") {
+      // Optional and version-dependent: a value we cannot use (-1 for "not strided") is left out, not refused.
+      const int64_t min = key == "Global rank stride" ? 1 : 0;
+      if (v == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= min && cursor_.integer() < (1 << 24)) {
+        std::optional<int64_t>* out = key == "Rank"                ? &e->rank_arg
+                                      : key == "Dst Rank"          ? &e->dst_rank
+                                      : key == "Src Rank"          ? &e->src_rank
+                                      : key == "Global rank start" ? &e->global_rank_start
+                                                                   : &e->global_rank_stride;
+        *out = cursor_.integer();
+      }
+    } else if (key == "Process Group Ranks" && v == Token::kString) {
+      e->group_ranks = parse_rank_list(cursor_.text());
     } else if (key == "name" && v == Token::kString) {
       e->name_arg.assign(cursor_.text());  // the name given by a "ph": "M" event
     } else if (key == "flops") {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -56,8 +57,18 @@ struct KinetoEvent {
   std::string dtype;                             // "dtype"
   std::string name_arg;                          // "name": what a "ph": "M" event names
   std::optional<int64_t> in_nelems, group_size;  // "In msg nelems", "Group size"
-  std::optional<int64_t> bytes;                  // "bytes" of a memcpy or memset
-  std::optional<double> flops;                   // "flops" (torch.profiler with_flops=True)
+  /// c10d's group and point-to-point args (record_param_comms, and the kernels
+  /// Kineto copies them onto), each read only when it is an integer >= 0
+  /// (older PyTorch writes fewer): "Rank" (a send's destination or a recv's
+  /// source as a rank of its group; another collective's own rank), "Dst Rank"
+  /// and "Src Rank" (a send's or recv's peer as a global rank), "Global rank
+  /// start" and "Global rank stride" (>= 1: the group's global ranks are
+  /// start + i x stride), "Process Group Ranks" (a string "[0, 2]": empty
+  /// when absent or not a list of integers, as when the profiler truncated it).
+  std::optional<int64_t> rank_arg, dst_rank, src_rank, global_rank_start, global_rank_stride;
+  std::vector<int64_t> group_ranks;
+  std::optional<int64_t> bytes;  // "bytes" of a memcpy or memset
+  std::optional<double> flops;   // "flops" (torch.profiler with_flops=True)
   /// "correlation": links a GPU event to the runtime call that launched it
   /// (cudaLaunchKernel, cudaMemcpyAsync, hipLaunchKernel carry the same id).
   std::optional<int64_t> correlation;

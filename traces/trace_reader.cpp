@@ -394,6 +394,10 @@ bool TraceReader::read_args(Event* event) {
       ok = want_int(&event->bytes, 0);
     else if (key == "group_size")
       ok = want_int(&event->group_size, 1);
+    else if (key == "group_start")
+      ok = want_int(&event->group_start, 0);
+    else if (key == "group_stride")
+      ok = want_int(&event->group_stride, 1);
     else if (key == "peer")
       ok = want_int(&event->peer, 0);
     else if (key == "grad_bytes")

@@ -160,6 +160,14 @@ void append_event_json(std::string* out, const Event& e) {
     field("group_size");
     append_json_int(&text, *e.group_size);
   }
+  if (e.group_start) {
+    field("group_start");
+    append_json_int(&text, *e.group_start);
+  }
+  if (e.group_stride) {
+    field("group_stride");
+    append_json_int(&text, *e.group_stride);
+  }
   if (e.peer) {
     field("peer");
     append_json_int(&text, *e.peer);

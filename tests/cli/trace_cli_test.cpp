@@ -144,6 +144,83 @@ TEST(TraceCliTest, DerivePlanRefusesTracesThatDoNotRepeatOnePlan) {
   EXPECT_EQ(missing.exit_code, 2) << missing.err;
 }
 
+// A two-stage pipeline (traces/data/examples/make_kineto_pipeline.py): each rank gets its stage's tasks, the
+// sends meet their recvs, and the twin replays the recorded 1.4 ms step on 2 ranks.
+TEST(TraceCliTest, APipelineTraceIsDerivedCalibratedAndReplayed) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
+  const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
+  auto ok = [](const testing::CommandResult& r) {
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0;
+  };
+  ASSERT_TRUE(ok(run_clustertwin({"trace", "import-kineto", examples + "kineto_pipeline_rank0.json",
+                                  examples + "kineto_pipeline_rank1.json", dir + "/pp.json"})));
+  const auto derived = run_clustertwin(
+      {"trace", "derive-plan", dir + "/pp.json", "-o", dir + "/pp_run.json", "--plan", dir + "/pp_plan.json"});
+  ASSERT_TRUE(ok(derived));
+  // Per rank: 5 kernels and 2 host pieces; 4 device waits (send after forward, backward after recv on rank 0;
+  // forward after recv, send after backward on rank 1) and each rank's first kernel after its host piece.
+  EXPECT_NE(derived.out.find("a plan of 14 tasks on 5 streams (6 cross-stream dependencies) from ranks 0, 1's "
+                             "step 1 (one per group of ranks that run alike)"),
+            std::string::npos)
+      << derived.out;
+  ASSERT_TRUE(ok(run_clustertwin({"calibrate", dir + "/pp_run.json", "--base", "h100-1024", "--warmup", "1", "--drain",
+                                  "0", "-o", dir + "/pp.yaml"})));
+  auto step_ms = [&](const std::string& plan, const std::string& profile) {
+    const auto r = run_clustertwin({"sim", "plan", plan, "--workers", "2", "--platform", profile});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const size_t row = r.out.find("\n", r.out.find("step (ms)"));
+    std::istringstream in(r.out.substr(row + 1));
+    int n = 0;
+    std::string fidelity;
+    double ms = 0;
+    in >> n >> fidelity >> ms;
+    return ms;
+  };
+  EXPECT_NEAR(step_ms(dir + "/pp_plan.json", dir + "/pp.yaml"), 1.400, 0.014);  // the recorded step, within 1%
+  // The device alone (--no-host-tasks): one step is the chain rank 0's forward (202.5 us, the forward GEMM's
+  // key pools rank 0's 205 and rank 1's 200), the activations' transfer (20), rank 1's forward and backward
+  // (202.5 + 400), the gradients' transfer (20), rank 0's backward and Adam (400 + 30): 1,275 us. Priced from
+  // each side's own ready, the recvs' waits for their sends (rank 0's recv kernel of the gradients runs 621 us)
+  // would inflate the transfers' key.
+  ASSERT_TRUE(ok(run_clustertwin({"trace", "derive-plan", dir + "/pp.json", "-o", dir + "/pp_dev_run.json", "--plan",
+                                  dir + "/pp_dev_plan.json", "--no-host-tasks"})));
+  ASSERT_TRUE(ok(run_clustertwin({"calibrate", dir + "/pp_dev_run.json", "--base", "h100-1024", "--warmup", "1",
+                                  "--drain", "0", "-o", dir + "/pp_dev.yaml"})));
+  EXPECT_NEAR(step_ms(dir + "/pp_dev_plan.json", dir + "/pp_dev.yaml"), 1.275, 0.0005);
+}
+
+TEST(TraceCliTest, DerivePlanRefusesAPipelineWhoseSendsDoNotMeetTheirRecvs) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
+  const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
+  // Rank 0's file alone: its world is still 2 ranks (distributedInfo), and rank 1 posts no recv.
+  ASSERT_EQ(
+      run_clustertwin({"trace", "import-kineto", examples + "kineto_pipeline_rank0.json", dir + "/pp0.json"}).exit_code,
+      0);
+  const auto lone = run_clustertwin({"trace", "derive-plan", dir + "/pp0.json", "-o", dir + "/x.json"});
+  EXPECT_EQ(lone.exit_code, 2);
+  EXPECT_EQ(lone.err,
+            "clustertwin: " + dir +
+                "/pp0.json: rank 0, step 0, stream 'gpu0 stream 24': event "
+                "'ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)': send #1 to rank 1, a rank "
+                "without events in this trace (import every rank's file, so that each send meets its recv)\n");
+  // A send to rank 5 in a world of 2.
+  auto read = read_file(examples + "kineto_pipeline_rank0.json");
+  ASSERT_TRUE(read.is_ok());
+  std::string text = *read;
+  for (size_t at = text.find("\"Dst Rank\": 1"); at != std::string::npos; at = text.find("\"Dst Rank\": 1", at))
+    text.replace(at, 13, "\"Dst Rank\": 5");
+  const std::string bad = testing::write_temp("pp_bad_rank0.json", text);
+  ASSERT_EQ(run_clustertwin({"trace", "import-kineto", bad, examples + "kineto_pipeline_rank1.json", dir + "/ppb.json"})
+                .exit_code,
+            0);
+  const auto outside = run_clustertwin({"trace", "derive-plan", dir + "/ppb.json", "-o", dir + "/x.json"});
+  testing::expect_one_line_exit_2(outside,
+                                  "/ppb.json: rank 0, step 0, stream 'gpu0 stream 24': event "
+                                  "'ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)': a send "
+                                  "to rank 5, outside the world of 2 ranks (metadata.world_size)");
+}
+
 TEST(TraceCliTest, BadFlagsExitTwoWithOneLine) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"trace", "validate"}, {"trace", "summary", "x.json", "--bogus"}, {"no-such-command"}, {}}) {

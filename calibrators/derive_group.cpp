@@ -1,0 +1,375 @@
+// One rank group's part of a derived plan (derive_steps.h): the template
+// step's events as tasks, the host's pieces, cross-stream dependencies from
+// idle gaps, and every step of the group's ranks matched to the template.
+
+#include <algorithm>
+#include <set>
+
+#include "calibrators/derive_steps.h"
+#include "models/plan/plan_validator.h"
+
+namespace clustertwin::calibrators::derive {
+
+using traces::Category;
+using traces::Event;
+
+namespace {
+
+// A collective's group in the plan's terms: the world, unless the event says it ran among fewer ranks,
+// laid out as global ranks start + i x stride (the import reads them from c10d's args).
+StatusOr<models::GroupSpec> group_spec(const Event& e, int64_t world) {
+  models::GroupSpec spec;
+  const int64_t n = e.group_size.value_or(world);
+  if (n >= world) return spec;
+  const std::string among =
+      "a collective '" + e.collective + "' among " + std::to_string(n) + " of the " + std::to_string(world) + " ranks";
+  if (!e.group_start || !e.group_stride) {
+    return Status::invalid_argument(among + " without its group's ranks (fields 'group_start' / 'group_stride': " +
+                                    "c10d's 'Process Group Ranks' or 'Global rank start' / 'stride', which older " +
+                                    "PyTorch does not record); the plan cannot place it");
+  }
+  const int64_t start = *e.group_start, stride = *e.group_stride;
+  if (stride == 1 && start % n == 0 && world % n == 0) {
+    spec.kind = models::GroupSpec::Kind::kBlock;  // consecutive ranks: a block
+    spec.size = static_cast<int>(n);
+    return spec;
+  }
+  if (stride * n == world && start < stride) {
+    spec.kind = models::GroupSpec::Kind::kStride;  // every stride-th rank across the world
+    spec.size = static_cast<int>(stride);
+    return spec;
+  }
+  return Status::invalid_argument(among + " with global ranks " + std::to_string(start) + " + i x " +
+                                  std::to_string(stride) + ": neither a block of consecutive ranks nor ranks " +
+                                  "equal modulo a stride across the world (the plan's groups)");
+}
+
+}  // namespace
+
+Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl, const DerivePlanOptions& options,
+                    const std::string& path, Group* g) {
+  auto bad = [&](const std::string& what) { return Status::invalid_argument(path + ": " + what); };
+  const std::vector<Event>& events = trace.events;
+  const std::vector<int64_t>& members = g->ranks;
+  const int64_t first_rank = members.front();
+  const std::map<int, StepEvents>& own = ranks.at(first_rank);
+  const StepEvents& t = own.at(tmpl);
+  const StepEvents* before = tmpl > 0 ? &own.at(tmpl - 1) : nullptr;
+  models::Plan& plan = g->plan;
+  std::map<size_t, int>& task_of = g->task_of;
+  std::vector<size_t>& host_cut = g->host_cut;
+  int& first_host = g->first_host;
+  int& host_tail = g->host_tail;
+  std::set<int>& cut_tasks = g->cut_tasks;
+  Assigned& assigned = g->assigned;
+  std::map<int, std::string>& mismatch = g->mismatch;
+  std::map<int64_t, int> plan_stream;  // trace stream id -> plan stream
+  std::map<std::string, int> name_uses;
+  std::map<std::string, int> sizeless;  // collective cost key -> tasks without bytes
+  for (const auto& [stream, list] : t.by_stream) {
+    plan_stream[stream] = static_cast<int>(plan.streams.size());
+    plan.streams.push_back(stream_name(trace, stream));
+    for (size_t idx : list) {
+      const Event& e = events[idx];
+      models::Task task;
+      task.id = static_cast<int>(plan.tasks.size());
+      const std::string key = key_of(e);
+      const int uses = name_uses[key]++;
+      task.name = uses == 0 ? key : key + " #" + std::to_string(uses + 1);
+      task.stream = plan_stream[stream];
+      task.cost_key = key;
+      const std::string where = "rank " + std::to_string(first_rank) + ", step " + std::to_string(tmpl) + ", stream '" +
+                                plan.streams.back() + "': event '" + e.name + "'";
+      if (e.category == Category::kCompute) {
+        task.kind = models::TaskKind::kCompute;
+        task.flops = e.flops.value_or(0);
+      } else if (e.category == Category::kCopy) {
+        task.kind = models::TaskKind::kCopy;
+        task.bytes = e.bytes.value_or(0);
+      } else {
+        task.kind = models::TaskKind::kCollective;
+        const auto op = models::collective_op_from_name(e.collective);
+        if (!op)
+          return bad(where + ": a comm event without a known collective (args.collective '" + e.collective + "')");
+        models::Collective c;
+        c.op = *op;
+        if (*op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
+          c.peer_offset = static_cast<int>(*e.peer - first_rank);  // check_peers: present, in the world
+        } else {
+          auto group = group_spec(e, trace.metadata.world_size);
+          if (!group.is_ok()) return bad(where + ": " + group.status().message());
+          c.group = *group;
+        }
+        // Older PyTorch records neither the kernel's message size nor its operator's input dims.
+        if (!e.bytes || *e.bytes <= 0) ++sizeless[key];
+        task.bytes = e.bytes.value_or(0);
+        if (*op == models::CollectiveOp::kAllGather) task.bytes *= std::max<int64_t>(1, e.group_size.value_or(1));
+        task.collective = c;
+      }
+      task.grad_bytes = e.grad_bytes.value_or(0);
+      task_of[idx] = task.id;
+      plan.tasks.push_back(std::move(task));
+    }
+  }
+  std::vector<std::pair<double, int>> launched;  // launch (else start), task
+  for (const auto& [idx, task] : task_of)
+    launched.emplace_back(events[idx].host_ts_us.value_or(events[idx].ts_us), task);
+  std::sort(launched.begin(), launched.end());
+  for (const auto& [when, task] : launched)
+    g->launch_order.push_back(task);
+  // When each stream of the template step was last busy before event k: the event before it, or the
+  // stream's last one in the step before.
+  auto busy_until = [&](int64_t stream, size_t k) {
+    const std::vector<size_t>& list = t.by_stream.at(stream);
+    if (k > 0) return events[list[k - 1]].end_us();
+    if (before != nullptr) {
+      auto prev = before->by_stream.find(stream);
+      if (prev != before->by_stream.end() && !prev->second.empty()) return events[prev->second.back()].end_us();
+    }
+    return t.start_us;
+  };
+
+  // Host tasks, from the launch link (see the header): the host's timeline cut at every launch the device
+  // waited for (its stream sat idle until the launch ended), each piece a task on a "host" stream, the
+  // kernel depending on the piece that ends with its launch; the last piece runs to the next step's start.
+  // The event of `s` that ended last in [from, to] on a stream other than `stream`.
+  auto latest_elsewhere = [&](const StepEvents& s, int64_t stream, double from, double to) {
+    std::optional<size_t> found;
+    for (const auto& [other, others] : s.by_stream) {
+      if (other == stream) continue;
+      for (size_t idx : others) {
+        const double end = events[idx].end_us();
+        if (end >= from - 1e-9 && end <= to + 1e-9 && (!found || end > events[*found].end_us())) found = idx;
+      }
+    }
+    return found;
+  };
+  std::vector<std::pair<double, size_t>> binding;  // launch end, template event
+  if (options.host_tasks) {
+    for (const auto& [stream, list] : t.by_stream) {
+      for (size_t k = 0; k < list.size(); ++k) {
+        const Event& e = events[list[k]];
+        const auto launched = e.launch_end_us();
+        const double idle_from = busy_until(stream, k);
+        if (!launched || e.ts_us - idle_from <= options.min_wait_us || *launched <= idle_from) continue;
+        // A launch that began as another stream's task ended was the host waiting for the device (a
+        // synchronize, recorded or not): the kernel depends on that task, not on the host.
+        const auto other = latest_elsewhere(t, stream, idle_from, e.ts_us);
+        if (other && *e.host_ts_us <= events[*other].end_us() + options.sync_window_us) continue;
+        binding.emplace_back(*launched, list[k]);
+      }
+    }
+    std::sort(binding.begin(), binding.end());
+  }
+  if (!binding.empty()) {
+    const int host_stream = static_cast<int>(plan.streams.size());
+    plan.streams.push_back("host");
+    auto host_task = [&](const std::string& name) {
+      models::Task task;
+      task.id = static_cast<int>(plan.tasks.size());
+      task.name = name;
+      task.cost_key = name;
+      task.kind = models::TaskKind::kHost;
+      task.stream = host_stream;
+      plan.tasks.push_back(task);
+      return task.id;
+    };
+    first_host = static_cast<int>(plan.tasks.size());
+    for (size_t j = 0; j < binding.size(); ++j) {
+      const int h = host_task("host #" + std::to_string(j + 1));
+      plan.tasks[static_cast<size_t>(task_of.at(binding[j].second))].deps.push_back(h);
+      cut_tasks.insert(task_of.at(binding[j].second));
+      host_cut.push_back(binding[j].second);
+    }
+    if (t.end_us && *t.end_us > binding.back().first) host_tail = host_task("host tail");
+  }
+
+  // Cross-stream dependencies, from the template rank's idle gaps (see the header).
+  for (const auto& [stream, list] : t.by_stream) {
+    for (size_t k = 0; k < list.size(); ++k) {
+      const Event& b = events[list[k]];
+      double idle_from = k > 0 ? events[list[k - 1]].end_us() : t.start_us;
+      // A kernel launched after its stream went idle waited for the host first: a host task says so.
+      const auto launched = b.launch_end_us();
+      if (cut_tasks.count(task_of.at(list[k])) != 0 && *launched > idle_from) idle_from = *launched;
+      if (b.ts_us - idle_from <= options.min_wait_us) continue;
+      // The latest end in [idle_from, b.ts] on another stream, this step first, then the previous one.
+      auto latest = [&](const StepEvents& s) { return latest_elsewhere(s, stream, idle_from, b.ts_us); };
+      models::Task& task = plan.tasks[static_cast<size_t>(task_of.at(list[k]))];
+      if (auto a = latest(t)) {
+        task.deps.push_back(task_of.at(*a));
+      } else if (before != nullptr) {
+        if (auto p = latest(*before)) {
+          // The same stream position in the template step is the task.
+          const Event& pe = events[*p];
+          const auto& plist = before->by_stream.at(pe.stream);
+          const size_t pos = static_cast<size_t>(std::find(plist.begin(), plist.end(), *p) - plist.begin());
+          const auto& tlist = t.by_stream.find(pe.stream);
+          if (tlist != t.by_stream.end() && pos < tlist->second.size())
+            task.prev_step_deps.push_back(task_of.at(tlist->second[pos]));
+        }
+      }
+    }
+  }
+  for (const auto& [key, count] : sizeless) {
+    g->notes.push_back(std::to_string(count) + " collective task(s) '" + key +
+                       "' without a message size (neither 'In msg nelems' nor a c10d operator's 'Input Dims'): " +
+                       "0 bytes, so calibrate prices them by their measured time alone and they do not grow with " +
+                       "the message at other worker counts");
+  }
+  CT_RETURN_IF_ERROR(models::validate_plan(plan, path + " (derived plan)"));
+  // Every rank and step runs the template; its events get their task and
+  // step. Ranks name their streams apart ("gpu0 stream 20", "gpu1 stream
+  // 20"): a rank's device streams, in id order, stand for the template's.
+  std::vector<int64_t> template_streams;
+  for (const auto& [stream, list] : t.by_stream)
+    template_streams.push_back(stream);
+  for (int64_t rank : members) {
+    const std::map<int, StepEvents>& steps = ranks.at(rank);
+    std::set<int64_t> used;
+    for (const auto& [marker, s] : steps) {
+      for (const auto& [stream, list] : s.by_stream)
+        used.insert(stream);
+    }
+    if (used.size() != template_streams.size()) {
+      return bad("rank " + std::to_string(rank) + " runs device work on " + std::to_string(used.size()) +
+                 " streams, rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " on " +
+                 std::to_string(template_streams.size()) + " (every rank and step must run the same plan)");
+    }
+    std::map<int64_t, int64_t> as_template;  // this rank's stream -> the template's
+    size_t k = 0;
+    for (int64_t stream : used)
+      as_template[stream] = template_streams[k++];
+    int step = 0;
+    for (const auto& [marker, s] : steps) {
+      const std::string at = "rank " + std::to_string(rank) + ", step " + std::to_string(step);
+      std::map<int64_t, std::vector<size_t>> mine;  // by the template's stream
+      for (const auto& [stream, list] : s.by_stream)
+        mine[as_template.at(stream)] = list;
+      std::string& problem = mismatch[step];
+      for (const auto& [stream, tlist] : t.by_stream) {
+        if (!problem.empty()) break;
+        const auto found = mine.find(stream);
+        const size_t n = found == mine.end() ? 0 : found->second.size();
+        if (n != tlist.size()) {
+          problem = at + ", stream '" + stream_name(trace, stream) + "': " + std::to_string(n) +
+                    " device events where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
+                    " has " + std::to_string(tlist.size());
+          break;
+        }
+        for (size_t i = 0; i < n; ++i) {
+          const Event& e = events[found->second[i]];
+          const Event& te = events[tlist[i]];
+          if (key_of(e) != key_of(te)) {
+            problem = at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is '" +
+                      key_of(e) + "' where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
+                      " has '" + key_of(te) + "'";
+            break;
+          }
+          // A send or recv runs with the same peer offset as the template's (the offset is the task's).
+          if (is_point_to_point(te) && (e.collective != te.collective || *e.peer - rank != *te.peer - first_rank)) {
+            problem = at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is a " +
+                      e.collective + " with rank " + std::to_string(e.peer.value_or(-1)) + " where rank " +
+                      std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " has a " + te.collective +
+                      " with rank " + std::to_string(*te.peer) + " (peers " + std::to_string(*te.peer - first_rank) +
+                      " ranks away)";
+            break;
+          }
+          assigned[found->second[i]] = {step, task_of.at(tlist[i])};
+        }
+      }
+      ++step;
+    }
+  }
+  return Status::ok();
+}
+
+// The template's cross-stream dependencies checked on every kept step of its rank: a dependency that
+// ended after its task started in some step was a coincidence of the template step and goes; a task
+// whose stream sat idle before it in any step depends on the other stream's task that never ended after
+// it started and ended inside its idle gap in the most steps (the latest in the template step on a tie).
+void check_group_dependencies(const traces::Trace& trace, const RankSteps& ranks, int tmpl, int first_step,
+                              const DerivePlanOptions& options, Group* g) {
+  const std::vector<Event>& events = trace.events;
+  const int64_t rank = g->ranks.front();
+  const int step_count = static_cast<int>(ranks.at(rank).size());
+  models::Plan& plan = g->plan;
+  const int first_host = g->first_host;
+  const std::set<int>& cut_tasks = g->cut_tasks;
+  const Assigned& assigned = g->assigned;
+  const int device_tasks = first_host >= 0 ? first_host : static_cast<int>(plan.tasks.size());
+  const int n_steps = step_count - first_step;
+  std::vector<std::vector<const Event*>> at(static_cast<size_t>(n_steps),
+                                            std::vector<const Event*>(static_cast<size_t>(device_tasks)));
+  for (const auto& [idx, st] : assigned) {
+    if (events[idx].rank == rank && st.first >= first_step && st.second < device_tasks)
+      at[static_cast<size_t>(st.first - first_step)][static_cast<size_t>(st.second)] = &events[idx];
+  }
+  for (const auto& row : at) {
+    for (const Event* e : row)
+      if (e == nullptr) return;  // cannot happen: every kept step matched the template
+  }
+  std::vector<std::vector<std::pair<double, int>>> ends(static_cast<size_t>(n_steps));  // sorted (end, task)
+  for (int s = 0; s < n_steps; ++s) {
+    for (int d = 0; d < device_tasks; ++d)
+      ends[static_cast<size_t>(s)].emplace_back(at[static_cast<size_t>(s)][static_cast<size_t>(d)]->end_us(), d);
+    std::sort(ends[static_cast<size_t>(s)].begin(), ends[static_cast<size_t>(s)].end());
+  }
+  std::vector<int> stream_prev(static_cast<size_t>(device_tasks), -1), stream_last(plan.streams.size(), -1);
+  for (int b = 0; b < device_tasks; ++b) {
+    const models::Task& task = plan.tasks[static_cast<size_t>(b)];
+    stream_prev[static_cast<size_t>(b)] = stream_last[static_cast<size_t>(task.stream)];
+    stream_last[static_cast<size_t>(task.stream)] = b;
+  }
+  const std::map<int, StepEvents>& steps = ranks.at(rank);
+  constexpr double kSlack = 0.01;  // us: timestamps of two streams of one device share a clock
+  for (int b = 0; b < device_tasks; ++b) {
+    models::Task& task = plan.tasks[static_cast<size_t>(b)];
+    std::map<int, int> score;  // candidate -> steps whose idle gap it ended in
+    for (int s = 0; s < n_steps; ++s) {
+      const Event& e = *at[static_cast<size_t>(s)][static_cast<size_t>(b)];
+      const int p = stream_prev[static_cast<size_t>(b)];
+      double idle_from =
+          p >= 0 ? at[static_cast<size_t>(s)][static_cast<size_t>(p)]->end_us() : steps.at(s + first_step).start_us;
+      if (p < 0 && s > 0) {
+        const int last = stream_last[static_cast<size_t>(task.stream)];
+        idle_from = std::max(idle_from, at[static_cast<size_t>(s - 1)][static_cast<size_t>(last)]->end_us());
+      }
+      const auto launched = e.launch_end_us();
+      if (cut_tasks.count(b) != 0 && launched && *launched > idle_from) idle_from = *launched;
+      if (e.ts_us - idle_from <= options.min_wait_us) continue;
+      const auto& list = ends[static_cast<size_t>(s)];
+      for (auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(idle_from - kSlack, -1));
+           it != list.end() && it->first <= e.ts_us + kSlack; ++it) {
+        if (plan.tasks[static_cast<size_t>(it->second)].stream != task.stream) ++score[it->second];
+      }
+    }
+    const auto valid = [&](int d) {
+      for (int s = 0; s < n_steps; ++s) {
+        if (at[static_cast<size_t>(s)][static_cast<size_t>(d)]->end_us() >
+            at[static_cast<size_t>(s)][static_cast<size_t>(b)]->ts_us + kSlack)
+          return false;
+      }
+      return true;
+    };
+    int best = -1;
+    const auto& tmpl_row = at[static_cast<size_t>(tmpl - first_step)];
+    for (const auto& [d, n] : score) {
+      if (!valid(d)) continue;
+      const int bn = best >= 0 ? score[best] : 0;
+      if (best < 0 || n > bn ||
+          (n == bn && tmpl_row[static_cast<size_t>(d)]->end_us() > tmpl_row[static_cast<size_t>(best)]->end_us()))
+        best = d;
+    }
+    std::vector<int> deps;
+    for (int d : task.deps)
+      if (d >= device_tasks) deps.push_back(d);  // host tasks stay
+    if (best >= 0) {
+      deps.push_back(best);
+      task.prev_step_deps.clear();
+    }
+    task.deps = std::move(deps);
+  }
+}
+
+}  // namespace clustertwin::calibrators::derive

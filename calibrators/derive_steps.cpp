@@ -1,0 +1,117 @@
+#include "calibrators/derive_steps.h"
+
+#include <algorithm>
+
+namespace clustertwin::calibrators::derive {
+namespace {
+
+using traces::Category;
+using traces::Event;
+
+bool on_device(Category c) {
+  return c == Category::kCompute || c == Category::kComm || c == Category::kCopy;
+}
+
+bool is_step_marker(const Event& e) {
+  return e.category == Category::kHost && e.name.rfind("ProfilerStep#", 0) == 0;
+}
+
+}  // namespace
+
+std::string stream_name(const traces::Trace& trace, int64_t stream) {
+  return stream >= 0 && stream < static_cast<int64_t>(trace.metadata.streams.size())
+             ? trace.metadata.streams[static_cast<size_t>(stream)]
+             : "stream " + std::to_string(stream);
+}
+
+std::string key_of(const Event& e) {
+  return e.cost_key.empty() ? e.name : e.cost_key;
+}
+
+bool is_point_to_point(const Event& e) {
+  return e.category == Category::kComm && (e.collective == "send" || e.collective == "recv");
+}
+
+StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path) {
+  auto bad = [&](const std::string& what) { return Status::invalid_argument(path + ": " + what); };
+  const std::vector<Event>& events = trace.events;
+  // Step markers per rank, by start.
+  // Kineto marks a step twice, on the host thread and on the GPU's timeline (gpu_user_annotation): a step
+  // starts at the earliest marker of its name.
+  // The host thread's marker starts first; its end is where the host left the step.
+  std::map<int64_t, std::map<std::string, std::pair<double, double>>> marker_of;  // rank -> name -> start, end
+  for (const Event& e : events) {
+    if (!is_step_marker(e)) continue;
+    auto [it, fresh] = marker_of[e.rank].try_emplace(e.name, e.ts_us, e.end_us());
+    if (!fresh && e.ts_us < it->second.first) it->second = {e.ts_us, e.end_us()};
+  }
+  std::map<int64_t, std::vector<double>> markers;
+  std::map<int64_t, std::map<double, double>> marker_end;  // rank -> start -> end
+  for (const auto& [rank, named] : marker_of) {
+    for (const auto& [name, span] : named) {
+      markers[rank].push_back(span.first);
+      marker_end[rank][span.first] = span.second;
+    }
+    std::sort(markers[rank].begin(), markers[rank].end());
+    // A step's host time runs to the next step's start. The last step's end is not known (its marker
+    // ends where the profiler stopped, not where the next step would start): its tail has no sample.
+    // With one step, its marker's end is all there is.
+    for (size_t i = 0; i + 1 < markers[rank].size(); ++i)
+      marker_end[rank][markers[rank][i]] = markers[rank][i + 1];
+    if (markers[rank].size() > 1) marker_end[rank].erase(markers[rank].back());
+  }
+  // Device events per rank and step.
+  std::map<int64_t, std::map<int, StepEvents>> ranks;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    if (!on_device(e.category)) continue;
+    int step = 0;
+    double start = 0;
+    auto m = markers.find(e.rank);
+    if (m != markers.end()) {
+      // A device event belongs to the step that launched it (the launch link), else to the one it ran in.
+      const auto it = std::upper_bound(m->second.begin(), m->second.end(), e.host_ts_us.value_or(e.ts_us));
+      if (it == m->second.begin()) continue;  // before the first marker: the profiler's warm-up
+      step = static_cast<int>(it - m->second.begin()) - 1;
+      start = *(it - 1);
+    }
+    auto [s, fresh] = ranks[e.rank].try_emplace(step);
+    // Without markers the step starts with its first launch (or device event).
+    const double first = std::min(e.ts_us, e.host_ts_us.value_or(e.ts_us));
+    if (m == markers.end()) start = fresh ? first : std::min(s->second.start_us, first);
+    s->second.start_us = start;
+    if (m != markers.end()) {
+      auto end = marker_end[e.rank].find(start);
+      if (end != marker_end[e.rank].end()) s->second.end_us = end->second;
+    }
+    s->second.by_stream[e.stream].push_back(i);
+  }
+  if (ranks.empty()) return bad("no device events (compute, comm, copy) in profiler steps to derive a plan from");
+  for (auto& [rank, steps] : ranks) {
+    for (auto& [step, s] : steps) {
+      for (auto& [stream, list] : s.by_stream) {
+        std::stable_sort(list.begin(), list.end(),
+                         [&](size_t a, size_t b) { return events[a].ts_us < events[b].ts_us; });
+      }
+    }
+  }
+  // Steps are numbered from 0 in order on each rank; every rank has as many.
+  RankSteps numbered;
+  for (auto& [rank, steps] : ranks) {
+    int n = 0;
+    for (auto& [marker, s] : steps)
+      numbered[rank][n++] = std::move(s);
+  }
+  const int64_t first_rank = numbered.begin()->first;
+  const size_t step_count = numbered.begin()->second.size();
+  for (const auto& [rank, steps] : numbered) {
+    if (steps.size() != step_count) {
+      return bad("rank " + std::to_string(rank) + " has " + std::to_string(steps.size()) +
+                 " profiler steps with device events, rank " + std::to_string(first_rank) + " has " +
+                 std::to_string(step_count) + " (every rank must record the same steps)");
+    }
+  }
+  return numbered;
+}
+
+}  // namespace clustertwin::calibrators::derive
