@@ -85,24 +85,73 @@ std::vector<std::string> generated_set_names() {
   return {"mix", "random", "selfcal", "sgs", "igsp", "igsp-repeated", "igsp-unique"};
 }
 
-StatusOr<at::Tensor> igsp_set(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor,
-                              int strata, AggregationSign sign) {
+StatusOr<IgspPool> igsp_pool(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor) {
   if (pool_factor < 1)
     return Status::invalid_argument("igsp: pool factor " + std::to_string(pool_factor) + " must be >= 1");
-  SelfGenOptions pool = generation;
-  pool.samples = generation.samples * pool_factor;
-  auto candidates = self_cal(model, pool);
+  SelfGenOptions options = generation;
+  options.samples = generation.samples * pool_factor;
+  auto candidates = self_cal(model, options);
   if (!candidates.is_ok()) return candidates.status();
-  const std::vector<double> ppl = sample_perplexities(model, *candidates);
-  auto chosen = clustertwin::igsp::select_min_aggregation(sample_texts(*candidates), ppl,
-                                                          static_cast<size_t>(generation.samples), strata, sign);
+  IgspPool pool;
+  pool.candidates = *candidates;
+  pool.perplexities = sample_perplexities(model, pool.candidates);
+  return pool;
+}
+
+StatusOr<at::Tensor> igsp_select(const IgspPool& pool, int64_t samples, int strata, AggregationSign sign) {
+  auto chosen = clustertwin::igsp::select_min_aggregation(sample_texts(pool.candidates), pool.perplexities,
+                                                          static_cast<size_t>(samples), strata, sign);
   if (!chosen.is_ok()) return chosen.status();
   std::vector<int64_t> rows(chosen->begin(), chosen->end());
-  return candidates->index_select(0, at::tensor(rows, at::TensorOptions().dtype(at::kLong)));
+  return pool.candidates.index_select(0, at::tensor(rows, at::TensorOptions().dtype(at::kLong)));
+}
+
+StatusOr<at::Tensor> igsp_set(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor,
+                              int strata, AggregationSign sign) {
+  auto pool = igsp_pool(model, generation, pool_factor);
+  if (!pool.is_ok()) return pool.status();
+  return igsp_select(*pool, generation.samples, strata, sign);
+}
+
+StatusOr<std::shared_ptr<const IgspPool>> IgspPoolCache::get(torch_models::ByteLm& model,
+                                                             const SelfGenOptions& generation, int pool_factor) {
+  const Key key{generation.seed,  generation.samples, generation.length, generation.t_start,
+                generation.t_end, generation.ramp,    pool_factor};
+  std::promise<StatusOr<std::shared_ptr<const IgspPool>>> promise;
+  Entry entry;
+  bool make = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pools_.find(key);
+    if (it == pools_.end()) {
+      it = pools_.emplace(key, promise.get_future().share()).first;
+      make = true;
+    }
+    entry = it->second;
+  }
+  if (make) {
+    // Made outside the lock: other pools go on being made, and asked for, meanwhile.
+    try {
+      auto pool = igsp_pool(model, generation, pool_factor);
+      if (pool.is_ok())
+        promise.set_value(std::shared_ptr<const IgspPool>(std::make_shared<IgspPool>(std::move(*pool))));
+      else
+        promise.set_value(pool.status());
+    } catch (...) {
+      promise.set_exception(std::current_exception());
+    }
+  }
+  return entry.get();
+}
+
+size_t IgspPoolCache::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pools_.size();
 }
 
 StatusOr<CalibrationSet> make_calibration_set(const std::string& name, torch_models::ByteLm& model,
-                                              const std::vector<DomainText>& corpus, const CalibrationSetOptions& o) {
+                                              const std::vector<DomainText>& corpus, const CalibrationSetOptions& o,
+                                              IgspPoolCache* igsp_pools) {
   if (o.samples < 1) return Status::invalid_argument("--samples " + std::to_string(o.samples) + ": must be >= 1");
   if (o.length < 2 || o.length > model->options().context) {
     return Status::invalid_argument("calibration sample length " + std::to_string(o.length) + ": must be in [2, " +
@@ -131,8 +180,16 @@ StatusOr<CalibrationSet> make_calibration_set(const std::string& name, torch_mod
     bytes = sgs(model, sources, g);
   } else if (name == "igsp" || name == "igsp-repeated" || name == "igsp-unique") {
     set.kind = "self-generated";
-    bytes = igsp_set(model, g, o.igsp_pool_factor, o.igsp_strata,
-                     name == "igsp-unique" ? AggregationSign::kUnique : AggregationSign::kRepeated);
+    const AggregationSign sign = name == "igsp-unique" ? AggregationSign::kUnique : AggregationSign::kRepeated;
+    if (igsp_pools == nullptr) {
+      bytes = igsp_set(model, g, o.igsp_pool_factor, o.igsp_strata, sign);
+    } else {
+      auto pool = igsp_pools->get(model, g, o.igsp_pool_factor);
+      if (pool.is_ok())
+        bytes = igsp_select(**pool, g.samples, o.igsp_strata, sign);
+      else
+        bytes = pool.status();
+    }
   } else {
     set.kind = "source";
     bytes = source_windows(corpus, name == "mix" ? "general+code+math+commonsense" : name, o.samples, o.length, o.seed);

@@ -23,7 +23,12 @@
 
 #include <ATen/ATen.h>
 
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/status.h"
@@ -55,19 +60,55 @@ struct CalibrationSetOptions {
   int igsp_strata = 4;       // perplexity strata IGSP balances
 };
 
+class IgspPoolCache;
+
 /// The set called `name` (above; a source may also list its domains with
 /// commas, "general,code"). `corpus`: the model's training text (sources and
-/// SGS read it). InvalidArgument naming an unknown source or domain, or one
+/// SGS read it). `igsp_pools` (may be null): where the IGSP sets take their
+/// candidates from, so that "igsp" and "igsp-unique" with one seed generate
+/// them once. InvalidArgument naming an unknown source or domain, or one
 /// whose text is too short for a sample ("an empty calibration source").
 StatusOr<CalibrationSet> make_calibration_set(const std::string& name, torch_models::ByteLm& model,
                                               const std::vector<clustertwin::igsp::DomainText>& corpus,
-                                              const CalibrationSetOptions& options);
+                                              const CalibrationSetOptions& options,
+                                              IgspPoolCache* igsp_pools = nullptr);
 
-/// IGSP itself: `generation.samples` of pool_factor x as many Self-Cal
-/// candidates, chosen by igsp::select_min_aggregation on their perplexity
-/// under `model`; [samples, length] int64.
+/// IGSP's candidates: pool_factor x generation.samples Self-Cal texts
+/// ([candidates, length] int64) and each one's perplexity under the model.
+struct IgspPool {
+  at::Tensor candidates;
+  std::vector<double> perplexities;
+};
+StatusOr<IgspPool> igsp_pool(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor);
+
+/// IGSP's choice of `samples` of the pool's candidates by
+/// igsp::select_min_aggregation; [samples, length] int64.
+StatusOr<at::Tensor> igsp_select(const IgspPool& pool, int64_t samples, int strata,
+                                 clustertwin::igsp::AggregationSign sign);
+
+/// IGSP itself: igsp_select of igsp_pool.
 StatusOr<at::Tensor> igsp_set(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor,
                               int strata, clustertwin::igsp::AggregationSign sign);
+
+/// IGSP pools made once and shared: both aggregation signs select from the
+/// same candidates, which cost more than the rest of a study's run. Safe to
+/// call from several threads: a second caller asking for a pool being made
+/// waits for it. Keyed by the generation options and pool factor only, so
+/// one cache serves one model's weights (copies of it included).
+class IgspPoolCache {
+ public:
+  /// The pool igsp_pool(model, generation, pool_factor) makes, or its error.
+  StatusOr<std::shared_ptr<const IgspPool>> get(torch_models::ByteLm& model, const SelfGenOptions& generation,
+                                                int pool_factor);
+  /// Pools made so far (errors included).
+  size_t size() const;
+
+ private:
+  using Key = std::tuple<uint64_t, int64_t, int64_t, double, double, int64_t, int>;
+  using Entry = std::shared_future<StatusOr<std::shared_ptr<const IgspPool>>>;
+  mutable std::mutex mutex_;
+  std::map<Key, Entry> pools_;
+};
 
 /// The rows of a [samples, length] byte tensor as strings.
 std::vector<std::string> sample_texts(const at::Tensor& bytes);

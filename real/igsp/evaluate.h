@@ -47,13 +47,14 @@ struct DimensionScore {
 /// newline (not included), the model seeing each text's last `context` bytes.
 /// Prompts of one length go through the model together, one byte per step for
 /// all of them, and each answer is the one a prompt gets alone, bit for bit
-/// (tested).
+/// (tested). Equal prompts are decoded once.
 std::vector<std::string> greedy_continuations(torch_models::ByteLm& model, const std::vector<std::string>& prompts,
                                               int max_bytes);
 
 /// For each item and option, the mean log-probability per byte of the option
 /// after the question (the text's last `context` bytes), batched as
-/// greedy_continuations and equal to scoring each option alone.
+/// greedy_continuations and equal to scoring each option alone. Options that
+/// read the same text (an item asked twice) share one forward of it.
 std::vector<std::vector<double>> option_scores(torch_models::ByteLm& model,
                                                const std::vector<clustertwin::igsp::ChoiceItem>& items);
 

@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 
+#include "common/check.h"
+
 namespace clustertwin::real::igsp {
 namespace {
 
@@ -70,11 +72,28 @@ StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, c
       stats[name].hessian = std::make_unique<HessianAccumulator>(prefix + name, in);
       stats[name].norms = std::make_unique<ColumnNormAccumulator>(prefix + name, in);
     }
+    // Linears that multiply the very tensor the Linear before them did (q, k and v all read LN1 of the
+    // block's input) share that one's statistics: the same additions of the same inputs, made once.
+    std::map<std::string, std::string> reads_as;  // a Linear -> the one whose statistics are its own
+    at::Tensor previous_input;                    // held, so that no later tensor can take its address
+    std::string previous_name;
     Status tap_status;
     const torch_models::LinearTap tap = [&](const std::string& name, const torch::Tensor& input) {
       if (!tap_status.is_ok() || options.method == PruneMethod::kMagnitude) return;
-      LinearStats& s = stats.at(name);
-      Status st = options.method == PruneMethod::kSparseGpt ? s.hessian->add(input) : s.norms->add(input);
+      const bool same = previous_input.defined() && previous_input.is_same(input);
+      const auto shared = reads_as.find(name);
+      // Every batch runs the same forward: a Linear shares for all of them or for none.
+      LinearStats& own = stats.at(name);
+      const bool first_batch = own.hessian->samples() + own.norms->samples() == 0;
+      CT_CHECK(same ? shared != reads_as.end() || first_batch : shared == reads_as.end())
+          << prefix << name << " reads the input of the Linear before it in some batches only";
+      if (same) {
+        reads_as.emplace(name, previous_name);
+        return;
+      }
+      previous_input = input;
+      previous_name = name;
+      Status st = options.method == PruneMethod::kSparseGpt ? own.hessian->add(input) : own.norms->add(input);
       if (!st.is_ok()) tap_status = st;
     };
     for (const at::Tensor& x : hidden)
@@ -82,13 +101,15 @@ StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, c
     CT_RETURN_IF_ERROR(tap_status);
     for (const auto& [name, linear] : block->linears()) {
       const std::string layer = prefix + name;
+      const auto shared = reads_as.find(name);
+      const LinearStats& s = stats.at(shared == reads_as.end() ? name : shared->second);
       StatusOr<PruneResult> r = Status::internal("no method");
       switch (options.method) {
         case PruneMethod::kSparseGpt:
-          r = sparsegpt(linear->weight, stats.at(name).hessian->hessian(), options.layer, layer);
+          r = sparsegpt(linear->weight, s.hessian->hessian(), options.layer, layer);
           break;
         case PruneMethod::kWanda:
-          r = wanda(linear->weight, stats.at(name).norms->norms(), options.layer, layer);
+          r = wanda(linear->weight, s.norms->norms(), options.layer, layer);
           break;
         case PruneMethod::kMagnitude:
           r = magnitude(linear->weight, options.layer, layer);
@@ -105,9 +126,11 @@ StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, c
       report.damping = r->damping;
       reports.push_back(report);
     }
-    // The next block sees what the pruned block makes of its inputs.
-    for (at::Tensor& x : hidden)
-      x = block->forward(x);
+    // The next block sees what the pruned block makes of its inputs (the last block has none to feed).
+    if (b + 1 < model->blocks().size()) {
+      for (at::Tensor& x : hidden)
+        x = block->forward(x);
+    }
   }
   return reports;
 }

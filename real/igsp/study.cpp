@@ -86,6 +86,7 @@ StatusOr<StudyResult> run_study(const StudyOptions& options,
     uint64_t seed;
   };
   std::vector<Job> jobs;
+  IgspPoolCache igsp_pools;  // "igsp" and "igsp-unique" with one seed share their candidates
   for (const std::string& name : sets) {
     for (int s = 0; s < options.seeds; ++s)
       jobs.push_back({name, options.first_seed + static_cast<uint64_t>(s)});
@@ -109,7 +110,7 @@ StatusOr<StudyResult> run_study(const StudyOptions& options,
         if (!copy.is_ok()) return copy.status();
         CalibrationSetOptions c = calibration;
         c.seed = run.seed;
-        auto set = make_calibration_set(run.set, copy->model, *corpus, c);
+        auto set = make_calibration_set(run.set, copy->model, *corpus, c, &igsp_pools);
         if (!set.is_ok()) return set.status();
         run.kind = set->kind;
         auto info = clustertwin::igsp::information_metrics(sample_texts(set->bytes));

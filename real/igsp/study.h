@@ -5,7 +5,9 @@
 // perplexity on it), used to prune a fresh copy of the model, and the pruned
 // model scored per dimension against the dense one. Runs are independent
 // and go to `jobs` worker threads of one intra-op thread each; a run's
-// numbers do not depend on which worker ran it or when (tested).
+// numbers do not depend on which worker ran it or when (tested). The one
+// thing runs share is IGSP's candidate pool: "igsp" and "igsp-unique" with
+// one seed select from the same candidates, generated once (IgspPoolCache).
 //
 // The analysis of the runs (means over seeds, the rho table) is
 // models/igsp/analysis.h; the program that writes the tables and plots is

@@ -151,5 +151,44 @@ TEST(EvaluateTest, BatchedScoresEqualScoringEachItemAlone) {
   }
 }
 
+// Equal texts go through the model once: a list with every prompt and item
+// twice over gets, for each copy, the very bits the list without copies gets
+// (the same distinct texts make the same batches), and the held-out sets do
+// repeat themselves (what makes this worth doing).
+TEST(EvaluateTest, RepeatedPromptsAndOptionsAreScoredOnce) {
+  torch_models::ByteLmOptions options;
+  options.context = 24;
+  options.layers = 2;
+  auto model = torch_models::make_byte_lm(options, 5);
+  ASSERT_TRUE(model.is_ok());
+  (*model)->eval();
+  const auto arithmetic = clustertwin::igsp::arithmetic_items(5, 300);
+  std::vector<std::string> prompts, distinct;
+  for (const auto& item : arithmetic) {
+    prompts.push_back(item.prompt);
+    if (std::find(distinct.begin(), distinct.end(), item.prompt) == distinct.end()) distinct.push_back(item.prompt);
+  }
+  EXPECT_LT(distinct.size(), prompts.size());  // 300 draws from about 1,600 held-out prompts repeat some
+  const std::vector<std::string> once = greedy_continuations(*model, distinct, 6);
+  std::vector<std::string> twice_prompts = prompts;
+  twice_prompts.insert(twice_prompts.end(), prompts.begin(), prompts.end());
+  const std::vector<std::string> twice = greedy_continuations(*model, twice_prompts, 6);
+  ASSERT_EQ(twice.size(), twice_prompts.size());
+  for (size_t i = 0; i < twice.size(); ++i) {
+    const size_t d =
+        static_cast<size_t>(std::find(distinct.begin(), distinct.end(), twice_prompts[i]) - distinct.begin());
+    EXPECT_EQ(twice[i], once[d]) << twice_prompts[i];
+  }
+
+  const auto facts = clustertwin::igsp::commonsense_items(5, 100);
+  std::vector<clustertwin::igsp::ChoiceItem> doubled = facts;
+  doubled.insert(doubled.end(), facts.begin(), facts.end());
+  const auto single = option_scores(*model, facts);
+  const auto repeated = option_scores(*model, doubled);
+  ASSERT_EQ(repeated.size(), 2 * facts.size());
+  for (size_t i = 0; i < repeated.size(); ++i)
+    EXPECT_EQ(repeated[i], single[i % facts.size()]) << doubled[i].question;  // exact: the same bits
+}
+
 }  // namespace
 }  // namespace clustertwin::real::igsp

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,55 @@ TEST(ModelPruneTest, EveryBlockLinearReachesTheSparsityAndNothingElseChanges) {
     ASSERT_EQ(before.size(), after.size());
     for (size_t i = 0; i < before.size(); ++i)
       EXPECT_TRUE(at::equal(before[i], after[i])) << prune_method_name(method) << " changed parameter " << i;
+  }
+}
+
+// The pruner as the reference writes it, one accumulator per Linear fed every
+// batch, the inputs re-run through every pruned block: prune_byte_lm gives the
+// same bits, though q, k and v (which read one tensor) share one accumulation
+// and the last block's outputs are never computed.
+TEST(ModelPruneTest, SharedStatisticsGiveEachLinearItsOwnBits) {
+  for (PruneMethod method : {PruneMethod::kSparseGpt, PruneMethod::kWanda}) {
+    ModelPruneOptions o;
+    o.method = method;
+    o.layer.sparsity = 0.5;
+    o.batch_size = 5;
+    const at::Tensor bytes = calibration(12, 32);
+    torch_models::ByteLm pruned = model(), reference = model();
+    ASSERT_TRUE(prune_byte_lm(pruned, bytes, o).is_ok());
+    at::NoGradGuard no_grad;
+    std::vector<at::Tensor> hidden;
+    for (int64_t first = 0; first < 12; first += 5)
+      hidden.push_back(reference->embed(bytes.slice(0, first, std::min<int64_t>(12, first + 5))));
+    for (torch_models::ByteLmBlock& block : reference->blocks()) {
+      std::map<std::string, HessianAccumulator> hessians;
+      std::map<std::string, ColumnNormAccumulator> norms;
+      for (const auto& [name, linear] : block->linears()) {
+        hessians.emplace(name, HessianAccumulator(name, linear->weight.size(1)));
+        norms.emplace(name, ColumnNormAccumulator(name, linear->weight.size(1)));
+      }
+      const torch_models::LinearTap tap = [&](const std::string& name, const torch::Tensor& input) {
+        ASSERT_TRUE(hessians.at(name).add(input).is_ok());
+        ASSERT_TRUE(norms.at(name).add(input).is_ok());
+      };
+      for (const at::Tensor& x : hidden)
+        (void)block->forward(x, tap);
+      for (const auto& [name, linear] : block->linears()) {
+        auto r = method == PruneMethod::kSparseGpt
+                     ? sparsegpt(linear->weight, hessians.at(name).hessian(), o.layer, name)
+                     : wanda(linear->weight, norms.at(name).norms(), o.layer, name);
+        ASSERT_TRUE(r.is_ok()) << r.status().message();
+        linear->weight.copy_(r->weight);
+      }
+      for (at::Tensor& x : hidden)
+        x = block->forward(x);
+    }
+    for (size_t b = 0; b < pruned->blocks().size(); ++b) {
+      const auto mine = pruned->blocks()[b]->linears(), theirs = reference->blocks()[b]->linears();
+      for (size_t l = 0; l < mine.size(); ++l)
+        EXPECT_TRUE(at::equal(mine[l].second->weight, theirs[l].second->weight))
+            << prune_method_name(method) << " block" << b << "." << mine[l].first;
+    }
   }
 }
 
