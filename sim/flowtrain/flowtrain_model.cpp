@@ -12,6 +12,7 @@
 #include "models/cluster/units.h"
 #include "sim/core/collective_runner.h"
 #include "sim/core/collective_schedule.h"
+#include "sim/core/link_tally.h"
 
 namespace clustertwin::sim::flowtrain::detail {
 
@@ -48,7 +49,8 @@ Status FlowTrainRun::run() {
                : mode_ == FlowTrainMode::kDisaggSync ? disagg_sync_step()
                                                      : flowtrain_step();
     CT_RETURN_IF_ERROR(s);
-    step_times_.push_back(sg::Engine::get_clock() - start);
+    step_ends_.push_back(sg::Engine::get_clock());
+    step_times_.push_back(step_ends_.back() - start);
     step_flops_.push_back(step_flops_now_);
   }
   return Status::ok();
@@ -150,8 +152,11 @@ void FlowTrainRun::transfer(int from_device, int to_device, double bytes, std::f
     busy(to_device, 1, 0, "pool-read", std::move(on_done));
     return;
   }
-  sg::CommPtr comm = sg::Comm::sendto_async(platform_.device(from_device), platform_.device(to_device),
-                                            static_cast<uint64_t>(std::llround(bytes)));
+  const auto amount = static_cast<uint64_t>(std::llround(bytes));
+  // In a job mix the embeddings' and gradients' flows count on the links they cross, as collectives' flows do.
+  if (LinkTally* tally = platform_.link_tally(); tally != nullptr)
+    tally->add(platform_.device(from_device), platform_.device(to_device), static_cast<double>(amount));
+  sg::CommPtr comm = sg::Comm::sendto_async(platform_.device(from_device), platform_.device(to_device), amount);
   add(comm, std::move(on_done));
 }
 

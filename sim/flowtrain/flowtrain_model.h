@@ -81,6 +81,10 @@ class FlowTrainRun {
   Status run();
   /// The measured steps (all but the first) as a table row, with the last step's intervals.
   FlowTrainRow result() const;
+  /// The simulated time at which each step ended (the run starts at the engine's clock when run() is called).
+  const std::vector<double>& step_ends() const { return step_ends_; }
+  /// Whether every step ran (run() returned without an error).
+  bool finished() const { return step_ends_.size() == static_cast<size_t>(setup_.steps); }
 
  private:
   // ---- the step's samples (flowtrain_model.cpp) -------------------------------------------------------------------
@@ -159,7 +163,7 @@ class FlowTrainRun {
 
   std::vector<StepSample> samples_;
   double step_flops_now_ = 0, step_start_ = 0, imbalance_ = 0;
-  std::vector<double> step_times_, step_flops_;
+  std::vector<double> step_times_, step_flops_, step_ends_;
   std::vector<FlowTrainInterval> intervals_;
   Reactor reactor_;
   bool step_done_ = false;

@@ -80,10 +80,18 @@ struct FlowTrainSetup {
   models::flowtrain::DeviceModel device;  // efficiencies; the rest comes from the profile
 };
 
-/// InvalidArgument naming the field and value: an unknown model, the worker
-/// count against the profile, a split with no encoder or no backbone worker,
-/// a pool smaller than one sample, batch and micro-batch sizes, steps.
-Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
+/// How a setting is named in a message: given the command line's option
+/// ("--pool-memory"; "profile" for the cluster profile), the words that
+/// start the message, before the bad value. Empty: the option and a space
+/// ("--pool-memory 1MB: smaller than one sample ..."); a job mix names its
+/// own field ("mix.yaml: field 'jobs[1].pool_memory': 1MB: ...").
+using SettingName = std::function<std::string(const std::string& option)>;
+
+/// InvalidArgument naming the setting (by `name`) and value: an unknown
+/// model, the worker count against the profile, a split with no encoder or
+/// no backbone worker, a pool smaller than one sample, batch and
+/// micro-batch sizes, steps.
+Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, const SettingName& name = {});
 
 /// Sets setup's device curves from a measured device profile
 /// (models/cluster/device_profile.h). InvalidArgument naming both when the

@@ -77,6 +77,12 @@ TEST(SimMixCliTest, BadMixFilesExit2WithOneLine) {
       {"profile: " + profile + "\nfailures: {node_mtbf: -100h}\njobs: [{name: a, workers: 8, plan: p.json}]\n",
        "bad_mix.yaml: field 'failures.node_mtbf': -100h must be > 0"},
       {"profile: no-such-profile\njobs: [{name: a, workers: 8, plan: p.json}]\n", "bad_mix.yaml: field 'profile'"},
+      {"profile: h100-1024\njobs: [{name: a, workers: 16, system: flowtrain, pool_size: 8GB}]\n",
+       "bad_mix.yaml: field 'jobs[0].pool_size'"},
+      {"profile: h100-1024\njobs: [{name: a, workers: 16, system: flowtrain, model: 300M+7B, encoder_workers: 16}]\n",
+       "bad_mix.yaml: field 'jobs[0].encoder_workers': 16 of 16 workers: each side needs at least one worker (1..15)"},
+      {"profile: h100-1024\njobs: [{name: a, workers: 8, system: flowtrain, model: 6B+72B}]\n",
+       "bad_mix.yaml: field 'jobs[0].model': 6B+72B: allocator: no split of 8 workers fits 6B+72B"},
   };
   for (const Case& c : cases) {
     const auto r = run_clustertwin({"sim", "mix", write_temp("bad_mix.yaml", c.yaml)});
