@@ -160,8 +160,8 @@ void FlowTrainRun::transfer(int from_device, int to_device, double bytes, std::f
   add(comm, std::move(on_done));
 }
 
-// The data-parallel gradient reduce-scatter of `bytes` per device among `members` (first devices of the
-// replicas; ZeRO-1: each then steps its shard), run by an actor of its own; `on_done` when it ends. The
+// The data-parallel gradient reduce-scatter of `bytes` per device among `members` (one device of each
+// replica; ZeRO-1: each then steps its shard), run by an actor of its own; `on_done` when it ends. The
 // parameters' all-gather that follows is overlapped with the next step's first forward (Megatron's
 // overlap-param-gather) and not simulated.
 void FlowTrainRun::reduce_scatter(std::vector<int> members, double bytes, std::function<void()> on_done) {
@@ -201,11 +201,18 @@ double FlowTrainRun::optimizer_seconds(double params_per_device) const {
 }
 
 void FlowTrainRun::finish_side(const Side& side) {
-  reduce_scatter(side.members, side.bytes, [this, side] {
-    busy(side.first_device, side.devices, side.optimizer_s, "optimizer", [this] {
-      if (--sides_left_ == 0) step_done_ = true;
+  auto left = std::make_shared<int>(side.rails);
+  for (int k = 0; k < side.rails; ++k) {
+    std::vector<int> m = side.members;
+    for (int& d : m)
+      d += k;
+    reduce_scatter(m, side.bytes, [this, side, left] {
+      if (--*left > 0) return;
+      busy(side.first_device, side.devices, side.optimizer_s, "optimizer", [this] {
+        if (--sides_left_ == 0) step_done_ = true;
+      });
     });
-  });
+  }
 }
 
 }  // namespace clustertwin::sim::flowtrain::detail

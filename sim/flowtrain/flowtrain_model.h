@@ -100,8 +100,8 @@ class FlowTrainRun {
   void busy(int first_device, int devices, double seconds, const char* kind, std::function<void()> on_done);
   void transfer(int from_device, int to_device, double bytes, std::function<void()> on_done);
 
-  // The data-parallel gradient reduce-scatter of `bytes` per device among `members` (first devices of the
-  // replicas; ZeRO-1: each then steps its shard), run by an actor of its own; `on_done` when it ends. The
+  // The data-parallel gradient reduce-scatter of `bytes` per device among `members` (one device of each
+  // replica; ZeRO-1: each then steps its shard), run by an actor of its own; `on_done` when it ends. The
   // parameters' all-gather that follows is overlapped with the next step's first forward (Megatron's
   // overlap-param-gather) and not simulated.
   void reduce_scatter(std::vector<int> members, double bytes, std::function<void()> on_done);
@@ -115,7 +115,10 @@ class FlowTrainRun {
     std::vector<int> members;
     double bytes = 0, optimizer_s = 0;
     int first_device = 0, devices = 0;
+    int rails = 1;  // devices of a replica (TP x PP), each reducing its own shard with its peers in the others
   };
+  // Runs a ring per device position k of a replica (members + k: rail k), all at once; alone on a rail-optimised
+  // fabric they take one ring's time, and in a job mix every rail's bytes cross the shared links, as they do.
   void finish_side(const Side& side);
 
   // ---- monolithic (flowtrain_modes.cpp) ---------------------------------------------------------------------------

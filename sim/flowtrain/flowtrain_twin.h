@@ -31,9 +31,11 @@
 //                stepped.
 //
 // Every mode ends a side's step, once its last backward is done, with the
-// data-parallel gradient reduce-scatter (ZeRO-1; a SimGrid ring over the
-// replicas' first devices, bf16 gradients of a TP x PP shard; rails are
-// parallel and alike) and an optimizer step priced by memory bandwidth; the
+// data-parallel gradient reduce-scatters (ZeRO-1; bf16 gradients of a
+// TP x PP shard: one SimGrid ring per device position of a replica, over
+// that position's device in every replica, so each rail's ring runs on its
+// own NICs and all of them cross a shared fabric) and an optimizer step
+// priced by memory bandwidth; the
 // parameters' all-gather is overlapped with the next step's first forward
 // (Megatron's overlap-param-gather) and not simulated. The step ends when
 // both sides have stepped. Compute is priced by models/flowtrain/timing.h.
