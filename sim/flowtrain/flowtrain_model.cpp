@@ -12,6 +12,7 @@
 #include "models/cluster/units.h"
 #include "sim/core/collective_runner.h"
 #include "sim/core/collective_schedule.h"
+#include "sim/core/link_tally.h"
 
 namespace clustertwin::sim::flowtrain::detail {
 
@@ -48,7 +49,8 @@ Status FlowTrainRun::run() {
                : mode_ == FlowTrainMode::kDisaggSync ? disagg_sync_step()
                                                      : flowtrain_step();
     CT_RETURN_IF_ERROR(s);
-    step_times_.push_back(sg::Engine::get_clock() - start);
+    step_ends_.push_back(sg::Engine::get_clock());
+    step_times_.push_back(step_ends_.back() - start);
     step_flops_.push_back(step_flops_now_);
   }
   return Status::ok();
@@ -150,13 +152,16 @@ void FlowTrainRun::transfer(int from_device, int to_device, double bytes, std::f
     busy(to_device, 1, 0, "pool-read", std::move(on_done));
     return;
   }
-  sg::CommPtr comm = sg::Comm::sendto_async(platform_.device(from_device), platform_.device(to_device),
-                                            static_cast<uint64_t>(std::llround(bytes)));
+  const auto amount = static_cast<uint64_t>(std::llround(bytes));
+  // In a job mix the embeddings' and gradients' flows count on the links they cross, as collectives' flows do.
+  if (LinkTally* tally = platform_.link_tally(); tally != nullptr)
+    tally->add(platform_.device(from_device), platform_.device(to_device), static_cast<double>(amount));
+  sg::CommPtr comm = sg::Comm::sendto_async(platform_.device(from_device), platform_.device(to_device), amount);
   add(comm, std::move(on_done));
 }
 
-// The data-parallel gradient reduce-scatter of `bytes` per device among `members` (first devices of the
-// replicas; ZeRO-1: each then steps its shard), run by an actor of its own; `on_done` when it ends. The
+// The data-parallel gradient reduce-scatter of `bytes` per device among `members` (one device of each
+// replica; ZeRO-1: each then steps its shard), run by an actor of its own; `on_done` when it ends. The
 // parameters' all-gather that follows is overlapped with the next step's first forward (Megatron's
 // overlap-param-gather) and not simulated.
 void FlowTrainRun::reduce_scatter(std::vector<int> members, double bytes, std::function<void()> on_done) {
@@ -196,11 +201,18 @@ double FlowTrainRun::optimizer_seconds(double params_per_device) const {
 }
 
 void FlowTrainRun::finish_side(const Side& side) {
-  reduce_scatter(side.members, side.bytes, [this, side] {
-    busy(side.first_device, side.devices, side.optimizer_s, "optimizer", [this] {
-      if (--sides_left_ == 0) step_done_ = true;
+  auto left = std::make_shared<int>(side.rails);
+  for (int k = 0; k < side.rails; ++k) {
+    std::vector<int> m = side.members;
+    for (int& d : m)
+      d += k;
+    reduce_scatter(m, side.bytes, [this, side, left] {
+      if (--*left > 0) return;
+      busy(side.first_device, side.devices, side.optimizer_s, "optimizer", [this] {
+        if (--sides_left_ == 0) step_done_ = true;
+      });
     });
-  });
+  }
 }
 
 }  // namespace clustertwin::sim::flowtrain::detail

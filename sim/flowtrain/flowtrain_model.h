@@ -81,6 +81,10 @@ class FlowTrainRun {
   Status run();
   /// The measured steps (all but the first) as a table row, with the last step's intervals.
   FlowTrainRow result() const;
+  /// The simulated time at which each step ended (the run starts at the engine's clock when run() is called).
+  const std::vector<double>& step_ends() const { return step_ends_; }
+  /// Whether every step ran (run() returned without an error).
+  bool finished() const { return step_ends_.size() == static_cast<size_t>(setup_.steps); }
 
  private:
   // ---- the step's samples (flowtrain_model.cpp) -------------------------------------------------------------------
@@ -96,8 +100,8 @@ class FlowTrainRun {
   void busy(int first_device, int devices, double seconds, const char* kind, std::function<void()> on_done);
   void transfer(int from_device, int to_device, double bytes, std::function<void()> on_done);
 
-  // The data-parallel gradient reduce-scatter of `bytes` per device among `members` (first devices of the
-  // replicas; ZeRO-1: each then steps its shard), run by an actor of its own; `on_done` when it ends. The
+  // The data-parallel gradient reduce-scatter of `bytes` per device among `members` (one device of each
+  // replica; ZeRO-1: each then steps its shard), run by an actor of its own; `on_done` when it ends. The
   // parameters' all-gather that follows is overlapped with the next step's first forward (Megatron's
   // overlap-param-gather) and not simulated.
   void reduce_scatter(std::vector<int> members, double bytes, std::function<void()> on_done);
@@ -111,7 +115,10 @@ class FlowTrainRun {
     std::vector<int> members;
     double bytes = 0, optimizer_s = 0;
     int first_device = 0, devices = 0;
+    int rails = 1;  // devices of a replica (TP x PP), each reducing its own shard with its peers in the others
   };
+  // Runs a ring per device position k of a replica (members + k: rail k), all at once; alone on a rail-optimised
+  // fabric they take one ring's time, and in a job mix every rail's bytes cross the shared links, as they do.
   void finish_side(const Side& side);
 
   // ---- monolithic (flowtrain_modes.cpp) ---------------------------------------------------------------------------
@@ -159,7 +166,7 @@ class FlowTrainRun {
 
   std::vector<StepSample> samples_;
   double step_flops_now_ = 0, step_start_ = 0, imbalance_ = 0;
-  std::vector<double> step_times_, step_flops_;
+  std::vector<double> step_times_, step_flops_, step_ends_;
   std::vector<FlowTrainInterval> intervals_;
   Reactor reactor_;
   bool step_done_ = false;

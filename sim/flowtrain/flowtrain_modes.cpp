@@ -54,6 +54,7 @@ Status FlowTrainRun::monolithic_step() {
       Side side;
       for (int k = 0; k < L.dp; ++k)
         side.members.push_back(k * group);
+      side.rails = group;
       const double shard = (backbone_params() / L.pp + encoder_params()) / L.tp;
       side.bytes = kBytesPerValue * shard;
       side.optimizer_s = optimizer_seconds(shard / L.dp);
@@ -81,6 +82,7 @@ void FlowTrainRun::finish_encoder_side() {
   Side enc;
   for (int g = 0; g < encoder_groups(); ++g)
     enc.members.push_back(g * E.tp);
+  enc.rails = E.tp;
   enc.bytes = kBytesPerValue * encoder_params() / E.tp;
   enc.optimizer_s = optimizer_seconds(encoder_params() / E.devices);
   enc.first_device = 0;
@@ -93,6 +95,7 @@ void FlowTrainRun::finish_backbone_side() {
   Side llm;
   for (int r = 0; r < replicas(); ++r)
     llm.members.push_back(replica_device(r));
+  llm.rails = backbone_group();
   llm.bytes = kBytesPerValue * backbone_params() / (B.tp * B.pp);
   llm.optimizer_s = optimizer_seconds(backbone_params() / B.devices);
   llm.first_device = B.devices > 0 ? layouts_.split.encoder.devices : 0;

@@ -31,9 +31,11 @@
 //                stepped.
 //
 // Every mode ends a side's step, once its last backward is done, with the
-// data-parallel gradient reduce-scatter (ZeRO-1; a SimGrid ring over the
-// replicas' first devices, bf16 gradients of a TP x PP shard; rails are
-// parallel and alike) and an optimizer step priced by memory bandwidth; the
+// data-parallel gradient reduce-scatters (ZeRO-1; bf16 gradients of a
+// TP x PP shard: one SimGrid ring per device position of a replica, over
+// that position's device in every replica, so each rail's ring runs on its
+// own NICs and all of them cross a shared fabric) and an optimizer step
+// priced by memory bandwidth; the
 // parameters' all-gather is overlapped with the next step's first forward
 // (Megatron's overlap-param-gather) and not simulated. The step ends when
 // both sides have stepped. Compute is priced by models/flowtrain/timing.h.
@@ -80,10 +82,18 @@ struct FlowTrainSetup {
   models::flowtrain::DeviceModel device;  // efficiencies; the rest comes from the profile
 };
 
-/// InvalidArgument naming the field and value: an unknown model, the worker
-/// count against the profile, a split with no encoder or no backbone worker,
-/// a pool smaller than one sample, batch and micro-batch sizes, steps.
-Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
+/// How a setting is named in a message: given the command line's option
+/// ("--pool-memory"; "profile" for the cluster profile), the words that
+/// start the message, before the bad value. Empty: the option and a space
+/// ("--pool-memory 1MB: smaller than one sample ..."); a job mix names its
+/// own field ("mix.yaml: field 'jobs[1].pool_memory': 1MB: ...").
+using SettingName = std::function<std::string(const std::string& option)>;
+
+/// InvalidArgument naming the setting (by `name`) and value: an unknown
+/// model, the worker count against the profile, a split with no encoder or
+/// no backbone worker, a pool smaller than one sample, batch and
+/// micro-batch sizes, steps.
+Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, const SettingName& name = {});
 
 /// Sets setup's device curves from a measured device profile
 /// (models/cluster/device_profile.h). InvalidArgument naming both when the

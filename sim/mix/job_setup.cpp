@@ -5,6 +5,7 @@
 #include "models/nestpipe/plans.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/plan_run.h"
+#include "sim/mix/flowtrain_settings.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 
 namespace clustertwin::sim::mix {
@@ -77,7 +78,22 @@ StatusOr<JobSetup> make_job_setup(const MixSpec& mix, const JobSpec& job, const 
       break;
     }
     case JobSpec::Kind::kSystem: {
-      // nestpipe, the only system whose twin is a step plan (mix_spec.cpp lists them).
+      if (job.system == "flowtrain") {
+        // FlowTrain's own actors on the job's view, priced by its own model (sim/flowtrain/flowtrain_job.h).
+        const flowtrain::FlowTrainSetup setup = flowtrain_setup(job, seed);
+        auto prepared = flowtrain::FlowTrainJob::prepare(setup, s.profile, job.flowtrain_mode,
+                                                         flowtrain_setting_name(mix.file, job));
+        if (!prepared.is_ok()) return prepared.status();
+        s.flowtrain = std::move(prepared).value();
+        s.runs = std::string("flowtrain/") + flowtrain::flowtrain_mode_name(job.flowtrain_mode);
+        s.options.workers = job.workers;
+        s.options.seed = seed;
+        s.options.steps = setup.steps;
+        s.options.warmup_steps = 1;  // its first step
+        s.options.drain_steps = 0;
+        return s;
+      }
+      // nestpipe, whose twin is a step plan.
       const std::string name = job.variant.empty() ? "nestpipe" : job.variant;
       auto variant = models::nestpipe::variant_from_name(name);
       if (!variant) {

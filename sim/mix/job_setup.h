@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
 #include "sim/core/simulator.h"
+#include "sim/flowtrain/flowtrain_job.h"
 #include "sim/mix/mix_spec.h"
 
 namespace clustertwin::sim::mix {
@@ -15,11 +17,13 @@ namespace clustertwin::sim::mix {
 /// Everything one job of a mix needs to run in an engine: its plan, its
 /// profile (the cluster's, with device types and slowdowns renumbered by
 /// the job's own nodes and ranks, plus costs its kind adds), its options,
-/// and its tasks priced.
+/// and its tasks priced; or, for a flowtrain job, FlowTrain's twin prepared
+/// (its actors instead of a plan; options say its workers and steps).
 struct JobSetup {
   std::string name;
-  std::string runs;  // for the report: "data_parallel", "plan FILE", "nestpipe/VARIANT"
+  std::string runs;  // for the report: "data_parallel", "plan FILE", "nestpipe/VARIANT", "flowtrain/MODE"
   std::vector<int> nodes;
+  std::optional<flowtrain::FlowTrainJob> flowtrain;  // set: the job runs FlowTrain's actors, not `plan`
   models::Plan plan;
   cluster::ClusterProfile profile;
   SimOptions options;

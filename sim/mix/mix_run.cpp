@@ -12,8 +12,8 @@
 #include "common/parallel.h"
 #include "sim/core/isolated.h"
 #include "sim/core/link_tally.h"
-#include "sim/core/plan_run.h"
 #include "sim/core/platform.h"
+#include "sim/mix/job_run.h"
 #include "sim/mix/job_setup.h"
 #include "sim/mix/placement.h"
 #include "traces/json_text.h"
@@ -75,7 +75,7 @@ StatusOr<std::string> run_together(const cluster::ClusterProfile& profile, const
   if (!platform.is_ok()) return platform.status();
   std::vector<std::unique_ptr<Platform>> views;
   std::vector<std::unique_ptr<LinkTally>> tallies;
-  std::vector<std::unique_ptr<PlanRun>> runs;
+  std::vector<std::unique_ptr<JobRun>> runs;
   for (const JobSetup* job : jobs) {
     auto view = (*platform)->place(job->profile, job->nodes, job->options.workers, job->name);
     if (!view.is_ok()) return view.status();
@@ -83,8 +83,7 @@ StatusOr<std::string> run_together(const cluster::ClusterProfile& profile, const
     views.back()->set_group_merge_min_nodes(job->options.group_merge_min_nodes);
     tallies.push_back(std::make_unique<LinkTally>());
     views.back()->set_link_tally(tallies.back().get());
-    runs.push_back(std::make_unique<PlanRun>(job->plan, *views.back(), job->options, resolve_fidelity(job->options),
-                                             job->seconds, job->stride));
+    runs.push_back(JobRun::make(*job, *views.back()));
   }
   for (auto& run : runs)
     run->start();
@@ -93,13 +92,10 @@ StatusOr<std::string> run_together(const cluster::ClusterProfile& profile, const
   std::vector<std::vector<LinkTally::Entry>> links;
   for (size_t j = 0; j < jobs.size(); ++j) {
     CT_RETURN_IF_ERROR(runs[j]->check_complete().with_context("job '" + jobs[j]->name + "'"));
-    results.push_back(runs[j]->result(jobs[j]->profile));
+    results.push_back(runs[j]->result());
     links.push_back(tallies[j]->entries());
-    if (!trace_dir.empty()) {
-      CT_RETURN_IF_ERROR(write_run_trace(jobs[j]->plan, jobs[j]->profile, jobs[j]->options, results.back(),
-                                         std::move(runs[j]->events()),
-                                         trace_dir + "/" + jobs[j]->name + trace_suffix + ".json"));
-    }
+    if (!trace_dir.empty())
+      CT_RETURN_IF_ERROR(runs[j]->write_trace(trace_dir + "/" + jobs[j]->name + trace_suffix + ".json"));
   }
   return encode(results, links);
 }

@@ -8,6 +8,7 @@
 
 #include "common/file_io.h"
 #include "models/cluster/field_reader.h"
+#include "sim/mix/flowtrain_settings.h"
 
 // Declares `var` from a StatusOr, or returns its error.
 #define CT_ASSIGN_OR_RETURN(var, expr)             \
@@ -25,7 +26,7 @@ constexpr FieldReader::Need kRequired = FieldReader::kRequired;
 constexpr FieldReader::Need kOptional = FieldReader::kOptional;
 
 const std::vector<std::string>& mix_systems() {
-  static const std::vector<std::string> systems = {"nestpipe"};
+  static const std::vector<std::string> systems = {"nestpipe", "flowtrain"};
   return systems;
 }
 
@@ -213,13 +214,17 @@ Status read_job(const std::string& file, const std::string& dir, const std::stri
     CT_RETURN_IF_ERROR(r.text("system", &job->system, kRequired));
     if (std::find(mix_systems().begin(), mix_systems().end(), job->system) == mix_systems().end()) {
       std::string why = "unknown system (allowed: " + mix_system_list() + ")";
-      if (job->system == "flowtrain" || job->system == "flexmarl") {
-        why = "cannot join a mix yet: its twin runs actors of its own rather than a step plan (allowed: " +
-              mix_system_list() + ")";
+      if (job->system == "flexmarl") {
+        why = "cannot join a mix yet: its rollout actors take a platform of their own (allowed: " + mix_system_list() +
+              ")";
       }
       return r.error("system", "'" + job->system + "': " + why);
     }
-    CT_RETURN_IF_ERROR(r.text("variant", &job->variant, kOptional));
+    if (job->system == "flowtrain") {
+      CT_RETURN_IF_ERROR(read_flowtrain_settings(r, job));
+    } else {
+      CT_RETURN_IF_ERROR(r.text("variant", &job->variant, kOptional));
+    }
   }
   CT_RETURN_IF_ERROR(check_job_size(r, job));
   return r.finish();
@@ -306,6 +311,8 @@ Status check_mix(const MixSpec& mix, const cluster::ClusterProfile& profile) {
                                                std::to_string(profile.devices_per_node) + " of profile '" +
                                                profile.name + "' (a job takes whole nodes)");
     }
+    if (job.kind == JobSpec::Kind::kSystem && job.system == "flowtrain")
+      CT_RETURN_IF_ERROR(check_flowtrain_job(mix, job, profile));
     const int needed = nodes_needed(profile, job.workers);
     total_nodes += needed;
     if (job.nodes.empty()) continue;

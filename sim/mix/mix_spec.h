@@ -7,6 +7,7 @@
 
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
+#include "sim/flowtrain/flowtrain_twin.h"
 #include "sim/mix/job_target.h"
 
 namespace clustertwin::sim::mix {
@@ -17,8 +18,10 @@ namespace clustertwin::sim::mix {
 ///                  then an all-reduce of `allreduce_bytes` over all workers
 ///                  (closed forms, and a stand-in for any DDP job)
 ///   plan           a step plan file, as `clustertwin sim plan` takes
-///   system         a system's twin that exposes a step plan (nestpipe,
-///                  with its `variant` and the NestPipe defaults)
+///   system         a system's twin: nestpipe (its step plan, with its
+///                  `variant` and the NestPipe defaults), or flowtrain (its
+///                  own actors on the job's nodes, with `flowtrain` and
+///                  `flowtrain_mode` as `sim flowtrain` takes them)
 struct JobSpec {
   enum class Kind { kDataParallel, kPlan, kSystem };
   std::string name;
@@ -26,12 +29,16 @@ struct JobSpec {
   double compute_s = 0;
   int64_t allreduce_bytes = 0;
   std::string plan_file;  // resolved against the mix file's folder
-  std::string system;     // "nestpipe"
+  std::string system;     // "nestpipe" or "flowtrain"
   std::string variant;    // the system's variant ("" for its default)
-  int workers = 0;        // 0: not given, a job with a target that `clustertwin plan mix` sizes
-  JobTarget target;       // `target:`, for `clustertwin plan mix` (sim/mix/job_target.h)
+  /// A flowtrain job's settings (workers and steps are the job's own) and mode.
+  flowtrain::FlowTrainSetup flowtrain;
+  flowtrain::FlowTrainMode flowtrain_mode = flowtrain::FlowTrainMode::kFlowTrain;
+  int workers = 0;   // 0: not given, a job with a target that `clustertwin plan mix` sizes
+  JobTarget target;  // `target:`, for `clustertwin plan mix` (sim/mix/job_target.h)
   /// Steps simulated, before and after the measured window; -1: the kind's
-  /// default (6, 2, 1; NestPipe's 12, 4, 3).
+  /// default (6, 2, 1; NestPipe's 12, 4, 3; FlowTrain's 3, its first the
+  /// warm-up, and no drain).
   int steps = -1;
   int warmup = -1;
   int drain = -1;
@@ -74,7 +81,7 @@ StatusOr<MixSpec> parse_mix(const std::string& yaml_text, const std::string& fil
 /// Reads and parses a mix file.
 StatusOr<MixSpec> read_mix(const std::string& path);
 
-/// The systems a mix job can run, for messages ("nestpipe").
+/// The systems a mix job can run, for messages ("nestpipe, flowtrain").
 std::string mix_system_list();
 
 /// Checks the mix against its profile: each job's worker count (a multiple

@@ -37,6 +37,24 @@ TEST(SimMixCliTest, JsonIsTheSameBytesForTheSameSeed) {
   EXPECT_NE(first.out.find("\"placement\":\"random\",\"seed\":5"), std::string::npos) << first.out;
 }
 
+// A FlowTrain job beside a data-parallel one, spread over the rail leaves: the table names FlowTrain's mode, and the
+// JSON is the same bytes twice (FlowTrain's scheduler decides at run time, from the simulation's own events).
+TEST(SimMixCliTest, AFlowTrainJobRunsBesideAnotherAndTheSameSeedGivesTheSameBytes) {
+  const std::string mix = write_temp("flowtrain_mix.yaml", R"(profile: h100-1024
+jobs:
+  - {name: vlm, workers: 16, system: flowtrain, model: 300M+7B, encoder_workers: 4, global_batch: 64}
+  - {name: ddp, workers: 32, steps: 20, data_parallel: {compute: 5ms, allreduce_bytes: 1GiB}}
+)");  // spread: vlm on nodes 0 and 32, ddp on 1, 33, 64 and 96: both cross the uplinks of leaves 0 and 1
+  const auto table = run_clustertwin({"sim", "mix", mix, "--placement", "spread"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("flowtrain/flowtrain"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("links carrying several jobs' traffic"), std::string::npos) << table.out;
+  const auto first = run_clustertwin({"sim", "mix", mix, "--placement", "spread", "--json"});
+  const auto second = run_clustertwin({"sim", "mix", mix, "--placement", "spread", "--json"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out, second.out);
+}
+
 TEST(SimMixCliTest, PlotDrawsSlowdownsPerPlacementAndGoodput) {
   if (!gnuplot_installed()) GTEST_SKIP() << "gnuplot is not installed";
   const std::string png = ::testing::TempDir() + "ct_sim_mix_plot.png";
@@ -77,6 +95,12 @@ TEST(SimMixCliTest, BadMixFilesExit2WithOneLine) {
       {"profile: " + profile + "\nfailures: {node_mtbf: -100h}\njobs: [{name: a, workers: 8, plan: p.json}]\n",
        "bad_mix.yaml: field 'failures.node_mtbf': -100h must be > 0"},
       {"profile: no-such-profile\njobs: [{name: a, workers: 8, plan: p.json}]\n", "bad_mix.yaml: field 'profile'"},
+      {"profile: h100-1024\njobs: [{name: a, workers: 16, system: flowtrain, pool_size: 8GB}]\n",
+       "bad_mix.yaml: field 'jobs[0].pool_size'"},
+      {"profile: h100-1024\njobs: [{name: a, workers: 16, system: flowtrain, model: 300M+7B, encoder_workers: 16}]\n",
+       "bad_mix.yaml: field 'jobs[0].encoder_workers': 16 of 16 workers: each side needs at least one worker (1..15)"},
+      {"profile: h100-1024\njobs: [{name: a, workers: 8, system: flowtrain, model: 6B+72B}]\n",
+       "bad_mix.yaml: field 'jobs[0].model': 6B+72B: allocator: no split of 8 workers fits 6B+72B"},
   };
   for (const Case& c : cases) {
     const auto r = run_clustertwin({"sim", "mix", write_temp("bad_mix.yaml", c.yaml)});

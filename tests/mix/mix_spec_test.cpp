@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/mix/flowtrain_settings.h"
 #include "tests/mix/mix_test_util.h"
 
 namespace clustertwin::sim::mix {
@@ -42,6 +43,71 @@ jobs:
   EXPECT_EQ(mix->jobs[2].steps, -1);  // the kind's default
 }
 
+TEST(MixSpecTest, AFlowTrainJobTakesSimFlowtrainsSettings) {
+  auto mix = parse_mix(R"(profile: h100-1024
+seed: 7
+jobs:
+  - name: vlm
+    workers: 64
+    system: flowtrain
+    mode: disagg-sync
+    model: 300M+7B
+    encoder_workers: 16
+    global_batch: 256
+    micro_batch_tokens: 32768
+    pool_memory: 4GB
+    gemm_efficiency: 0.7
+    attention_efficiency: 0.5
+    tp_overlap: 0.25
+    steps: 4
+  - {name: defaults, workers: 16, system: flowtrain}
+)",
+                       "mix.yaml", "");
+  ASSERT_TRUE(mix.is_ok()) << mix.status().message();
+  const JobSpec& vlm = mix->jobs[0];
+  EXPECT_EQ(vlm.kind, JobSpec::Kind::kSystem);
+  EXPECT_EQ(vlm.system, "flowtrain");
+  EXPECT_EQ(vlm.flowtrain_mode, flowtrain::FlowTrainMode::kDisaggSync);
+  const flowtrain::FlowTrainSetup s = flowtrain_setup(vlm, mix->seed);
+  EXPECT_EQ(s.model, "300M+7B");
+  EXPECT_EQ(s.workers, 64);  // the job's workers and steps, the mix's seed
+  EXPECT_EQ(s.steps, 4);
+  EXPECT_EQ(s.data.seed, 7u);
+  EXPECT_EQ(s.encoder_workers, 16);
+  EXPECT_EQ(s.global_batch, 256);
+  EXPECT_EQ(s.micro_batch_tokens, 32768);
+  EXPECT_DOUBLE_EQ(s.pool_bytes, 4e9);
+  EXPECT_DOUBLE_EQ(s.device.gemm_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(s.device.attention_efficiency, 0.5);
+  EXPECT_DOUBLE_EQ(s.device.tp_overlap, 0.25);
+  // Left out: `sim flowtrain`'s defaults (the allocator's split among them).
+  const flowtrain::FlowTrainSetup d = flowtrain_setup(mix->jobs[1], mix->seed);
+  const flowtrain::FlowTrainSetup cli;
+  EXPECT_EQ(mix->jobs[1].flowtrain_mode, flowtrain::FlowTrainMode::kFlowTrain);
+  EXPECT_EQ(d.model, cli.model);
+  EXPECT_EQ(d.encoder_workers, -1);
+  EXPECT_EQ(d.global_batch, cli.global_batch);
+  EXPECT_EQ(d.steps, cli.steps);
+  EXPECT_DOUBLE_EQ(d.pool_bytes, cli.pool_bytes);
+}
+
+// An unknown key of a flowtrain job: the reader names the file, the field and the settings it knows.
+TEST(MixSpecTest, AnUnknownFlowTrainSettingIsNamed) {
+  auto mix =
+      parse_mix("profile: p\njobs: [{name: a, workers: 16, system: flowtrain, pool_size: 8GB}]\n", "mix.yaml", "");
+  ASSERT_FALSE(mix.is_ok());
+  EXPECT_EQ(mix.status().code(), Status::Code::kInvalidArgument);
+  const std::string& m = mix.status().message();
+  EXPECT_EQ(m.rfind("mix.yaml: field 'jobs[0].pool_size'", 0), 0u) << m;
+  EXPECT_NE(m.find("pool_memory"), std::string::npos) << m;  // among the keys it knows
+  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  // `variant` is NestPipe's; FlowTrain's is `mode`.
+  auto variant =
+      parse_mix("profile: p\njobs: [{name: a, workers: 16, system: flowtrain, variant: dbp}]\n", "mix.yaml", "");
+  ASSERT_FALSE(variant.is_ok());
+  EXPECT_EQ(variant.status().message().rfind("mix.yaml: field 'jobs[0].variant'", 0), 0u) << variant.status().message();
+}
+
 TEST(MixSpecTest, AShippedProfileIsANameNotAPath) {
   auto mix =
       parse_mix("profile: gpu-128\njobs: [{name: a, workers: 8, data_parallel: {compute: 0, allreduce_bytes: 0}}]\n",
@@ -69,10 +135,21 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, MixSpecBadFileTest,
     ::testing::Values(
         BadFile{"unknown_system", "profile: p\njobs: [{name: a, workers: 2, system: astra}]\n",
-                "mix.yaml: field 'jobs[0].system': 'astra': unknown system (allowed: nestpipe)"},
-        BadFile{"system_without_a_plan", "profile: p\njobs: [{name: a, workers: 2, system: flowtrain}]\n",
-                "mix.yaml: field 'jobs[0].system': 'flowtrain': cannot join a mix yet: its twin runs actors of its "
-                "own rather than a step plan (allowed: nestpipe)"},
+                "mix.yaml: field 'jobs[0].system': 'astra': unknown system (allowed: nestpipe, flowtrain)"},
+        BadFile{"system_not_in_a_mix_yet", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl}]\n",
+                "mix.yaml: field 'jobs[0].system': 'flexmarl': cannot join a mix yet: its rollout actors take a "
+                "platform of their own (allowed: nestpipe, flowtrain)"},
+        BadFile{"flowtrain_unknown_mode", "profile: p\njobs: [{name: a, workers: 2, system: flowtrain, mode: all}]\n",
+                "mix.yaml: field 'jobs[0].mode': 'all': unknown mode (allowed: monolithic, disagg-sync, flowtrain)"},
+        BadFile{"flowtrain_no_encoder_worker",
+                "profile: p\njobs: [{name: a, workers: 16, system: flowtrain, encoder_workers: 0}]\n",
+                "mix.yaml: field 'jobs[0].encoder_workers': 0 must be >= 1"},
+        BadFile{"flowtrain_warmup", "profile: p\njobs: [{name: a, workers: 16, system: flowtrain, warmup: 2}]\n",
+                "mix.yaml: field 'jobs[0].warmup': a flowtrain job warms up with its first step and has no drain: "
+                "give only steps (>= 2)"},
+        BadFile{"flowtrain_efficiency_above_one",
+                "profile: p\njobs: [{name: a, workers: 16, system: flowtrain, gemm_efficiency: 1.5}]\n",
+                "mix.yaml: field 'jobs[0].gemm_efficiency': 1.5 must be in (0, 1]"},
         BadFile{"negative_workers",
                 "profile: p\njobs: [{name: a, workers: -4, data_parallel: {compute: 1ms, allreduce_bytes: 1MiB}}]\n",
                 "mix.yaml: field 'jobs[0].workers': -4 must be >= 1"},
@@ -193,6 +270,39 @@ INSTANTIATE_TEST_SUITE_P(
                           "mix.yaml: field 'jobs[0].workers': missing: a mix runs jobs of a given size; `clustertwin "
                           "plan mix` sizes a job by its target"}),
     [](const auto& info) { return std::string(info.param.what); });
+
+// A flowtrain job checked on h100-1024 as FlowTrain's twin checks it, before
+// anything runs: one line naming the mix file and the job's field.
+TEST(MixCheckTest, AFlowTrainJobThatCannotRunNamesItsField) {
+  auto profile = cluster::load_cluster_profile("h100-1024");  // 8 GPUs of 80 GB a node
+  ASSERT_TRUE(profile.is_ok());
+  struct Case {
+    const char* job;
+    const char* start;  // the message starts so; the rest is the twin's or the allocator's own words
+  } cases[] = {
+      {"{name: v, workers: 16, system: flowtrain, model: 300M+7B, encoder_workers: 16}",
+       "mix.yaml: field 'jobs[0].encoder_workers': 16 of 16 workers: each side needs at least one worker (1..15)"},
+      {"{name: v, workers: 8, system: flowtrain}",  // 6B+72B: its backbone's shards do not fit 8 GPUs
+       "mix.yaml: field 'jobs[0].model': 6B+72B: allocator: no split of 8 workers fits 6B+72B"},
+      {"{name: v, workers: 16, system: flowtrain, encoder_workers: 12}",
+       "mix.yaml: field 'jobs[0].encoder_workers': 12: allocator: no split of 16 workers fits 6B+72B"},
+      {"{name: v, workers: 8, system: flowtrain, mode: monolithic}",
+       "mix.yaml: field 'jobs[0].model': 6B+72B: no uniform layout of 8 workers fits the device's memory"},
+      {"{name: v, workers: 16, system: flowtrain, model: 300M+7B, pool_memory: 1MB}",
+       "mix.yaml: field 'jobs[0].pool_memory': 1 MB: smaller than one sample"},
+      {"{name: v, workers: 16, system: flowtrain, model: 1B+1B}", "mix.yaml: field 'jobs[0].model': '1B+1B'"},
+      {"{name: v, workers: 16, system: flowtrain, model: 300M+7B, steps: 1}",
+       "mix.yaml: field 'jobs[0].steps': 1: must be >= 2 (the first step is warm-up)"},
+  };
+  for (const Case& c : cases) {
+    auto mix = parse_mix(std::string("profile: h100-1024\njobs: [") + c.job + "]\n", "mix.yaml", "");
+    ASSERT_TRUE(mix.is_ok()) << mix.status().message();
+    const Status s = check_mix(*mix, *profile);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << c.job;
+    EXPECT_EQ(s.message().rfind(c.start, 0), 0u) << c.job << "\n" << s.message();
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << s.message();
+  }
+}
 
 }  // namespace
 }  // namespace clustertwin::sim::mix
