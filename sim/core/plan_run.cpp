@@ -194,11 +194,15 @@ class PlanRun::Impl {
       key = {-1 - c.tag, step, from, to};
       if (c.op == models::CollectiveOp::kRecv) sender = nullptr;  // the send's size is used
     } else {
-      members = models::group_members(c.group, rank, world, platform_.devices_per_node());
-      key = {t.id, step, members.front(), 0};
+      // The list of members only where it is used: by the first arrival (to count them) and the last (to run it).
+      key = {t.id, step, models::group_first(c.group, rank, world, platform_.devices_per_node()), 0};
     }
     Instance& inst = instances_[key];
+    auto list_members = [&] {
+      if (members.empty()) members = models::group_members(c.group, rank, world, platform_.devices_per_node());
+    };
     if (inst.expected == 0) {
+      list_members();
       inst.expected =
           static_cast<int>(std::count_if(members.begin(), members.end(), [this](int m) { return m % stride_ == 0; }));
     }
@@ -213,6 +217,7 @@ class PlanRun::Impl {
       return;
     }
     // The last member to arrive runs the collective for everyone.
+    list_members();
     if (seconds_[t.id][rank] >= 0 && on_cores_[t.id] && platform_.core_pool(rank) != nullptr) {
       // On shared cores each member's part is CPU work (copies through the kernel), in parallel.
       std::vector<sg::ExecPtr> parts;
@@ -301,8 +306,7 @@ class PlanRun::Impl {
         peer = ((rank + t.collective->peer_offset) % options_.workers + options_.workers) % options_.workers;
         group_size = 2;
       } else {
-        group_size = static_cast<int64_t>(
-            models::group_members(t.collective->group, rank, options_.workers, platform_.devices_per_node()).size());
+        group_size = models::group_size(t.collective->group, rank, options_.workers, platform_.devices_per_node());
       }
     }
     traces::Event e = models::task_event(t, rank, stream, step, start * 1e6, end * 1e6, group_size, peer);
