@@ -327,7 +327,8 @@ void add_sim_command(CLI::App& app, Action* action) {
   plan->add_option("--trace-out", a->trace_out, "Write the simulated trace (Perfetto shows the pipeline)");
   plan->add_flag("--no-collective-shortcut", a->no_shortcut,
                  "Move every collective over the network as flows (default: where one collective at a time has the "
-                 "fabric, each distinct one is simulated once and its repeats take its time; the same results)");
+                 "fabric, each distinct one is simulated once and its repeats take its time; the same results within "
+                 "1e-9 relative)");
   plan->add_flag("--json", a->json, "Print JSON (one row per worker count)");
   plan->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   CLI::Option* dp = plan->add_flag(

@@ -167,7 +167,8 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   cmd->add_flag("--full", a->full, "Simulate every worker (default: one per node when they provably agree)");
   cmd->add_flag("--no-collective-shortcut", a->no_shortcut,
                 "Move every collective over the network as flows (default: where one collective at a time has the "
-                "fabric, each distinct one is simulated once and its repeats take its time; the same results)");
+                "fabric, each distinct one is simulated once and its repeats take its time; the same results within "
+                "1e-9 relative)");
   cmd->add_option("--trace-dir", a->trace_dir, "Write a Perfetto trace per point here: VARIANT-WORKERS.json");
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, model, calibration and rows");
