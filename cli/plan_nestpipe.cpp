@@ -24,6 +24,7 @@ struct NestPipePlanArgs {
   std::string micro_batches = "4,8,16";
   std::string calibration = "auto";
   sim::nestpipe::NestPipeSetup setup;
+  bool no_shortcut = false;
 };
 
 // The exact runs' steps (the confirm command passes them to sim nestpipe).
@@ -127,8 +128,9 @@ Status run_plan_nestpipe(NestPipePlanArgs a) {
   // The estimates the search steers by: one measured step after the
   // pipelines fill. The exact runs: two measured steps, the figures the
   // answer's confirm command prints.
-  auto options = [](bool exact) {
+  auto options = [&a](bool exact) {
     sim::SimOptions o = sim::nestpipe::nestpipe_sim_options();
+    o.collective_shortcut = !a.no_shortcut;
     o.warmup_steps = exact ? kExactWarmup : 2;
     o.drain_steps = exact ? kExactDrain : 2;
     o.steps = o.warmup_steps + o.drain_steps + (exact ? kExactMeasured : 1);
@@ -193,6 +195,9 @@ void add_plan_nestpipe(CLI::App* plan, Action* action) {
   np->add_option("--model", a->setup.model, "Model spec: hstu-industrial, fuxi-kuairand, dlrm-criteo, ...")
       ->capture_default_str();
   np->add_option("--batch", a->setup.batch_per_worker, "Samples per worker per step")->capture_default_str();
+  np->add_flag("--no-collective-shortcut", a->no_shortcut,
+               "Move every collective over the network as flows, as sim nestpipe's flag (for comparison; the same "
+               "answer, slower)");
   np->callback([a, action] { *action = [a] { return run_plan_nestpipe(*a); }; });
 }
 

@@ -117,4 +117,35 @@ std::vector<int> group_members(const GroupSpec& spec, int rank, int world_size, 
   return members;
 }
 
+namespace {
+
+// The block of ranks [first, last) that group_members lists for every kind but stride.
+std::pair<int, int> block_of(const GroupSpec& spec, int rank, int world_size, int devices_per_node) {
+  const int block = spec.kind == GroupSpec::Kind::kWorld  ? world_size
+                    : spec.kind == GroupSpec::Kind::kNode ? devices_per_node
+                                                          : spec.size;
+  CT_CHECK(block >= 1) << "group of " << block << " ranks";
+  const int first = rank / block * block;
+  return {first, std::min(first + block, world_size)};
+}
+
+}  // namespace
+
+int group_first(const GroupSpec& spec, int rank, int world_size, int devices_per_node) {
+  CT_CHECK(0 <= rank && rank < world_size) << "rank " << rank << " outside a world of " << world_size;
+  if (spec.kind == GroupSpec::Kind::kStride) return rank % spec.size;
+  return block_of(spec, rank, world_size, devices_per_node).first;
+}
+
+int group_size(const GroupSpec& spec, int rank, int world_size, int devices_per_node) {
+  CT_CHECK(0 <= rank && rank < world_size) << "rank " << rank << " outside a world of " << world_size;
+  if (spec.kind == GroupSpec::Kind::kStride) {
+    CT_CHECK(spec.size >= 1) << "stride size " << spec.size;
+    const int first = rank % spec.size;
+    return (world_size - first + spec.size - 1) / spec.size;
+  }
+  const auto [first, last] = block_of(spec, rank, world_size, devices_per_node);
+  return last - first;
+}
+
 }  // namespace clustertwin::models

@@ -131,4 +131,10 @@ bool runs_on(const Task& task, int rank, int world_size);
 /// valid spec for the world (see validate_plan).
 std::vector<int> group_members(const GroupSpec& spec, int rank, int world_size, int devices_per_node);
 
+/// group_members(...).front() and .size(), without building the list (the
+/// twin asks for them at every rank's arrival and every event, where a world
+/// group of 65,536 ranks would be a list each time).
+int group_first(const GroupSpec& spec, int rank, int world_size, int devices_per_node);
+int group_size(const GroupSpec& spec, int rank, int world_size, int devices_per_node);
+
 }  // namespace clustertwin::models

@@ -85,12 +85,19 @@ void send_all(Platform& platform, const std::vector<Flow>& flows) {
     platform.give_mailbox(mailbox);
 }
 
-void run_phase_by_steps(Platform& platform, const Phase& phase) {
+void run_phase_by_steps(Platform& platform, const Phase& phase, bool alone) {
   std::vector<Flow> flows;
   flows.reserve(phase.round.message_count());
   phase.round.for_each_message([&](const Message& m) {
     flows.push_back({platform.device(m.src), platform.device(m.dst), m.bytes, 0.0});
   });
+  if (alone && phase.repeats > 1) {
+    // One representative round, then the others at its time.
+    const double start = sg::Engine::get_clock();
+    send_all(platform, flows);
+    sg::this_actor::sleep_for((phase.repeats - 1) * (sg::Engine::get_clock() - start));
+    return;
+  }
   for (int r = 0; r < phase.repeats; ++r)
     send_all(platform, flows);
 }
@@ -269,10 +276,10 @@ std::string_view fidelity_name(Fidelity fidelity) {
   return fidelity == Fidelity::kStep ? "step" : "flow";
 }
 
-void run_collective(Platform& platform, const CollectiveSchedule& schedule, Fidelity fidelity) {
+void run_collective(Platform& platform, const CollectiveSchedule& schedule, Fidelity fidelity, bool alone) {
   for (const Phase& phase : schedule.phases) {
     if (fidelity == Fidelity::kStep) {
-      run_phase_by_steps(platform, phase);
+      run_phase_by_steps(platform, phase, alone);
     } else {
       run_phase_as_flows(platform, phase);
     }

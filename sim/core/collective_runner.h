@@ -20,7 +20,11 @@ enum class Fidelity { kStep, kFlow };
 std::string_view fidelity_name(Fidelity fidelity);
 
 /// Runs `schedule` from the calling SimGrid actor and returns when its last
-/// message has arrived.
-void run_collective(Platform& platform, const CollectiveSchedule& schedule, Fidelity fidelity);
+/// message has arrived. `alone`: nothing else moves on the fabric until it
+/// returns (exclusive_network, sim/core/collective_shortcut.h); then at step
+/// fidelity a phase's rounds after the first take the first one's time
+/// instead of being sent (each round starts on an idle fabric and sends the
+/// same messages, so each takes the same time).
+void run_collective(Platform& platform, const CollectiveSchedule& schedule, Fidelity fidelity, bool alone = false);
 
 }  // namespace clustertwin::sim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <simgrid/s4u.hpp>
 #include <tuple>
 
@@ -11,6 +12,7 @@
 #include "models/plan/plan_validator.h"
 #include "models/plan/task_event.h"
 #include "sim/core/collective_runner.h"
+#include "sim/core/collective_shortcut.h"
 #include "sim/core/metrics.h"
 #include "sim/core/platform.h"
 #include "sim/core/task_cost.h"
@@ -61,6 +63,7 @@ class PlanRun::Impl {
     for (int rank = 0; rank < options.workers; rank += stride_)
       ranks_[rank].done.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
     step_end_.assign(options.steps, 0.0);
+    alone_ = exclusive_network(plan, options, platform.devices_per_node(), seconds_);
   }
 
   void start() {
@@ -100,6 +103,7 @@ class PlanRun::Impl {
   const SimOptions& options() const { return options_; }
   Fidelity fidelity() const { return fidelity_; }
   int stride() const { return stride_; }
+  int64_t priced_once() const { return priced_once_; }
 
  private:
   bool deps_done(int rank, int step, const Task& t) const {
@@ -190,11 +194,15 @@ class PlanRun::Impl {
       key = {-1 - c.tag, step, from, to};
       if (c.op == models::CollectiveOp::kRecv) sender = nullptr;  // the send's size is used
     } else {
-      members = models::group_members(c.group, rank, world, platform_.devices_per_node());
-      key = {t.id, step, members.front(), 0};
+      // The list of members only where it is used: by the first arrival (to count them) and the last (to run it).
+      key = {t.id, step, models::group_first(c.group, rank, world, platform_.devices_per_node()), 0};
     }
     Instance& inst = instances_[key];
+    auto list_members = [&] {
+      if (members.empty()) members = models::group_members(c.group, rank, world, platform_.devices_per_node());
+    };
     if (inst.expected == 0) {
+      list_members();
       inst.expected =
           static_cast<int>(std::count_if(members.begin(), members.end(), [this](int m) { return m % stride_ == 0; }));
     }
@@ -209,6 +217,7 @@ class PlanRun::Impl {
       return;
     }
     // The last member to arrive runs the collective for everyone.
+    list_members();
     if (seconds_[t.id][rank] >= 0 && on_cores_[t.id] && platform_.core_pool(rank) != nullptr) {
       // On shared cores each member's part is CPU work (copies through the kernel), in parallel.
       std::vector<sg::ExecPtr> parts;
@@ -239,6 +248,23 @@ class PlanRun::Impl {
     const int64_t bytes = effective_bytes(c, send_bytes_[key], static_cast<int>(members.size()));
     for (int64_t& part : c.split_bytes)
       part = effective_bytes(c, part, static_cast<int>(members.size()));
+    const auto& factors = platform_.profile().collectives;
+    auto factor = factors.find(std::string(models::collective_op_name(c.op)));
+    if (factor != factors.end()) {
+      const double setup = factor->second.peer_seconds(static_cast<int>(members.size()));
+      if (setup > 0) sg::this_actor::sleep_for(setup);
+    }
+    // Alone on the fabric (a link tally means a job mix, whose jobs share it): priced once per distinct collective.
+    const bool alone = alone_ && platform_.link_tally() == nullptr;
+    std::optional<CollectivePrices::Key> price_key;
+    if (alone) {
+      price_key = CollectivePrices::key(c, bytes, members.front());
+      if (std::optional<double> seconds = prices_.find(*price_key)) {
+        ++priced_once_;
+        sg::this_actor::sleep_for(*seconds);
+        return;
+      }
+    }
     auto node_of = [this](int r) { return platform_.node_of(r); };
     auto schedule = build_schedule(c, bytes, members, node_of, t.name);
     CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run
@@ -260,13 +286,9 @@ class PlanRun::Impl {
         }
       }
     }
-    const auto& factors = platform_.profile().collectives;
-    auto factor = factors.find(std::string(models::collective_op_name(c.op)));
-    if (factor != factors.end()) {
-      const double setup = factor->second.peer_seconds(static_cast<int>(members.size()));
-      if (setup > 0) sg::this_actor::sleep_for(setup);
-    }
-    run_collective(platform_, *schedule, fidelity_);
+    const double start = sg::Engine::get_clock();
+    run_collective(platform_, *schedule, fidelity_, alone);
+    if (price_key) prices_.record(*price_key, sg::Engine::get_clock() - start);
   }
 
   // The bytes the network carries for a collective: the task's, times the profile's factor for the op.
@@ -284,8 +306,7 @@ class PlanRun::Impl {
         peer = ((rank + t.collective->peer_offset) % options_.workers + options_.workers) % options_.workers;
         group_size = 2;
       } else {
-        group_size = static_cast<int64_t>(
-            models::group_members(t.collective->group, rank, options_.workers, platform_.devices_per_node()).size());
+        group_size = models::group_size(t.collective->group, rank, options_.workers, platform_.devices_per_node());
       }
     }
     traces::Event e = models::task_event(t, rank, stream, step, start * 1e6, end * 1e6, group_size, peer);
@@ -303,6 +324,9 @@ class PlanRun::Impl {
   std::vector<RankState> ranks_;
   std::map<std::tuple<int, int, int, int>, Instance> instances_;
   std::map<std::tuple<int, int, int, int>, int64_t> send_bytes_;
+  bool alone_ = false;       // exclusive_network: one collective on the fabric at a time
+  CollectivePrices prices_;  // network seconds of the distinct collectives so far, when alone_
+  int64_t priced_once_ = 0;  // collective runs that took a price from prices_
   std::vector<traces::Event> events_;
   std::vector<double> step_end_;
 };
@@ -443,6 +467,7 @@ SimResult PlanRun::result(const cluster::ClusterProfile& profile) const {
   result.step_end_s = impl_->step_end();
   result.events = static_cast<int64_t>(impl_->events().size());
   result.simulated_workers = (options.workers + impl_->stride() - 1) / impl_->stride();
+  result.collectives_priced_once = impl_->priced_once();
   auto peak = [&](const traces::Event& e) {
     const cluster::DeviceType& device = profile.device_type_of(static_cast<int>(e.rank));
     const std::string& dtype =

@@ -35,6 +35,7 @@ std::string sim_result_to_json(const SimResult& r) {
     j["breakdown"].push_back({{"name", l.name}, {"busy_s", l.busy_s}, {"exposed_s", l.exposed_s}});
   j["simulated_workers"] = r.simulated_workers;
   j["events"] = r.events;
+  j["collectives_priced_once"] = r.collectives_priced_once;
   return j.dump();
 }
 
@@ -69,6 +70,7 @@ StatusOr<SimResult> sim_result_from_json(const std::string& text) {
     }
     r.simulated_workers = j.at("simulated_workers").get<int>();
     r.events = j.at("events").get<int64_t>();
+    r.collectives_priced_once = j.value("collectives_priced_once", int64_t{0});
     return r;
   } catch (const nlohmann::json::exception& e) {
     return Status::internal(std::string("simulation result is not readable: ") + e.what());

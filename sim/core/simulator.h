@@ -45,6 +45,14 @@ struct SimOptions {
   /// (Platform::Routes::kStored): the same simulation, quadratic to build;
   /// for the tests that hold the two together.
   bool stored_routes = false;
+  /// Price each distinct collective once where the run provably keeps the
+  /// fabric to one collective at a time (exclusive_network in
+  /// sim/core/collective_shortcut.h): the first is moved as flows, later
+  /// identical ones take its time, and at step fidelity a phase's rounds
+  /// after the first take the first one's time. The same results as the
+  /// flows (tests hold them within 1e-9); false moves every collective as
+  /// flows, for comparison. A job mix turns it off (the jobs share links).
+  bool collective_shortcut = true;
   /// Layers of the exposed-time breakdown (SimResult::breakdown), in order of
   /// precedence: a layer's exposed time is its busy time minus what earlier
   /// layers already cover.
@@ -96,6 +104,7 @@ struct SimResult {
   std::vector<LayerMetrics> breakdown;  // as SimOptions::breakdown asked
   int simulated_workers = 0;            // workers run as actors (fewer than workers when symmetric)
   int64_t events = 0;                   // tasks executed, all ranks and steps
+  int64_t collectives_priced_once = 0;  // collective runs that took an earlier identical one's time (no flows)
   double wall_s = 0;                    // host seconds the simulation took
 };
 

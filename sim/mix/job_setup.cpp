@@ -117,6 +117,8 @@ StatusOr<JobSetup> make_job_setup(const MixSpec& mix, const JobSpec& job, const 
   if (job.steps > 0) s.options.steps = job.steps;
   if (job.warmup >= 0) s.options.warmup_steps = job.warmup;
   if (job.drain >= 0) s.options.drain_steps = job.drain;
+  // The jobs of a mix share the fabric: no collective has it to itself.
+  s.options.collective_shortcut = false;
   auto seconds = price_plan(s.plan, s.profile, s.options);
   if (!seconds.is_ok()) return seconds.status().with_context(where);
   s.seconds = std::move(seconds).value();

@@ -77,6 +77,24 @@ TEST(GroupMembersTest, EachKindOfGroup) {
   };
   for (const Case& c : cases) {
     EXPECT_EQ(group_members(c.spec, c.rank, c.world, c.devices_per_node), c.expected) << c.what;
+    EXPECT_EQ(group_first(c.spec, c.rank, c.world, c.devices_per_node), c.expected.front()) << c.what;
+    EXPECT_EQ(group_size(c.spec, c.rank, c.world, c.devices_per_node), static_cast<int>(c.expected.size())) << c.what;
+  }
+}
+
+// group_first and group_size are the list's first and size for every rank of odd worlds too (a stride that does not
+// divide the world: its first residues have one member more).
+TEST(GroupMembersTest, FirstAndSizeWithoutTheList) {
+  using Kind = GroupSpec::Kind;
+  for (GroupSpec spec : {GroupSpec{Kind::kWorld, 0}, GroupSpec{Kind::kNode, 0}, GroupSpec{Kind::kBlock, 3},
+                         GroupSpec{Kind::kStride, 3}, GroupSpec{Kind::kStride, 4}}) {
+    for (int world : {1, 7, 12}) {
+      for (int rank = 0; rank < world; ++rank) {
+        const std::vector<int> members = group_members(spec, rank, world, 4);
+        EXPECT_EQ(group_first(spec, rank, world, 4), members.front()) << rank << " of " << world;
+        EXPECT_EQ(group_size(spec, rank, world, 4), static_cast<int>(members.size())) << rank << " of " << world;
+      }
+    }
   }
 }
 
