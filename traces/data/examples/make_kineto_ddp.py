@@ -20,7 +20,7 @@ together. The CPU thread has the step markers, the aten operators (with
 launches. Run from this folder: python3 make_kineto_ddp.py
 """
 
-import json
+from kineto_fixture import write_trace
 
 BASE_NS = 1_700_000_000_000_000_000
 STEP_US = 1000.0
@@ -75,32 +75,5 @@ def events_of(rank):
     return ev
 
 
-def write(rank):
-    device = {"id": rank, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85031714816, "computeMajor": 9,
-              "computeMinor": 0, "numSms": 132}
-    doc = {
-        "schemaVersion": 1,
-        "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
-        "deviceProperties": [device],
-        "traceEvents": events_of(rank),
-        "traceName": f"rank{rank}.pt.trace.json",
-        "displayTimeUnit": "ms",
-        "baseTimeNanoseconds": BASE_NS,
-    }
-    with open(f"kineto_ddp_rank{rank}.json", "w") as f:
-        f.write("{\n")
-        keys = list(doc)
-        for i, key in enumerate(keys):
-            sep = "," if i < len(keys) - 1 else ""
-            if key == "traceEvents":
-                f.write('  "traceEvents": [\n')
-                lines = [json.dumps(e) for e in doc[key]]
-                f.write(",\n".join("  " + line for line in lines))
-                f.write("\n  ]" + sep + "\n")
-            else:
-                f.write(f"  {json.dumps(key)}: {json.dumps(doc[key])}{sep}\n")
-        f.write("}\n")
-
-
 for r in (0, 1):
-    write(r)
+    write_trace(f"kineto_ddp_rank{r}.json", r, 2, events_of(r), BASE_NS)

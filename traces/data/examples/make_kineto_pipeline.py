@@ -31,7 +31,7 @@ kernels themselves carry no args, as the SendRecv kernels of older versions.
 Run from this folder: python3 make_kineto_pipeline.py
 """
 
-import json
+from kineto_fixture import write_trace
 
 BASE_NS = 1_700_000_000_000_000_000
 STEP_US = 1400.0
@@ -83,31 +83,5 @@ def events_of(rank):
     return ev
 
 
-def write(rank):
-    device = {"id": rank, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85031714816, "computeMajor": 9,
-              "computeMinor": 0, "numSms": 132}
-    doc = {
-        "schemaVersion": 1,
-        "distributedInfo": {"backend": "nccl", "rank": rank, "world_size": 2},
-        "deviceProperties": [device],
-        "traceEvents": events_of(rank),
-        "traceName": f"rank{rank}.pt.trace.json",
-        "displayTimeUnit": "ms",
-        "baseTimeNanoseconds": BASE_NS,
-    }
-    with open(f"kineto_pipeline_rank{rank}.json", "w") as f:
-        f.write("{\n")
-        keys = list(doc)
-        for i, key in enumerate(keys):
-            sep = "," if i < len(keys) - 1 else ""
-            if key == "traceEvents":
-                f.write('  "traceEvents": [\n')
-                f.write(",\n".join("  " + json.dumps(e) for e in doc[key]))
-                f.write("\n  ]" + sep + "\n")
-            else:
-                f.write(f"  {json.dumps(key)}: {json.dumps(doc[key])}{sep}\n")
-        f.write("}\n")
-
-
 for r in (0, 1):
-    write(r)
+    write_trace(f"kineto_pipeline_rank{r}.json", r, 2, events_of(r), BASE_NS)
