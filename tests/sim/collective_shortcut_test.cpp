@@ -161,21 +161,7 @@ TEST(ExclusiveNetworkTest, CollectivesPricedByCostKeysMoveNoFlows) {
 // Profiles the shortcut is held on: one switch; and a fat tree oversubscribed
 // 2:1 and 3:1 with 4 devices and 2 NICs per node, where a collective's own
 // flows share a bottleneck (alone on the fabric, it still takes the same time
-// every time it runs, so the shortcut applies there too).
-cluster::ClusterProfile oversubscribed_fat_tree() {
-  cluster::ClusterProfile p = testing::uniform_switch(8, 25e9, 1e-6, 0);
-  p.name = "fat-tree-3";
-  p.devices_per_node = 4;
-  p.nics.per_node = 2;
-  p.topology.kind = cluster::Topology::Kind::kFatTree;
-  p.topology.levels = 3;
-  p.topology.nodes_per_leaf = 2;
-  p.topology.radix = 2;
-  p.topology.oversubscription = {2.0, 3.0};
-  p.topology.switch_link.latency = 0.3e-6;
-  return p;
-}
-
+// every time it runs, so the shortcut applies there too): testing::oversubscribed_fat_tree.
 class ShortcutAgreementTest
     : public ::testing::TestWithParam<std::tuple<std::string, cluster::ClusterProfile, int, Fidelity>> {};
 
@@ -200,8 +186,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         std::tuple{"switch_16_step", testing::uniform_switch(16, 25e9, 1e-6, 0.5e-6), 16, Fidelity::kStep},
         std::tuple{"switch_16_flow", testing::uniform_switch(16, 25e9, 1e-6, 0.5e-6), 16, Fidelity::kFlow},
-        std::tuple{"fat_tree_32_step", oversubscribed_fat_tree(), 32, Fidelity::kStep},
-        std::tuple{"fat_tree_32_flow", oversubscribed_fat_tree(), 32, Fidelity::kFlow},
+        std::tuple{"fat_tree_32_step", testing::oversubscribed_fat_tree(), 32, Fidelity::kStep},
+        std::tuple{"fat_tree_32_flow", testing::oversubscribed_fat_tree(), 32, Fidelity::kFlow},
         std::tuple{"switch_256_flow", testing::uniform_switch(256, 25e9, 1e-6, 0.5e-6), 256, Fidelity::kFlow}),
     [](const auto& info) { return std::get<0>(info.param); });
 

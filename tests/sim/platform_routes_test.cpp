@@ -30,22 +30,6 @@ namespace sg = simgrid::s4u;
 using models::Algorithm;
 using models::CollectiveOp;
 
-// 8 nodes of 4 devices with 2 NICs each (devices share them), a three-level
-// fat tree of 2 nodes per leaf and radix 2, oversubscribed 2:1 then 3:1.
-cluster::ClusterProfile fat_tree() {
-  cluster::ClusterProfile p = testing::uniform_switch(8, 25e9, 1e-6, 0);
-  p.name = "fat-tree-3";
-  p.devices_per_node = 4;
-  p.nics.per_node = 2;
-  p.topology.kind = cluster::Topology::Kind::kFatTree;
-  p.topology.levels = 3;
-  p.topology.nodes_per_leaf = 2;
-  p.topology.radix = 2;
-  p.topology.oversubscription = {2.0, 3.0};
-  p.topology.switch_link.latency = 0.3e-6;
-  return p;
-}
-
 // 6 nodes of 4 devices on a full mesh, a NIC per device, a rail leaf-spine
 // of 4 nodes per leaf (the second group half full), a straggler.
 cluster::ClusterProfile rail_mesh() {
@@ -149,9 +133,11 @@ TEST_P(PlatformRoutesTest, ComputedRoutesAreTheStoredOnes) {
 
 INSTANTIATE_TEST_SUITE_P(Topologies, PlatformRoutesTest,
                          ::testing::Values(std::tuple{testing::uniform_switch(5, 10e9, 1e-6, 0.5e-6), 5},
-                                           std::tuple{fat_tree(), 32}, std::tuple{fat_tree(), 20},
+                                           std::tuple{testing::oversubscribed_fat_tree(), 32},
+                                           std::tuple{testing::oversubscribed_fat_tree(), 20},
                                            std::tuple{rail_mesh(), 24}, std::tuple{dragonfly(), 24},
-                                           std::tuple{shared_cores(), 6}, std::tuple{fat_tree(), 3}),
+                                           std::tuple{shared_cores(), 6},
+                                           std::tuple{testing::oversubscribed_fat_tree(), 3}),
                          [](const auto& info) {
                            std::string name =
                                std::get<0>(info.param).name + "_" + std::to_string(std::get<1>(info.param));
@@ -162,12 +148,12 @@ INSTANTIATE_TEST_SUITE_P(Topologies, PlatformRoutesTest,
                          });
 
 // The route itself, derived by hand, so that the two ways cannot agree on a
-// wrong one: on fat_tree(), device 1 (node 0, NIC 1 * 2 / 4 = 0) to device 30
+// wrong one: on the oversubscribed fat tree, device 1 (node 0, NIC 1 * 2 / 4 = 0) to device 30
 // (node 7, NIC 2 * 2 / 4 = 1). Nodes 0 and 7 share no group below the top:
 // node 0 is in leaf 0 and level-2 group 0, node 7 in leaf 3 and group 1, so
 // the route climbs both levels (link ids: level * 100000 + group).
 TEST(PlatformRoutesTest, FatTreeRouteClimbsToTheCommonAncestor) {
-  const std::string table = route_table(fat_tree(), 32, Platform::Routes::kComputed);
+  const std::string table = route_table(testing::oversubscribed_fat_tree(), 32, Platform::Routes::kComputed);
   // Latency: NIC 1 us + node uplink 0.3 us + 4 level links x 0.3 us + node downlink 0 + NIC 1 us = 3.5 us.
   char latency[32];
   std::snprintf(latency, sizeof latency, "%a", 1e-6 + 0.3e-6 + 4 * 0.3e-6 + 1e-6);
@@ -258,7 +244,8 @@ INSTANTIATE_TEST_SUITE_P(
     Topologies, RoutesSimulationTest,
     ::testing::Values(std::tuple{testing::uniform_switch(48, 25e9, 1e-6, 0.5e-6), 48, Fidelity::kFlow},
                       std::tuple{testing::uniform_switch(16, 25e9, 1e-6, 0.5e-6), 16, Fidelity::kStep},
-                      std::tuple{fat_tree(), 32, Fidelity::kFlow}, std::tuple{fat_tree(), 32, Fidelity::kStep},
+                      std::tuple{testing::oversubscribed_fat_tree(), 32, Fidelity::kFlow},
+                      std::tuple{testing::oversubscribed_fat_tree(), 32, Fidelity::kStep},
                       std::tuple{rail_mesh(), 24, Fidelity::kFlow}, std::tuple{rail_mesh(), 24, Fidelity::kStep},
                       std::tuple{dragonfly(), 24, Fidelity::kFlow}, std::tuple{shared_cores(), 6, Fidelity::kFlow}),
     [](const auto& info) {

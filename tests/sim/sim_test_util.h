@@ -26,4 +26,21 @@ inline cluster::ClusterProfile uniform_switch(int n, double nic_bandwidth, doubl
   return p;
 }
 
+/// 8 nodes of 4 devices with 2 NICs each (devices share them), a three-level
+/// fat tree of 2 nodes per leaf and radix 2, oversubscribed 2:1 then 3:1:
+/// flows crossing leaves share a bottleneck.
+inline cluster::ClusterProfile oversubscribed_fat_tree() {
+  cluster::ClusterProfile p = uniform_switch(8, 25e9, 1e-6, 0);
+  p.name = "fat-tree-3";
+  p.devices_per_node = 4;
+  p.nics.per_node = 2;
+  p.topology.kind = cluster::Topology::Kind::kFatTree;
+  p.topology.levels = 3;
+  p.topology.nodes_per_leaf = 2;
+  p.topology.radix = 2;
+  p.topology.oversubscription = {2.0, 3.0};
+  p.topology.switch_link.latency = 0.3e-6;
+  return p;
+}
+
 }  // namespace clustertwin::sim::testing
