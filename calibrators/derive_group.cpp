@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "calibrators/derive_steps.h"
 #include "models/plan/plan_validator.h"
@@ -61,6 +62,7 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
   int& first_host = g->first_host;
   int& host_tail = g->host_tail;
   std::set<int>& cut_tasks = g->cut_tasks;
+  std::set<int> cut_at_start;  // the cut tasks whose host piece runs to their start
   Assigned& assigned = g->assigned;
   std::map<int, std::string>& mismatch = g->mismatch;
   std::map<int64_t, int> plan_stream;  // trace stream id -> plan stream
@@ -144,7 +146,13 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
     }
     return found;
   };
-  std::vector<std::pair<double, size_t>> binding;  // launch end, template event
+  struct Cut {
+    double at;      // the launch's end, or the kernel's start
+    size_t event;   // template event
+    bool at_start;  // the piece runs to the kernel's start
+    bool operator<(const Cut& o) const { return std::tie(at, event) < std::tie(o.at, o.event); }
+  };
+  std::vector<Cut> binding;
   if (options.host_tasks) {
     for (const auto& [stream, list] : t.by_stream) {
       for (size_t k = 0; k < list.size(); ++k) {
@@ -156,7 +164,13 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
         // synchronize, recorded or not): the kernel depends on that task, not on the host.
         const auto other = latest_elsewhere(t, stream, idle_from, e.ts_us);
         if (other && *e.host_ts_us <= events[*other].end_us() + options.sync_window_us) continue;
-        binding.emplace_back(*launched, list[k]);
+        // A kernel that still sat idle after its launch ended, with no other stream's task ending meanwhile,
+        // waited for something the trace does not show (the launch's own latency, a device busy with work
+        // the profiler did not record): the host piece runs to the kernel's start, which keeps that wait.
+        const bool unexplained = e.ts_us - *launched > options.min_wait_us &&
+                                 !latest_elsewhere(t, stream, *launched, e.ts_us) &&
+                                 (before == nullptr || !latest_elsewhere(*before, stream, *launched, e.ts_us));
+        binding.push_back({unexplained ? e.ts_us : *launched, list[k], unexplained});
       }
     }
     std::sort(binding.begin(), binding.end());
@@ -177,11 +191,13 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
     first_host = static_cast<int>(plan.tasks.size());
     for (size_t j = 0; j < binding.size(); ++j) {
       const int h = host_task("host #" + std::to_string(j + 1));
-      plan.tasks[static_cast<size_t>(task_of.at(binding[j].second))].deps.push_back(h);
-      cut_tasks.insert(task_of.at(binding[j].second));
-      host_cut.push_back(binding[j].second);
+      plan.tasks[static_cast<size_t>(task_of.at(binding[j].event))].deps.push_back(h);
+      cut_tasks.insert(task_of.at(binding[j].event));
+      host_cut.push_back(binding[j].event);
+      g->host_cut_at_start.push_back(binding[j].at_start);
+      if (binding[j].at_start) cut_at_start.insert(task_of.at(binding[j].event));
     }
-    if (t.end_us && *t.end_us > binding.back().first) host_tail = host_task("host tail");
+    if (t.end_us && *t.end_us > binding.back().at) host_tail = host_task("host tail");
   }
 
   // Cross-stream dependencies, from the template rank's idle gaps (see the header).
@@ -191,7 +207,8 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
       double idle_from = k > 0 ? events[list[k - 1]].end_us() : t.start_us;
       // A kernel launched after its stream went idle waited for the host first: a host task says so.
       const auto launched = b.launch_end_us();
-      if (cut_tasks.count(task_of.at(list[k])) != 0 && *launched > idle_from) idle_from = *launched;
+      if (cut_tasks.count(task_of.at(list[k])) != 0 && *launched > idle_from)
+        idle_from = cut_at_start.count(task_of.at(list[k])) != 0 ? b.ts_us : *launched;
       if (b.ts_us - idle_from <= options.min_wait_us) continue;
       // The latest end in [idle_from, b.ts] on another stream, this step first, then the previous one.
       auto latest = [&](const StepEvents& s) { return latest_elsewhere(s, stream, idle_from, b.ts_us); };

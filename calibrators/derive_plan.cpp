@@ -173,6 +173,21 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   c["template_step"] = tmpl - first_kept;
   c["steps_left_out"] = first_kept;
   c["min_wait_us"] = options.min_wait_us;
+  // Each rank's kept steps' spans, for the measured step time: from a step's start (its marker's, else its
+  // first launch) to the next step's start, the last step to the later of its marker's own end and its last
+  // device event's end. The events' ends alone miss a step bound by the host, and on a device draining a
+  // backlog over the measured steps they are not the loop's pace.
+  nlohmann::ordered_json spans = nlohmann::ordered_json::array();
+  for (const auto& [rank, steps] : ranks) {
+    nlohmann::ordered_json own = nlohmann::ordered_json::array();
+    for (int step = first_kept; step < step_count; ++step) {
+      const derive::StepEvents& s = steps.at(step);
+      own.push_back(
+          {s.start_us, s.end_us && step + 1 < step_count ? *s.end_us : std::max(s.marker_end_us, s.last_end_us)});
+    }
+    spans.push_back({{"rank", rank}, {"spans", own}});
+  }
+  c["step_spans_us"] = spans;
   out.trace.metadata.config_json = c.dump();
   out.steps = kept_steps;
   out.template_step = tmpl - first_kept;
@@ -223,7 +238,8 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
           const auto it = event_of.find({rank, step, cut_task});
           if (it == event_of.end()) continue;  // cannot happen: every kept step matched the template
           const Event& e = events[it->second];
-          piece(g.first_host + offset[gi] + static_cast<int>(j), e.launch_end_us().value_or(e.ts_us));
+          piece(g.first_host + offset[gi] + static_cast<int>(j),
+                g.host_cut_at_start[j] ? e.ts_us : e.launch_end_us().value_or(e.ts_us));
         }
         if (g.host_tail >= 0 && s.end_us) piece(g.host_tail + offset[gi], *s.end_us);
       }

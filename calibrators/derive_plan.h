@@ -17,7 +17,10 @@
 //   order it ran. CPU operators are not tasks one by one; the host's side
 //   of the step is kept where the device waited for it: where a kernel's
 //   stream sat idle (more than `min_wait_us`) until the host finished
-//   launching it, the host's timeline is cut at that launch's end. Each
+//   launching it, the host's timeline is cut at that launch's end (at the
+//   kernel's start where it still sat idle after the launch, more than
+//   `min_wait_us`, and no other stream's task ended meanwhile: a wait the
+//   trace does not explain, kept in the host piece). Each
 //   piece between two such cuts is a host task ("host #j", on a stream
 //   "host", priced by its measured time), the kernel depends on the piece
 //   that ends with its launch, and a last piece ("host tail") runs to the

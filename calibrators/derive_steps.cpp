@@ -47,10 +47,12 @@ StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path
   }
   std::map<int64_t, std::vector<double>> markers;
   std::map<int64_t, std::map<double, double>> marker_end;  // rank -> start -> end
+  std::map<int64_t, std::map<double, double>> own_end;     // rank -> start -> the marker's own end
   for (const auto& [rank, named] : marker_of) {
     for (const auto& [name, span] : named) {
       markers[rank].push_back(span.first);
       marker_end[rank][span.first] = span.second;
+      own_end[rank][span.first] = span.second;
     }
     std::sort(markers[rank].begin(), markers[rank].end());
     // A step's host time runs to the next step's start. The last step's end is not known (its marker
@@ -83,7 +85,9 @@ StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path
     if (m != markers.end()) {
       auto end = marker_end[e.rank].find(start);
       if (end != marker_end[e.rank].end()) s->second.end_us = end->second;
+      s->second.marker_end_us = own_end[e.rank].at(start);
     }
+    s->second.last_end_us = std::max(s->second.last_end_us, e.end_us());
     s->second.by_stream[e.stream].push_back(i);
   }
   if (ranks.empty()) return bad("no device events (compute, comm, copy) in profiler steps to derive a plan from");

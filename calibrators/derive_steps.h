@@ -24,6 +24,8 @@ namespace clustertwin::calibrators::derive {
 struct StepEvents {
   double start_us = 0;
   std::optional<double> end_us;  // the next step's start (the last of several: none; one: its marker's end)
+  double marker_end_us = 0;      // its marker's own end (0 without markers)
+  double last_end_us = 0;        // its last device event's end
   std::map<int64_t, std::vector<size_t>> by_stream;
 };
 
@@ -60,6 +62,7 @@ struct Group {
   Assigned assigned;                    // every step's events of the group's ranks
   std::map<int, std::string> mismatch;  // step -> the first way one of its ranks' steps differs from the template
   std::vector<size_t> host_cut;         // the template event whose launch ends each host task but the tail
+  std::vector<bool> host_cut_at_start;  // per host_cut: the task ends at that event's start, not its launch's end
   int first_host = -1, host_tail = -1;  // their tasks
   std::set<int> cut_tasks;              // the device tasks that wait for a host task
   std::vector<int> launch_order;        // device tasks by their template event's launch (else start)

@@ -63,6 +63,25 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
   }
   run.runner_steps = config["runner_steps"].get<int>();
   run.prologue_steps = config["prologue_steps"].get<int>();
+  if (config.contains("step_spans_us")) {
+    const nlohmann::json& ranks = config["step_spans_us"];
+    auto is_span = [](const nlohmann::json& s) {
+      return s.is_array() && s.size() == 2 && s[0].is_number() && s[1].is_number() &&
+             s[1].get<double>() >= s[0].get<double>();
+    };
+    auto is_rank = [&](const nlohmann::json& r) {
+      return r.is_object() && r.contains("spans") && r["spans"].is_array() &&
+             r["spans"].size() == static_cast<size_t>(run.runner_steps) &&
+             std::all_of(r["spans"].begin(), r["spans"].end(), is_span);
+    };
+    if (!ranks.is_array() || ranks.empty() || !std::all_of(ranks.begin(), ranks.end(), is_rank))
+      return bad("step_spans_us", "not a list of ranks' {spans: one [start, end] (end >= start) per runner step}");
+    for (const nlohmann::json& r : ranks) {
+      run.step_spans.emplace_back();
+      for (const nlohmann::json& s : r["spans"])
+        run.step_spans.back().emplace_back(s[0].get<double>() * 1e-6, s[1].get<double>() * 1e-6);
+    }
+  }
   if (run.metadata.world_size < 1) {
     return Status::invalid_argument(path + ": field 'metadata.world_size': " + std::to_string(run.metadata.world_size) +
                                     " must be >= 1");
@@ -317,6 +336,14 @@ StatusOr<cluster::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun
 }
 
 StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step) {
+  if (!run.step_spans.empty() && first_step >= 0 && last_step >= first_step && last_step < run.runner_steps) {
+    double slowest = 0;
+    for (const auto& spans : run.step_spans) {
+      slowest = std::max(slowest,
+                         spans[static_cast<size_t>(last_step)].second - spans[static_cast<size_t>(first_step)].first);
+    }
+    return slowest / (last_step - first_step + 1);
+  }
   if (first_step < 1 || last_step < first_step || last_step >= run.runner_steps) {
     return Status::invalid_argument(run.path + ": measured steps [" + std::to_string(first_step) + ", " +
                                     std::to_string(last_step) + "] do not fit the run's " +
@@ -339,10 +366,12 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   r.workers = static_cast<int>(run->metadata.world_size);
   r.first_step = run->prologue_steps + warmup;
   r.last_step = run->runner_steps - 1 - drain;
-  if (warmup < 1 || drain < 0 || r.last_step < r.first_step) {
+  // A run whose steps have spans (a profiler trace's) is measured from its first step's start: no warm-up needed.
+  const int least_warmup = run->step_spans.empty() ? 1 : 0;
+  if (warmup < least_warmup || drain < 0 || r.last_step < r.first_step) {
     return Status::invalid_argument("--warmup " + std::to_string(warmup) + " --drain " + std::to_string(drain) +
                                     ": leave no step of the " + std::to_string(run->runner_steps) +
-                                    " recorded to measure (warm-up at least 1)");
+                                    " recorded to measure (warm-up at least " + std::to_string(least_warmup) + ")");
   }
   auto real = recorded_step_time(*run, r.first_step, r.last_step);
   if (!real.is_ok()) return real.status();

@@ -27,6 +27,10 @@ struct RecordedRun {
   models::Plan plan;
   int runner_steps = 0;
   int prologue_steps = 0;
+  /// Per rank, each step's span (start, end) in seconds where the trace says
+  /// it (trace derive-plan's config.step_spans_us: profiler step markers),
+  /// else empty.
+  std::vector<std::vector<std::pair<double, double>>> step_spans;
 };
 
 /// InvalidArgument naming the file and the missing or bad field when the
@@ -113,7 +117,11 @@ StatusOr<cluster::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun
 
 /// The run's step time as the twin measures its own (sim/core/metrics.h):
 /// (end of step last - end of step first - 1) / (last - first + 1), a step
-/// ending with its last event on any rank.
+/// ending with its last event on any rank. A run with step spans (a profiler
+/// trace's markers) is measured by them instead, on its slowest rank, from
+/// the start of step first (which may then be 0) to the end of step last:
+/// the loop's pace, which the events' ends miss where the host bounds the
+/// step or the device drains a backlog over the measured steps.
 StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step);
 
 /// One cost key's time per task in the real run (mean of its samples, ready

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# scripts/replay-traces.sh on the shipped Kineto fixtures (a data-parallel step and a two-stage pipeline,
+# each two ranks' files): each replays within 1% of its measured step, and a trace that is not one gets its
+# one-line refusal while the script still exits 0.
+#
+#   tests/scripts/replay_traces_test.sh CLUSTERTWIN_BINARY SOURCE_DIR
+set -u
+export CLUSTERTWIN=$1
+src=$2
+ex="$src/traces/data/examples"
+bad=$(mktemp)
+trap 'rm -f "$bad"' EXIT
+echo '{"schema": "1.0.1", "nodes": []}' > "$bad"
+out=$("$src/scripts/replay-traces.sh" "$ex/kineto_ddp_rank0.json,$ex/kineto_ddp_rank1.json" \
+  "$ex/kineto_pipeline_rank0.json,$ex/kineto_pipeline_rank1.json" "$bad")
+rc=$?
+echo "$out"
+[ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
+for name in kineto_ddp_rank0 kineto_pipeline_rank0; do
+  line=$(grep "^$name " <<< "$out")
+  # trace steps ranks real twin error
+  read -r _ steps ranks real twin error <<< "$line"
+  [ "$steps" = 3 ] && [ "$ranks" = 2 ] || { echo "FAIL: $name: '$line'"; exit 1; }
+  awk -v e="${error%\%}" 'BEGIN { exit !(e >= -1 && e <= 1) }' || { echo "FAIL: $name: error $error"; exit 1; }
+done
+grep -q "import-kineto: .*a PyTorch execution trace" <<< "$out" || { echo "FAIL: no refusal line"; exit 1; }
+echo PASS
