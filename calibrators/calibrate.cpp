@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "calibrators/step_wait.h"
 #include "models/cluster/cluster_profile_yaml.h"
 #include "traces/trace_reader.h"
 
@@ -60,6 +61,11 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
     measured.push_back({&runs.back(), first, last});
   }
   c.network = fit_network(bench, options.network);
+  // On shared cores a collective's wait for the operating system is the machine's, measured by the benchmarks
+  // at each rank count (else the base's): out of the runs' collectives before their keys are fitted.
+  cluster::ClusterProfile machine = base;
+  if (base.node_cores > 0 && !bench.empty()) add_step_waits(measure_step_waits(bench, options.network), &machine);
+  remove_step_waits(machine, &tasks);
   c.keys = fit_keys(tasks);
   std::vector<std::string> to_network;  // collective keys the network prices instead
   if (options.collectives_from_network) {
@@ -68,7 +74,7 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
     }
     std::erase_if(c.keys, [](const KeyFit& f) { return f.collective; });
   }
-  c.profile = profile_with_fits(base, c.keys);
+  c.profile = profile_with_fits(machine, c.keys);
   for (const std::string& key : to_network)
     c.profile.costs.erase(key);  // a base calibrated before may price them
   add_network_fits(c.network, &c.profile);
@@ -93,7 +99,8 @@ StatusOr<std::string> calibration_yaml(const Calibration& c) {
     header += "  " + file_name(t) + " (collective benchmark)\n";
   for (const std::string& t : c.run_traces)
     header += "  " + file_name(t) + " (recorded run)\n";
-  header += "costs: each cost key's latency and rate, fitted on the runs; collectives.OP.fit: the benchmarked network.";
+  header += "costs: each cost key's latency and rate, fitted on the runs; collectives.OP.fit: the benchmarked network";
+  header += "; collectives.OP.step_wait: a collective's wait for the OS per latency step on shared cores.";
   return cluster::cluster_profile_yaml(c.profile, header);
 }
 
@@ -148,6 +155,13 @@ std::string calibration_report(const Calibration& c) {
       out += line;
     }
   }
+  for (const auto& [op, f] : c.profile.collectives) {
+    if (f.step_wait.empty()) continue;
+    out += "# " + op + ": wait per latency step on shared cores (the OS running its threads; step_wait.h):";
+    for (const auto& [ranks, seconds] : f.step_wait)
+      out += format(" %.0f ranks %.3f ms", ranks, seconds * 1e3);
+    out += "\n";
+  }
   return out;
 }
 
@@ -192,6 +206,14 @@ std::string calibration_json(const Calibration& c) {
                              {"residual", p.residual}});
     }
     j["collectives"].push_back(op);
+  }
+  j["step_waits"] = nlohmann::ordered_json::object();
+  for (const auto& [op, f] : c.profile.collectives) {
+    if (f.step_wait.empty()) continue;
+    nlohmann::ordered_json by_ranks = nlohmann::ordered_json::array();
+    for (const auto& [ranks, seconds] : f.step_wait)
+      by_ranks.push_back({{"ranks", ranks}, {"seconds", seconds}});
+    j["step_waits"][op] = by_ranks;
   }
   return j.dump(2) + "\n";
 }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "calibrators/stats.h"
+#include "calibrators/step_wait.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/simulator.h"
 #include "traces/trace_reader.h"
@@ -144,10 +145,15 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
     const bool flops = t.kind == models::TaskKind::kCompute;
     if (t.collective) {
       const int n = static_cast<int>(std::max<int64_t>(2, group_size));
-      return TaskSample{t.cost_key, seconds, static_cast<double>(t.bytes) * cluster::bus_factor(t.collective->op, n),
-                        false, cluster::latency_steps(t.collective->op, n)};
+      return TaskSample{t.cost_key,
+                        seconds,
+                        static_cast<double>(t.bytes) * cluster::bus_factor(t.collective->op, n),
+                        false,
+                        cluster::latency_steps(t.collective->op, n),
+                        t.collective->op,
+                        static_cast<int>(run.metadata.world_size)};
     }
-    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops, 0};
+    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops, 0, {}, 0};
   };
   // Collectives: one time per (task, step), the mean over members of ready to end. Its members are ready at
   // different times (noise on a shared machine); the twin's are not, so the mean wait for the slowest member
@@ -404,6 +410,7 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
       sources.push_back(std::move(*source));
       measured.push_back({&sources.back(), first, last});
     }
+    remove_step_waits(base, &samples);
     r.fits = fit_keys(samples);
     r.costs = "runs";
     r.costs_from = costs_paths;
@@ -411,7 +418,9 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   } else if (profile_prices_all) {
     r.costs = "profile";
   } else {
-    r.fits = own;
+    std::vector<TaskSample> samples = task_samples(*run, r.first_step, r.last_step);
+    remove_step_waits(base, &samples);
+    r.fits = fit_keys(samples);
     r.costs = "replay";
     profile = profile_with_fits(base, r.fits);
     measured.push_back({&*run, r.first_step, r.last_step});

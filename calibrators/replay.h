@@ -7,6 +7,7 @@
 // error, not yet a what-if (the costs come from the run it predicts).
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,10 @@ struct TaskSample {
   double seconds = 0;
   double size = 0;
   bool size_is_flops = false;
-  double steps = 0;  // > 0 for collectives
+  double steps = 0;                             // > 0 for collectives
+  std::optional<models::CollectiveOp> op = {};  // collectives
+  int world = 0;                                // the run's world size
+  double wait_s = 0;  // taken out of `seconds`: the collective's wait on shared cores (step_wait.h)
 };
 
 /// The samples of the runner steps in [first_step, last_step] (inclusive).

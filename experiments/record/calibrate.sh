@@ -4,8 +4,10 @@
 #
 #   profiles/localhost-cpu-4rank.yaml          the 4-rank collective benchmark (every repetition, 5 size
 #                                              segments at most) and every 4-rank NestPipe run
-#   profiles/localhost-cpu-2rank-VARIANT.yaml  one variant's 2-rank runs: the what-if's input
-#   profiles/localhost-cpu-2rank.yaml          every variant's 2-rank runs pooled
+#   profiles/localhost-cpu-2rank-VARIANT.yaml  one variant's 2-rank runs, and the machine: the collective
+#                                              benchmarks at 2, 3 and 4 ranks (each rank count's wait per
+#                                              latency step, calibrators/step_wait.h): the what-if's input
+#   profiles/localhost-cpu-2rank.yaml          every variant's 2-rank runs pooled, and the same benchmarks
 #
 # Errors are (twin - real) / real of the measured step time:
 #   replay    the run's costs fitted on the run itself
@@ -23,10 +25,12 @@ mkdir -p "$p"
 echo "== calibrating"
 "$cli" calibrate "$out"/collectives/bench-4rank-cpu-r*.json.gz "$out"/nestpipe/real-4rank-cpu-*.json.gz \
   --segments 5 --name localhost-cpu-4rank -o "$p/localhost-cpu-4rank.yaml" > "$p/localhost-cpu-4rank.fit.txt"
-"$cli" calibrate "$out"/nestpipe/real-2rank-cpu-*.json.gz \
+# The machine at every rank count: benchmarks only, each count's waits per latency step (and a network fit).
+machine=("$out"/collectives/bench-*rank-cpu-r*.json.gz)
+"$cli" calibrate "$out"/nestpipe/real-2rank-cpu-*.json.gz "${machine[@]}" --segments 5 \
   --name localhost-cpu-2rank -o "$p/localhost-cpu-2rank.yaml" > "$p/localhost-cpu-2rank.fit.txt"
 for v in "${variants[@]}"; do
-  "$cli" calibrate "$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz \
+  "$cli" calibrate "$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz "${machine[@]}" --segments 5 \
     --name "localhost-cpu-2rank-$v" -o "$p/localhost-cpu-2rank-$v.yaml" > /dev/null
 done
 

@@ -252,6 +252,30 @@ Status read_collective_fit(FieldReader& factor, std::vector<CollectiveSegment>* 
   return Status::ok();
 }
 
+// collectives.OP.step_wait: a list of {ranks, seconds}, ranks ascending.
+Status read_step_wait(FieldReader& factor, std::map<int, double>* waits) {
+  const ConfigNode* list = factor.child("step_wait");
+  if (list == nullptr) return Status::ok();
+  if (list->kind != ConfigNode::Kind::kList || list->items.empty()) {
+    return factor.error("step_wait", "expected a non-empty list of {ranks, seconds}, got " + list->describe());
+  }
+  for (size_t i = 0; i < list->items.size(); ++i) {
+    const std::string at = "step_wait[" + std::to_string(i) + "]";
+    CT_ASSIGN_OR_RETURN(entry, FieldReader::open(factor.source(), factor.path_of(at), list->items[i]));
+    int ranks = 0;
+    double seconds = 0;
+    CT_RETURN_IF_ERROR(entry.integer("ranks", 1, &ranks, kRequired));
+    CT_RETURN_IF_ERROR(entry.quantity("seconds", Quantity::kTime, FieldReader::kNonNegative, &seconds, kRequired));
+    CT_RETURN_IF_ERROR(entry.finish());
+    if (!waits->empty() && ranks <= waits->rbegin()->first) {
+      return entry.error("ranks", std::to_string(ranks) + " must be above the previous entry's (" +
+                                      std::to_string(waits->rbegin()->first) + ")");
+    }
+    (*waits)[ranks] = seconds;
+  }
+  return Status::ok();
+}
+
 // device_types, node_device_type, slowdown and costs: what varies across the cluster.
 Status read_variations(FieldReader& top, ClusterProfile* profile) {
   if (const ConfigNode* types = top.child("device_types")) {
@@ -325,8 +349,9 @@ Status read_variations(FieldReader& top, ClusterProfile* profile) {
     CT_RETURN_IF_ERROR(
         factor->quantity("per_peer", Quantity::kTime, FieldReader::kNonNegative, &f.per_peer, kOptional));
     CT_RETURN_IF_ERROR(read_collective_fit(*factor, &f.fit));
+    CT_RETURN_IF_ERROR(read_step_wait(*factor, &f.step_wait));
     if (factor->keys().empty())
-      return collectives->error(key, "give at least one of efficiency, congestion_peers, per_peer, fit");
+      return collectives->error(key, "give at least one of efficiency, congestion_peers, per_peer, fit, step_wait");
     CT_RETURN_IF_ERROR(factor->finish());
   }
   return Status::ok();

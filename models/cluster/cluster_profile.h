@@ -118,6 +118,18 @@ struct CollectiveFactor {
   /// A fixed cost per operation, so splitting a collective into k pieces
   /// pays it k times. 0: none. Not applied to a fitted collective.
   double per_peer = 0;
+  /// On shared cores (ClusterProfile::node_cores): ranks on the node -> the
+  /// seconds per latency step that a collective priced by a cost key spends
+  /// waiting, not computing, for the operating system to run its threads
+  /// (a wake-up on busy cores). A property of the machine at that rank
+  /// count, measured by a collective benchmark there (`clustertwin
+  /// calibrate`: the mean time per latency step of its smallest messages,
+  /// calibrators/step_wait.h); a cost key fitted with it holds the rest of
+  /// the collective's time. Empty: none.
+  std::map<int, double> step_wait = {};
+  /// step_wait at `ranks` on the node: linear between the measured counts,
+  /// the nearest measured count's outside them, 0 when none is measured.
+  double step_wait_at(int ranks) const;
   /// (n - 1) x per_peer for a group of n.
   double peer_seconds(int group_size) const;
   /// The factor on the bytes of a collective of `group_size` members.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <limits>
 #include <set>
 
@@ -175,6 +176,16 @@ double CostModel::collective_seconds(models::CollectiveOp op, double bytes, int 
 
 double CollectiveFactor::peer_seconds(int group_size) const {
   return std::max(0, group_size - 1) * per_peer;
+}
+
+double CollectiveFactor::step_wait_at(int ranks) const {
+  if (step_wait.empty()) return 0;
+  auto above = step_wait.lower_bound(ranks);
+  if (above == step_wait.end()) return std::prev(above)->second;
+  if (above->first == ranks || above == step_wait.begin()) return above->second;
+  auto below = std::prev(above);
+  const double t = static_cast<double>(ranks - below->first) / (above->first - below->first);
+  return below->second + t * (above->second - below->second);
 }
 
 double CollectiveFactor::byte_factor(int group_size) const {

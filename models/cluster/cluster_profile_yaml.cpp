@@ -165,6 +165,13 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
       w.field(2, "efficiency", yaml_number(f.efficiency));
       w.field(2, "congestion_peers", yaml_number(f.congestion_peers));
       if (f.per_peer > 0) w.field(2, "per_peer", yaml_number(f.per_peer), "s");
+      if (!f.step_wait.empty()) {
+        w.line(2, "step_wait:  # shared cores: s per latency step waiting for the OS, by ranks on the node");
+        for (const auto& [ranks, seconds] : f.step_wait) {
+          w.line(3, "- ranks: " + std::to_string(ranks));
+          w.field(4, "seconds", yaml_number(seconds), "s");
+        }
+      }
       if (f.fit.empty()) continue;
       w.line(2, "fit:");
       for (const CollectiveSegment& s : f.fit) {

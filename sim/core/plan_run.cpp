@@ -59,6 +59,11 @@ class PlanRun::Impl {
     on_cores_.assign(plan.tasks.size(), 0);
     for (const Task& t : plan.tasks)
       on_cores_[t.id] = !t.cost_key.empty() && platform.profile().costs.count(t.cost_key) > 0;
+    for (int rank = 0; rank < options.workers; ++rank) {
+      const int node = platform.node_of(rank);
+      if (node >= static_cast<int>(ranks_on_node_.size())) ranks_on_node_.resize(node + 1, 0);
+      ++ranks_on_node_[node];
+    }
     ranks_.resize(options.workers);
     for (int rank = 0; rank < options.workers; rank += stride_)
       ranks_[rank].done.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
@@ -219,7 +224,11 @@ class PlanRun::Impl {
     // The last member to arrive runs the collective for everyone.
     list_members();
     if (seconds_[t.id][rank] >= 0 && on_cores_[t.id] && platform_.core_pool(rank) != nullptr) {
-      // On shared cores each member's part is CPU work (copies through the kernel), in parallel.
+      // On shared cores the members first wait for the operating system to run their threads, once per
+      // latency step (the machine's wait at this many ranks on a node, CollectiveFactor::step_wait); then each
+      // member's part is CPU work (copies through the kernel), in parallel.
+      const double wait = os_wait(t, static_cast<int>(members.size()), rank);
+      if (wait > 0) sg::this_actor::sleep_for(wait);
       std::vector<sg::ExecPtr> parts;
       for (int m : members) {
         if (seconds_[t.id][m] > 0)
@@ -239,6 +248,16 @@ class PlanRun::Impl {
       inst.done = true;
     }
     inst.cv->notify_all();
+  }
+
+  // A collective's wait on shared cores for its threads to run (calibrators/step_wait.h): its latency steps
+  // times the profile's step_wait at the ranks on `rank`'s node; 0 without one.
+  double os_wait(const Task& t, int members, int rank) const {
+    const auto& factors = platform_.profile().collectives;
+    auto f = factors.find(std::string(models::collective_op_name(t.collective->op)));
+    if (f == factors.end() || f->second.step_wait.empty()) return 0;
+    return cluster::latency_steps(t.collective->op, members) *
+           f->second.step_wait_at(ranks_on_node_[platform_.node_of(rank)]);
   }
 
   void run_network_collective(const Task& t, const std::tuple<int, int, int, int>& key,
@@ -320,6 +339,7 @@ class PlanRun::Impl {
   Fidelity fidelity_;
   std::vector<std::vector<double>> seconds_;  // [task][rank] nominal seconds; -1: transfers over the network
   std::vector<char> on_cores_;                // [task]: a priced copy or collective that is CPU work on shared cores
+  std::vector<int> ranks_on_node_;            // [node]: the run's ranks placed there
   int stride_ = 1;                            // simulated ranks: 0, stride, 2 stride, ...
   std::vector<RankState> ranks_;
   std::map<std::tuple<int, int, int, int>, Instance> instances_;

@@ -244,10 +244,11 @@ TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {
             "allgather, reducescatter, broadcast)");
   EXPECT_EQ(
       error_of(tiny_with("", "collectives: {alltoall: {}}\n")),
-      "tiny.yaml: field 'collectives.alltoall': give at least one of efficiency, congestion_peers, per_peer, fit");
+      "tiny.yaml: field 'collectives.alltoall': give at least one of efficiency, congestion_peers, per_peer, fit, "
+      "step_wait");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {efficency: 0.5}}\n")),
             "tiny.yaml: field 'collectives.alltoall.efficency': unknown field (allowed in 'collectives.alltoall': "
-            "efficiency, congestion_peers, per_peer, fit)");
+            "efficiency, congestion_peers, per_peer, fit, step_wait)");
 }
 
 }  // namespace

@@ -92,6 +92,40 @@ TEST(ClusterProfileYamlTest, FittedCollectiveTimeUsesTheSegmentOfTheSize) {
   EXPECT_DOUBLE_EQ(f.fitted_seconds(models::CollectiveOp::kAllToAll, 1000, 2), 1e-5 + 500 / 1e9);
 }
 
+// A collective's wait per latency step on shared cores, by ranks on the node: exact through YAML,
+// linear between the measured counts, the nearest measured count's outside them.
+TEST(ClusterProfileYamlTest, StepWaitsRoundTripAndInterpolate) {
+  auto p = cluster::load_cluster_profile("localhost-cpu");
+  ASSERT_TRUE(p.is_ok());
+  p->collectives["alltoall"].step_wait = {{2, 3.04e-4}, {4, 7.42e-4 / 3.0}, {8, 1e-3}};
+  const std::string text = yaml_of(*p);
+  auto back = cluster::parse_cluster_profile(text, "written.yaml");
+  ASSERT_TRUE(back.is_ok()) << back.status().message() << "\n" << text;
+  EXPECT_EQ(yaml_of(*back), text);
+  const cluster::CollectiveFactor& f = back->collectives.at("alltoall");
+  EXPECT_EQ(f.step_wait, p->collectives.at("alltoall").step_wait);
+  EXPECT_DOUBLE_EQ(f.step_wait_at(2), 3.04e-4);
+  EXPECT_DOUBLE_EQ(f.step_wait_at(3), (3.04e-4 + 7.42e-4 / 3.0) / 2);
+  EXPECT_DOUBLE_EQ(f.step_wait_at(6), (7.42e-4 / 3.0 + 1e-3) / 2);
+  EXPECT_DOUBLE_EQ(f.step_wait_at(1), 3.04e-4);
+  EXPECT_DOUBLE_EQ(f.step_wait_at(64), 1e-3);
+  EXPECT_EQ(cluster::CollectiveFactor{}.step_wait_at(4), 0);
+  auto expect_error = [&](const std::string& from, const std::string& to, const std::string& message) {
+    std::string bad = text;
+    const size_t at = bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    auto r = cluster::parse_cluster_profile(bad, "bad.yaml");
+    ASSERT_FALSE(r.is_ok()) << to;
+    EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status().message();
+  };
+  expect_error("- ranks: 4", "- ranks: 2",
+               "bad.yaml: field 'collectives.alltoall.step_wait[1].ranks': 2 must be above");
+  expect_error("- ranks: 2", "- ranks: 0", "field 'collectives.alltoall.step_wait[0].ranks'");
+  expect_error("seconds: 0.001", "seconds: -1", "field 'collectives.alltoall.step_wait[2].seconds'");
+  expect_error("seconds: 0.001", "seconds: 1\n        more: 2", "step_wait[2]");
+}
+
 TEST(ClusterProfileYamlTest, BadFitsAreNamed) {
   auto p = cluster::load_cluster_profile("localhost-cpu");
   ASSERT_TRUE(p.is_ok());

@@ -306,6 +306,31 @@ TEST(SimulatorTest, RanksSharingCoresTimeShareThem) {
   EXPECT_NEAR(step(fitted), 10e-3 + 3e-3 + (1 << 20) * 0.75 / 1e9, 1e-9);
 }
 
+// On shared cores a collective priced by its cost key first waits for the operating system, once per
+// latency step at the ranks on the node (collectives.OP.step_wait), then runs its members' CPU work: the
+// all-to-all of RanksSharingCoresTimeShareThem among 4 (3 latency steps) waits 3 x 2 ms (the wait measured
+// at 4 ranks), then 14 ms; among 2 on the same profile, 1 x 0.5 ms (measured at 2), then 7 ms; among 3,
+// halfway between the two measured waits: 2 x 1.25 ms, then 3 x 7 ms on 2 cores.
+TEST(SimulatorTest, ACollectiveOnSharedCoresWaitsPerLatencyStepAtTheRanksOnTheNode) {
+  auto p = cluster::load_cluster_profile("localhost-cpu");
+  ASSERT_TRUE(p.is_ok());
+  p->costs["c"] = cluster::CostModel{5e-3, 0, 0, 0, 0, 0};
+  p->costs["a2a"] = cluster::CostModel{7e-3, 0, 0, 0, 0, 0};
+  p->collectives["alltoall"].step_wait = {{2, 0.5e-3}, {4, 2e-3}};
+  const models::Plan plan = compute_then_a2a("c", 1 << 20);
+  auto step = [&](int workers) {
+    auto r = simulate_plan(plan, *p, one_step(workers));
+    EXPECT_TRUE(r.is_ok()) << r.status().message();
+    return r.is_ok() ? r->step_time_s : -1;
+  };
+  EXPECT_NEAR(step(4), 10e-3 + 3 * 2e-3 + 14e-3, 1e-9);
+  EXPECT_NEAR(step(2), 5e-3 + 1 * 0.5e-3 + 7e-3, 1e-9);
+  EXPECT_NEAR(step(3), 7.5e-3 + 2 * 1.25e-3 + 10.5e-3, 1e-9);
+  // Without shared cores there is no such wait.
+  p->node_cores = 0;
+  EXPECT_NEAR(step(4), 5e-3 + 7e-3, 1e-9);
+}
+
 // Ring all-reduce across 32 nodes: a non-blocking fat tree (4 leaves of 8
 // nodes) against one switch with the same NICs. The ring crosses leaves only
 // between neighbours, so the fat tree adds two switch hops of latency to a

@@ -1,0 +1,49 @@
+#include "calibrators/step_wait.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+namespace clustertwin::calibrators {
+
+std::map<models::CollectiveOp, std::map<int, double>> measure_step_waits(const std::vector<CollectiveSample>& samples,
+                                                                         const NetworkFitOptions& options) {
+  std::set<int> counts;
+  for (const CollectiveSample& s : samples)
+    counts.insert(s.group_size);
+  std::map<models::CollectiveOp, std::map<int, double>> waits;
+  for (int n : counts) {
+    std::vector<CollectiveSample> at_n;
+    std::copy_if(samples.begin(), samples.end(), std::back_inserter(at_n),
+                 [n](const CollectiveSample& s) { return s.group_size == n; });
+    for (const NetworkFit& fit : fit_network(at_n, options)) {
+      const double steps = cluster::latency_steps(fit.op, n);
+      if (fit.points.empty() || steps <= 0) continue;
+      // The points are sorted by size: the first is the smallest message, its fitted time the segment's line
+      // there (which its neighbours steady), not its mean alone.
+      waits[fit.op][n] = fit.points.front().fitted_s / steps;
+    }
+  }
+  return waits;
+}
+
+void add_step_waits(const std::map<models::CollectiveOp, std::map<int, double>>& waits,
+                    cluster::ClusterProfile* profile) {
+  for (const auto& [op, by_ranks] : waits)
+    profile->collectives[std::string(models::collective_op_name(op))].step_wait = by_ranks;
+}
+
+void remove_step_waits(const cluster::ClusterProfile& profile, std::vector<TaskSample>* samples) {
+  if (profile.node_cores <= 0) return;
+  for (TaskSample& s : *samples) {
+    if (!s.op) continue;
+    auto f = profile.collectives.find(std::string(models::collective_op_name(*s.op)));
+    if (f == profile.collectives.end() || f->second.step_wait.empty()) continue;
+    const int on_node = std::min(s.world, profile.devices_per_node);
+    const double wait = s.steps * f->second.step_wait_at(on_node);
+    s.wait_s = std::min(s.seconds, wait);
+    s.seconds -= s.wait_s;
+  }
+}
+
+}  // namespace clustertwin::calibrators

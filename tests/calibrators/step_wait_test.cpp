@@ -1,0 +1,69 @@
+// A collective's wait per latency step on shared cores (calibrators/step_wait.h): measured per rank count
+// from a benchmark's smallest messages, and taken out of recorded collectives before their keys are fitted.
+
+#include "calibrators/step_wait.h"
+
+#include <gtest/gtest.h>
+
+namespace clustertwin::calibrators {
+namespace {
+
+using models::CollectiveOp;
+
+// An all-to-all benchmark at one rank count whose time is `wait` per latency step up to 64 KiB and grows by
+// 10 ns a byte beyond (a kink no one line fits within the 3% tolerance), 10 samples per size, +-1%.
+void add_alltoall(int n, double wait, std::vector<CollectiveSample>* out) {
+  for (int64_t bytes = 4096; bytes <= (16 << 20); bytes *= 2) {
+    const double steps = n - 1;
+    const double seconds = steps * wait + (bytes > 65536 ? (bytes - 65536) * 1e-8 : 0.0);
+    for (int i = 0; i < 10; ++i)
+      out->push_back({CollectiveOp::kAllToAll, n, bytes, seconds * (i % 2 ? 1.01 : 0.99)});
+  }
+}
+
+TEST(StepWaitTest, EachRankCountsWaitIsItsSmallestMessagesTimePerLatencyStep) {
+  std::vector<CollectiveSample> samples;
+  add_alltoall(2, 0.3e-3, &samples);
+  add_alltoall(4, 0.75e-3, &samples);
+  const auto waits = measure_step_waits(samples, NetworkFitOptions{});
+  ASSERT_EQ(waits.size(), 1u);
+  const std::map<int, double>& a2a = waits.at(CollectiveOp::kAllToAll);
+  ASSERT_EQ(a2a.size(), 2u);
+  EXPECT_NEAR(a2a.at(2), 0.3e-3, 1e-12);
+  EXPECT_NEAR(a2a.at(4), 0.75e-3, 1e-12);
+}
+
+// A run's collective sample loses its latency steps x the wait at its ranks on the node; a profile without
+// shared cores, a task that is not a collective, or an op without waits keep theirs.
+TEST(StepWaitTest, RecordedCollectivesLoseTheirWaitBeforeTheFit) {
+  cluster::ClusterProfile p;
+  p.devices_per_node = 4;
+  p.node_cores = 2;
+  p.collectives["allreduce"].step_wait = {{2, 0.6e-3}, {4, 0.9e-3}};
+  std::vector<TaskSample> samples = {
+      {"ar", 10e-3, 1e5, false, 6, CollectiveOp::kAllReduce, 4},    // 6 steps x 0.9 ms
+      {"ar2", 3e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2},    // 2 x 0.6 ms
+      {"ar8", 20e-3, 1e5, false, 14, CollectiveOp::kAllReduce, 8},  // 8 ranks, 4 on a node: 14 x 0.9 ms
+      {"tiny", 1e-3, 1e5, false, 6, CollectiveOp::kAllReduce, 4},   // never below 0
+      {"a2a", 5e-3, 1e5, false, 3, CollectiveOp::kAllToAll, 4},     // no waits for all-to-all
+      {"gemm", 2e-3, 1e9, true, 0, {}, 4},
+  };
+  std::vector<TaskSample> none = samples;
+  cluster::ClusterProfile own_cores = p;
+  own_cores.node_cores = 0;
+  remove_step_waits(own_cores, &none);
+  for (size_t i = 0; i < samples.size(); ++i)
+    EXPECT_EQ(none[i].seconds, samples[i].seconds);
+  remove_step_waits(p, &samples);
+  EXPECT_NEAR(samples[0].seconds, 10e-3 - 5.4e-3, 1e-15);
+  EXPECT_NEAR(samples[0].wait_s, 5.4e-3, 1e-15);
+  EXPECT_NEAR(samples[1].seconds, 3e-3 - 1.2e-3, 1e-15);
+  EXPECT_NEAR(samples[2].seconds, 20e-3 - 12.6e-3, 1e-15);
+  EXPECT_EQ(samples[3].seconds, 0);
+  EXPECT_EQ(samples[3].wait_s, 1e-3);
+  EXPECT_EQ(samples[4].seconds, 5e-3);
+  EXPECT_EQ(samples[5].seconds, 2e-3);
+}
+
+}  // namespace
+}  // namespace clustertwin::calibrators
