@@ -7,29 +7,13 @@
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
+#include "sim/core/plan_price.h"  // price_plan, symmetric_world, resolve_fidelity: what a run is started with
 #include "sim/core/simulator.h"
 #include "traces/event.h"
 
 namespace clustertwin::sim {
 
 class Platform;
-
-/// The nominal seconds of every task on every rank ([task][rank]; -1 for a
-/// transfer moved over the network), after checking everything that can be
-/// checked before a simulation starts: the step counts of `options`, the
-/// worker count against `profile`, the plan against the world, and each
-/// collective's algorithm against its group. InvalidArgument names the
-/// option, the plan or the task.
-StatusOr<std::vector<std::vector<double>>> price_plan(const models::Plan& plan, const cluster::ClusterProfile& profile,
-                                                      const SimOptions& options);
-
-/// Whether every worker of a node provably does what the node's first does
-/// (SimOptions::symmetric): then only the first is simulated.
-bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& profile, const SimOptions& options,
-                     const std::vector<std::vector<double>>& seconds);
-
-/// The fidelity a run uses: options.fidelity, or by worker count when automatic.
-Fidelity resolve_fidelity(const SimOptions& options);
 
 /// One plan's streams as SimGrid actors on a platform, in the current
 /// engine. Several runs may share one engine and one platform's links (a

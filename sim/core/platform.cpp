@@ -1,20 +1,30 @@
+// The Platform: the SimGrid hosts, links and zones of a cluster profile for
+// a number of workers (devices, host sides, the nodes' shared core pools,
+// node endpoints and switches, group endpoints), or the hosts of a SimGrid
+// platform file; the engine settings the twin assumes; and the services a
+// run asks of a platform (work units, route latency, mailboxes). The routes
+// themselves are platform_routing.h's (kept by TwinZone, twin_zone.h, or
+// stored in full zones); a job's view of a shared platform is platform_place.cpp's.
 #include "sim/core/platform.h"
 
 #include <malloc.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u.hpp>
 #include <xbt/config.hpp>
 
 #include "common/check.h"
 #include "sim/core/actor_pool.h"
+#include "sim/core/platform_routing.h"
+#include "sim/core/twin_zone.h"
 
 namespace clustertwin::sim {
 namespace {
 
 namespace sg = simgrid::s4u;
+using detail::Place;
+using detail::Routing;
 
 std::string name_of(const char* prefix, int a) {
   return std::string(prefix) + std::to_string(a);
@@ -26,242 +36,6 @@ std::string name_of(const char* prefix, int a, int b) {
 sg::Link* make_link(sg::NetZone* zone, const std::string& name, double bandwidth, double latency) {
   return zone->create_link(name, bandwidth)->set_latency(latency)->seal();
 }
-
-// The aggregation levels above the nodes: for each level, the group of each
-// node and the uplink capacity of each group (see sim/platforms/README.md).
-struct Levels {
-  std::vector<std::vector<int>> group_of_node;  // [level][node]
-  std::vector<std::vector<double>> uplink;      // [level][group] bytes/s
-};
-
-Levels aggregation_levels(const cluster::ClusterProfile& p, int nodes, double node_bandwidth) {
-  Levels out;
-  auto oversub = [&](size_t level) {
-    if (p.topology.oversubscription.empty()) return 1.0;
-    return p.topology.oversubscription[std::min(level, p.topology.oversubscription.size() - 1)];
-  };
-  auto add_level = [&](int children_per_group, const std::vector<double>& child_capacity,
-                       const std::vector<int>& child_of_node, double divisor, double fixed_capacity) {
-    const int groups = (static_cast<int>(child_capacity.size()) + children_per_group - 1) / children_per_group;
-    std::vector<double> capacity(groups, 0.0);
-    for (size_t c = 0; c < child_capacity.size(); ++c)
-      capacity[c / children_per_group] += child_capacity[c];
-    for (double& c : capacity)
-      c = fixed_capacity > 0 ? fixed_capacity : c / divisor;
-    std::vector<int> group(nodes);
-    for (int n = 0; n < nodes; ++n)
-      group[n] = child_of_node[n] / children_per_group;
-    out.group_of_node.push_back(std::move(group));
-    out.uplink.push_back(std::move(capacity));
-  };
-  std::vector<int> identity(nodes);
-  for (int n = 0; n < nodes; ++n)
-    identity[n] = n;
-  const std::vector<double> node_capacity(nodes, node_bandwidth);
-  const cluster::Topology& t = p.topology;
-  switch (t.kind) {
-    case cluster::Topology::Kind::kSingleSwitch:
-      break;
-    case cluster::Topology::Kind::kFatTree:
-    case cluster::Topology::Kind::kRailLeafSpine: {
-      const int group_levels = t.kind == cluster::Topology::Kind::kFatTree ? t.levels - 1 : 1;
-      if (group_levels >= 1) add_level(std::max(1, t.nodes_per_leaf), node_capacity, identity, oversub(0), 0);
-      for (int level = 1; level < group_levels; ++level) {
-        add_level(std::max(2, t.radix), out.uplink.back(), out.group_of_node.back(), oversub(level), 0);
-      }
-      break;
-    }
-    case cluster::Topology::Kind::kDragonfly: {
-      add_level(std::max(1, t.nodes_per_leaf), node_capacity, identity, 1.0, 0);  // routers: local links non-blocking
-      const double global =
-          static_cast<double>(t.routers_per_group) * t.global_links_per_router * t.switch_link.bandwidth;
-      add_level(std::max(1, t.routers_per_group), out.uplink.back(), out.group_of_node.back(), 1.0, global);
-      break;
-    }
-  }
-  return out;
-}
-
-// Where a host sits: its node and what it is there.
-struct Place {
-  enum class Role : uint8_t { kDevice, kCpu, kCores, kEndpoint, kSwitch, kGroup };
-  Role role;
-  int node;   // for a group endpoint, the first node of its group (routes into a group go its way)
-  int index;  // a device's or host side's index in its node; a group endpoint's group
-};
-
-// The links of one node (see the diagram in platform.h).
-struct NodeLinks {
-  std::vector<sg::Link*> nic_up, nic_down;        // [nic]
-  std::vector<int> nic_of;                        // [device]: the NIC the device uses
-  std::vector<sg::Link*> pcie_up, pcie_down;      // [device]: host side to device, and back
-  std::vector<sg::Link*> fabric_up, fabric_down;  // [device]: to the node switch, and back
-  std::vector<sg::Link*> mesh;                    // [i * m + j]: device i to j, on a full mesh only
-  sg::Link* fabric_all = nullptr;                 // the node endpoint to its switch
-};
-
-// The network model of a built platform as routes: which links a flow from
-// one host to another crosses, in order. Both ways of keeping routes
-// (Platform::Routes) take them from here.
-struct Routing {
-  Levels levels;
-  std::vector<sg::Link*> node_up, node_down;                 // [node]: to the first level and back
-  std::vector<std::vector<sg::Link*>> level_up, level_down;  // [level][group]
-  std::vector<NodeLinks> nodes;                              // [node]
-
-  // Calls `visit` on each link of the route between two hosts of one node
-  // (not a group endpoint); false when the model has no such route.
-  template <class Visit>
-  bool visit_local(const Place& from, const Place& to, Visit&& visit) const {
-    using Role = Place::Role;
-    const NodeLinks& n = nodes[from.node];
-    const int i = from.index, j = to.index;
-    switch (from.role) {
-      case Role::kDevice:
-        switch (to.role) {
-          case Role::kEndpoint:
-            visit(n.nic_up[n.nic_of[i]]);
-            return true;
-          case Role::kCpu:
-            if (i != j) return false;
-            visit(n.pcie_down[i]);
-            return true;
-          case Role::kSwitch:
-            visit(n.fabric_up[i]);
-            return true;
-          case Role::kDevice:
-            if (!n.mesh.empty()) {
-              visit(n.mesh[static_cast<size_t>(i) * n.fabric_up.size() + j]);
-            } else {
-              // Through the node's switch: the sender's link up, the receiver's link down.
-              visit(n.fabric_up[i]);
-              visit(n.fabric_down[j]);
-            }
-            return true;
-          default:
-            return false;
-        }
-      case Role::kCpu:
-        if (to.role != Role::kDevice || i != j) return false;
-        visit(n.pcie_up[i]);
-        return true;
-      case Role::kEndpoint:
-        if (to.role == Role::kDevice) {
-          visit(n.nic_down[n.nic_of[j]]);
-        } else if (to.role == Role::kSwitch) {
-          visit(n.fabric_all);
-        } else {
-          return false;
-        }
-        return true;
-      case Role::kSwitch:
-        if (to.role != Role::kDevice) return false;
-        visit(n.fabric_down[j]);
-        return true;
-      default:
-        return false;
-    }
-  }
-
-  // Calls `visit` on each link from node a towards node b, in order: a's
-  // uplink, a's group uplinks up to the first level where a and b share a
-  // group, b's group downlinks back down, then b's downlink when `into_b`
-  // (a route into b's first-level group ends above it).
-  template <class Visit>
-  void visit_fabric(int a, int b, bool into_b, Visit&& visit) const {
-    visit(node_up[a]);
-    size_t common = 0;  // the first level at which a and b share a group (levels.size() when none does)
-    while (common < levels.group_of_node.size() && levels.group_of_node[common][a] != levels.group_of_node[common][b])
-      ++common;
-    for (size_t l = 0; l < common; ++l)
-      visit(level_up[l][levels.group_of_node[l][a]]);
-    for (size_t l = common; l-- > 0;)
-      visit(level_down[l][levels.group_of_node[l][b]]);
-    if (into_b) visit(node_down[b]);
-  }
-};
-
-/// The one zone of a platform built with Routes::kComputed: every host of
-/// the cluster is its member, and it computes a route from the Routing when
-/// SimGrid asks for one (each time a flow starts). A route between nodes is
-/// what a zone per node under a root zone with one stored route per node
-/// pair gives (Routes::kStored): the host's way to its node endpoint, the
-/// fabric, the way from the other endpoint, with the latency summed in the
-/// order SimGrid's recursive routing sums it, so that both simulate the
-/// same. One zone instead of one per node also keeps the build linear:
-/// SimGrid checks each new link's and host's name against every zone, and
-/// seals a zone by scanning every host of the platform.
-class TwinZone final : public simgrid::kernel::routing::NetZoneImpl {
- public:
-  using NetPoint = simgrid::kernel::routing::NetPoint;
-
-  explicit TwinZone(const std::string& name) : NetZoneImpl(name) {}
-
-  // Records where `host`, a host of this zone, sits.
-  void place(const sg::Host* host, Place place) {
-    const size_t id = host->get_netpoint()->id();
-    if (places_.size() <= id) places_.resize(id + 1, Place{Place::Role::kCores, -1, -1});
-    places_[id] = place;
-  }
-  Routing& routing() { return routing_; }
-  // SimGrid's own route from a host to itself (which the twin never asks for: plans have no self-sends).
-  void set_loopback(sg::Link* loopback) { loopback_ = loopback; }
-
-  void get_local_route(const NetPoint* src, const NetPoint* dst, simgrid::kernel::routing::Route* into,
-                       double* latency) override {
-    auto push = [&](sg::Link* link) { into->link_list_.push_back(link->get_impl()); };
-    auto add_latency = [&](sg::Link* link) {
-      if (latency != nullptr) *latency += link->get_latency();
-    };
-    if (src == dst) {
-      push(loopback_);
-      add_latency(loopback_);
-      return;
-    }
-    const Place& from = place_of(src);
-    const Place& to = place_of(dst);
-    using Role = Place::Role;
-    if (from.node == to.node && from.role != Role::kGroup && to.role != Role::kGroup) {
-      const bool found = routing_.visit_local(from, to, [&](sg::Link* link) {
-        push(link);
-        add_latency(link);
-      });
-      CT_CHECK(found) << "no route from " << src->get_cname() << " to " << dst->get_cname();
-      return;
-    }
-    // Between nodes: to the source's endpoint, across the fabric, from the destination's endpoint.
-    CT_CHECK(from.role != Role::kGroup) << "no route from " << src->get_cname();
-    const Place endpoint_from{Role::kEndpoint, from.node, 0}, endpoint_to{Role::kEndpoint, to.node, 0};
-    bool found = true;
-    std::vector<sg::Link*> head, fabric, tail;
-    if (from.role != Role::kEndpoint)
-      found = routing_.visit_local(from, endpoint_from, [&](sg::Link* link) { head.push_back(link); });
-    routing_.visit_fabric(from.node, to.node, to.role != Role::kGroup, [&](sg::Link* link) { fabric.push_back(link); });
-    if (found && to.role != Role::kEndpoint && to.role != Role::kGroup)
-      found = routing_.visit_local(endpoint_to, to, [&](sg::Link* link) { tail.push_back(link); });
-    CT_CHECK(found) << "no route from " << src->get_cname() << " to " << dst->get_cname();
-    for (const auto* part : {&head, &fabric, &tail}) {
-      for (sg::Link* link : *part)
-        push(link);
-    }
-    // SimGrid's recursive routing adds the latency of the route between the zones first.
-    for (const auto* part : {&fabric, &head, &tail}) {
-      for (sg::Link* link : *part)
-        add_latency(link);
-    }
-  }
-
- private:
-  const Place& place_of(const NetPoint* point) const {
-    CT_CHECK(point->id() < places_.size() && places_[point->id()].node >= 0)
-        << point->get_cname() << " is not a host of zone " << get_cname();
-    return places_[point->id()];
-  }
-
-  Routing routing_;
-  std::vector<Place> places_;  // [netpoint id]
-  sg::Link* loopback_ = nullptr;
-};
 
 }  // namespace
 
@@ -338,7 +112,7 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfil
 
   // Computed: one zone holds everything. Stored: a full zone per node (its
   // endpoint the gateway) under a full root zone with a route per node pair.
-  TwinZone* twin = stored ? nullptr : new TwinZone("cluster");  // SimGrid owns zones
+  detail::TwinZone* twin = stored ? nullptr : new detail::TwinZone("cluster");  // SimGrid owns zones
   sg::NetZone* root = stored ? sg::create_full_zone("cluster") : twin->get_iface();
   Routing local_routing;
   Routing& routing = stored ? local_routing : twin->routing();
@@ -380,7 +154,7 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfil
     platform->node_switches_.push_back(
         placed(z->create_host(name_of("switch", k), kWorkUnitsPerSecond), Place::Role::kSwitch, 0));
 
-    NodeLinks& links = routing.nodes[k];
+    detail::NodeLinks& links = routing.nodes[k];
     for (int n = 0; n < nics; ++n) {
       links.nic_up.push_back(make_link(z, name_of("nic_up", k, n), p.nics.link.bandwidth, p.nics.link.latency));
       links.nic_down.push_back(make_link(z, name_of("nic_down", k, n), p.nics.link.bandwidth, p.nics.link.latency));
@@ -423,8 +197,8 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfil
   }
 
   // Aggregation levels above the nodes.
-  routing.levels = aggregation_levels(p, nodes, node_bandwidth);
-  const Levels& levels = routing.levels;
+  routing.levels = detail::aggregation_levels(p, nodes, node_bandwidth);
+  const detail::Levels& levels = routing.levels;
   routing.level_up.resize(levels.uplink.size());
   routing.level_down.resize(levels.uplink.size());
   for (size_t l = 0; l < levels.uplink.size(); ++l) {

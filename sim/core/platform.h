@@ -21,8 +21,9 @@ class ActorPool;
 class LinkTally;
 
 /// The SimGrid platform of a cluster profile for a given number of workers.
-/// Every SimGrid platform call of the twin lives in platform.cpp, so that
-/// SimGrid 4's renamed zone API touches one file.
+/// Every SimGrid platform call of the twin lives in platform.cpp and the
+/// routing it builds (platform_routing.h, twin_zone.h), so that SimGrid 4's
+/// renamed zone API touches those files alone.
 ///
 /// The model, per node:
 ///

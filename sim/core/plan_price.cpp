@@ -1,0 +1,126 @@
+// Before a plan runs: the nominal seconds of its tasks on every rank
+// (price_plan, which also checks all that can be checked up front), whether
+// one worker per node may stand for its node (symmetric_world), and the
+// fidelity (resolve_fidelity).
+#include "sim/core/plan_price.h"
+
+#include <algorithm>
+#include <string>
+
+#include "common/check.h"
+#include "models/plan/plan_validator.h"
+#include "sim/core/collective_schedule.h"
+#include "sim/core/task_cost.h"
+
+namespace clustertwin::sim {
+namespace {
+
+using models::Task;
+using models::TaskKind;
+
+}  // namespace
+
+StatusOr<std::vector<std::vector<double>>> price_plan(const models::Plan& plan, const cluster::ClusterProfile& profile,
+                                                      const SimOptions& options) {
+  if (options.steps < 1)
+    return Status::invalid_argument("--steps " + std::to_string(options.steps) + ": must be at least 1");
+  if (options.warmup_steps < 0 || options.warmup_steps >= options.steps) {
+    return Status::invalid_argument("--warmup " + std::to_string(options.warmup_steps) + ": must be in [0, steps " +
+                                    std::to_string(options.steps) + ")");
+  }
+  if (options.drain_steps < 0 || options.warmup_steps + options.drain_steps >= options.steps) {
+    return Status::invalid_argument("--drain " + std::to_string(options.drain_steps) +
+                                    ": warm-up plus drain steps must leave at least one of the " +
+                                    std::to_string(options.steps) + " steps to measure");
+  }
+  CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, options.workers));
+  const std::string name = plan.system + "/" + plan.variant;
+  CT_RETURN_IF_ERROR(models::validate_plan(plan, name));
+  CT_RETURN_IF_ERROR(models::validate_plan_for_world(plan, name, options.workers, profile.devices_per_node));
+  std::vector<std::vector<double>> seconds(plan.tasks.size(), std::vector<double>(options.workers, 0.0));
+  auto node_of = [&](int r) {
+    return profile.simgrid_platform.empty() ? r / std::min(options.workers, profile.devices_per_node) : r;
+  };
+  for (const Task& t : plan.tasks) {
+    if (t.kind == TaskKind::kCollective) {
+      // Priced by its cost key when the profile has one (a measured collective, replayed once its members
+      // meet), else by the op's fitted time (a benchmarked network), else moved as flows over the network (-1).
+      const bool p2p =
+          t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv;
+      const std::vector<int> members =
+          p2p ? std::vector<int>{}
+              : models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);
+      auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
+      const cluster::CollectiveFactor* fitted = profile.fitted_collective(t.collective->op);
+      double s = -1.0;
+      if (cost != profile.costs.end()) {
+        s = cost->second.collective_seconds(t.collective->op, static_cast<double>(t.bytes),
+                                            p2p ? 2 : static_cast<int>(members.size()),
+                                            static_cast<double>(t.requests));
+      } else if (!p2p && fitted != nullptr) {
+        s = fitted->fitted_seconds(t.collective->op, static_cast<double>(t.bytes), static_cast<int>(members.size()));
+      }
+      std::fill(seconds[t.id].begin(), seconds[t.id].end(), s);
+      // Reject algorithms that do not fit the group now, not inside the run.
+      if (p2p) continue;
+      auto schedule = build_schedule(*t.collective, t.bytes, members, node_of, t.name);
+      if (!schedule.is_ok()) return schedule.status().with_context(name);
+      continue;
+    }
+    if (t.kind == TaskKind::kCopy) {
+      // Priced by its cost key when the profile has one, else moved over the host link (-1).
+      auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
+      const double s = cost == profile.costs.end() ? -1.0
+                                                   : cost->second.seconds(t.flops, static_cast<double>(t.bytes),
+                                                                          static_cast<double>(t.requests));
+      std::fill(seconds[t.id].begin(), seconds[t.id].end(), s);
+      continue;
+    }
+    for (int rank = 0; rank < options.workers; ++rank) {
+      auto s = task_seconds(t, profile.device_type_of(rank), profile);
+      if (!s.is_ok()) return s.status().with_context(name);
+      seconds[t.id][rank] = *s;
+    }
+  }
+  return seconds;
+}
+
+bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& profile, const SimOptions& options,
+                     const std::vector<std::vector<double>>& seconds) {
+  const int per_node = profile.devices_per_node;
+  if (!options.symmetric || per_node < 2 || options.workers <= per_node || options.workers % per_node != 0)
+    return false;
+  if (!profile.simgrid_platform.empty() || !profile.slowdown.empty() || !profile.node_device_type.empty()) return false;
+  if (profile.node_cores > 0) return false;  // the node's ranks share its cores: each one's load counts
+  for (const Task& t : plan.tasks) {
+    if (!t.ranks.empty()) return false;
+    for (double s : seconds[t.id]) {
+      if (s != seconds[t.id][0]) return false;
+    }
+    if (!t.collective) continue;
+    const models::GroupSpec& g = t.collective->group;
+    switch (g.kind) {
+      case models::GroupSpec::Kind::kWorld:
+      case models::GroupSpec::Kind::kNode:
+        break;
+      case models::GroupSpec::Kind::kBlock:
+        if (g.size % per_node != 0) return false;
+        break;
+      case models::GroupSpec::Kind::kStride:
+        // Members a multiple of a node apart: a node's first device is in a group of first devices, and the
+        // run adds the groups of the node's other devices to its traffic (run_network_collective).
+        if (g.size % per_node != 0) return false;
+        break;
+    }
+    if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv)
+      return false;
+  }
+  return true;
+}
+
+Fidelity resolve_fidelity(const SimOptions& options) {
+  if (!options.auto_fidelity) return options.fidelity;
+  return options.workers <= kStepFidelityMaxWorkers ? Fidelity::kStep : Fidelity::kFlow;
+}
+
+}  // namespace clustertwin::sim

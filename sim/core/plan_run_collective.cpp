@@ -1,0 +1,158 @@
+// Collectives in a plan run: each simulated member arrives at the
+// collective's instance and waits; the last to arrive runs it for everyone,
+// by its measured or fitted time, as CPU work on shared cores, or as flows
+// over the network (collective_runner.h), priced once where it has the
+// fabric to itself (collective_shortcut.h).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <simgrid/s4u.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/check.h"
+#include "sim/core/collective_runner.h"
+#include "sim/core/collective_schedule.h"
+#include "sim/core/plan_run_impl.h"
+#include "sim/core/platform.h"
+
+namespace clustertwin::sim {
+namespace {
+
+namespace sg = simgrid::s4u;
+using models::Task;
+
+}  // namespace
+
+void PlanRun::Impl::collective(int rank, int step, const Task& t) {
+  const models::Collective& c = *t.collective;
+  const int world = options_.workers;
+  std::vector<int> members;
+  InstanceKey key;
+  const Task* sender = &t;
+  if (c.op == models::CollectiveOp::kSend || c.op == models::CollectiveOp::kRecv) {
+    const int peer = ((rank + c.peer_offset) % world + world) % world;
+    const int from = c.op == models::CollectiveOp::kSend ? rank : peer;
+    const int to = c.op == models::CollectiveOp::kSend ? peer : rank;
+    members = {from, to};
+    key = {-1 - c.tag, step, from, to};
+    if (c.op == models::CollectiveOp::kRecv) sender = nullptr;  // the send's size is used
+  } else {
+    // The list of members only where it is used: by the first arrival (to count them) and the last (to run it).
+    key = {t.id, step, models::group_first(c.group, rank, world, platform_.devices_per_node()), 0};
+  }
+  Instance& inst = instances_[key];
+  auto list_members = [&] {
+    if (members.empty()) members = models::group_members(c.group, rank, world, platform_.devices_per_node());
+  };
+  if (inst.expected == 0) {
+    list_members();
+    inst.expected =
+        static_cast<int>(std::count_if(members.begin(), members.end(), [this](int m) { return m % stride_ == 0; }));
+  }
+  if (sender != nullptr) send_bytes_[key] = t.bytes;
+  if (++inst.arrived < inst.expected) {
+    // A waiting member keeps no copy of the group: every rank of a world
+    // collective waits at once, and 65,536 copies of 65,536 ranks are 17 GB.
+    std::vector<int>().swap(members);
+    std::unique_lock<sg::Mutex> lock(*inst.mutex);
+    while (!inst.done)
+      inst.cv->wait(lock);
+    return;
+  }
+  // The last member to arrive runs the collective for everyone.
+  list_members();
+  if (seconds_[t.id][rank] >= 0 && on_cores_[t.id] && platform_.core_pool(rank) != nullptr) {
+    // On shared cores the members first wait for the operating system to run their threads, once per
+    // latency step (the machine's wait at this many ranks on a node, CollectiveFactor::step_wait); then each
+    // member's part is CPU work (copies through the kernel), in parallel.
+    const double wait = os_wait(t, static_cast<int>(members.size()), rank);
+    if (wait > 0) sg::this_actor::sleep_for(wait);
+    std::vector<sg::ExecPtr> parts;
+    for (int m : members) {
+      if (seconds_[t.id][m] > 0)
+        parts.push_back(sg::this_actor::exec_init(platform_.work_units(m, seconds_[t.id][m]))
+                            ->set_host(platform_.core_pool(m))
+                            ->start());
+    }
+    for (const sg::ExecPtr& part : parts)
+      part->wait();
+  } else if (seconds_[t.id][rank] >= 0) {
+    sg::this_actor::sleep_for(seconds_[t.id][rank]);
+  } else {
+    run_network_collective(t, key, members);
+  }
+  {
+    std::unique_lock<sg::Mutex> lock(*inst.mutex);
+    inst.done = true;
+  }
+  inst.cv->notify_all();
+}
+
+double PlanRun::Impl::os_wait(const Task& t, int members, int rank) const {
+  const auto& factors = platform_.profile().collectives;
+  auto f = factors.find(std::string(models::collective_op_name(t.collective->op)));
+  if (f == factors.end() || f->second.step_wait.empty()) return 0;
+  return cluster::latency_steps(t.collective->op, members) *
+         f->second.step_wait_at(ranks_on_node_[platform_.node_of(rank)]);
+}
+
+void PlanRun::Impl::run_network_collective(const Task& t, const InstanceKey& key, const std::vector<int>& members) {
+  // The profile's factor scales per-destination sizes too (split_bytes), not only the task's bytes.
+  models::Collective c = *t.collective;
+  const int64_t bytes = effective_bytes(c, send_bytes_[key], static_cast<int>(members.size()));
+  for (int64_t& part : c.split_bytes)
+    part = effective_bytes(c, part, static_cast<int>(members.size()));
+  const auto& factors = platform_.profile().collectives;
+  auto factor = factors.find(std::string(models::collective_op_name(c.op)));
+  if (factor != factors.end()) {
+    const double setup = factor->second.peer_seconds(static_cast<int>(members.size()));
+    if (setup > 0) sg::this_actor::sleep_for(setup);
+  }
+  // Alone on the fabric (a link tally means a job mix, whose jobs share it): priced once per distinct collective.
+  const bool alone = alone_ && platform_.link_tally() == nullptr;
+  std::optional<CollectivePrices::Key> price_key;
+  if (alone) {
+    price_key = CollectivePrices::key(c, bytes, members.front());
+    if (std::optional<double> seconds = prices_.find(*price_key)) {
+      ++priced_once_;
+      sg::this_actor::sleep_for(*seconds);
+      return;
+    }
+  }
+  auto node_of = [this](int r) { return platform_.node_of(r); };
+  auto schedule = build_schedule(c, bytes, members, node_of, t.name);
+  CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run
+  if (stride_ > 1 && c.group.kind == models::GroupSpec::Kind::kStride) {
+    // Symmetric mode: the groups of the node's other devices (the same members shifted by 1..stride-1) are
+    // not simulated; their traffic joins this group's, phase by phase, so that the network sees it all.
+    for (int shift = 1; shift < stride_; ++shift) {
+      std::vector<int> sibling = members;
+      for (int& m : sibling)
+        m += shift;
+      auto more = build_schedule(c, bytes, sibling, node_of, t.name);
+      CT_CHECK(more.is_ok() && more->phases.size() == schedule->phases.size()) << t.name;
+      for (size_t i = 0; i < more->phases.size(); ++i) {
+        CT_CHECK(more->phases[i].repeats == schedule->phases[i].repeats) << t.name;
+        Round& into = schedule->phases[i].round;
+        Round& from = more->phases[i].round;
+        into.messages.insert(into.messages.end(), from.messages.begin(), from.messages.end());
+        into.exchanges.insert(into.exchanges.end(), from.exchanges.begin(), from.exchanges.end());
+      }
+    }
+  }
+  const double start = sg::Engine::get_clock();
+  run_collective(platform_, *schedule, fidelity_, alone);
+  if (price_key) prices_.record(*price_key, sg::Engine::get_clock() - start);
+}
+
+int64_t PlanRun::Impl::effective_bytes(const models::Collective& c, int64_t bytes, int group_size) const {
+  const auto& factors = platform_.profile().collectives;
+  auto it = factors.find(std::string(models::collective_op_name(c.op)));
+  if (it == factors.end()) return bytes;
+  return static_cast<int64_t>(std::llround(static_cast<double>(bytes) * it->second.byte_factor(group_size)));
+}
+
+}  // namespace clustertwin::sim
