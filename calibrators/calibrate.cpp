@@ -62,9 +62,19 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
   }
   c.network = fit_network(bench, options.network);
   // On shared cores a collective's wait for the operating system is the machine's, measured by the benchmarks
-  // at each rank count (else the base's): out of the runs' collectives before their keys are fitted.
+  // at each rank count (--step-waits), else the base's if it has one: out of the runs' collectives before
+  // their keys are fitted.
   cluster::ClusterProfile machine = base;
-  if (base.node_cores > 0 && !bench.empty()) add_step_waits(measure_step_waits(bench, options.network), &machine);
+  if (options.step_waits) {
+    if (base.node_cores <= 0 || bench.empty()) {
+      return Status::invalid_argument(
+          "--step-waits: needs collective benchmarks among the traces and a base "
+          "whose ranks share cores (node_cores > 0); base '" +
+          base.name + "' has node_cores " + std::to_string(base.node_cores) + ", " +
+          std::to_string(c.bench_traces.size()) + " benchmark trace(s) given");
+    }
+    add_step_waits(measure_step_waits(bench, options.network), &machine);
+  }
   remove_step_waits(machine, &tasks);
   c.keys = fit_keys(tasks);
   std::vector<std::string> to_network;  // collective keys the network prices instead

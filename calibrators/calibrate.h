@@ -27,6 +27,10 @@ struct CalibrateOptions {
   /// cost keys: for a what-if at another scale, where a small trace's
   /// collective times (its ranks' skew included) do not extrapolate.
   bool collectives_from_network = false;
+  /// On a base whose ranks share cores (node_cores): measure each rank
+  /// count's collective wait per latency step from the benchmarks given
+  /// (calibrators/step_wait.h) and fit the runs' collective keys without it.
+  bool step_waits = false;
 };
 
 struct Calibration {

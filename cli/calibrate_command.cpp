@@ -24,6 +24,7 @@ struct CalibrateArgs {
   int segments = 4;
   double tolerance = 0.03;
   bool collectives_from_network = false;
+  bool step_waits = false;
   bool json = false;
 };
 
@@ -71,6 +72,7 @@ Status run_calibrate(const CalibrateArgs& a) {
   o.network.max_segments = a.segments;
   o.network.tolerance = a.tolerance;
   o.collectives_from_network = a.collectives_from_network;
+  o.step_waits = a.step_waits;
   auto c = calibrators::calibrate(a.traces, *base, o);
   if (!c.is_ok()) return c.status();
   auto yaml = calibrators::calibration_yaml(*c);
@@ -111,6 +113,12 @@ void add_calibrate_command(CLI::App& app, Action* action) {
                 "Fit only the runs' other cost keys and leave their collectives to the profile's network (the "
                 "--base's or the benchmarks' fitted collectives, else its links): for a what-if at another scale, "
                 "where a small trace's collective times, its ranks' skew included, do not extrapolate");
+  cmd->add_flag("--step-waits", a->step_waits,
+                "Ranks sharing a machine's cores (a base with node_cores, as localhost-cpu): measure each rank "
+                "count's wait per latency step of a collective (the OS running its threads) from the benchmarks "
+                "given, at every rank count you will ask about, write it as collectives.OP.step_wait, and fit the "
+                "runs' collective keys without it (calibrators/step_wait.h; on this repository's recordings it "
+                "helped one of three: traces/data/README.md)");
   cmd->add_flag("--json", a->json, "Print the fit quality as JSON instead of tables");
   auto d = std::make_shared<DeviceArgs>();
   CLI::App* device = cmd->add_subcommand(

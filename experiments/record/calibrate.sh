@@ -4,14 +4,15 @@
 #
 #   profiles/localhost-cpu-4rank.yaml          the 4-rank collective benchmark (every repetition, 5 size
 #                                              segments at most) and every 4-rank NestPipe run
-#   profiles/localhost-cpu-2rank-VARIANT.yaml  one variant's 2-rank runs, and the machine: the collective
-#                                              benchmarks at 2, 3 and 4 ranks (each rank count's wait per
-#                                              latency step, calibrators/step_wait.h): the what-if's input
-#   profiles/localhost-cpu-2rank.yaml          every variant's 2-rank runs pooled, and the same benchmarks
+#   profiles/localhost-cpu-2rank-VARIANT.yaml  one variant's 2-rank runs: the what-if's input
+#   profiles/localhost-cpu-2rank.yaml          every variant's 2-rank runs pooled
 #
 # Errors are (twin - real) / real of the measured step time:
 #   replay    the run's costs fitted on the run itself
 #   what-if   the 3- and 4-rank runs predicted from the variant's 2-rank profile
+#   +waits    the same, the profile also given the collective benchmarks of every rank count recorded
+#             (--step-waits: each count's wait per latency step, calibrators/step_wait.h); when the
+#             benchmarks cover more than one rank count (not written to profiles/)
 #   pooled    the same from the profile of all variants' 2-rank runs
 # Usage: experiments/record/calibrate.sh [OUT=traces/data] [BUILD=build] [REPS=3]
 set -euo pipefail
@@ -25,13 +26,20 @@ mkdir -p "$p"
 echo "== calibrating"
 "$cli" calibrate "$out"/collectives/bench-4rank-cpu-r*.json.gz "$out"/nestpipe/real-4rank-cpu-*.json.gz \
   --segments 5 --name localhost-cpu-4rank -o "$p/localhost-cpu-4rank.yaml" > "$p/localhost-cpu-4rank.fit.txt"
-# The machine at every rank count: benchmarks only, each count's waits per latency step (and a network fit).
-machine=("$out"/collectives/bench-*rank-cpu-r*.json.gz)
-"$cli" calibrate "$out"/nestpipe/real-2rank-cpu-*.json.gz "${machine[@]}" --segments 5 \
+"$cli" calibrate "$out"/nestpipe/real-2rank-cpu-*.json.gz \
   --name localhost-cpu-2rank -o "$p/localhost-cpu-2rank.yaml" > "$p/localhost-cpu-2rank.fit.txt"
+# The machine at every rank count benchmarked: each count's collective wait per latency step.
+machine=("$out"/collectives/bench-*rank-cpu-r*.json.gz)
+counts=$(printf '%s\n' "${machine[@]}" | sed -n 's/.*bench-\([0-9]*\)rank-.*/\1/p' | sort -u | wc -l)
+waits=$(mktemp -d)
+trap 'rm -rf "$waits"' EXIT
 for v in "${variants[@]}"; do
-  "$cli" calibrate "$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz "${machine[@]}" --segments 5 \
+  "$cli" calibrate "$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz \
     --name "localhost-cpu-2rank-$v" -o "$p/localhost-cpu-2rank-$v.yaml" > /dev/null
+  if [[ $counts -gt 1 ]]; then
+    "$cli" calibrate "$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz "${machine[@]}" --segments 5 --step-waits \
+      --name "localhost-cpu-2rank-$v-waits" -o "$waits/$v.yaml" > /dev/null
+  fi
 done
 
 error() {  # validate's step_error of one run, in percent
@@ -70,17 +78,20 @@ step_ms() {
   done
   printf 'all       |error| %% %s\n' "$(stats abs "${all[@]}")"
   for w in 3 4; do
-    echo "## what-if: $w ranks predicted from 2-rank profiles (the variant's / all variants pooled)"
+    echo "## what-if: $w ranks predicted from 2-rank profiles (the variant's / with the machine's waits / all variants pooled)"
     all=()
     for v in "${variants[@]}"; do
-      own=() pooled=()
+      own=() pooled=() waited=()
       for r in $(seq 1 "$reps"); do
         f=$out/nestpipe/real-${w}rank-cpu-$v-r$r.json.gz
         own+=("$(error "$f" --profile "$p/localhost-cpu-2rank-$v.yaml")")
         pooled+=("$(error "$f" --profile "$p/localhost-cpu-2rank.yaml")")
+        [[ $counts -gt 1 ]] && waited+=("$(error "$f" --profile "$waits/$v.yaml")")
       done
       all+=("${own[@]}")
-      printf '%-9s own %% %s | pooled %% %s\n' "$v" "$(stats raw "${own[@]}")" "$(stats raw "${pooled[@]}")"
+      line=$(printf '%-9s own %% %s' "$v" "$(stats raw "${own[@]}")")
+      [[ $counts -gt 1 ]] && line+=" | +waits % $(stats raw "${waited[@]}")"
+      printf '%s | pooled %% %s\n' "$line" "$(stats raw "${pooled[@]}")"
     done
     printf 'all       own |error| %% %s\n' "$(stats abs "${all[@]}")"
   done

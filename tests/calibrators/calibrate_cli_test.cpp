@@ -125,6 +125,45 @@ TEST(CalibrateCliTest, CollectivesFromTheNetworkAreNotFittedFromTheRun) {
   EXPECT_EQ(nlohmann::json::parse(v.out).at("costs"), "profile");
 }
 
+// --step-waits: the benchmark's rank count gets each collective's wait per latency step (its smallest
+// message's fitted time per step: 4 KiB among 4 ranks, an all-reduce's 6 steps), and the run's collective
+// keys are fitted without it, so they come out cheaper than without the flag. Without benchmarks, or on a
+// base whose devices have cores of their own, it is one line and exit 2.
+TEST(CalibrateCliTest, StepWaitsComeFromTheBenchmarkAndLeaveTheKeys) {
+  const std::string dir = ::testing::TempDir();
+  const auto with = run_clustertwin(
+      {"calibrate", kBenchSmall, kBenchLarge, kRun2, "--step-waits", "--json", "-o", dir + "ct_waits.yaml"});
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  const auto without = run_clustertwin({"calibrate", kBenchSmall, kBenchLarge, kRun2, "-o", dir + "ct_nowaits.yaml"});
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  auto waited = cluster::load_cluster_profile(dir + "ct_waits.yaml");
+  auto plain = cluster::load_cluster_profile(dir + "ct_nowaits.yaml");
+  ASSERT_TRUE(waited.is_ok() && plain.is_ok());
+  const auto report = nlohmann::json::parse(with.out);
+  double fitted_4k = -1;
+  for (const auto& op : report.at("collectives")) {
+    if (op.at("collective") != "allreduce") continue;
+    for (const auto& size : op.at("sizes"))
+      if (size.at("bytes") == 4096) fitted_4k = size.at("fitted_us").get<double>() * 1e-6;
+  }
+  ASSERT_GT(fitted_4k, 0);
+  const auto& ar = waited->collectives.at("allreduce").step_wait;
+  ASSERT_EQ(ar.size(), 1u);
+  EXPECT_NEAR(ar.at(4), fitted_4k / 6, 1e-12);
+  EXPECT_TRUE(plain->collectives.at("allreduce").step_wait.empty());
+  // dense_allreduce at 2 ranks lost 2 steps x the wait at 2 ranks (4 ranks', the only one measured).
+  EXPECT_GT(waited->costs.at("dense_allreduce").bus_rate, plain->costs.at("dense_allreduce").bus_rate);
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"calibrate", kRun2, "--step-waits", "-o", dir + "ct_bad.yaml"},
+        std::vector<std::string>{"calibrate", kBenchSmall, kRun2, "--step-waits", "--base", "h100-1024", "-o",
+                                 dir + "ct_bad.yaml"}}) {
+    const auto r = run_clustertwin(bad);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("--step-waits: needs collective benchmarks"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 TEST(CalibrateCliTest, MaxErrorExitsThree) {
   const auto replay = run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--max-error", "0"});
   EXPECT_EQ(replay.exit_code, 3) << replay.err;
