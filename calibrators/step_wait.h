@@ -14,10 +14,15 @@
 // ranks, 0.91 ms at 4; an all-to-all's 0.23 and 0.74 ms), which a run at 2
 // ranks cannot show. A cost key fitted on that run alone puts the wait in its
 // rate and scales it by the bus bytes (x1.5 from 2 to 4 ranks), where it
-// grows with the steps and the wake-up (x3.6 for an all-to-all): the 2->4-rank
-// what-if was 10-25% too fast. With the wait measured apart, the key holds the
-// rest (the collective's CPU work and its contention with the step's other
-// tasks), which scales as before.
+// grows with the steps and the wake-up (x3.6 for an all-to-all). With the
+// wait measured apart, the key holds the rest (the collective's CPU work and
+// its contention with the step's other tasks), which scales as before.
+//
+// Opt-in (calibrate --step-waits): on three recordings of one day it moved
+// the 2->4-rank what-if from 10-25% too fast to within 8% on one, and from
+// within 15% to 7-32% too slow on the two others (traces/data/README.md). The
+// benchmark's own ranks compete for the cores, so its wait may already hold
+// part of the contention that the twin adds again by time-sharing.
 
 #include <map>
 #include <vector>
