@@ -5,128 +5,22 @@
 // run the same plan in SimGrid on the same worker count, and compare step
 // times. The first piece of the Calibrators issue's `validate`: a replay
 // error, not yet a what-if (the costs come from the run it predicts).
+//
+// The pieces live by concept: calibrators/recorded_run.h (reading the run
+// and its step time), calibrators/task_fit.h (the samples and per-key fits),
+// calibrators/shared_core_fit.h (the fit on shared cores); this header
+// includes them all, and holds the replay itself.
 
-#include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "calibrators/recorded_run.h"
+#include "calibrators/shared_core_fit.h"
+#include "calibrators/task_fit.h"
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
-#include "models/plan/plan.h"
-#include "traces/event.h"
 
 namespace clustertwin::calibrators {
-
-/// A real run as its trace records it (`clustertwin run nestpipe --trace`):
-/// the events, and from the metadata's config the plan that ran, how many
-/// runner steps it ran and how many of those were pipeline prologue.
-struct RecordedRun {
-  std::string path;
-  traces::Metadata metadata;
-  std::vector<traces::Event> events;
-  models::Plan plan;
-  int runner_steps = 0;
-  int prologue_steps = 0;
-  /// Per rank, each step's span (start, end) in seconds where the trace says
-  /// it (trace derive-plan's config.step_spans_us: profiler step markers),
-  /// else empty.
-  std::vector<std::vector<std::pair<double, double>>> step_spans;
-};
-
-/// InvalidArgument naming the file and the missing or bad field when the
-/// trace does not carry a plan (config.plan), runner_steps or a world size,
-/// or when its events name tasks the plan lacks.
-StatusOr<RecordedRun> read_recorded_run(const std::string& path);
-
-/// One cost key's fit, from each task's time from ready (its dependencies
-/// and the task before it on its stream done) to end. That is what a task
-/// adds to the critical path, including the wait for a core and a thread's
-/// wake-up, which on an oversubscribed machine is half the step. A
-/// collective counts once per run, at the mean over its members: they are
-/// ready at different times, the twin's are not, so the mean wait for the
-/// slowest member belongs to the collective.
-struct KeyFit {
-  std::string cost_key;
-  int64_t samples = 0;
-  double mean_s = 0;
-  double median_s = 0;
-  double spread_s = 0;   // interquartile range
-  double mean_size = 0;  // mean FLOPs (compute), bus bytes (collectives) or bytes (the rest) of the samples' tasks
-  bool size_is_flops = false;
-  bool collective = false;  // latency_s is per latency step, seconds_per_unit per bus byte
-  /// The cost: latency + size x seconds_per_unit. When the samples' sizes
-  /// differ (several variants or scales pooled), a robust line
-  /// (calibrators/stats.h) gives the slope and the line passes through the
-  /// mean (a step's mean is the sum of its tasks' means); else all of the
-  /// mean time per unit of size (a fixed time for a key without a size).
-  double latency_s = 0;
-  double seconds_per_unit = 0;
-  /// The fit's quality: the largest |line / mean - 1| over the distinct
-  /// sizes of the samples (0 for one size: the line passes through its mean).
-  double max_abs_residual = 0;
-};
-
-/// One task run as a fit sees it: its cost key, its time from ready to end,
-/// and its size. A collective's size is its bus bytes (bytes x
-/// cluster::bus_factor(op, n)) and `steps` its latency steps (cluster::latency_steps(op, n)),
-/// so that its cost scales to other group sizes as a benchmarked network does.
-struct TaskSample {
-  std::string cost_key;
-  double seconds = 0;
-  double size = 0;
-  bool size_is_flops = false;
-  double steps = 0;                             // > 0 for collectives
-  std::optional<models::CollectiveOp> op = {};  // collectives
-  int world = 0;                                // the run's world size
-  double wait_s = 0;  // taken out of `seconds`: the collective's wait on shared cores (step_wait.h)
-};
-
-/// The samples of the runner steps in [first_step, last_step] (inclusive).
-/// A send and the recv it meets (same step, pair and tag) are one sample of
-/// the send's task: from when the later of the two was ready to the mean of
-/// their ends (a recv posted early waits for its send; the twin does that
-/// waiting itself).
-std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int last_step);
-
-/// Fits every cost key of `samples` (see KeyFit).
-std::vector<KeyFit> fit_keys(const std::vector<TaskSample>& samples);
-
-/// fit_keys of task_samples.
-std::vector<KeyFit> fit_key_durations(const RecordedRun& run, int first_step, int last_step);
-
-/// `base` with each fit as the key's cost (collectives included: the twin
-/// prices a collective by its cost key when the profile has one): latency,
-/// and FLOP rate (compute) or byte rate (the rest), so that a plan whose
-/// tasks of that key are bigger or smaller (another variant's micro-batches)
-/// scales.
-cluster::ClusterProfile profile_with_fits(const cluster::ClusterProfile& base, const std::vector<KeyFit>& fits);
-
-/// A recorded run and the runner steps of it that count.
-struct MeasuredRun {
-  const RecordedRun* run = nullptr;
-  int first_step = 0, last_step = 0;
-};
-
-/// On a profile whose nodes' ranks share cores (node_cores > 0) a key's cost
-/// is core-seconds, not the time a task took, which includes its wait for a
-/// core. Starting from `profile`'s costs, scales each cost key's cost by
-/// real / twin until the twin, running each run's plan on its own worker
-/// count and the profile's cores, gives every key the mean time (ready to
-/// end) the runs recorded: an inverse fit by simulation, a few rounds, each
-/// distinct (variant, worker count) simulated once per round. Keys the
-/// profile does not price are left alone.
-StatusOr<cluster::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun>& runs,
-                                                   cluster::ClusterProfile profile);
-
-/// The run's step time as the twin measures its own (sim/core/metrics.h):
-/// (end of step last - end of step first - 1) / (last - first + 1), a step
-/// ending with its last event on any rank. A run with step spans (a profiler
-/// trace's markers) is measured by them instead, on its slowest rank, from
-/// the start of step first (which may then be 0) to the end of step last:
-/// the loop's pace, which the events' ends miss where the host bounds the
-/// step or the device drains a backlog over the measured steps.
-StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step);
 
 /// One cost key's time per task in the real run (mean of its samples, ready
 /// to end) and in the twin (mean of its tasks' durations).

@@ -2,7 +2,7 @@
 // once a job completes (sync, marti, and flexmarl with its ablations), the
 // flexmarl variants' trainer binding and their allocation of rollout
 // instances at a step's start. The bookkeeping they call (dispatching jobs,
-// swaps, the store) is in orchestrator.cpp.
+// swaps, the store) is in orchestrator_jobs.cpp and orchestrator_samples.cpp.
 
 #include <algorithm>
 #include <array>
