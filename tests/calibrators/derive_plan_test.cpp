@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "calibrators/replay.h"
 #include "traces/trace_writer.h"
@@ -370,6 +371,22 @@ TEST(DerivePlanTest, ADerivedRunIsMeasuredByItsStepMarkers) {
   EXPECT_NEAR(*recorded_step_time(*run, 2, 2), 60e-6, 1e-12);
   EXPECT_NEAR(*recorded_step_time(*run, 3, 3), 50e-6, 1e-12);
   EXPECT_FALSE(recorded_step_time(*run, 0, 0).is_ok());
+  // Spans that are not one [start, end] per runner step, or end before they start: one line naming the field.
+  for (const char* bad : {R"([{"rank": 0, "spans": [[0, 1]]}])", R"([{"rank": 0, "spans": "x"}])",
+                          R"([{"rank": 0, "spans": [[5, 1], [0, 1], [0, 1], [0, 1]]}])", R"({})"}) {
+    traces::Trace broken = d->trace;
+    nlohmann::json config = nlohmann::json::parse(broken.metadata.config_json);
+    config["step_spans_us"] = nlohmann::json::parse(bad);
+    broken.metadata.config_json = config.dump();
+    const std::string bad_path = std::string(std::getenv("TEST_TMPDIR")) + "/bad_spans.json";
+    ASSERT_TRUE(traces::write_trace(bad_path, broken).is_ok());
+    auto refused = read_recorded_run(bad_path);
+    ASSERT_FALSE(refused.is_ok()) << bad;
+    EXPECT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(refused.status().message().find(bad_path + ": field 'metadata.config.step_spans_us': not a list"),
+              std::string::npos)
+        << refused.status().message();
+  }
 }
 
 // A dependency that the template step shows but another step breaks (the other stream's task ended after

@@ -16,6 +16,27 @@ using testing::run_clustertwin;
 
 const std::string kTraces = std::string(CT_TEST_DATA_DIR) + "/traces/";
 
+// A command that must succeed: its stderr on failure.
+bool ok(const testing::CommandResult& r) {
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0;
+}
+
+// `sim plan PLAN --workers N --platform PROFILE`'s step time, ms: the row after the table's header (workers,
+// fidelity, step (ms), ...).
+double sim_plan_step_ms(const std::string& plan, int workers, const std::string& profile) {
+  const auto r = run_clustertwin({"sim", "plan", plan, "--workers", std::to_string(workers), "--platform", profile});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const size_t row = r.out.find("\n", r.out.find("step (ms)"));
+  std::istringstream in(r.out.substr(row + 1));
+  int n = 0;
+  std::string fidelity;
+  double ms = 0;
+  in >> n >> fidelity >> ms;
+  EXPECT_EQ(n, workers) << r.out;
+  return ms;
+}
+
 struct MalformedCase {
   const char* file;
   const char* expected_line;  // without the path prefix
@@ -90,10 +111,6 @@ TEST(TraceCliTest, HelpAndVersionExitZero) {
 TEST(TraceCliTest, AnImportedTraceIsCalibratedAndRunAtAnotherWorkerCount) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
   const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
-  auto ok = [](const testing::CommandResult& r) {
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.exit_code == 0;
-  };
   ASSERT_TRUE(ok(run_clustertwin({"trace", "import-kineto", examples + "kineto_ddp_rank0.json",
                                   examples + "kineto_ddp_rank1.json", dir + "/ddp.json"})));
   const auto derived = run_clustertwin(
@@ -103,20 +120,7 @@ TEST(TraceCliTest, AnImportedTraceIsCalibratedAndRunAtAnotherWorkerCount) {
       << derived.out;
   ASSERT_TRUE(ok(run_clustertwin({"calibrate", dir + "/run.json", "--base", "h100-1024", "--warmup", "1", "--drain",
                                   "0", "-o", dir + "/mine.yaml"})));
-  auto step_ms = [&](int workers) {
-    const auto r = run_clustertwin(
-        {"sim", "plan", dir + "/plan.json", "--workers", std::to_string(workers), "--platform", dir + "/mine.yaml"});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    // The row after the header: workers, fidelity, step (ms), ...
-    const size_t row = r.out.find("\n", r.out.find("step (ms)"));
-    std::istringstream in(r.out.substr(row + 1));
-    int n = 0;
-    std::string fidelity;
-    double ms = 0;
-    in >> n >> fidelity >> ms;
-    EXPECT_EQ(n, workers) << r.out;
-    return ms;
-  };
+  auto step_ms = [&](int workers) { return sim_plan_step_ms(dir + "/plan.json", workers, dir + "/mine.yaml"); };
   EXPECT_NEAR(step_ms(2), 1.000, 0.0005);  // the recorded step
   const double at_16 = step_ms(16);
   EXPECT_GT(at_16, 1.05);  // the all-reduces slow down with 8x the ranks; the GEMMs do not
@@ -149,10 +153,6 @@ TEST(TraceCliTest, DerivePlanRefusesTracesThatDoNotRepeatOnePlan) {
 TEST(TraceCliTest, APipelineTraceIsDerivedCalibratedAndReplayed) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
   const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
-  auto ok = [](const testing::CommandResult& r) {
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return r.exit_code == 0;
-  };
   ASSERT_TRUE(ok(run_clustertwin({"trace", "import-kineto", examples + "kineto_pipeline_rank0.json",
                                   examples + "kineto_pipeline_rank1.json", dir + "/pp.json"})));
   const auto derived = run_clustertwin(
@@ -166,17 +166,7 @@ TEST(TraceCliTest, APipelineTraceIsDerivedCalibratedAndReplayed) {
       << derived.out;
   ASSERT_TRUE(ok(run_clustertwin({"calibrate", dir + "/pp_run.json", "--base", "h100-1024", "--warmup", "1", "--drain",
                                   "0", "-o", dir + "/pp.yaml"})));
-  auto step_ms = [&](const std::string& plan, const std::string& profile) {
-    const auto r = run_clustertwin({"sim", "plan", plan, "--workers", "2", "--platform", profile});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    const size_t row = r.out.find("\n", r.out.find("step (ms)"));
-    std::istringstream in(r.out.substr(row + 1));
-    int n = 0;
-    std::string fidelity;
-    double ms = 0;
-    in >> n >> fidelity >> ms;
-    return ms;
-  };
+  auto step_ms = [](const std::string& plan, const std::string& profile) { return sim_plan_step_ms(plan, 2, profile); };
   EXPECT_NEAR(step_ms(dir + "/pp_plan.json", dir + "/pp.yaml"), 1.400, 0.014);  // the recorded step, within 1%
   // The device alone (--no-host-tasks): one step is the chain rank 0's forward (202.5 us, the forward GEMM's
   // key pools rank 0's 205 and rank 1's 200), the activations' transfer (20), rank 1's forward and backward

@@ -9,19 +9,13 @@
 
 #include <thread>
 
+#include "tests/igsp/tiny_training.h"
+
 namespace clustertwin::real::igsp {
 namespace {
 
 torch_models::ByteLm pool_test_lm() {
-  torch_models::ByteLmOptions o;
-  o.context = 24;
-  o.d_model = 32;
-  o.layers = 1;
-  o.heads = 2;
-  o.d_ff = 64;
-  auto m = torch_models::make_byte_lm(o, 4);
-  EXPECT_TRUE(m.is_ok());
-  return *m;
+  return testing::tiny_byte_lm(4);
 }
 
 CalibrationSetOptions pool_test_sets(uint64_t seed) {

@@ -6,20 +6,13 @@
 #include <gtest/gtest.h>
 
 #include "real/igsp/model_pruner.h"
+#include "tests/igsp/tiny_training.h"
 
 namespace clustertwin::real::igsp {
 namespace {
 
 torch_models::ByteLm tiny_lm() {
-  torch_models::ByteLmOptions o;
-  o.context = 24;
-  o.d_model = 32;
-  o.layers = 1;
-  o.heads = 2;
-  o.d_ff = 64;
-  auto m = torch_models::make_byte_lm(o, 2);
-  EXPECT_TRUE(m.is_ok());
-  return *m;
+  return testing::tiny_byte_lm(2);
 }
 
 TEST(SelfGenerationTest, SelfCalIsSeededAndGreedyAtZero) {

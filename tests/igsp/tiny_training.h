@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -28,6 +29,19 @@ inline std::string tiny_corpus_root(const std::string& name, int readmes = 1) {
   std::filesystem::create_directories(dir / "include");
   std::ofstream(dir / "include" / "x.h") << "#pragma once\nint add(int a, int b);\nstruct point { int x, y; };\n";
   return dir.string();
+}
+
+/// An untrained 1-block, 32-wide model (context 24, 2 heads) initialised from `seed`.
+inline torch_models::ByteLm tiny_byte_lm(uint64_t seed) {
+  torch_models::ByteLmOptions o;
+  o.context = 24;
+  o.d_model = 32;
+  o.layers = 1;
+  o.heads = 2;
+  o.d_ff = 64;
+  auto m = torch_models::make_byte_lm(o, seed);
+  EXPECT_TRUE(m.is_ok());
+  return *m;
 }
 
 /// A 1-block, 32-wide model (context 16) trained 20 steps on `root`, written to `out`.

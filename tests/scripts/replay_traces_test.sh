@@ -24,4 +24,10 @@ for name in kineto_ddp_rank0 kineto_pipeline_rank0; do
   awk -v e="${error%\%}" 'BEGIN { exit !(e >= -1 && e <= 1) }' || { echo "FAIL: $name: error $error"; exit 1; }
 done
 grep -q "import-kineto: .*a PyTorch execution trace" <<< "$out" || { echo "FAIL: no refusal line"; exit 1; }
+# Bad arguments: exit 2 with what to give.
+"$src/scripts/replay-traces.sh" > /dev/null 2>&1
+[ $? -eq 2 ] || { echo "FAIL: no trace given should exit 2"; exit 1; }
+err=$("$src/scripts/replay-traces.sh" --base 2>&1 > /dev/null)
+[ $? -eq 2 ] && [ "$err" = "replay-traces.sh: --base needs a profile name or YAML path" ] ||
+  { echo "FAIL: --base without a value: '$err'"; exit 1; }
 echo PASS

@@ -92,6 +92,18 @@ TEST(ClusterProfileYamlTest, FittedCollectiveTimeUsesTheSegmentOfTheSize) {
   EXPECT_DOUBLE_EQ(f.fitted_seconds(models::CollectiveOp::kAllToAll, 1000, 2), 1e-5 + 500 / 1e9);
 }
 
+// `text` with its first `from` replaced by `to` is refused by the parser with an error containing `message`.
+void expect_edit_refused(const std::string& text, const std::string& from, const std::string& to,
+                         const std::string& message) {
+  std::string bad = text;
+  const size_t at = bad.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  bad.replace(at, from.size(), to);
+  auto r = cluster::parse_cluster_profile(bad, "bad.yaml");
+  ASSERT_FALSE(r.is_ok()) << to;
+  EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status().message();
+}
+
 // A collective's wait per latency step on shared cores, by ranks on the node: exact through YAML,
 // linear between the measured counts, the nearest measured count's outside them.
 TEST(ClusterProfileYamlTest, StepWaitsRoundTripAndInterpolate) {
@@ -111,13 +123,7 @@ TEST(ClusterProfileYamlTest, StepWaitsRoundTripAndInterpolate) {
   EXPECT_DOUBLE_EQ(f.step_wait_at(64), 1e-3);
   EXPECT_EQ(cluster::CollectiveFactor{}.step_wait_at(4), 0);
   auto expect_error = [&](const std::string& from, const std::string& to, const std::string& message) {
-    std::string bad = text;
-    const size_t at = bad.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    bad.replace(at, from.size(), to);
-    auto r = cluster::parse_cluster_profile(bad, "bad.yaml");
-    ASSERT_FALSE(r.is_ok()) << to;
-    EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status().message();
+    expect_edit_refused(text, from, to, message);
   };
   expect_error("- ranks: 4", "- ranks: 2",
                "bad.yaml: field 'collectives.alltoall.step_wait[1].ranks': 2 must be above");
@@ -132,13 +138,7 @@ TEST(ClusterProfileYamlTest, BadFitsAreNamed) {
   p->collectives["allreduce"] = cluster::CollectiveFactor{1, 0, {{0, 1e-5, 1e9}}};
   std::string text = yaml_of(*p);
   auto expect_error = [&](const std::string& from, const std::string& to, const std::string& message) {
-    std::string bad = text;
-    const size_t at = bad.find(from);
-    ASSERT_NE(at, std::string::npos) << from;
-    bad.replace(at, from.size(), to);
-    auto r = cluster::parse_cluster_profile(bad, "bad.yaml");
-    ASSERT_FALSE(r.is_ok()) << to;
-    EXPECT_NE(r.status().message().find(message), std::string::npos) << r.status().message();
+    expect_edit_refused(text, from, to, message);
   };
   expect_error("- from: 0", "- from: 5", "bad.yaml: field 'collectives.allreduce.fit[0].from': the first segment");
   expect_error("bus_bandwidth: 1e+09", "bus_bandwidth: 0", "field 'collectives.allreduce.fit[0].bus_bandwidth'");
