@@ -61,19 +61,27 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
     measured.push_back({&runs.back(), first, last});
   }
   c.network = fit_network(bench, options.network);
-  // On shared cores a collective's wait for the operating system is the machine's, measured by the benchmarks
-  // at each rank count (--step-waits), else the base's if it has one: out of the runs' collectives before
-  // their keys are fitted.
+  // On shared cores a collective's wait per latency step, measured from the runs' own collectives or from the
+  // benchmarks at each rank count (--step-waits), else the base's if it has one: out of the runs' collectives
+  // before their keys are fitted.
   cluster::ClusterProfile machine = base;
-  if (options.step_waits) {
-    if (base.node_cores <= 0 || bench.empty()) {
-      return Status::invalid_argument(
-          "--step-waits: needs collective benchmarks among the traces and a base "
-          "whose ranks share cores (node_cores > 0); base '" +
-          base.name + "' has node_cores " + std::to_string(base.node_cores) + ", " +
-          std::to_string(c.bench_traces.size()) + " benchmark trace(s) given");
+  if (options.step_waits != StepWaitSource::kNone) {
+    const bool from_runs = options.step_waits == StepWaitSource::kRuns;
+    const std::string flag = from_runs ? "--step-waits runs" : "--step-waits benchmarks";
+    if (base.node_cores <= 0) {
+      return Status::invalid_argument(flag + ": needs a base whose ranks share cores (node_cores > 0); base '" +
+                                      base.name + "' has node_cores " + std::to_string(base.node_cores));
     }
-    add_step_waits(measure_step_waits(bench, options.network), &machine);
+    if (!from_runs && bench.empty()) {
+      return Status::invalid_argument(flag + ": needs collective benchmarks among the traces; " +
+                                      std::to_string(c.run_traces.size()) + " run trace(s) and no benchmark given");
+    }
+    const auto waits = from_runs ? measure_run_step_waits(tasks) : measure_step_waits(bench, options.network);
+    if (waits.empty()) {
+      return Status::invalid_argument(flag + ": no collective among the " + std::to_string(c.run_traces.size()) +
+                                      " run trace(s) records its CPU time (cpu_us) to measure a wait from");
+    }
+    add_step_waits(waits, &machine);
   }
   remove_step_waits(machine, &tasks);
   c.keys = fit_keys(tasks);

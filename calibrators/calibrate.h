@@ -17,6 +17,8 @@
 
 namespace clustertwin::calibrators {
 
+enum class StepWaitSource { kNone, kRuns, kBenchmarks };
+
 struct CalibrateOptions {
   std::string name;  // the profile's name ("" keeps the base's)
   int warmup = 3;    // runner steps after a run's prologue left out of the fit
@@ -27,10 +29,12 @@ struct CalibrateOptions {
   /// cost keys: for a what-if at another scale, where a small trace's
   /// collective times (its ranks' skew included) do not extrapolate.
   bool collectives_from_network = false;
-  /// On a base whose ranks share cores (node_cores): measure each rank
-  /// count's collective wait per latency step from the benchmarks given
-  /// (calibrators/step_wait.h) and fit the runs' collective keys without it.
-  bool step_waits = false;
+  /// On a base whose ranks share cores (node_cores): measure a collective's
+  /// wait per latency step (calibrators/step_wait.h), write it as the
+  /// profile's collectives.OP.step_wait, and fit the runs' collective keys
+  /// without it: from the runs' own collectives (their time off the CPU), or
+  /// from the collective benchmarks given, at each of their rank counts.
+  StepWaitSource step_waits = StepWaitSource::kNone;
 };
 
 struct Calibration {

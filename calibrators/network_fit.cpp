@@ -87,13 +87,12 @@ NetworkFit fit_op(models::CollectiveOp op, std::vector<SizePoint> points, const 
   auto last_point = [&](size_t size_index) {
     return size_index + 1 < m ? size_start[size_index + 1] - 1 : points.size() - 1;
   };
-  // A segment spans at least two sizes unless there are fewer.
-  const size_t min_sizes = std::min<size_t>(2, m);
-  const int max_k = std::max(1, std::min<int>(options.max_segments, static_cast<int>(m / min_sizes)));
+  // A segment spans one size or more (network_fit.h: why one).
+  const int max_k = std::max(1, std::min<int>(options.max_segments, static_cast<int>(m)));
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> cost(m, std::vector<double>(m, kInf));
   for (size_t i = 0; i < m; ++i) {
-    for (size_t j = i + min_sizes - 1; j < m; ++j)
+    for (size_t j = i; j < m; ++j)
       cost[i][j] = fit_segment(points, size_start[i], last_point(j), op).max_abs_residual;
   }
   // best[k][j]: the smallest largest residual of sizes 0..j in k + 1 segments; from[k][j]: the last one's start.

@@ -27,6 +27,20 @@ std::map<models::CollectiveOp, std::map<int, double>> measure_step_waits(const s
   return waits;
 }
 
+std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples) {
+  std::map<std::pair<models::CollectiveOp, int>, std::pair<double, double>> sums;  // (op, world) -> off-CPU s, steps
+  for (const TaskSample& s : samples) {
+    if (!s.op || !s.cpu_s || s.steps <= 0) continue;
+    auto& [off_cpu, steps] = sums[{*s.op, s.world}];
+    off_cpu += std::max(0.0, s.seconds - *s.cpu_s);
+    steps += s.steps;
+  }
+  std::map<models::CollectiveOp, std::map<int, double>> waits;
+  for (const auto& [key, sum] : sums)
+    waits[key.first][key.second] = sum.first / sum.second;
+  return waits;
+}
+
 void add_step_waits(const std::map<models::CollectiveOp, std::map<int, double>>& waits,
                     cluster::ClusterProfile* profile) {
   for (const auto& [op, by_ranks] : waits)

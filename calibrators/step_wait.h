@@ -1,28 +1,32 @@
 #pragma once
 
 // A collective's wait per latency step on shared cores (cluster::
-// CollectiveFactor::step_wait): measured by a collective benchmark at each
-// rank count, and taken out of the recorded collectives before their cost
-// keys are fitted.
+// CollectiveFactor::step_wait): measured from the recorded runs' own
+// collectives or from collective benchmarks, and taken out of the recorded
+// collectives before their cost keys are fitted.
 //
-// Why: where ranks share a machine's cores (localhost-cpu), a collective of
-// small messages spends most of its time waiting for the operating system to
-// run its threads, one wake-up per message step, not copying: the recorded
-// collectives' threads are on a core 4-14% of their time. That wait grows
-// with the ranks on the machine (measured on the 2-core machine of
-// traces/data: a 4 KiB all-reduce's time per latency step 0.57 ms at 2
-// ranks, 0.91 ms at 4; an all-to-all's 0.23 and 0.74 ms), which a run at 2
-// ranks cannot show. A cost key fitted on that run alone puts the wait in its
-// rate and scales it by the bus bytes (x1.5 from 2 to 4 ranks), where it
-// grows with the steps and the wake-up (x3.6 for an all-to-all). With the
-// wait measured apart, the key holds the rest (the collective's CPU work and
-// its contention with the step's other tasks), which scales as before.
+// Why: where ranks share a machine's cores (localhost-cpu), a Gloo collective
+// of small messages spends most of its time waiting (for its members, and
+// for the operating system to run its threads, once per message step), not
+// copying: the calling threads of the recorded collectives are on a core
+// 3-35% of their time. A cost key fitted on a 2-rank run alone holds that
+// wait as CPU work priced per bus byte, so at 4 ranks the twin scales it by
+// the bus bytes (x1.5) and time-shares it with the compute on the two cores
+// (x2), while the runs show a time per latency step that barely moves from 2
+// to 4 ranks (nestpipe, 100-step recordings: all-reduce 1.37 -> 1.5-1.8 ms, the
+// embedding all-to-alls 1.6-1.7 -> 1.7-2.1 ms) and compute that waits far
+// less for a core than the twin's (a collective's threads sleep).
 //
-// Opt-in (calibrate --step-waits): on three recordings of one day it moved
-// the 2->4-rank what-if from 10-25% too fast to within 8% on one, and from
-// within 15% to 7-32% too slow on the two others (traces/data/README.md). The
-// benchmark's own ranks compete for the cores, so its wait may already hold
-// part of the contention that the twin adds again by time-sharing.
+// From the runs (`calibrate --step-waits runs`, the shipped what-if
+// profiles): per op, the collectives' time off the calling thread's CPU
+// (cpu_us) per latency step, at the runs' rank count and held at others
+// (CollectiveFactor::step_wait_at); the key keeps the rest (its CPU time and
+// its own departure from the op's mean wait), which the twin time-shares.
+// From benchmarks (`--step-waits benchmarks`): each rank count's smallest
+// message's time per latency step; a benchmark's ranks wait only for each
+// other, so it grows faster with the ranks (a 4 KiB all-to-all's 0.23 ->
+// 0.74 ms from 2 to 4) than a run's collectives do, and
+// overshoots. traces/data/README.md has each one's what-if errors.
 
 #include <map>
 #include <vector>
@@ -41,6 +45,15 @@ namespace clustertwin::calibrators {
 /// between repetitions).
 std::map<models::CollectiveOp, std::map<int, double>> measure_step_waits(const std::vector<CollectiveSample>& samples,
                                                                          const NetworkFitOptions& options);
+
+/// Per collective and world size of the runs' collective `samples` (task_
+/// samples of recorded runs): the time per latency step that the calling
+/// thread spent off the CPU, sum over samples of (time - CPU time) over the
+/// sum of their latency steps. What a collective of the run itself waited,
+/// among the step's other tasks and streams, for its members and for the
+/// operating system to run its threads. Samples without a CPU time (cpu_s)
+/// are left out; an op none of whose samples has one gets no wait.
+std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples);
 
 /// `profile` with `waits` as its collectives' step_wait (adding an entry
 /// per collective where none is).

@@ -55,7 +55,7 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
     if (imported && e.host_ts_us) r = std::max(r, *e.launch_end_us() * 1e-6);
     return r < 0 ? e.ts_us * 1e-6 : std::min(r, e.ts_us * 1e-6);
   };
-  auto sample = [&](const models::Task& t, double seconds, int64_t group_size) {
+  auto sample = [&](const models::Task& t, double seconds, int64_t group_size, std::optional<double> cpu_s) {
     const bool flops = t.kind == models::TaskKind::kCompute;
     if (t.collective) {
       const int n = static_cast<int>(std::max<int64_t>(2, group_size));
@@ -65,15 +65,25 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
                         false,
                         cluster::latency_steps(t.collective->op, n),
                         t.collective->op,
-                        static_cast<int>(run.metadata.world_size)};
+                        static_cast<int>(run.metadata.world_size),
+                        0,
+                        cpu_s};
     }
-    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops, 0, {}, 0};
+    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops, 0, {}, 0, 0, cpu_s};
+  };
+  auto cpu_of = [](const traces::Event& e) -> std::optional<double> {
+    if (!e.cpu_us) return std::nullopt;
+    return *e.cpu_us * 1e-6;
   };
   // Collectives: one time per (task, step), the mean over members of ready to end. Its members are ready at
   // different times (noise on a shared machine); the twin's are not, so the mean wait for the slowest member
-  // belongs to the collective.
-  std::map<std::pair<int64_t, int64_t>, std::pair<double, int>> collective_runs;  // sum of times, members
-  std::map<std::pair<int64_t, int64_t>, int64_t> group_size;                      // as its events record it
+  // belongs to the collective. Their CPU time likewise, where every member records one.
+  struct CollectiveRun {
+    double seconds = 0, cpu_s = 0;
+    int members = 0, with_cpu = 0;
+  };
+  std::map<std::pair<int64_t, int64_t>, CollectiveRun> collective_runs;
+  std::map<std::pair<int64_t, int64_t>, int64_t> group_size;  // as its events record it
   struct PairSide {
     int64_t task;
     bool send;
@@ -95,27 +105,34 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
       PairSide side{*e.task_id, send, ready(e), e.end_us() * 1e-6};
       pairs[{*e.step, send ? e.rank : *e.peer, send ? *e.peer : e.rank, task.collective->tag}].push_back(side);
     } else if (task.collective) {
-      auto& [sum, members] = collective_runs[{*e.task_id, *e.step}];
-      sum += since_ready;
-      ++members;
+      CollectiveRun& c = collective_runs[{*e.task_id, *e.step}];
+      c.seconds += since_ready;
+      ++c.members;
+      if (e.cpu_us) {
+        c.cpu_s += *e.cpu_us * 1e-6;
+        ++c.with_cpu;
+      }
       group_size[{*e.task_id, *e.step}] = e.group_size.value_or(e.peer ? 2 : 0);
     } else {
-      out.push_back(sample(plan.tasks[*e.task_id], since_ready, 0));
+      out.push_back(sample(plan.tasks[*e.task_id], since_ready, 0, cpu_of(e)));
     }
   }
-  for (const auto& [key, run_time] : collective_runs)
-    out.push_back(sample(plan.tasks[key.first], run_time.first / run_time.second, group_size[key]));
+  for (const auto& [key, c] : collective_runs) {
+    const std::optional<double> cpu =
+        c.with_cpu == c.members ? std::optional<double>(c.cpu_s / c.members) : std::nullopt;
+    out.push_back(sample(plan.tasks[key.first], c.seconds / c.members, group_size[key], cpu));
+  }
   // A send and its recv: one transfer, which starts when the later of the two is ready (a recv posted
   // early waits for its send, and the twin's rendezvous does that waiting); the mean of their ends.
   for (const auto& [key, sides] : pairs) {
     if (sides.size() != 2) {
       for (const PairSide& s : sides)
-        out.push_back(sample(plan.tasks[s.task], s.end - s.ready, 2));
+        out.push_back(sample(plan.tasks[s.task], s.end - s.ready, 2, std::nullopt));
       continue;
     }
     const double start = std::max(sides[0].ready, sides[1].ready);
     const double end = (sides[0].end + sides[1].end) / 2;
-    out.push_back(sample(plan.tasks[sides[sides[0].send ? 0 : 1].task], std::max(0.0, end - start), 2));
+    out.push_back(sample(plan.tasks[sides[sides[0].send ? 0 : 1].task], std::max(0.0, end - start), 2, std::nullopt));
   }
   return out;
 }

@@ -56,6 +56,9 @@ struct TaskSample {
   std::optional<models::CollectiveOp> op = {};  // collectives
   int world = 0;                                // the run's world size
   double wait_s = 0;  // taken out of `seconds`: the collective's wait on shared cores (step_wait.h)
+  /// CPU time the recording thread spent in the task (a collective: the mean
+  /// over its members), where the trace records it (cpu_us); else unset.
+  std::optional<double> cpu_s = {};
 };
 
 /// The samples of the runner steps in [first_step, last_step] (inclusive).

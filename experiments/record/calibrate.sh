@@ -4,16 +4,18 @@
 #
 #   profiles/localhost-cpu-4rank.yaml          the 4-rank collective benchmark (every repetition, 5 size
 #                                              segments at most) and every 4-rank NestPipe run
-#   profiles/localhost-cpu-2rank-VARIANT.yaml  one variant's 2-rank runs: the what-if's input
-#   profiles/localhost-cpu-2rank.yaml          every variant's 2-rank runs pooled
+#   profiles/localhost-cpu-2rank-VARIANT.yaml  one variant's 2-rank runs: the what-if's input, its collectives'
+#                                              wait per latency step measured from the runs themselves
+#                                              (--step-waits runs, calibrators/step_wait.h)
+#   profiles/localhost-cpu-2rank.yaml          every variant's 2-rank runs pooled (the same)
 #
 # Errors are (twin - real) / real of the measured step time:
 #   replay    the run's costs fitted on the run itself
-#   what-if   the 3- and 4-rank runs predicted from the variant's 2-rank profile
-#   +waits    the same, the profile also given the collective benchmarks of every rank count recorded
-#             (--step-waits: each count's wait per latency step, calibrators/step_wait.h); when the
-#             benchmarks cover more than one rank count (not written to profiles/)
-#   pooled    the same from the profile of all variants' 2-rank runs
+#   what-if   the 3- and 4-rank runs predicted from the variant's 2-rank profile (the shipped model)
+#   no waits  the same, the profile fitted without a step wait (the collectives' whole time their cost keys')
+#   bench     the same, the step waits measured by the collective benchmarks of every rank count recorded
+#             (--step-waits benchmarks; when the benchmarks cover more than one rank count)
+#   pooled    the shipped model from the profile of all variants' 2-rank runs
 # Usage: experiments/record/calibrate.sh [OUT=traces/data] [BUILD=build] [REPS=3]
 set -euo pipefail
 out=${1:-traces/data}
@@ -26,19 +28,21 @@ mkdir -p "$p"
 echo "== calibrating"
 "$cli" calibrate "$out"/collectives/bench-4rank-cpu-r*.json.gz "$out"/nestpipe/real-4rank-cpu-*.json.gz \
   --segments 5 --name localhost-cpu-4rank -o "$p/localhost-cpu-4rank.yaml" > "$p/localhost-cpu-4rank.fit.txt"
-"$cli" calibrate "$out"/nestpipe/real-2rank-cpu-*.json.gz \
+"$cli" calibrate "$out"/nestpipe/real-2rank-cpu-*.json.gz --step-waits runs \
   --name localhost-cpu-2rank -o "$p/localhost-cpu-2rank.yaml" > "$p/localhost-cpu-2rank.fit.txt"
 # The machine at every rank count benchmarked: each count's collective wait per latency step.
 machine=("$out"/collectives/bench-*rank-cpu-r*.json.gz)
 counts=$(printf '%s\n' "${machine[@]}" | sed -n 's/.*bench-\([0-9]*\)rank-.*/\1/p' | sort -u | wc -l)
-waits=$(mktemp -d)
-trap 'rm -rf "$waits"' EXIT
+alt=$(mktemp -d)
+trap 'rm -rf "$alt"' EXIT
 for v in "${variants[@]}"; do
-  "$cli" calibrate "$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz \
-    --name "localhost-cpu-2rank-$v" -o "$p/localhost-cpu-2rank-$v.yaml" > /dev/null
+  runs=("$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz)
+  "$cli" calibrate "${runs[@]}" --step-waits runs --name "localhost-cpu-2rank-$v" -o "$p/localhost-cpu-2rank-$v.yaml" \
+    > /dev/null
+  "$cli" calibrate "${runs[@]}" --name "localhost-cpu-2rank-$v-nowaits" -o "$alt/$v-nowaits.yaml" > /dev/null
   if [[ $counts -gt 1 ]]; then
-    "$cli" calibrate "$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz "${machine[@]}" --segments 5 --step-waits \
-      --name "localhost-cpu-2rank-$v-waits" -o "$waits/$v.yaml" > /dev/null
+    "$cli" calibrate "${runs[@]}" "${machine[@]}" --segments 5 --step-waits benchmarks \
+      --name "localhost-cpu-2rank-$v-bench" -o "$alt/$v-bench.yaml" > /dev/null
   fi
 done
 
@@ -78,19 +82,22 @@ step_ms() {
   done
   printf 'all       |error| %% %s\n' "$(stats abs "${all[@]}")"
   for w in 3 4; do
-    echo "## what-if: $w ranks predicted from 2-rank profiles (the variant's / with the machine's waits / all variants pooled)"
+    columns="the variant's / no waits"
+    [[ $counts -gt 1 ]] && columns+=" / benchmark waits"
+    echo "## what-if: $w ranks predicted from 2-rank profiles ($columns / all variants pooled)"
     all=()
     for v in "${variants[@]}"; do
-      own=() pooled=() waited=()
+      own=() nowaits=() bench=() pooled=()
       for r in $(seq 1 "$reps"); do
         f=$out/nestpipe/real-${w}rank-cpu-$v-r$r.json.gz
         own+=("$(error "$f" --profile "$p/localhost-cpu-2rank-$v.yaml")")
+        nowaits+=("$(error "$f" --profile "$alt/$v-nowaits.yaml")")
+        [[ $counts -gt 1 ]] && bench+=("$(error "$f" --profile "$alt/$v-bench.yaml")")
         pooled+=("$(error "$f" --profile "$p/localhost-cpu-2rank.yaml")")
-        [[ $counts -gt 1 ]] && waited+=("$(error "$f" --profile "$waits/$v.yaml")")
       done
       all+=("${own[@]}")
-      line=$(printf '%-9s own %% %s' "$v" "$(stats raw "${own[@]}")")
-      [[ $counts -gt 1 ]] && line+=" | +waits % $(stats raw "${waited[@]}")"
+      line=$(printf '%-9s own %% %s | no waits %% %s' "$v" "$(stats raw "${own[@]}")" "$(stats raw "${nowaits[@]}")")
+      [[ $counts -gt 1 ]] && line+=" | bench % $(stats raw "${bench[@]}")"
       printf '%s | pooled %% %s\n' "$line" "$(stats raw "${pooled[@]}")"
     done
     printf 'all       own |error| %% %s\n' "$(stats abs "${all[@]}")"

@@ -24,23 +24,23 @@ const std::string kBenchLarge = kData + "/collectives/bench-4rank-cpu-r1-large.j
 const std::string kRun2 = kData + "/nestpipe/real-2rank-cpu-dbp-r1.json.gz";
 const std::string kRun4 = kData + "/nestpipe/real-4rank-cpu-dbp-r1.json.gz";
 
-// The loopback benchmark's small all-reduces take the same time whatever
-// their size: that segment is pure latency, and the report says so rather
-// than printing its unbounded bandwidth as a number.
+// A segment whose time does not grow with the bytes (in the shipped benchmark,
+// broadcast's first: its smallest size) is pure latency, and the report says
+// so rather than printing its unbounded bandwidth as a number.
 TEST(CalibrateCliTest, ASegmentOfPureLatencyIsNamedSo) {
   const std::string out = ::testing::TempDir() + "ct_latency_only.yaml";
   const auto c = run_clustertwin({"calibrate", kBenchSmall, kBenchLarge, "-o", out});
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  const size_t line = c.out.find("# allreduce:");
+  const size_t line = c.out.find("# broadcast:");
   ASSERT_NE(line, std::string::npos) << c.out;
-  const std::string allreduce = c.out.substr(line, c.out.find('\n', line) - line);
-  EXPECT_NE(allreduce.find("[from 0 B: "), std::string::npos) << allreduce;
-  EXPECT_NE(allreduce.find(" us/step, latency only]"), std::string::npos) << allreduce;
-  EXPECT_NE(allreduce.find(" GB/s bus]"), std::string::npos) << allreduce;  // the larger sizes have a bandwidth
+  const std::string broadcast = c.out.substr(line, c.out.find('\n', line) - line);
+  EXPECT_NE(broadcast.find("[from 0 B: "), std::string::npos) << broadcast;
+  EXPECT_NE(broadcast.find(" us/step, latency only]"), std::string::npos) << broadcast;
+  EXPECT_NE(broadcast.find(" GB/s bus]"), std::string::npos) << broadcast;  // the larger sizes have a bandwidth
   EXPECT_EQ(c.out.find("e+09 GB/s"), std::string::npos) << c.out;
   auto profile = cluster::load_cluster_profile(out);
   ASSERT_TRUE(profile.is_ok()) << profile.status().message();
-  EXPECT_GE(profile->collectives.at("allreduce").fit.front().bus_bandwidth, 1e18);
+  EXPECT_GE(profile->collectives.at("broadcast").fit.front().bus_bandwidth, 1e18);
 }
 
 // An imported trace's kernel names run to 60 characters and more: the cost
@@ -125,14 +125,14 @@ TEST(CalibrateCliTest, CollectivesFromTheNetworkAreNotFittedFromTheRun) {
   EXPECT_EQ(nlohmann::json::parse(v.out).at("costs"), "profile");
 }
 
-// --step-waits: the benchmark's rank count gets each collective's wait per latency step (its smallest
+// --step-waits benchmarks: the benchmark's rank count gets each collective's wait per latency step (its smallest
 // message's fitted time per step: 4 KiB among 4 ranks, an all-reduce's 6 steps), and the run's collective
 // keys are fitted without it, so they come out cheaper than without the flag. Without benchmarks, or on a
 // base whose devices have cores of their own, it is one line and exit 2.
 TEST(CalibrateCliTest, StepWaitsComeFromTheBenchmarkAndLeaveTheKeys) {
   const std::string dir = ::testing::TempDir();
-  const auto with = run_clustertwin(
-      {"calibrate", kBenchSmall, kBenchLarge, kRun2, "--step-waits", "--json", "-o", dir + "ct_waits.yaml"});
+  const auto with = run_clustertwin({"calibrate", kBenchSmall, kBenchLarge, kRun2, "--step-waits", "benchmarks",
+                                     "--json", "-o", dir + "ct_waits.yaml"});
   ASSERT_EQ(with.exit_code, 0) << with.err;
   const auto without = run_clustertwin({"calibrate", kBenchSmall, kBenchLarge, kRun2, "-o", dir + "ct_nowaits.yaml"});
   ASSERT_EQ(without.exit_code, 0) << without.err;
@@ -153,15 +153,40 @@ TEST(CalibrateCliTest, StepWaitsComeFromTheBenchmarkAndLeaveTheKeys) {
   EXPECT_TRUE(plain->collectives.at("allreduce").step_wait.empty());
   // dense_allreduce at 2 ranks lost 2 steps x the wait at 2 ranks (4 ranks', the only one measured).
   EXPECT_GT(waited->costs.at("dense_allreduce").bus_rate, plain->costs.at("dense_allreduce").bus_rate);
-  for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{"calibrate", kRun2, "--step-waits", "-o", dir + "ct_bad.yaml"},
-        std::vector<std::string>{"calibrate", kBenchSmall, kRun2, "--step-waits", "--base", "h100-1024", "-o",
-                                 dir + "ct_bad.yaml"}}) {
+  for (const auto& [bad, message] :
+       {std::pair{std::vector<std::string>{"calibrate", kRun2, "--step-waits", "benchmarks", "-o", dir + "ct_bad.yaml"},
+                  "--step-waits benchmarks: needs collective benchmarks"},
+        std::pair{std::vector<std::string>{"calibrate", kBenchSmall, kRun2, "--step-waits", "benchmarks", "--base",
+                                           "h100-1024", "-o", dir + "ct_bad.yaml"},
+                  "--step-waits benchmarks: needs a base whose ranks share cores"},
+        std::pair{std::vector<std::string>{"calibrate", kRun2, "--step-waits", "always", "-o", dir + "ct_bad.yaml"},
+                  "--step-waits always: must be runs or benchmarks"},
+        std::pair{std::vector<std::string>{"calibrate", kBenchSmall, "--step-waits", "runs", "-o", dir + "ct_bad.yaml"},
+                  "--step-waits runs: no collective among the 0 run trace(s)"}}) {
     const auto r = run_clustertwin(bad);
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("--step-waits: needs collective benchmarks"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+// --step-waits runs: the run's own collectives give the wait, per latency step, of their time off the
+// calling thread's CPU, at the run's rank count (2), and the keys are fitted without it; the profile then
+// replays the run within the shared-core fit's tolerance, its collectives still the run's.
+TEST(CalibrateCliTest, StepWaitsFromTheRunsOwnCollectives) {
+  const std::string dir = ::testing::TempDir();
+  const auto with = run_clustertwin({"calibrate", kRun2, "--step-waits", "runs", "-o", dir + "ct_runwaits.yaml"});
+  ASSERT_EQ(with.exit_code, 0) << with.err;
+  auto waited = cluster::load_cluster_profile(dir + "ct_runwaits.yaml");
+  ASSERT_TRUE(waited.is_ok()) << waited.status().message();
+  for (const char* op : {"allreduce", "alltoall"}) {
+    const auto& w = waited->collectives.at(op).step_wait;
+    ASSERT_EQ(w.size(), 1u) << op;
+    EXPECT_GT(w.at(2), 0) << op;
+  }
+  const auto v = run_clustertwin(
+      {"validate", "nestpipe", "--real", kRun2, "--profile", dir + "ct_runwaits.yaml", "--max-error", "0.05"});
+  EXPECT_EQ(v.exit_code, 0) << v.err;
 }
 
 TEST(CalibrateCliTest, MaxErrorExitsThree) {
@@ -189,7 +214,8 @@ TEST(CalibrateCliTest, BadInputIsOneLine) {
   expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--segments", "0"}), "--segments 0");
   expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--tolerance", "2"}), "--tolerance");
   expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--base", "nowhere.yaml"}), "nowhere.yaml");
-  expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--drain", "30"}), kRun2 + ": --warmup 3 --drain 30");
+  expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--drain", "100"}),
+                  kRun2 + ": --warmup 3 --drain 100");
   expect_one_line(run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--max-error", "-0.5"}), "--max-error");
   expect_one_line(run_clustertwin({"validate", "collectives", "--real", kRun4}),
                   "is not a collective benchmark ('collectives')");

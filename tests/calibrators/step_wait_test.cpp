@@ -33,6 +33,28 @@ TEST(StepWaitTest, EachRankCountsWaitIsItsSmallestMessagesTimePerLatencyStep) {
   EXPECT_NEAR(a2a.at(4), 0.75e-3, 1e-12);
 }
 
+// From a run's own collectives: per op and world, the time off the CPU over the latency steps, pooled over
+// the samples (sum over sum); a sample without a CPU time, or a task that is not a collective, adds nothing.
+TEST(StepWaitTest, ARunsWaitIsItsCollectivesTimeOffTheCpuPerLatencyStep) {
+  std::vector<TaskSample> samples = {
+      {"ar", 3e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2, 0, 0.4e-3},  // 2.6 ms off the CPU, 2 steps
+      {"ar", 5e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2, 0, 0.6e-3},  // 4.4 ms, 2 steps
+      {"ar", 9e-3, 1e5, false, 6, CollectiveOp::kAllReduce, 4, 0, 0.3e-3},  // another world: 8.7 ms, 6 steps
+      {"a2a", 2e-3, 1e5, false, 1, CollectiveOp::kAllToAll, 2, 0, 2.5e-3},  // more CPU than time: 0
+      {"a2a", 4e-3, 1e5, false, 1, CollectiveOp::kAllToAll, 2, 0, 1e-3},    // 3 ms, 1 step
+      {"nocpu", 7e-3, 1e5, false, 1, CollectiveOp::kAllToAll, 2},           // no CPU time recorded
+      {"bcast", 7e-3, 1e5, false, 1, CollectiveOp::kBroadcast, 2},          // nor here: no wait at all
+      {"gemm", 2e-3, 1e9, true, 0, {}, 2, 0, 1.9e-3},
+  };
+  const auto waits = measure_run_step_waits(samples);
+  ASSERT_EQ(waits.size(), 2u);
+  const auto& ar = waits.at(CollectiveOp::kAllReduce);
+  ASSERT_EQ(ar.size(), 2u);
+  EXPECT_NEAR(ar.at(2), (2.6e-3 + 4.4e-3) / 4, 1e-15);
+  EXPECT_NEAR(ar.at(4), 8.7e-3 / 6, 1e-15);
+  EXPECT_NEAR(waits.at(CollectiveOp::kAllToAll).at(2), 3e-3 / 2, 1e-15);
+}
+
 // A run's collective sample loses its latency steps x the wait at its ranks on the node; a profile without
 // shared cores, a task that is not a collective, or an op without waits keep theirs.
 TEST(StepWaitTest, RecordedCollectivesLoseTheirWaitBeforeTheFit) {
