@@ -65,7 +65,9 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
   // benchmarks at each rank count (--step-waits), else the base's if it has one: out of the runs' collectives
   // before their keys are fitted.
   cluster::ClusterProfile machine = base;
-  if (options.step_waits != StepWaitSource::kNone) {
+  if (options.step_waits == StepWaitSource::kAuto) {
+    if (!options.collectives_from_network) add_run_step_waits_by_default(tasks, &machine);
+  } else if (options.step_waits != StepWaitSource::kNone) {
     const bool from_runs = options.step_waits == StepWaitSource::kRuns;
     const std::string flag = from_runs ? "--step-waits runs" : "--step-waits benchmarks";
     if (base.node_cores <= 0) {

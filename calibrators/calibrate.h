@@ -17,7 +17,10 @@
 
 namespace clustertwin::calibrators {
 
-enum class StepWaitSource { kNone, kRuns, kBenchmarks };
+/// kAuto: the runs' own where the base's ranks share cores, has no step
+/// wait and the runs' collectives record their CPU time, else none
+/// (add_run_step_waits_by_default); not with collectives_from_network.
+enum class StepWaitSource { kAuto, kNone, kRuns, kBenchmarks };
 
 struct CalibrateOptions {
   std::string name;  // the profile's name ("" keeps the base's)
@@ -34,7 +37,7 @@ struct CalibrateOptions {
   /// profile's collectives.OP.step_wait, and fit the runs' collective keys
   /// without it: from the runs' own collectives (their time off the CPU), or
   /// from the collective benchmarks given, at each of their rank counts.
-  StepWaitSource step_waits = StepWaitSource::kNone;
+  StepWaitSource step_waits = StepWaitSource::kAuto;
 };
 
 struct Calibration {

@@ -61,11 +61,15 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
       sources.push_back(std::move(*source));
       measured.push_back({&sources.back(), first, last});
     }
-    remove_step_waits(base, &samples);
+    // Predicting from other runs (another rank count, most often): their collectives' waits, measured in them,
+    // held apart from the CPU work the twin time-shares (step_wait.h), as calibrate does by default.
+    cluster::ClusterProfile machine = base;
+    add_run_step_waits_by_default(samples, &machine);
+    remove_step_waits(machine, &samples);
     r.fits = fit_keys(samples);
     r.costs = "runs";
     r.costs_from = costs_paths;
-    profile = profile_with_fits(base, r.fits);
+    profile = profile_with_fits(machine, r.fits);
   } else if (profile_prices_all) {
     r.costs = "profile";
   } else {

@@ -41,6 +41,16 @@ std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(con
   return waits;
 }
 
+bool add_run_step_waits_by_default(const std::vector<TaskSample>& samples, cluster::ClusterProfile* profile) {
+  if (profile->node_cores <= 0) return false;
+  for (const auto& [op, factor] : profile->collectives) {
+    if (!factor.step_wait.empty()) return false;
+  }
+  const auto waits = measure_run_step_waits(samples);
+  add_step_waits(waits, profile);
+  return !waits.empty();
+}
+
 void add_step_waits(const std::map<models::CollectiveOp, std::map<int, double>>& waits,
                     cluster::ClusterProfile* profile) {
   for (const auto& [op, by_ranks] : waits)

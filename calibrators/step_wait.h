@@ -17,16 +17,17 @@
 // embedding all-to-alls 1.6-1.7 -> 1.7-2.1 ms) and compute that waits far
 // less for a core than the twin's (a collective's threads sleep).
 //
-// From the runs (`calibrate --step-waits runs`, the shipped what-if
-// profiles): per op, the collectives' time off the calling thread's CPU
+// From the runs (`calibrate --step-waits runs`: calibrate's default on a
+// base whose ranks share cores, validate --costs-from's, the shipped what-if
+// profiles'): per op, the collectives' time off the calling thread's CPU
 // (cpu_us) per latency step, at the runs' rank count and held at others
 // (CollectiveFactor::step_wait_at); the key keeps the rest (its CPU time and
 // its own departure from the op's mean wait), which the twin time-shares.
 // From benchmarks (`--step-waits benchmarks`): each rank count's smallest
 // message's time per latency step; a benchmark's ranks wait only for each
 // other, so it grows faster with the ranks (a 4 KiB all-to-all's 0.23 ->
-// 0.74 ms from 2 to 4) than a run's collectives do, and
-// overshoots. traces/data/README.md has each one's what-if errors.
+// 0.74 ms from 2 to 4) than a run's collectives do, and overshoots.
+// traces/data/README.md has each one's what-if errors.
 
 #include <map>
 #include <vector>
@@ -54,6 +55,12 @@ std::map<models::CollectiveOp, std::map<int, double>> measure_step_waits(const s
 /// operating system to run its threads. Samples without a CPU time (cpu_s)
 /// are left out; an op none of whose samples has one gets no wait.
 std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples);
+
+/// The default where ranks share cores (calibrate's --step-waits auto, and
+/// validate --costs-from): when `profile` has node_cores and no step wait
+/// yet, adds the runs' own (measure_run_step_waits of `samples`). Returns
+/// whether it added any.
+bool add_run_step_waits_by_default(const std::vector<TaskSample>& samples, cluster::ClusterProfile* profile);
 
 /// `profile` with `waits` as its collectives' step_wait (adding an entry
 /// per collective where none is).

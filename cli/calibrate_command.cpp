@@ -24,7 +24,7 @@ struct CalibrateArgs {
   int segments = 4;
   double tolerance = 0.03;
   bool collectives_from_network = false;
-  std::string step_waits;  // "", runs or benchmarks
+  std::string step_waits = "auto";
   bool json = false;
 };
 
@@ -72,12 +72,16 @@ Status run_calibrate(const CalibrateArgs& a) {
   o.network.max_segments = a.segments;
   o.network.tolerance = a.tolerance;
   o.collectives_from_network = a.collectives_from_network;
-  if (a.step_waits == "runs") {
+  if (a.step_waits == "auto") {
+    o.step_waits = calibrators::StepWaitSource::kAuto;
+  } else if (a.step_waits == "none") {
+    o.step_waits = calibrators::StepWaitSource::kNone;
+  } else if (a.step_waits == "runs") {
     o.step_waits = calibrators::StepWaitSource::kRuns;
   } else if (a.step_waits == "benchmarks") {
     o.step_waits = calibrators::StepWaitSource::kBenchmarks;
-  } else if (!a.step_waits.empty()) {
-    return Status::invalid_argument("--step-waits " + a.step_waits + ": must be runs or benchmarks");
+  } else {
+    return Status::invalid_argument("--step-waits " + a.step_waits + ": must be auto, none, runs or benchmarks");
   }
   auto c = calibrators::calibrate(a.traces, *base, o);
   if (!c.is_ok()) return c.status();
@@ -120,14 +124,16 @@ void add_calibrate_command(CLI::App& app, Action* action) {
                 "--base's or the benchmarks' fitted collectives, else its links): for a what-if at another scale, "
                 "where a small trace's collective times, its ranks' skew included, do not extrapolate");
   cmd->add_option("--step-waits", a->step_waits,
-                  "runs or benchmarks. Ranks sharing a machine's cores (a base with node_cores, as localhost-cpu): "
-                  "measure a collective's wait per latency step (its members and the OS running its threads, not "
-                  "CPU work), write it as collectives.OP.step_wait, and fit the runs' collective keys without it, "
-                  "so that a what-if at another rank count scales the wait by the collective's latency steps and "
-                  "time-shares only the CPU work. `runs`: from the runs' own collectives (their time off the "
-                  "calling thread's CPU, cpu_us), at the runs' rank count, held at others; `benchmarks`: from the "
-                  "collective benchmarks given, at each of their rank counts (calibrators/step_wait.h; how each "
-                  "does on this repository's recordings: traces/data/README.md)");
+                  "auto, none, runs or benchmarks. Ranks sharing a machine's cores (a base with node_cores, as "
+                  "localhost-cpu): measure a collective's wait per latency step (for its peers and for the OS to "
+                  "run its threads, not CPU work), write it as collectives.OP.step_wait, and fit the runs' "
+                  "collective keys without it, so that a what-if at another rank count scales the wait by the "
+                  "collective's latency steps and time-shares only the CPU work. `runs`: from the runs' own "
+                  "collectives (their time off the calling thread's CPU, cpu_us), at the runs' rank count, held at "
+                  "others; `benchmarks`: from the collective benchmarks given, at each of their rank counts (it "
+                  "overshoots); `auto`: runs where the base's ranks share cores, it has no step wait yet and the "
+                  "runs record CPU times, else none (how each does: traces/data/README.md)")
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print the fit quality as JSON instead of tables");
   auto d = std::make_shared<DeviceArgs>();
   CLI::App* device = cmd->add_subcommand(

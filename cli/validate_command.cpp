@@ -203,7 +203,8 @@ void add_validate_command(CLI::App& app, Action* action) {
       ->capture_default_str();
   cmd->add_option("--costs-from", a->costs_from,
                   "Fit the costs on these other recorded runs (comma-separated: other variants, worker counts or "
-                  "seeds, pooled) and predict --real's step");
+                  "seeds, pooled) and predict --real's step (nestpipe on a profile whose ranks share cores: the "
+                  "runs' collectives' waits apart from their CPU work, as `calibrate --step-waits auto`)");
   CLI::Option* max_error =
       cmd->add_option("--max-error", a->max_error,
                       "Exit 3 when the absolute relative step-time error (collectives: the largest per size) exceeds "

@@ -39,7 +39,7 @@ for v in "${variants[@]}"; do
   runs=("$out"/nestpipe/real-2rank-cpu-"$v"-r*.json.gz)
   "$cli" calibrate "${runs[@]}" --step-waits runs --name "localhost-cpu-2rank-$v" -o "$p/localhost-cpu-2rank-$v.yaml" \
     > /dev/null
-  "$cli" calibrate "${runs[@]}" --name "localhost-cpu-2rank-$v-nowaits" -o "$alt/$v-nowaits.yaml" > /dev/null
+  "$cli" calibrate "${runs[@]}" --step-waits none --name "localhost-cpu-2rank-$v-nowaits" -o "$alt/$v-nowaits.yaml" > /dev/null
   if [[ $counts -gt 1 ]]; then
     "$cli" calibrate "${runs[@]}" "${machine[@]}" --segments 5 --step-waits benchmarks \
       --name "localhost-cpu-2rank-$v-bench" -o "$alt/$v-bench.yaml" > /dev/null

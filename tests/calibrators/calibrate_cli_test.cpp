@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -134,7 +136,8 @@ TEST(CalibrateCliTest, StepWaitsComeFromTheBenchmarkAndLeaveTheKeys) {
   const auto with = run_clustertwin({"calibrate", kBenchSmall, kBenchLarge, kRun2, "--step-waits", "benchmarks",
                                      "--json", "-o", dir + "ct_waits.yaml"});
   ASSERT_EQ(with.exit_code, 0) << with.err;
-  const auto without = run_clustertwin({"calibrate", kBenchSmall, kBenchLarge, kRun2, "-o", dir + "ct_nowaits.yaml"});
+  const auto without = run_clustertwin(
+      {"calibrate", kBenchSmall, kBenchLarge, kRun2, "--step-waits", "none", "-o", dir + "ct_nowaits.yaml"});
   ASSERT_EQ(without.exit_code, 0) << without.err;
   auto waited = cluster::load_cluster_profile(dir + "ct_waits.yaml");
   auto plain = cluster::load_cluster_profile(dir + "ct_nowaits.yaml");
@@ -160,7 +163,7 @@ TEST(CalibrateCliTest, StepWaitsComeFromTheBenchmarkAndLeaveTheKeys) {
                                            "h100-1024", "-o", dir + "ct_bad.yaml"},
                   "--step-waits benchmarks: needs a base whose ranks share cores"},
         std::pair{std::vector<std::string>{"calibrate", kRun2, "--step-waits", "always", "-o", dir + "ct_bad.yaml"},
-                  "--step-waits always: must be runs or benchmarks"},
+                  "--step-waits always: must be auto, none, runs or benchmarks"},
         std::pair{std::vector<std::string>{"calibrate", kBenchSmall, "--step-waits", "runs", "-o", dir + "ct_bad.yaml"},
                   "--step-waits runs: no collective among the 0 run trace(s)"}}) {
     const auto r = run_clustertwin(bad);
@@ -187,6 +190,18 @@ TEST(CalibrateCliTest, StepWaitsFromTheRunsOwnCollectives) {
   const auto v = run_clustertwin(
       {"validate", "nestpipe", "--real", kRun2, "--profile", dir + "ct_runwaits.yaml", "--max-error", "0.05"});
   EXPECT_EQ(v.exit_code, 0) << v.err;
+  // The default (auto) on localhost-cpu, whose ranks share cores, is the same profile; none has no waits.
+  auto text = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  ASSERT_EQ(run_clustertwin({"calibrate", kRun2, "-o", dir + "ct_autowaits.yaml"}).exit_code, 0);
+  EXPECT_EQ(text(dir + "ct_autowaits.yaml"), text(dir + "ct_runwaits.yaml"));
+  ASSERT_EQ(run_clustertwin({"calibrate", kRun2, "--step-waits", "none", "-o", dir + "ct_nowaits2.yaml"}).exit_code, 0);
+  auto plain = cluster::load_cluster_profile(dir + "ct_nowaits2.yaml");
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  for (const auto& [op, factor] : plain->collectives)
+    EXPECT_TRUE(factor.step_wait.empty()) << op;
 }
 
 TEST(CalibrateCliTest, MaxErrorExitsThree) {

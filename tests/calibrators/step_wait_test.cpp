@@ -55,6 +55,27 @@ TEST(StepWaitTest, ARunsWaitIsItsCollectivesTimeOffTheCpuPerLatencyStep) {
   EXPECT_NEAR(waits.at(CollectiveOp::kAllToAll).at(2), 3e-3 / 2, 1e-15);
 }
 
+// The default: a profile whose ranks share cores and that has no wait yet takes the runs' own; one with
+// cores per device, or with a wait already (a calibrated base), is left as it is.
+TEST(StepWaitTest, RunWaitsByDefaultOnlyOnSharedCoresWithoutWaits) {
+  const std::vector<TaskSample> samples = {{"ar", 3e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2, 0, 1e-3}};
+  cluster::ClusterProfile shared;
+  shared.node_cores = 2;
+  ASSERT_TRUE(add_run_step_waits_by_default(samples, &shared));
+  EXPECT_NEAR(shared.collectives.at("allreduce").step_wait.at(2), 1e-3, 1e-15);
+  cluster::ClusterProfile own_cores;
+  EXPECT_FALSE(add_run_step_waits_by_default(samples, &own_cores));
+  EXPECT_TRUE(own_cores.collectives.empty());
+  cluster::ClusterProfile calibrated;
+  calibrated.node_cores = 2;
+  calibrated.collectives["alltoall"].step_wait = {{4, 0.7e-3}};
+  EXPECT_FALSE(add_run_step_waits_by_default(samples, &calibrated));
+  EXPECT_EQ(calibrated.collectives.count("allreduce"), 0u);
+  cluster::ClusterProfile no_cpu;
+  no_cpu.node_cores = 2;
+  EXPECT_FALSE(add_run_step_waits_by_default({{"ar", 3e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2}}, &no_cpu));
+}
+
 // A run's collective sample loses its latency steps x the wait at its ranks on the node; a profile without
 // shared cores, a task that is not a collective, or an op without waits keep theirs.
 TEST(StepWaitTest, RecordedCollectivesLoseTheirWaitBeforeTheFit) {
