@@ -133,6 +133,10 @@ std::string calibration_report(const Calibration& c) {
         "# cost keys: mean/median/IQR of the samples (ready to end), the fitted line (collectives: latency per\n"
         "# latency step, rate in bus bytes), its largest miss per size";
     out += c.profile.node_cores > 0 ? "; the profile holds these as core-seconds (node_cores)\n" : "\n";
+    bool waits = false;
+    for (const auto& [op, f] : c.profile.collectives)
+      waits = waits || !f.step_wait.empty();
+    if (waits) out += "# collectives: their time less the wait per latency step below, which the twin adds back\n";
     // The key column is as wide as the longest key (an imported trace's
     // kernel names run long), so the numbers stay in their columns.
     size_t width = 18;
