@@ -14,8 +14,6 @@
 
 namespace clustertwin::calibrators::detail {
 
-// Per cost key, the mean duration of its tasks in a twin run (each task's mean over ranks and measured
-// steps; a key's tasks run equally often).
 std::map<std::string, double> twin_key_means(const models::Plan& plan, const sim::SimResult& twin) {
   std::map<std::string, std::pair<double, int>> sums;
   for (size_t i = 0; i < plan.tasks.size() && i < twin.tasks.size(); ++i) {

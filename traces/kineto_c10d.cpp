@@ -12,8 +12,6 @@ GroupArgs GroupArgs::of(const KinetoEvent& e) {
   return {e.rank_arg, e.dst_rank, e.src_rank, e.global_rank_start, e.global_rank_stride, e.group_size, e.group_ranks};
 }
 
-// The group's global ranks as start + i x stride: from its rank list when that is evenly spaced, else from
-// "Global rank start" and "Global rank stride".
 std::optional<std::pair<int64_t, int64_t>> GroupArgs::layout() const {
   if (ranks.size() >= 2) {
     const int64_t stride = ranks[1] - ranks[0];
@@ -26,8 +24,6 @@ std::optional<std::pair<int64_t, int64_t>> GroupArgs::layout() const {
   return std::nullopt;
 }
 
-// The global rank of a send's destination or a recv's source: "Dst Rank" / "Src Rank", else "Rank" (a rank
-// of the group) through the group's layout, or as it is when the group is the whole world.
 std::optional<int64_t> GroupArgs::peer(const std::string& collective, int64_t world_size) const {
   if (collective == "send" && dst) return dst;
   if (collective == "recv" && src) return src;
@@ -48,17 +44,14 @@ std::optional<int64_t> bytes_of(std::optional<int64_t> nelems, std::optional<int
 
 }  // namespace
 
-// A CPU operator's first input, in bytes ("Input Dims" x "Input type").
 std::optional<int64_t> first_input_bytes(const KinetoEvent& e) {
   return bytes_of(e.first_input_nelems, kineto::cpp_type_bytes(e.first_input_type));
 }
 
-// A collective's message as c10d records it ("In msg nelems" x "dtype").
 std::optional<int64_t> message_bytes(const KinetoEvent& e) {
   return bytes_of(e.in_nelems, kineto::dtype_bytes(e.dtype));
 }
 
-// The collective and bytes a host operator says, if it is a c10d collective.
 std::optional<CommOperator> comm_operator(const KinetoEvent& e) {
   if (kineto::is_gpu_category(e.cat) || e.ph != "X") return std::nullopt;
   CommOperator op;

@@ -13,7 +13,6 @@
 
 namespace clustertwin::traces::detail {
 
-// The category of a complete event we import, or nothing for the rest.
 std::optional<Category> imported_category(const KinetoEvent& e, const KinetoImportOptions& options) {
   if (e.ph != "X" || !e.pid || !e.tid) return std::nullopt;
   return kineto::category_for(e.cat, e.name, e.has_collective, options.keep_runtime_calls);
@@ -23,14 +22,12 @@ StreamKey stream_key(const KinetoEvent& e) {
   return {kineto::is_gpu_category(e.cat) ? 0 : 1, *e.pid, *e.tid};
 }
 
-// The launch of a GPU event, if the file has it.
 const Launch* Input::launch_of(const KinetoEvent& e) const {
   if (!e.correlation || !kineto::is_gpu_category(e.cat)) return nullptr;
   auto it = launches.find(*e.correlation);
   return it == launches.end() ? nullptr : &it->second;
 }
 
-// The innermost c10d collective operator around `launch` on its thread; one with bytes first.
 const CommOperator* Input::operator_around(const Launch& launch) const {
   auto ops = comm_operators.find(launch.tid);
   if (ops == comm_operators.end()) return nullptr;
@@ -43,7 +40,6 @@ const CommOperator* Input::operator_around(const Launch& launch) const {
   return best;
 }
 
-// Pass 1: header, streams, thread names and the earliest time of one file.
 Status scan(Input* in, const KinetoImportOptions& options, KinetoImportStats* stats) {
   return kineto::read_kineto_file(in->path, &in->header, [&](const KinetoEvent& e) {
     ++stats->events_read;
@@ -72,8 +68,6 @@ Status scan(Input* in, const KinetoImportOptions& options, KinetoImportStats* st
   });
 }
 
-// Each AccumulateGrad's gradient goes to the last GPU work its thread launched before it: the kernel that
-// computed the gradient (with zero_grad(set_to_none=True) AccumulateGrad launches nothing itself).
 void credit_gradients(Input* in) {
   std::map<int64_t, std::vector<std::pair<Micros, int64_t>>> by_thread;  // tid -> (launch start, correlation)
   for (const auto& [correlation, launch] : in->launches)
@@ -94,7 +88,6 @@ void credit_gradients(Input* in) {
   }
 }
 
-// Ranks from --rank, distributedInfo.rank or the position; no two alike.
 Status assign_ranks(std::vector<Input>* inputs, const KinetoImportOptions& options, int* world_size) {
   std::map<int64_t, const Input*> owner;
   int64_t size = 1;
@@ -121,9 +114,6 @@ Status assign_ranks(std::vector<Input>* inputs, const KinetoImportOptions& optio
   return Status::ok();
 }
 
-// Our streams: one per (pid, tid) of a rank, named after it. Ranks share a
-// stream when their names agree ("stream 7" on every GPU), so the list is the
-// union of names in the order GPU (device, stream), then CPU (pid, tid).
 std::vector<std::string> assign_streams(std::vector<Input>* inputs) {
   std::vector<std::tuple<StreamKey, size_t, std::string>> all;  // key, index in *inputs, name
   for (size_t i = 0; i < inputs->size(); ++i) {
