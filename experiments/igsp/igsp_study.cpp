@@ -31,6 +31,7 @@
 #include "common/file_io.h"
 #include "common/gnuplot.h"
 #include "common/text.h"
+#include "experiments/igsp/igsp_study_internal.h"
 #include "models/igsp/analysis.h"
 #include "models/igsp/corpus.h"
 #include "real/igsp/study.h"
@@ -38,8 +39,8 @@
 namespace {
 
 using namespace clustertwin;
+using namespace clustertwin::experiments::igsp::detail;
 using clustertwin::igsp::SeedSummary;
-using clustertwin::igsp::summarise;
 using real::igsp::StudyRun;
 
 // The abstract's figures (../shared/papers/igsp.md), for the printed comparison only.
@@ -53,99 +54,6 @@ constexpr double kPaperRhoGeneral = 0.71, kPaperRhoMath = -0.53, kPaperRhoCode =
 void write(const std::string& path, const std::string& text) {
   Status s = write_file_atomically(path, text);
   if (!s.is_ok()) fail(s);
-}
-
-const std::vector<std::string> kDimensions = {"general", "code", "math", "commonsense", "total"};
-
-// Everything the tables need about one calibration set, over its seeds.
-struct SetSummary {
-  std::string name, kind;
-  std::vector<SeedSummary> retention;  // per kDimensions
-  std::vector<std::vector<double>> retention_by_seed;
-  double perplexity = 0, unique = 0, repeated = 0, byte_coverage = 0, word_types = 0, volume = 0, mean_length = 0;
-};
-
-std::vector<SetSummary> summarise_sets(const std::vector<StudyRun>& runs) {
-  std::vector<SetSummary> out;
-  for (size_t i = 0; i < runs.size();) {
-    size_t j = i;
-    while (j < runs.size() && runs[j].set == runs[i].set)
-      ++j;
-    SetSummary s;
-    s.name = runs[i].set;
-    s.kind = runs[i].kind;
-    const double n = static_cast<double>(j - i);
-    s.retention_by_seed.assign(kDimensions.size(), {});
-    for (size_t k = i; k < j; ++k) {
-      const StudyRun& r = runs[k];
-      for (size_t d = 0; d < kDimensions.size(); ++d)
-        s.retention_by_seed[d].push_back(r.retention[d]);
-      s.perplexity += r.dense_perplexity / n;
-      s.unique += r.information.unique_4gram_fraction / n;
-      s.repeated += r.information.repeated_4gram_fraction / n;
-      s.byte_coverage += r.information.byte_coverage / n;
-      s.word_types += r.information.word_types_per_1000 / n;
-      s.volume += static_cast<double>(r.information.volume) / n;
-      s.mean_length += r.information.mean_length / n;
-    }
-    for (const auto& v : s.retention_by_seed)
-      s.retention.push_back(summarise(v));
-    out.push_back(s);
-    i = j;
-  }
-  return out;
-}
-
-// Welch's interval for mean(a) - mean(b): the sets' seeds are independent draws, not pairs.
-// With one seed on either side there is no interval (`interval` false).
-struct Difference {
-  double mean = 0, low = 0, high = 0;
-  bool interval = false;
-};
-Difference welch(const std::vector<double>& a, const std::vector<double>& b) {
-  const SeedSummary sa = summarise(a), sb = summarise(b);
-  Difference d;
-  d.mean = sa.mean - sb.mean;
-  d.low = d.high = d.mean;
-  if (sa.n < 2 || sb.n < 2) return d;
-  d.interval = true;
-  const double va = sa.sd * sa.sd / sa.n, vb = sb.sd * sb.sd / sb.n;
-  if (va + vb == 0) return d;  // every seed gave the same figure: the interval is that point
-  const double df = (va + vb) * (va + vb) / (va * va / (sa.n - 1) + vb * vb / (sb.n - 1));
-  const double half =
-      clustertwin::igsp::student_t_quantile(0.975, std::max(1, static_cast<int>(std::floor(df)))) * std::sqrt(va + vb);
-  d.low = d.mean - half;
-  d.high = d.mean + half;
-  return d;
-}
-
-std::string gnuplot_script(const std::string& out, const std::vector<std::string>& metrics, double ymax) {
-  const std::string q = "'" + out + "/";
-  std::string s = "set terminal pngcairo noenhanced size 1400,600 font ',10'\nset datafile separator ','\n";
-  // Retention per dimension per set: clustered bars, one cluster per set.
-  s += "set output " + q + "retention.png'\n";
-  s += "set title 'Retention after 60% SparseGPT pruning, per calibration set (mean over seeds; 100 = dense)'\n"
-       "set style data histogram\nset style histogram cluster gap 1\nset style fill solid 0.8 border -1\n"
-       "set boxwidth 0.9\nset xtics rotate by -45 scale 0\nset ylabel 'retention (%)'\nset key outside right top\n"
-       "set grid ytics\nset arrow from graph 0, first 100 to graph 1, first 100 nohead dt 2\n";
-  s += "set yrange [0:" + std::to_string(static_cast<int>(std::ceil(ymax))) + "]\n";
-  s += "plot " + q + "retention.csv' every ::1 using 3:xtic(1) title 'general', '' every ::1 using 7 title 'code', " +
-       "'' every ::1 using 11 title 'math', '' every ::1 using 15 title 'commonsense', '' every ::1 using 19 title " +
-       "'total' lc rgb 'black'\n";
-  // The rho heat map: metric x dimension, the value printed in each cell.
-  s += "reset\nset terminal pngcairo noenhanced size 900,600 font ',10'\nset datafile separator ','\n";
-  s += "set output " + q + "rho_heatmap.png'\n";
-  s += "set title \"Spearman's rho over the 15 sources (* Holm p < 0.05; blank: metric constant)\"\n";
-  s += "set palette defined (-1 '#2166ac', 0 '#f7f7f7', 1 '#b2182b')\nset cbrange [-1:1]\nset cblabel 'rho'\n";
-  s += "set xrange [-0.5:4.5]\nset yrange [-0.5:" + std::to_string(metrics.size()) + "-0.5] reverse\n";
-  s += "set xtics ('general' 0, 'code' 1, 'math' 2, 'commonsense' 3, 'total' 4)\n";
-  s += "set ytics (";
-  for (size_t m = 0; m < metrics.size(); ++m)
-    s += (m ? ", '" : "'") + metrics[m] + "' " + std::to_string(m);
-  s += ")\n";
-  s += "plot " + q +
-       "rho_grid.csv' every ::1 using 1:2:4 with image notitle, '' every ::1 using 1:2:5 with labels notitle\n";
-  return s;
 }
 
 }  // namespace
