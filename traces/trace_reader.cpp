@@ -3,8 +3,6 @@
 // is read in trace_reader_event.cpp.
 #include "traces/trace_reader.h"
 
-#include <cmath>
-#include <cstdio>
 
 #include "common/file_io.h"
 #include "common/text.h"
