@@ -78,8 +78,9 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
       return Status::invalid_argument(flag + ": needs collective benchmarks among the traces; " +
                                       std::to_string(c.run_traces.size()) + " run trace(s) and no benchmark given");
     }
-    const auto waits = from_runs ? measure_run_step_waits(tasks) : measure_step_waits(bench, options.network);
-    if (waits.empty()) {
+    const auto waits =
+        from_runs ? measure_run_step_waits(tasks, base.devices_per_node) : measure_step_waits(bench, options.network);
+    if (from_runs && waits.empty()) {
       return Status::invalid_argument(flag + ": no collective among the " + std::to_string(c.run_traces.size()) +
                                       " run trace(s) records its CPU time (cpu_us) to measure a wait from");
     }
@@ -133,10 +134,8 @@ std::string calibration_report(const Calibration& c) {
         "# cost keys: mean/median/IQR of the samples (ready to end), the fitted line (collectives: latency per\n"
         "# latency step, rate in bus bytes), its largest miss per size";
     out += c.profile.node_cores > 0 ? "; the profile holds these as core-seconds (node_cores)\n" : "\n";
-    bool waits = false;
-    for (const auto& [op, f] : c.profile.collectives)
-      waits = waits || !f.step_wait.empty();
-    if (waits) out += "# collectives: their time less the wait per latency step below, which the twin adds back\n";
+    if (has_step_waits(c.profile))
+      out += "# collectives: their time less the wait per latency step below, which the twin adds back\n";
     // The key column is as wide as the longest key (an imported trace's
     // kernel names run long), so the numbers stay in their columns.
     size_t width = 18;

@@ -27,11 +27,13 @@ std::map<models::CollectiveOp, std::map<int, double>> measure_step_waits(const s
   return waits;
 }
 
-std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples) {
-  std::map<std::pair<models::CollectiveOp, int>, std::pair<double, double>> sums;  // (op, world) -> off-CPU s, steps
+std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples,
+                                                                             int ranks_per_node) {
+  std::map<std::pair<models::CollectiveOp, int>, std::pair<double, double>> sums;  // (op, ranks) -> off-CPU s, steps
   for (const TaskSample& s : samples) {
     if (!s.op || !s.cpu_s || s.steps <= 0) continue;
-    auto& [off_cpu, steps] = sums[{*s.op, s.world}];
+    const int ranks = ranks_per_node > 0 ? std::min(s.world, ranks_per_node) : s.world;
+    auto& [off_cpu, steps] = sums[{*s.op, ranks}];
     off_cpu += std::max(0.0, s.seconds - *s.cpu_s);
     steps += s.steps;
   }
@@ -42,13 +44,15 @@ std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(con
 }
 
 bool add_run_step_waits_by_default(const std::vector<TaskSample>& samples, cluster::ClusterProfile* profile) {
-  if (profile->node_cores <= 0) return false;
-  for (const auto& [op, factor] : profile->collectives) {
-    if (!factor.step_wait.empty()) return false;
-  }
-  const auto waits = measure_run_step_waits(samples);
+  if (profile->node_cores <= 0 || has_step_waits(*profile)) return false;
+  const auto waits = measure_run_step_waits(samples, profile->devices_per_node);
   add_step_waits(waits, profile);
   return !waits.empty();
+}
+
+bool has_step_waits(const cluster::ClusterProfile& profile) {
+  return std::any_of(profile.collectives.begin(), profile.collectives.end(),
+                     [](const auto& op) { return !op.second.step_wait.empty(); });
 }
 
 void add_step_waits(const std::map<models::CollectiveOp, std::map<int, double>>& waits,

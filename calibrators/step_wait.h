@@ -47,20 +47,26 @@ namespace clustertwin::calibrators {
 std::map<models::CollectiveOp, std::map<int, double>> measure_step_waits(const std::vector<CollectiveSample>& samples,
                                                                          const NetworkFitOptions& options);
 
-/// Per collective and world size of the runs' collective `samples` (task_
-/// samples of recorded runs): the time per latency step that the calling
-/// thread spent off the CPU, sum over samples of (time - CPU time) over the
-/// sum of their latency steps. What a collective of the run itself waited,
-/// among the step's other tasks and streams, for its members and for the
-/// operating system to run its threads. Samples without a CPU time (cpu_s)
-/// are left out; an op none of whose samples has one gets no wait.
-std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples);
+/// Per collective and ranks on a node (the run's world, at most
+/// `ranks_per_node` when that is > 0: the count the twin looks the wait up
+/// by) of the runs' collective `samples` (task_samples of recorded runs):
+/// the time per latency step that the calling thread spent off the CPU, sum
+/// over samples of (time - CPU time) over the sum of their latency steps.
+/// What a collective of the run itself waited, among the step's other tasks
+/// and streams, for its members and for the operating system to run its
+/// threads. Samples without a CPU time (cpu_s) are left out; an op none of
+/// whose samples has one gets no wait.
+std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples,
+                                                                             int ranks_per_node);
 
 /// The default where ranks share cores (calibrate's --step-waits auto, and
 /// validate --costs-from): when `profile` has node_cores and no step wait
 /// yet, adds the runs' own (measure_run_step_waits of `samples`). Returns
 /// whether it added any.
 bool add_run_step_waits_by_default(const std::vector<TaskSample>& samples, cluster::ClusterProfile* profile);
+
+/// Whether any collective of `profile` has a step_wait.
+bool has_step_waits(const cluster::ClusterProfile& profile);
 
 /// `profile` with `waits` as its collectives' step_wait (adding an entry
 /// per collective where none is).

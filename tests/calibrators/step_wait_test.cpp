@@ -46,13 +46,17 @@ TEST(StepWaitTest, ARunsWaitIsItsCollectivesTimeOffTheCpuPerLatencyStep) {
       {"bcast", 7e-3, 1e5, false, 1, CollectiveOp::kBroadcast, 2},          // nor here: no wait at all
       {"gemm", 2e-3, 1e9, true, 0, {}, 2, 0, 1.9e-3},
   };
-  const auto waits = measure_run_step_waits(samples);
+  const auto waits = measure_run_step_waits(samples, 4);
   ASSERT_EQ(waits.size(), 2u);
   const auto& ar = waits.at(CollectiveOp::kAllReduce);
   ASSERT_EQ(ar.size(), 2u);
   EXPECT_NEAR(ar.at(2), (2.6e-3 + 4.4e-3) / 4, 1e-15);
   EXPECT_NEAR(ar.at(4), 8.7e-3 / 6, 1e-15);
   EXPECT_NEAR(waits.at(CollectiveOp::kAllToAll).at(2), 3e-3 / 2, 1e-15);
+  // Two ranks to a node: the 4-rank run's collectives are waits at 2 ranks on the node, pooled with the rest.
+  const auto per_node = measure_run_step_waits(samples, 2);
+  ASSERT_EQ(per_node.at(CollectiveOp::kAllReduce).size(), 1u);
+  EXPECT_NEAR(per_node.at(CollectiveOp::kAllReduce).at(2), (2.6e-3 + 4.4e-3 + 8.7e-3) / 10, 1e-15);
 }
 
 // The default: a profile whose ranks share cores and that has no wait yet takes the runs' own; one with
@@ -60,6 +64,7 @@ TEST(StepWaitTest, ARunsWaitIsItsCollectivesTimeOffTheCpuPerLatencyStep) {
 TEST(StepWaitTest, RunWaitsByDefaultOnlyOnSharedCoresWithoutWaits) {
   const std::vector<TaskSample> samples = {{"ar", 3e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2, 0, 1e-3}};
   cluster::ClusterProfile shared;
+  shared.devices_per_node = 4;
   shared.node_cores = 2;
   ASSERT_TRUE(add_run_step_waits_by_default(samples, &shared));
   EXPECT_NEAR(shared.collectives.at("allreduce").step_wait.at(2), 1e-3, 1e-15);
