@@ -78,13 +78,16 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
       return Status::invalid_argument(flag + ": needs collective benchmarks among the traces; " +
                                       std::to_string(c.run_traces.size()) + " run trace(s) and no benchmark given");
     }
-    const auto waits =
-        from_runs ? measure_run_step_waits(tasks, base.devices_per_node) : measure_step_waits(bench, options.network);
-    if (from_runs && waits.empty()) {
-      return Status::invalid_argument(flag + ": no collective among the " + std::to_string(c.run_traces.size()) +
-                                      " run trace(s) records its CPU time (cpu_us) to measure a wait from");
+    if (from_runs) {
+      const auto waits = measure_run_key_waits(tasks);
+      if (waits.empty()) {
+        return Status::invalid_argument(flag + ": no collective among the " + std::to_string(c.run_traces.size()) +
+                                        " run trace(s) records its CPU time (cpu_us) to measure a wait from");
+      }
+      add_key_waits(waits, &machine);
+    } else {
+      add_step_waits(measure_step_waits(bench, options.network), &machine);
     }
-    add_step_waits(waits, &machine);
   }
   remove_step_waits(machine, &tasks);
   c.keys = fit_keys(tasks);
@@ -121,7 +124,8 @@ StatusOr<std::string> calibration_yaml(const Calibration& c) {
   for (const std::string& t : c.run_traces)
     header += "  " + file_name(t) + " (recorded run)\n";
   header += "costs: each cost key's latency and rate, fitted on the runs; collectives.OP.fit: the benchmarked network";
-  header += "; collectives.OP.step_wait: a collective's wait for the OS per latency step on shared cores.";
+  header += "; step_wait (a cost key's, or collectives.OP's): a collective's wait for the OS per latency step on";
+  header += " shared cores.";
   return cluster::cluster_profile_yaml(c.profile, header);
 }
 
@@ -185,6 +189,11 @@ std::string calibration_report(const Calibration& c) {
       out += format(" %.0f ranks %.3f ms", ranks, seconds * 1e3);
     out += "\n";
   }
+  for (const auto& [key, cost] : c.profile.costs) {
+    if (cost.step_wait > 0)
+      out += "# " + key + ": wait per latency step on shared cores (the OS running its threads; step_wait.h): " +
+             format("%.3f ms\n", cost.step_wait * 1e3);
+  }
   return out;
 }
 
@@ -237,6 +246,10 @@ std::string calibration_json(const Calibration& c) {
     for (const auto& [ranks, seconds] : f.step_wait)
       by_ranks.push_back({{"ranks", ranks}, {"seconds", seconds}});
     j["step_waits"][op] = by_ranks;
+  }
+  j["key_step_waits"] = nlohmann::ordered_json::object();  // seconds per latency step, by cost key
+  for (const auto& [key, cost] : c.profile.costs) {
+    if (cost.step_wait > 0) j["key_step_waits"][key] = cost.step_wait;
   }
   return j.dump(2) + "\n";
 }

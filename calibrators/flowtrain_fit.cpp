@@ -22,10 +22,48 @@ std::vector<double> measured_steps(const FlowTrainRun& run, int first_step) {
 }
 
 StatusOr<sim::flowtrain::FlowTrainProcessResult> twin(const FlowTrainRun& run,
-                                                      const sim::flowtrain::FlowTrainProcessCosts& costs, int cores) {
+                                                      const sim::flowtrain::FlowTrainProcessCosts& costs, int cores,
+                                                      int first_step = 0) {
   sim::flowtrain::FlowTrainProcessSetup s = run.setup;
   s.cores = cores;
-  return sim::flowtrain::run_flowtrain_process_twin(s, costs);
+  return sim::flowtrain::run_flowtrain_process_twin(s, costs, first_step);
+}
+
+// On a GPU run, each key's device part (FlowTrainKeyCost::device_*) scaled round by round until the twin on the
+// runs gives each key the mean time (start to end) its tasks took: ranks sharing a GPU wait for each other's
+// device work, which the recorded times hold and the twin adds again, so the part a task needs alone is less.
+Status fit_device_parts(const std::vector<const FlowTrainRun*>& runs, int first_step, int cores,
+                        const std::map<std::string, std::pair<double, int64_t>>& real_wall,
+                        sim::flowtrain::FlowTrainProcessCosts* costs) {
+  constexpr int kRounds = 8;
+  for (int round = 0; round < kRounds; ++round) {
+    std::map<std::string, std::pair<double, int64_t>> twin_wall;
+    for (const FlowTrainRun* run : runs) {
+      auto r = twin(*run, *costs, cores, first_step);
+      if (!r.is_ok()) return r.status();
+      for (const auto& [key, wall] : r->wall_s) {
+        twin_wall[key].first += wall.first;
+        twin_wall[key].second += wall.second;
+      }
+    }
+    double worst = 0;
+    for (auto& [key, c] : costs->keys) {
+      auto real = real_wall.find(key);
+      auto sim = twin_wall.find(key);
+      if (real == real_wall.end() || sim == twin_wall.end() || real->second.second == 0 || sim->second.second == 0)
+        continue;
+      if (c.device_latency_s == 0 && c.device_seconds_per_unit == 0) continue;
+      const double want = real->second.first / real->second.second, got = sim->second.first / sim->second.second;
+      if (want <= 0 || got <= 0) continue;
+      const double f = want / got;
+      worst = std::max(worst, std::abs(f - 1));
+      // The whole task's miss, put on its device part (the CPU part is measured as it is).
+      c.device_latency_s *= f;
+      c.device_seconds_per_unit *= f;
+    }
+    if (worst < 0.002) break;
+  }
+  return Status::ok();
 }
 
 double twin_total(const sim::flowtrain::FlowTrainProcessResult& r, int first_step) {
@@ -105,6 +143,13 @@ StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
   CT_RETURN_IF_ERROR(integer(m, "model.", "d_model", 1, &f.d_model));
   CT_RETURN_IF_ERROR(integer(m, "model.", "layers", 1, &f.layers));
   CT_RETURN_IF_ERROR(integer(m, "model.", "vocab", 1, &f.vocab));
+  // A run on a GPU: its ranks' device work shares the machine's GPUs (rank r on r % gpus, as the executor
+  // places them; config.gpus where the run recorded it, else one: the device check's machine).
+  if (run.metadata.hardware.rfind("cuda", 0) == 0) {
+    s.gpus = 1;
+    if (config.contains("gpus")) CT_RETURN_IF_ERROR(integer(config, "", "gpus", 1, &v));
+    if (config.contains("gpus")) s.gpus = static_cast<int>(v);
+  }
   if (config.contains("matmul_flops_per_s") && config["matmul_flops_per_s"].is_number()) {
     run.matmul_flops_per_s = config["matmul_flops_per_s"].get<double>();
   }
@@ -133,7 +178,10 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
   if (runs.empty()) return Status::invalid_argument("fit: no runs");
   sim::flowtrain::FlowTrainProcessCosts costs;
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> points;  // size, cpu seconds
-  std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, double> exchange;       // the least wait beyond CPU
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> device;  // size, wait beyond the CPU
+  std::map<std::string, std::pair<double, int64_t>> wall;                             // key -> seconds, tasks
+  bool on_gpu = false;
+  std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, double> exchange;  // the least wait beyond CPU
   std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, std::pair<double, int>> exchange_size;  // bytes, members
   for (const FlowTrainRun* run : runs) {
     for (const traces::Event& e : run->events) {
@@ -142,6 +190,14 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
       const double size = e.flops ? *e.flops : e.bytes ? static_cast<double>(*e.bytes) : 0;
       points[e.cost_key].first.push_back(size);
       points[e.cost_key].second.push_back(*e.cpu_us * 1e-6);
+      if (run->setup.gpus > 0 && e.cost_key != "flowtrain/allreduce") {
+        // On a GPU the thread's time beyond its CPU is the device's (the all-reduce's is its exchange, below).
+        on_gpu = true;
+        device[e.cost_key].first.push_back(size);
+        device[e.cost_key].second.push_back(std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6));
+        wall[e.cost_key].first += e.dur_us * 1e-6;
+        ++wall[e.cost_key].second;
+      }
       if (e.cost_key == "flowtrain/allreduce" && e.step && e.bytes) {
         // Per run, step and group (the buffer's size tells the sides apart): the least wait beyond the CPU, the
         // last member's, is the exchange itself.
@@ -164,13 +220,24 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
       c.latency_s = 0;
       c.seconds_per_unit = line.intercept / xy.first.front();
     }
+    auto d = device.find(key);
+    if (d != device.end()) {
+      const Line tail = robust_line(d->second.first, d->second.second);
+      c.device_latency_s = std::max(0.0, tail.intercept);
+      c.device_seconds_per_unit = std::max(0.0, tail.slope);
+      if (tail.slope == 0 && !d->second.first.empty() && d->second.first.front() > 0) {
+        c.device_latency_s = 0;
+        c.device_seconds_per_unit = std::max(0.0, tail.intercept) / d->second.first.front();
+      }
+    }
     costs.keys[key] = c;
   }
   // The hand-off keys copy bytes alike (into a pool slot, out of one, into a send buffer): a mode's key the fitting
-  // runs lack takes a sibling's line.
+  // runs lack takes a sibling's line; where the runs have none (monolithic hands nothing off), the line of the copy
+  // every run makes, a sample's upload (flowtrain/data): a copy's own cost without the pool's synchronisation.
   for (const char* key : {"flowtrain/transfer", "flowtrain/pool_put", "flowtrain/pool_take"}) {
     if (costs.keys.count(key) > 0) continue;
-    for (const char* sibling : {"flowtrain/pool_put", "flowtrain/pool_take", "flowtrain/transfer"}) {
+    for (const char* sibling : {"flowtrain/pool_put", "flowtrain/pool_take", "flowtrain/transfer", "flowtrain/data"}) {
       if (costs.keys.count(sibling) > 0) {
         costs.keys[key] = costs.keys[sibling];
         break;
@@ -185,6 +252,7 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
     if (bytes > 0 && members > 1) per_byte.push_back(beyond / (bytes * 2.0 * (members - 1) / members));
   }
   costs.exchange_s_per_byte = quantile(per_byte, 0.5);
+  if (on_gpu) CT_RETURN_IF_ERROR(fit_device_parts(runs, first_step, cores, wall, &costs));
 
   // The hand-off latency: the one value (bisection in [0, 20 ms]) giving the runs' total measured step time.
   double measured = 0;

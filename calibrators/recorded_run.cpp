@@ -4,6 +4,7 @@
 #include "calibrators/recorded_run.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "models/plan/plan_json.h"
@@ -75,25 +76,85 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
   return run;
 }
 
-StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step) {
-  if (!run.step_spans.empty() && first_step >= 0 && last_step >= first_step && last_step < run.runner_steps) {
-    double slowest = 0;
+namespace {
+
+// Each step's time in [first_step, last_step]: with step spans, its span on the slowest rank (the rank whose
+// measured spans add up to the most); else its end to the previous step's end, a step ending with its last event.
+std::vector<double> step_times(const RecordedRun& run, int first_step, int last_step) {
+  std::vector<double> times;
+  if (!run.step_spans.empty()) {
+    const std::vector<std::pair<double, double>>* slowest = nullptr;
+    double longest = -1;
     for (const auto& spans : run.step_spans) {
-      slowest = std::max(slowest,
-                         spans[static_cast<size_t>(last_step)].second - spans[static_cast<size_t>(first_step)].first);
+      const double total = spans[static_cast<size_t>(last_step)].second - spans[static_cast<size_t>(first_step)].first;
+      if (total > longest) {
+        longest = total;
+        slowest = &spans;
+      }
     }
-    return slowest / (last_step - first_step + 1);
-  }
-  if (first_step < 1 || last_step < first_step || last_step >= run.runner_steps) {
-    return Status::invalid_argument(run.path + ": measured steps [" + std::to_string(first_step) + ", " +
-                                    std::to_string(last_step) + "] do not fit the run's " +
-                                    std::to_string(run.runner_steps) + " runner steps with one before them");
+    for (int s = first_step; s <= last_step; ++s) {
+      // A span runs to the next step's start; the measured steps' spans tile [first's start, last's end].
+      const double end = s < last_step ? (*slowest)[static_cast<size_t>(s + 1)].first : (*slowest)[s].second;
+      times.push_back(end - (*slowest)[static_cast<size_t>(s)].first);
+    }
+    return times;
   }
   std::vector<double> end(run.runner_steps, 0.0);
   for (const traces::Event& e : run.events) {
     if (*e.step >= 0 && *e.step < run.runner_steps) end[*e.step] = std::max(end[*e.step], e.end_us() * 1e-6);
   }
-  return (end[last_step] - end[first_step - 1]) / (last_step - first_step + 1);
+  for (int s = first_step; s <= last_step; ++s)
+    times.push_back(end[s] - end[s - 1]);
+  return times;
+}
+
+bool has_step_spans(const RecordedRun& run, int first_step, int last_step) {
+  return !run.step_spans.empty() && first_step >= 0 && last_step >= first_step && last_step < run.runner_steps;
+}
+
+}  // namespace
+
+std::set<int> stalled_steps(const RecordedRun& run, int first_step, int last_step) {
+  if (last_step - first_step + 1 < 3) return {};
+  if (!has_step_spans(run, first_step, last_step) && (first_step < 1 || last_step >= run.runner_steps)) return {};
+  const std::vector<double> times = step_times(run, first_step, last_step);
+  auto median_of = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const double median = median_of(times);
+  std::vector<double> deviations;
+  for (double t : times)
+    deviations.push_back(std::abs(t - median));
+  const double mad = median_of(deviations);
+  std::set<int> stalled;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (median > 0 && times[i] > kStallFactor * median && times[i] - median > kStallMads * mad) {
+      // The step after catches up (work queued behind the stall runs back to back): short, as the stall is long.
+      stalled.insert(first_step + static_cast<int>(i));
+      if (i + 1 < times.size()) stalled.insert(first_step + static_cast<int>(i) + 1);
+    }
+  }
+  return stalled;
+}
+
+StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step) {
+  if (!has_step_spans(run, first_step, last_step) &&
+      (first_step < 1 || last_step < first_step || last_step >= run.runner_steps)) {
+    return Status::invalid_argument(run.path + ": measured steps [" + std::to_string(first_step) + ", " +
+                                    std::to_string(last_step) + "] do not fit the run's " +
+                                    std::to_string(run.runner_steps) + " runner steps with one before them");
+  }
+  const std::vector<double> times = step_times(run, first_step, last_step);
+  const std::set<int> stalled = stalled_steps(run, first_step, last_step);
+  double total = 0;
+  int kept = 0;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (stalled.count(first_step + static_cast<int>(i)) > 0) continue;
+    total += times[i];
+    ++kept;
+  }
+  return total / kept;
 }
 
 }  // namespace clustertwin::calibrators

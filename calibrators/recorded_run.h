@@ -4,6 +4,7 @@
 // the plan it ran (from the metadata's config), its runner steps, and the
 // step time it took.
 
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,7 +42,30 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path);
 /// trace's markers) is measured by them instead, on its slowest rank, from
 /// the start of step first (which may then be 0) to the end of step last:
 /// the loop's pace, which the events' ends miss where the host bounds the
-/// step or the device drains a backlog over the measured steps.
+/// step or the device drains a backlog over the measured steps. Stalled
+/// steps (stalled_steps) are left out: the mean of the others' times.
 StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step);
+
+/// A step stalled when something outside the workload stopped it (the
+/// operating system, a page-fault storm, the allocator growing; one H200
+/// nestpipe run has one task at 85 ms against its median of 21): it took
+/// more than kStallFactor times the median of the measured steps and lies
+/// more than kStallMads median absolute deviations above it. The twin has no
+/// such event, so a stalled step is left out of the measured step time and
+/// its tasks out of the fits, and so is the step after it, which catches up
+/// (the work queued behind the stall runs back to back: 42 ms against a
+/// median of 46 there). Ranks time-sharing cores wait for them as part of
+/// the workload, which the twin models (node_cores): their runs are
+/// heavy-tailed (in 188 runs of 2-4 ranks on 2 cores, steps reach 3.4x the
+/// median but at most 11 deviations above it), so the second bound keeps
+/// their slow steps, while a steady GPU run's stall lies 27 above it.
+inline constexpr double kStallFactor = 2.0;
+inline constexpr double kStallMads = 20.0;
+
+/// The runner steps of [first_step, last_step] that stalled (kStallFactor), and each one's next:
+/// by each step's time (its end to the previous step's end; with step spans,
+/// its span on the slowest rank) against their median. Empty when fewer
+/// than 3 steps are measured (no median to speak of).
+std::set<int> stalled_steps(const RecordedRun& run, int first_step, int last_step);
 
 }  // namespace clustertwin::calibrators

@@ -78,6 +78,7 @@ StatusOr<cluster::ClusterProfile> fit_shared_cores(const std::vector<MeasuredRun
       c.latency *= f;
       c.per_request *= f;
       c.step_latency *= f;
+      c.step_wait *= f;  // the key's whole time: its wait too, else a key whose wait alone outlasts it stays long
       if (c.flop_rate > 0) c.flop_rate /= f;
       if (c.byte_rate > 0) c.byte_rate /= f;
       if (c.bus_rate > 0) c.bus_rate /= f;

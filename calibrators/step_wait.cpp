@@ -27,32 +27,37 @@ std::map<models::CollectiveOp, std::map<int, double>> measure_step_waits(const s
   return waits;
 }
 
-std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples,
-                                                                             int ranks_per_node) {
-  std::map<std::pair<models::CollectiveOp, int>, std::pair<double, double>> sums;  // (op, ranks) -> off-CPU s, steps
+std::map<std::string, double> measure_run_key_waits(const std::vector<TaskSample>& samples) {
+  std::map<std::string, std::pair<double, double>> sums;  // key -> off-CPU seconds, latency steps
   for (const TaskSample& s : samples) {
     if (!s.op || !s.cpu_s || s.steps <= 0) continue;
-    const int ranks = ranks_per_node > 0 ? std::min(s.world, ranks_per_node) : s.world;
-    auto& [off_cpu, steps] = sums[{*s.op, ranks}];
-    off_cpu += std::max(0.0, s.seconds - *s.cpu_s);
+    auto& [off_cpu, steps] = sums[s.cost_key];
+    off_cpu += std::max(0.0, s.met_s.value_or(s.seconds) - *s.cpu_s);
     steps += s.steps;
   }
-  std::map<models::CollectiveOp, std::map<int, double>> waits;
+  std::map<std::string, double> waits;
   for (const auto& [key, sum] : sums)
-    waits[key.first][key.second] = sum.first / sum.second;
+    waits[key] = sum.first / sum.second;
   return waits;
 }
 
 bool add_run_step_waits_by_default(const std::vector<TaskSample>& samples, cluster::ClusterProfile* profile) {
   if (profile->node_cores <= 0 || has_step_waits(*profile)) return false;
-  const auto waits = measure_run_step_waits(samples, profile->devices_per_node);
-  add_step_waits(waits, profile);
+  const auto waits = measure_run_key_waits(samples);
+  add_key_waits(waits, profile);
   return !waits.empty();
+}
+
+void add_key_waits(const std::map<std::string, double>& waits, cluster::ClusterProfile* profile) {
+  for (const auto& [key, seconds] : waits)
+    profile->costs[key].step_wait = seconds;
 }
 
 bool has_step_waits(const cluster::ClusterProfile& profile) {
   return std::any_of(profile.collectives.begin(), profile.collectives.end(),
-                     [](const auto& op) { return !op.second.step_wait.empty(); });
+                     [](const auto& op) { return !op.second.step_wait.empty(); }) ||
+         std::any_of(profile.costs.begin(), profile.costs.end(),
+                     [](const auto& key) { return key.second.step_wait > 0; });
 }
 
 void add_step_waits(const std::map<models::CollectiveOp, std::map<int, double>>& waits,
@@ -65,6 +70,12 @@ void remove_step_waits(const cluster::ClusterProfile& profile, std::vector<TaskS
   if (profile.node_cores <= 0) return;
   for (TaskSample& s : *samples) {
     if (!s.op) continue;
+    auto key = profile.costs.find(s.cost_key);
+    if (key != profile.costs.end() && key->second.step_wait > 0) {
+      s.wait_s = std::min(s.seconds, s.steps * key->second.step_wait);
+      s.seconds -= s.wait_s;
+      continue;
+    }
     auto f = profile.collectives.find(std::string(models::collective_op_name(*s.op)));
     if (f == profile.collectives.end() || f->second.step_wait.empty()) continue;
     const int on_node = std::min(s.world, profile.devices_per_node);

@@ -19,15 +19,22 @@
 //
 // From the runs (`calibrate --step-waits runs`: calibrate's default on a
 // base whose ranks share cores, validate --costs-from's, the shipped what-if
-// profiles'): per op, the collectives' time off the calling thread's CPU
-// (cpu_us) per latency step, at the runs' rank count and held at others
-// (CollectiveFactor::step_wait_at); the key keeps the rest (its CPU time and
-// its own departure from the op's mean wait), which the twin time-shares.
+// profiles'): per cost key, the time its collectives spent off the calling
+// thread's CPU once all members had arrived (TaskSample::met_s less cpu_s:
+// their wait for each other is the twin's to simulate), per latency step,
+// written as the key's `step_wait` (cluster::CostModel) and held at other
+// rank counts; the key keeps the rest, CPU work the twin time-shares, and the
+// shared-core fit then scales the whole key, wait included, until the twin
+// reproduces the runs (so a replay on the fitted profile is exact). Per key,
+// not per op: a run's all-to-alls wait differently (nestpipe's key exchange
+// 0.9 ms a step, its embedding All2All 1.3), and a wait pooled over them
+// outlasts some keys' whole time, which then stay too long (+4.6% on the
+// 2-rank runs the profile was fitted on, over 28 recordings x variants).
 // From benchmarks (`--step-waits benchmarks`): each rank count's smallest
-// message's time per latency step; a benchmark's ranks wait only for each
-// other, so it grows faster with the ranks (a 4 KiB all-to-all's 0.23 ->
+// message's time per latency step, per op; a benchmark's ranks wait only for
+// each other, so it grows faster with the ranks (a 4 KiB all-to-all's 0.23 ->
 // 0.74 ms from 2 to 4) than a run's collectives do, and overshoots.
-// traces/data/README.md has each one's what-if errors.
+// traces/data/README.md has each one's what-if errors on held-out recordings.
 
 #include <map>
 #include <vector>
@@ -47,25 +54,25 @@ namespace clustertwin::calibrators {
 std::map<models::CollectiveOp, std::map<int, double>> measure_step_waits(const std::vector<CollectiveSample>& samples,
                                                                          const NetworkFitOptions& options);
 
-/// Per collective and ranks on a node (the run's world, at most
-/// `ranks_per_node` when that is > 0: the count the twin looks the wait up
-/// by) of the runs' collective `samples` (task_samples of recorded runs):
-/// the time per latency step that the calling thread spent off the CPU, sum
-/// over samples of (time - CPU time) over the sum of their latency steps.
-/// What a collective of the run itself waited, among the step's other tasks
-/// and streams, for its members and for the operating system to run its
-/// threads. Samples without a CPU time (cpu_s) are left out; an op none of
-/// whose samples has one gets no wait.
-std::map<models::CollectiveOp, std::map<int, double>> measure_run_step_waits(const std::vector<TaskSample>& samples,
-                                                                             int ranks_per_node);
+/// Per cost key of the runs' collective `samples` (task_samples of recorded
+/// runs): the time per latency step their calling threads spent off the CPU
+/// once every member was there, sum over samples of (met_s, else seconds,
+/// less cpu_s, at least 0) over the sum of their latency steps: what a
+/// collective of the run itself waited for the operating system to run its
+/// threads. Samples without a CPU time (cpu_s) or latency steps (a group of
+/// one) are left out; a key none of whose samples has one gets no wait.
+std::map<std::string, double> measure_run_key_waits(const std::vector<TaskSample>& samples);
 
 /// The default where ranks share cores (calibrate's --step-waits auto, and
 /// validate --costs-from): when `profile` has node_cores and no step wait
-/// yet, adds the runs' own (measure_run_step_waits of `samples`). Returns
-/// whether it added any.
+/// yet, adds the runs' own (measure_run_key_waits of `samples`) as its cost
+/// keys' step_wait. Returns whether it added any.
 bool add_run_step_waits_by_default(const std::vector<TaskSample>& samples, cluster::ClusterProfile* profile);
 
-/// Whether any collective of `profile` has a step_wait.
+/// `profile` with `waits` as the step_wait of those cost keys (adding a key where none is).
+void add_key_waits(const std::map<std::string, double>& waits, cluster::ClusterProfile* profile);
+
+/// Whether any collective or cost key of `profile` has a step_wait.
 bool has_step_waits(const cluster::ClusterProfile& profile);
 
 /// `profile` with `waits` as its collectives' step_wait (adding an entry
@@ -74,9 +81,10 @@ void add_step_waits(const std::map<models::CollectiveOp, std::map<int, double>>&
                     cluster::ClusterProfile* profile);
 
 /// Takes each collective sample's wait out of its time (a profile without
-/// node_cores or step waits changes nothing): latency_steps x step_wait at
-/// the ranks its run placed on a node of `profile` (its world, at most
-/// devices_per_node), never below 0, recorded in TaskSample::wait_s.
+/// node_cores or step waits changes nothing): latency_steps x its cost key's
+/// step_wait, else x its op's step_wait at the ranks its run placed on a node
+/// of `profile` (its world, at most devices_per_node), never below 0,
+/// recorded in TaskSample::wait_s.
 void remove_step_waits(const cluster::ClusterProfile& profile, std::vector<TaskSample>* samples);
 
 }  // namespace clustertwin::calibrators

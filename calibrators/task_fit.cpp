@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "calibrators/stats.h"
@@ -57,7 +58,10 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
   };
   auto sample = [&](const models::Task& t, double seconds, int64_t group_size, std::optional<double> cpu_s) {
     const bool flops = t.kind == models::TaskKind::kCompute;
-    if (t.collective) {
+    // A collective of one member moves nothing over a network: its time is a local copy (NCCL and Gloo copy
+    // the buffer to itself), a plain cost of its bytes, which a group of one prices with latency_steps and
+    // bus_factor both 0 (cluster::CostModel::collective_seconds).
+    if (t.collective && group_size != 1) {
       const int n = static_cast<int>(std::max<int64_t>(2, group_size));
       return TaskSample{t.cost_key,
                         seconds,
@@ -69,7 +73,9 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
                         0,
                         cpu_s};
     }
-    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops, 0, {}, 0, 0, cpu_s};
+    std::optional<models::CollectiveOp> op;
+    if (t.collective) op = t.collective->op;
+    return TaskSample{t.cost_key, seconds, flops ? t.flops : static_cast<double>(t.bytes), flops, 0, op, 0, 0, cpu_s};
   };
   auto cpu_of = [](const traces::Event& e) -> std::optional<double> {
     if (!e.cpu_us) return std::nullopt;
@@ -80,6 +86,7 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
   // belongs to the collective. Their CPU time likewise, where every member records one.
   struct CollectiveRun {
     double seconds = 0, cpu_s = 0;
+    double last_ready = -1, end_sum = 0;
     int members = 0, with_cpu = 0;
   };
   std::map<std::pair<int64_t, int64_t>, CollectiveRun> collective_runs;
@@ -91,8 +98,10 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
   };
   std::map<std::tuple<int64_t, int64_t, int64_t, int>, std::vector<PairSide>> pairs;  // step, from, to, tag
   std::vector<TaskSample> out;
+  const std::set<int> stalled = stalled_steps(run, first_step, last_step);  // not the workload's time
   for (const traces::Event& e : run.events) {
     if (*e.step < first_step || *e.step > last_step || e.cost_key.empty()) continue;
+    if (stalled.count(static_cast<int>(*e.step)) > 0) continue;
     // A kernel that a profiler trace links to its launch costs its time on the device: a wait for the host
     // is a host task of the derived plan, a wait for another stream a dependency, and a wait neither
     // explains would inflate every task of its cost key, not only the one that waited. Without the link
@@ -107,12 +116,15 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
     } else if (task.collective) {
       CollectiveRun& c = collective_runs[{*e.task_id, *e.step}];
       c.seconds += since_ready;
+      c.last_ready = std::max(c.last_ready, e.end_us() * 1e-6 - since_ready);
+      c.end_sum += e.end_us() * 1e-6;
       ++c.members;
       if (e.cpu_us) {
         c.cpu_s += *e.cpu_us * 1e-6;
         ++c.with_cpu;
       }
-      group_size[{*e.task_id, *e.step}] = e.group_size.value_or(e.peer ? 2 : 0);
+      // A run of one rank has groups of one, whether or not its events say so.
+      group_size[{*e.task_id, *e.step}] = e.group_size.value_or(e.peer ? 2 : run.metadata.world_size == 1 ? 1 : 0);
     } else {
       out.push_back(sample(plan.tasks[*e.task_id], since_ready, 0, cpu_of(e)));
     }
@@ -121,6 +133,7 @@ std::vector<TaskSample> task_samples(const RecordedRun& run, int first_step, int
     const std::optional<double> cpu =
         c.with_cpu == c.members ? std::optional<double>(c.cpu_s / c.members) : std::nullopt;
     out.push_back(sample(plan.tasks[key.first], c.seconds / c.members, group_size[key], cpu));
+    out.back().met_s = std::max(0.0, c.end_sum / c.members - c.last_ready);
   }
   // A send and its recv: one transfer, which starts when the later of the two is ready (a recv posted
   // early waits for its send, and the twin's rendezvous does that waiting); the mean of their ends.
@@ -205,7 +218,9 @@ cluster::ClusterProfile profile_with_fits(const cluster::ClusterProfile& base, c
   cluster::ClusterProfile p = base;
   for (const KeyFit& f : fits) {
     cluster::CostModel& c = p.costs[f.cost_key];
+    const double step_wait = c.step_wait;  // measured apart from the fit (step_wait.h)
     c = cluster::CostModel{};
+    c.step_wait = step_wait;
     if (f.collective) {
       c.step_latency = f.latency_s;
       if (f.seconds_per_unit > 0) c.bus_rate = 1 / f.seconds_per_unit;

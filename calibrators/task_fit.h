@@ -59,9 +59,13 @@ struct TaskSample {
   /// CPU time the recording thread spent in the task (a collective: the mean
   /// over its members), where the trace records it (cpu_us); else unset.
   std::optional<double> cpu_s = {};
+  /// A collective: its time once its last member was ready (the mean of the members' ends less the latest
+  /// ready time); the rest of `seconds` is the members' wait for each other, which the twin simulates.
+  std::optional<double> met_s = {};
 };
 
-/// The samples of the runner steps in [first_step, last_step] (inclusive).
+/// The samples of the runner steps in [first_step, last_step] (inclusive),
+/// stalled steps (stalled_steps) left out.
 /// A send and the recv it meets (same step, pair and tag) are one sample of
 /// the send's task: from when the later of the two was ready to the mean of
 /// their ends (a recv posted early waits for its send; the twin does that

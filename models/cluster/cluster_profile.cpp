@@ -329,9 +329,11 @@ Status read_variations(FieldReader& top, ClusterProfile* profile) {
         cost->quantity("step_latency", Quantity::kTime, FieldReader::kNonNegative, &model.step_latency, kOptional));
     CT_RETURN_IF_ERROR(
         cost->quantity("bus_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.bus_rate, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("step_wait", Quantity::kTime, FieldReader::kNonNegative, &model.step_wait, kOptional));
     if (cost->keys().empty()) {
-      return costs->error(key,
-                          "give at least one of latency, per_request, flop_rate, byte_rate, step_latency, bus_rate");
+      return costs->error(
+          key, "give at least one of latency, per_request, flop_rate, byte_rate, step_latency, bus_rate, step_wait");
     }
     CT_RETURN_IF_ERROR(cost->finish());
   }

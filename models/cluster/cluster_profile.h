@@ -80,6 +80,12 @@ struct CostModel {
   double per_request = 0;   // seconds per request served
   double step_latency = 0;  // seconds per latency step (collectives)
   double bus_rate = 0;      // bus bytes/s (collectives)
+  /// A collective on shared cores (ClusterProfile::node_cores): seconds per
+  /// latency step its members wait off the cores once they have met (for
+  /// the operating system to run their threads), measured for this key in
+  /// the runs it was fitted on (calibrators/step_wait.h); before its other
+  /// terms, which are CPU work. 0: the op's CollectiveFactor::step_wait.
+  double step_wait = 0;
   double seconds(double flops, double bytes, double requests = 0) const;
   /// The cost of a collective `op` of `bytes` among `group_size` members.
   double collective_seconds(models::CollectiveOp op, double bytes, int group_size, double requests) const;

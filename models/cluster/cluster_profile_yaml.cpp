@@ -156,6 +156,7 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
       if (c.byte_rate > 0) w.field(2, "byte_rate", yaml_number(c.byte_rate), "bytes/s");
       if (c.step_latency > 0) w.field(2, "step_latency", yaml_number(c.step_latency), "s per latency step");
       if (c.bus_rate > 0) w.field(2, "bus_rate", yaml_number(c.bus_rate), "bus bytes/s");
+      if (c.step_wait > 0) w.field(2, "step_wait", yaml_number(c.step_wait), "s per latency step off the cores");
     }
   }
   if (!p.collectives.empty()) {

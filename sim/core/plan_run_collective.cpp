@@ -81,6 +81,9 @@ void PlanRun::Impl::collective(int rank, int step, const Task& t) {
       part->wait();
   } else if (seconds_[t.id][rank] >= 0) {
     sg::this_actor::sleep_for(seconds_[t.id][rank]);
+  } else if (members.size() == 1) {
+    const double local = local_copy_seconds(t, rank);
+    if (local > 0) sg::this_actor::sleep_for(local);
   } else {
     run_network_collective(t, key, members);
   }
@@ -91,7 +94,23 @@ void PlanRun::Impl::collective(int rank, int step, const Task& t) {
   inst.cv->notify_all();
 }
 
+double PlanRun::Impl::local_copy_seconds(const Task& t, int rank) const {
+  // A group of one moves nothing over a network. c10d calls all-reduce and broadcast in place (NCCL and Gloo
+  // then do nothing); all-to-all, all-gather and reduce-scatter write another buffer: a copy on the device,
+  // its bytes read and written once at the device's memory bandwidth.
+  const models::CollectiveOp op = t.collective->op;
+  if (op != models::CollectiveOp::kAllToAll && op != models::CollectiveOp::kAllGather &&
+      op != models::CollectiveOp::kReduceScatter)
+    return 0;
+  const cluster::DeviceType& device = platform_.profile().device_type_of(rank);
+  const double rate = device.memory_bandwidth * device.memory_efficiency;
+  return rate > 0 ? 2.0 * static_cast<double>(t.bytes) / rate * platform_.profile().slowdown_of(rank) : 0;
+}
+
 double PlanRun::Impl::os_wait(const Task& t, int members, int rank) const {
+  auto cost = platform_.profile().costs.find(t.cost_key);
+  if (cost != platform_.profile().costs.end() && cost->second.step_wait > 0)
+    return cluster::latency_steps(t.collective->op, members) * cost->second.step_wait;
   const auto& factors = platform_.profile().collectives;
   auto f = factors.find(std::string(models::collective_op_name(t.collective->op)));
   if (f == factors.end() || f->second.step_wait.empty()) return 0;

@@ -75,6 +75,8 @@ class PlanRun::Impl {
   // A collective's wait on shared cores for its threads to run (calibrators/step_wait.h): its latency steps
   // times the profile's step_wait at the ranks on `rank`'s node; 0 without one.
   double os_wait(const models::Task& t, int members, int rank) const;
+  // A collective of one member without a cost: the local copy it makes (an out-of-place op), else nothing.
+  double local_copy_seconds(const models::Task& t, int rank) const;
   // The bytes the network carries for a collective: the task's, times the profile's factor for the op.
   int64_t effective_bytes(const models::Collective& c, int64_t bytes, int group_size) const;
 

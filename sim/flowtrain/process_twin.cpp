@@ -27,7 +27,10 @@ bool split_mode(const std::string& mode) {
 
 class ProcessRun {
  public:
-  ProcessRun(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts& costs) : setup_(setup), costs_(costs) {
+  ProcessRun(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts& costs, std::vector<sg::Host*> gpus,
+             int first_step)
+      : setup_(setup), costs_(costs), gpus_(std::move(gpus)), first_step_(first_step) {
+    step_of_.assign(static_cast<size_t>(setup_.world), 0);
     for (int e = 0; e < setup_.encoders; ++e)
       slots_.push_back(sg::Semaphore::create(static_cast<unsigned>(setup_.pool_slots)));
     world_ = sg::Barrier::create(static_cast<unsigned>(setup_.world));
@@ -35,6 +38,7 @@ class ProcessRun {
 
   Status rank(int r) {
     for (int step = 0; step < setup_.steps; ++step) {
+      step_of_[static_cast<size_t>(r)] = step;
       const double start = sg::Engine::get_clock();
       const std::vector<models::flowtrain::TinySample> samples =
           models::flowtrain::tiny_step(setup_.facts, setup_.seed, step, setup_.global_batch);
@@ -42,10 +46,10 @@ class ProcessRun {
       if (setup_.mode == "monolithic") {
         for (size_t i = static_cast<size_t>(r); i < samples.size(); i += static_cast<size_t>(setup_.world)) {
           const models::flowtrain::TinySample& s = samples[i];
-          work("flowtrain/data", static_cast<double>(models::flowtrain::tiny_sample_bytes(setup_.facts, s)));
-          if (s.images > 0) work("flowtrain/encoder", s.encoder_flops / 3);
-          work("flowtrain/backbone", s.backbone_flops);
-          if (s.images > 0) work("flowtrain/encoder_backward", 2 * s.encoder_flops / 3);
+          work(r, "flowtrain/data", static_cast<double>(models::flowtrain::tiny_sample_bytes(setup_.facts, s)));
+          if (s.images > 0) work(r, "flowtrain/encoder", s.encoder_flops / 3);
+          work(r, "flowtrain/backbone", s.backbone_flops);
+          if (s.images > 0) work(r, "flowtrain/encoder_backward", 2 * s.encoder_flops / 3);
         }
         side_params = setup_.facts.encoder_params + all_backbone_params();
       } else {
@@ -64,11 +68,11 @@ class ProcessRun {
       const int group = setup_.mode == "monolithic" ? 0 : (r < setup_.encoders ? 1 : 2);
       const int members = group == 0 ? setup_.world : group == 1 ? setup_.encoders : backbones();
       if (members > 1) barrier(step, group, members)->wait();
-      work("flowtrain/allreduce", 4 * side_params);
+      work(r, "flowtrain/allreduce", 4 * side_params);
       if (members > 1 && costs_.exchange_s_per_byte > 0) {
         sg::this_actor::sleep_for(costs_.exchange_s_per_byte * 4 * side_params * 2.0 * (members - 1) / members);
       }
-      work("flowtrain/optimizer", 4 * side_params);
+      work(r, "flowtrain/optimizer", 4 * side_params);
       world_->wait();
       if (r == 0) result_.step_s.push_back(sg::Engine::get_clock() - start);
     }
@@ -87,16 +91,27 @@ class ProcessRun {
     return 4.0 * static_cast<double>(s.images * setup_.facts.tokens_per_image * setup_.facts.d_model);
   }
 
-  void work(const std::string& key, double size) {
+  // A task of rank r: its CPU part on the machine's cores, then, on a GPU machine, its device part on the rank's
+  // GPU: the time its thread waits for the device once it has launched the work (the tail the host cannot hide).
+  void work(int r, const std::string& key, double size) {
     auto it = costs_.keys.find(key);
     CT_CHECK(it != costs_.keys.end()) << key;
-    const double seconds = std::max(0.0, it->second.latency_s + it->second.seconds_per_unit * size);
+    const FlowTrainKeyCost& c = it->second;
+    const double seconds = std::max(0.0, c.latency_s + c.seconds_per_unit * size);
+    const double device = gpus_.empty() ? 0.0 : std::max(0.0, c.device_latency_s + c.device_seconds_per_unit * size);
     result_.cpu_s[key] += seconds;
+    const double start = sg::Engine::get_clock();
     if (seconds > 0) sg::this_actor::execute(seconds * kUnitsPerSecond);
+    if (device > 0) sg::this_actor::exec_init(device * kUnitsPerSecond)->set_host(gpus_[r % gpus_.size()])->wait();
+    if (step_of_[static_cast<size_t>(r)] >= first_step_) {
+      auto& [wall, tasks] = result_.wall_s[key];
+      wall += sg::Engine::get_clock() - start;
+      ++tasks;
+    }
   }
 
-  void data(const models::flowtrain::TinySample& s) {
-    work("flowtrain/data", static_cast<double>(models::flowtrain::tiny_sample_bytes(setup_.facts, s)));
+  void data(int r, const models::flowtrain::TinySample& s) {
+    work(r, "flowtrain/data", static_cast<double>(models::flowtrain::tiny_sample_bytes(setup_.facts, s)));
   }
 
   sg::BarrierPtr barrier(int step, int group, int members) {
@@ -135,22 +150,22 @@ class ProcessRun {
         std::vector<int64_t> mine;
         for (int64_t i : round) {
           if (plan.encoder_of[i] != r) continue;
-          data(samples[i]);
-          work("flowtrain/encoder", samples[i].encoder_flops / 3);
-          work("flowtrain/transfer", embedding_bytes(samples[i]));
+          data(r, samples[i]);
+          work(r, "flowtrain/encoder", samples[i].encoder_flops / 3);
+          work(r, "flowtrain/transfer", embedding_bytes(samples[i]));
           send(box("emb", step, static_cast<int>(i)), static_cast<int>(i));
           mine.push_back(i);
         }
         for (int64_t i : mine) {
           receive(box("grad", step, static_cast<int>(i)));
-          work("flowtrain/encoder_backward", 2 * samples[i].encoder_flops / 3);
+          work(r, "flowtrain/encoder_backward", 2 * samples[i].encoder_flops / 3);
         }
       } else {
         for (int64_t i : round) {
           if (plan.backbone_of[i] != r) continue;
           if (samples[i].images > 0) receive(box("emb", step, static_cast<int>(i)));
-          data(samples[i]);
-          work("flowtrain/backbone", samples[i].backbone_flops);
+          data(r, samples[i]);
+          work(r, "flowtrain/backbone", samples[i].backbone_flops);
           if (samples[i].images > 0) send(box("grad", step, static_cast<int>(i)), static_cast<int>(i));
         }
       }
@@ -165,17 +180,17 @@ class ProcessRun {
       for (int i : plan.order) {
         if (plan.encoder_of[i] != r) continue;
         slots_[static_cast<size_t>(r)]->acquire();
-        data(samples[i]);
-        work("flowtrain/encoder", samples[i].encoder_flops / 3);
-        work("flowtrain/pool_put", embedding_bytes(samples[i]));
+        data(r, samples[i]);
+        work(r, "flowtrain/encoder", samples[i].encoder_flops / 3);
+        work(r, "flowtrain/pool_put", embedding_bytes(samples[i]));
         send(box("emb", step, i), i);
         ++produced;
       }
       for (int k = 0; k < produced; ++k) {
         const int i = receive(box("grad-of", step, r));
-        work("flowtrain/pool_take", embedding_bytes(samples[i]));
-        work("flowtrain/encoder", samples[i].encoder_flops / 3);  // the recomputed forward
-        work("flowtrain/encoder_backward", 2 * samples[i].encoder_flops / 3);
+        work(r, "flowtrain/pool_take", embedding_bytes(samples[i]));
+        work(r, "flowtrain/encoder", samples[i].encoder_flops / 3);  // the recomputed forward
+        work(r, "flowtrain/encoder_backward", 2 * samples[i].encoder_flops / 3);
       }
       return;
     }
@@ -184,13 +199,13 @@ class ProcessRun {
         const models::flowtrain::TinySample& s = samples[i];
         if (s.images > 0) {
           receive(box("emb", step, static_cast<int>(i)));
-          work("flowtrain/pool_take", embedding_bytes(s));
+          work(r, "flowtrain/pool_take", embedding_bytes(s));
           slots_[static_cast<size_t>(plan.encoder_of[i])]->release();
         }
-        data(s);
-        work("flowtrain/backbone", s.backbone_flops);
+        data(r, s);
+        work(r, "flowtrain/backbone", s.backbone_flops);
         if (s.images > 0) {
-          work("flowtrain/pool_put", embedding_bytes(s));
+          work(r, "flowtrain/pool_put", embedding_bytes(s));
           send(box("grad-of", step, plan.encoder_of[i]), static_cast<int>(i));
         }
       }
@@ -199,19 +214,27 @@ class ProcessRun {
 
   const FlowTrainProcessSetup& setup_;
   const FlowTrainProcessCosts& costs_;
+  std::vector<sg::Host*> gpus_;  // empty on a CPU machine
+  int first_step_ = 0;           // wall_s counts tasks from this step on
+  std::vector<int> step_of_;     // each rank's current step
   std::vector<sg::SemaphorePtr> slots_;
   sg::BarrierPtr world_;
   std::map<std::pair<int, int>, sg::BarrierPtr> barriers_;
   FlowTrainProcessResult result_;
 };
 
-StatusOr<std::string> run_in_child(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts& costs) {
+StatusOr<std::string> run_in_child(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts& costs,
+                                   int first_step) {
   TwinEngine twin;
   sg::Engine& engine = twin.engine();
   sg::NetZone* zone = sg::create_full_zone("machine");
   sg::Host* machine = zone->create_host("machine", kUnitsPerSecond)->set_core_count(setup.cores)->seal();
+  // A GPU runs one context's kernels at a time: its ranks' device parts share its time.
+  std::vector<sg::Host*> gpus;
+  for (int g = 0; g < setup.gpus; ++g)
+    gpus.push_back(zone->create_host("gpu" + std::to_string(g), kUnitsPerSecond)->seal());
   zone->seal();
-  ProcessRun run(setup, costs);
+  ProcessRun run(setup, costs, gpus, first_step);
   Status status = Status::ok();
   for (int r = 0; r < setup.world; ++r) {
     sg::Actor::create("rank-" + std::to_string(r), machine, [&run, &status, r] {
@@ -224,6 +247,8 @@ StatusOr<std::string> run_in_child(const FlowTrainProcessSetup& setup, const Flo
   nlohmann::json j;
   j["step_s"] = run.result().step_s;
   j["cpu_s"] = run.result().cpu_s;
+  for (const auto& [key, wall] : run.result().wall_s)
+    j["wall_s"][key] = {wall.first, wall.second};
   return j.dump();
 }
 
@@ -234,6 +259,7 @@ Status validate(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts&
     return Status::invalid_argument("mode '" + setup.mode + "': unknown (allowed: monolithic, disagg-sync, flowtrain)");
   }
   if (setup.cores < 1) return Status::invalid_argument("cores " + std::to_string(setup.cores) + ": must be >= 1");
+  if (setup.gpus < 0) return Status::invalid_argument("gpus " + std::to_string(setup.gpus) + ": must be >= 0");
   if (setup.world < 1 || setup.steps < 1 || setup.global_batch < 1 || setup.pool_slots < 1) {
     return Status::invalid_argument("world size, steps, global batch and pool slots must be >= 1");
   }
@@ -258,14 +284,18 @@ Status validate(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts&
 }
 
 StatusOr<FlowTrainProcessResult> run_flowtrain_process_twin(const FlowTrainProcessSetup& setup,
-                                                            const FlowTrainProcessCosts& costs) {
+                                                            const FlowTrainProcessCosts& costs, int first_step) {
   CT_RETURN_IF_ERROR(validate(setup, costs));
-  auto payload = run_isolated([&] { return run_in_child(setup, costs); });
+  auto payload = run_isolated([&] { return run_in_child(setup, costs, first_step); });
   if (!payload.is_ok()) return payload.status();
   const nlohmann::json j = nlohmann::json::parse(*payload);
   FlowTrainProcessResult r;
   r.step_s = j.at("step_s").get<std::vector<double>>();
   r.cpu_s = j.at("cpu_s").get<std::map<std::string, double>>();
+  if (j.contains("wall_s")) {
+    for (const auto& [key, wall] : j["wall_s"].items())
+      r.wall_s[key] = {wall[0].get<double>(), wall[1].get<int64_t>()};
+  }
   return r;
 }
 

@@ -16,8 +16,14 @@
 //              the exchange (per byte and ring step), no core held
 //   optimizer  a line in the bytes it updates
 //
+// On a GPU machine (FlowTrainProcessSetup::gpus > 0) a task's CPU part
+// (launching its kernels, the host's own work) is followed by a device part:
+// the time its thread then waits for the device (the kernels the launches
+// did not hide, a synchronising copy), a line in the same size, run on the
+// rank's GPU (rank r on GPU r % gpus; ranks sharing a GPU share its time).
+//
 // What it predicts is the schedule: the modes' waits and overlaps and the
-// cores' contention.
+// cores' (and GPUs') contention.
 
 #include <cstdint>
 #include <map>
@@ -32,6 +38,8 @@ namespace clustertwin::sim::flowtrain {
 struct FlowTrainKeyCost {
   double latency_s = 0;
   double seconds_per_unit = 0;  // per FLOP (compute) or byte
+  double device_latency_s = 0;  // on a GPU machine: the device part, a line in the same size
+  double device_seconds_per_unit = 0;
 };
 
 struct FlowTrainProcessCosts {
@@ -52,12 +60,16 @@ struct FlowTrainProcessSetup {
   int pool_slots = 16;
   uint64_t seed = 0;
   int cores = 2;
+  int gpus = 0;  // GPUs the ranks share (rank r on GPU r % gpus); 0: a CPU machine, no device parts
   models::flowtrain::TinyFacts facts;
 };
 
 struct FlowTrainProcessResult {
   std::vector<double> step_s;
   std::map<std::string, double> cpu_s;  // per cost key, all steps
+  /// Per cost key, from step `first_step` of the run on: the tasks' time (start to end, the wait for a core or
+  /// a GPU included) and their count.
+  std::map<std::string, std::pair<double, int64_t>> wall_s;
 };
 
 /// InvalidArgument naming the field: the mode, ranks and cores, a cost key
@@ -66,6 +78,6 @@ Status validate(const FlowTrainProcessSetup& setup, const FlowTrainProcessCosts&
 
 /// Runs the twin (in a child process: SimGrid keeps global state).
 StatusOr<FlowTrainProcessResult> run_flowtrain_process_twin(const FlowTrainProcessSetup& setup,
-                                                            const FlowTrainProcessCosts& costs);
+                                                            const FlowTrainProcessCosts& costs, int first_step = 0);
 
 }  // namespace clustertwin::sim::flowtrain

@@ -173,20 +173,20 @@ TEST(CalibrateCliTest, StepWaitsComeFromTheBenchmarkAndLeaveTheKeys) {
   }
 }
 
-// --step-waits runs: the run's own collectives give the wait, per latency step, of their time off the
-// calling thread's CPU, at the run's rank count (2), and the keys are fitted without it; the profile then
-// replays the run within the shared-core fit's tolerance, its collectives still the run's.
+// --step-waits runs: each collective cost key of the run gets the wait, per latency step, of its time off the
+// calling thread's CPU once its members met, and the keys are fitted without it; the profile then replays the
+// run within the shared-core fit's tolerance, its collectives still the run's.
 TEST(CalibrateCliTest, StepWaitsFromTheRunsOwnCollectives) {
   const std::string dir = ::testing::TempDir();
   const auto with = run_clustertwin({"calibrate", kRun2, "--step-waits", "runs", "-o", dir + "ct_runwaits.yaml"});
   ASSERT_EQ(with.exit_code, 0) << with.err;
   auto waited = cluster::load_cluster_profile(dir + "ct_runwaits.yaml");
   ASSERT_TRUE(waited.is_ok()) << waited.status().message();
-  for (const char* op : {"allreduce", "alltoall"}) {
-    const auto& w = waited->collectives.at(op).step_wait;
-    ASSERT_EQ(w.size(), 1u) << op;
-    EXPECT_GT(w.at(2), 0) << op;
-  }
+  for (const char* key : {"dense_allreduce", "emb_a2a_fwd", "emb_a2a_bwd", "key_a2a"})
+    EXPECT_GT(waited->costs.at(key).step_wait, 0) << key;
+  for (const char* key : {"dense_fwd", "lookup_gather"})
+    EXPECT_EQ(waited->costs.at(key).step_wait, 0) << key;  // not collectives
+  EXPECT_TRUE(waited->collectives.empty() || waited->collectives.begin()->second.step_wait.empty());
   const auto v = run_clustertwin(
       {"validate", "nestpipe", "--real", kRun2, "--profile", dir + "ct_runwaits.yaml", "--max-error", "0.05"});
   EXPECT_EQ(v.exit_code, 0) << v.err;
@@ -202,6 +202,8 @@ TEST(CalibrateCliTest, StepWaitsFromTheRunsOwnCollectives) {
   ASSERT_TRUE(plain.is_ok()) << plain.status().message();
   for (const auto& [op, factor] : plain->collectives)
     EXPECT_TRUE(factor.step_wait.empty()) << op;
+  for (const auto& [key, cost] : plain->costs)
+    EXPECT_EQ(cost.step_wait, 0) << key;
 }
 
 TEST(CalibrateCliTest, MaxErrorExitsThree) {

@@ -33,49 +33,50 @@ TEST(StepWaitTest, EachRankCountsWaitIsItsSmallestMessagesTimePerLatencyStep) {
   EXPECT_NEAR(a2a.at(4), 0.75e-3, 1e-12);
 }
 
-// From a run's own collectives: per op and world, the time off the CPU over the latency steps, pooled over
-// the samples (sum over sum); a sample without a CPU time, or a task that is not a collective, adds nothing.
-TEST(StepWaitTest, ARunsWaitIsItsCollectivesTimeOffTheCpuPerLatencyStep) {
+// From a run's own collectives: per cost key, the time off the CPU once every member was there (met_s; else the
+// whole time) over the latency steps, pooled over the samples (sum over sum); a sample without a CPU time or
+// latency steps (a group of one), or a task that is not a collective, adds nothing.
+TEST(StepWaitTest, ARunsWaitIsEachKeysTimeOffTheCpuPerLatencyStepOnceItsMembersMet) {
   std::vector<TaskSample> samples = {
       {"ar", 3e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2, 0, 0.4e-3},  // 2.6 ms off the CPU, 2 steps
       {"ar", 5e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2, 0, 0.6e-3},  // 4.4 ms, 2 steps
-      {"ar", 9e-3, 1e5, false, 6, CollectiveOp::kAllReduce, 4, 0, 0.3e-3},  // another world: 8.7 ms, 6 steps
       {"a2a", 2e-3, 1e5, false, 1, CollectiveOp::kAllToAll, 2, 0, 2.5e-3},  // more CPU than time: 0
       {"a2a", 4e-3, 1e5, false, 1, CollectiveOp::kAllToAll, 2, 0, 1e-3},    // 3 ms, 1 step
       {"nocpu", 7e-3, 1e5, false, 1, CollectiveOp::kAllToAll, 2},           // no CPU time recorded
-      {"bcast", 7e-3, 1e5, false, 1, CollectiveOp::kBroadcast, 2},          // nor here: no wait at all
+      {"one", 7e-3, 1e5, false, 0, CollectiveOp::kAllToAll, 1, 0, 1e-3},    // a group of one: no latency step
       {"gemm", 2e-3, 1e9, true, 0, {}, 2, 0, 1.9e-3},
   };
-  const auto waits = measure_run_step_waits(samples, 4);
-  ASSERT_EQ(waits.size(), 2u);
-  const auto& ar = waits.at(CollectiveOp::kAllReduce);
-  ASSERT_EQ(ar.size(), 2u);
-  EXPECT_NEAR(ar.at(2), (2.6e-3 + 4.4e-3) / 4, 1e-15);
-  EXPECT_NEAR(ar.at(4), 8.7e-3 / 6, 1e-15);
-  EXPECT_NEAR(waits.at(CollectiveOp::kAllToAll).at(2), 3e-3 / 2, 1e-15);
-  // Two ranks to a node: the 4-rank run's collectives are waits at 2 ranks on the node, pooled with the rest.
-  const auto per_node = measure_run_step_waits(samples, 2);
-  ASSERT_EQ(per_node.at(CollectiveOp::kAllReduce).size(), 1u);
-  EXPECT_NEAR(per_node.at(CollectiveOp::kAllReduce).at(2), (2.6e-3 + 4.4e-3 + 8.7e-3) / 10, 1e-15);
+  // 9 ms, of which the members waited 6 ms for each other: 3 ms once they met, 1 of it on the CPU, 2 steps.
+  samples.push_back({"met", 9e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2, 0, 1e-3, 3e-3});
+  const auto waits = measure_run_key_waits(samples);
+  ASSERT_EQ(waits.size(), 3u);
+  EXPECT_NEAR(waits.at("ar"), (2.6e-3 + 4.4e-3) / 4, 1e-15);
+  EXPECT_NEAR(waits.at("a2a"), 3e-3 / 2, 1e-15);
+  EXPECT_NEAR(waits.at("met"), 2e-3 / 2, 1e-15);
 }
 
-// The default: a profile whose ranks share cores and that has no wait yet takes the runs' own; one with
-// cores per device, or with a wait already (a calibrated base), is left as it is.
+// The default: a profile whose ranks share cores and that has no wait yet takes the runs' own, per key; one
+// with cores per device, or with a wait already (a calibrated base), is left as it is.
 TEST(StepWaitTest, RunWaitsByDefaultOnlyOnSharedCoresWithoutWaits) {
   const std::vector<TaskSample> samples = {{"ar", 3e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2, 0, 1e-3}};
   cluster::ClusterProfile shared;
   shared.devices_per_node = 4;
   shared.node_cores = 2;
   ASSERT_TRUE(add_run_step_waits_by_default(samples, &shared));
-  EXPECT_NEAR(shared.collectives.at("allreduce").step_wait.at(2), 1e-3, 1e-15);
+  EXPECT_NEAR(shared.costs.at("ar").step_wait, 1e-3, 1e-15);
+  EXPECT_TRUE(shared.collectives.empty());
   cluster::ClusterProfile own_cores;
   EXPECT_FALSE(add_run_step_waits_by_default(samples, &own_cores));
-  EXPECT_TRUE(own_cores.collectives.empty());
+  EXPECT_TRUE(own_cores.costs.empty());
   cluster::ClusterProfile calibrated;
   calibrated.node_cores = 2;
   calibrated.collectives["alltoall"].step_wait = {{4, 0.7e-3}};
   EXPECT_FALSE(add_run_step_waits_by_default(samples, &calibrated));
-  EXPECT_EQ(calibrated.collectives.count("allreduce"), 0u);
+  EXPECT_EQ(calibrated.costs.count("ar"), 0u);
+  cluster::ClusterProfile keyed;
+  keyed.node_cores = 2;
+  keyed.costs["x"].step_wait = 1e-3;
+  EXPECT_FALSE(add_run_step_waits_by_default(samples, &keyed));
   cluster::ClusterProfile no_cpu;
   no_cpu.node_cores = 2;
   EXPECT_FALSE(add_run_step_waits_by_default({{"ar", 3e-3, 1e5, false, 2, CollectiveOp::kAllReduce, 2}}, &no_cpu));
@@ -102,6 +103,13 @@ TEST(StepWaitTest, RecordedCollectivesLoseTheirWaitBeforeTheFit) {
   remove_step_waits(own_cores, &none);
   for (size_t i = 0; i < samples.size(); ++i)
     EXPECT_EQ(none[i].seconds, samples[i].seconds);
+  // A key's own wait comes before its op's.
+  cluster::ClusterProfile keyed = p;
+  keyed.costs["ar2"].step_wait = 0.2e-3;
+  std::vector<TaskSample> by_key = samples;
+  remove_step_waits(keyed, &by_key);
+  EXPECT_NEAR(by_key[1].seconds, 3e-3 - 0.4e-3, 1e-15);
+  EXPECT_NEAR(by_key[0].seconds, 10e-3 - 5.4e-3, 1e-15);
   remove_step_waits(p, &samples);
   EXPECT_NEAR(samples[0].seconds, 10e-3 - 5.4e-3, 1e-15);
   EXPECT_NEAR(samples[0].wait_s, 5.4e-3, 1e-15);

@@ -212,7 +212,7 @@ TEST(ProfileErrorTest, WrongShapeOfValue) {
             "tiny.yaml: field 'costs.lookup': expected a mapping of fields, got the single value '5us'");
   EXPECT_EQ(error_of(tiny_with("", "costs: {lookup: {}}\n")),
             "tiny.yaml: field 'costs.lookup': give at least one of latency, per_request, flop_rate, byte_rate, "
-            "step_latency, bus_rate");
+            "step_latency, bus_rate, step_wait");
 }
 
 TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {

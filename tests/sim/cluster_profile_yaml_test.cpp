@@ -132,6 +132,22 @@ TEST(ClusterProfileYamlTest, StepWaitsRoundTripAndInterpolate) {
   expect_error("seconds: 0.001", "seconds: 1\n        more: 2", "step_wait[2]");
 }
 
+// A cost key's own wait per latency step (calibrate's default on shared cores): exact through YAML, and a
+// negative or unit-less one refused with its field.
+TEST(ClusterProfileYamlTest, KeyStepWaitRoundTripsAndBadOnesAreNamed) {
+  auto p = cluster::load_cluster_profile("localhost-cpu");
+  ASSERT_TRUE(p.is_ok());
+  p->costs["emb_a2a"].bus_rate = 5e7;
+  p->costs["emb_a2a"].step_wait = 1.337e-3;
+  const std::string text = yaml_of(*p);
+  auto back = cluster::parse_cluster_profile(text, "written.yaml");
+  ASSERT_TRUE(back.is_ok()) << back.status().message() << "\n" << text;
+  EXPECT_EQ(back->costs.at("emb_a2a").step_wait, 1.337e-3);
+  EXPECT_EQ(yaml_of(*back), text);
+  expect_edit_refused(text, "step_wait: 0.001337", "step_wait: -1", "field 'costs.emb_a2a.step_wait'");
+  expect_edit_refused(text, "step_wait: 0.001337", "step_wait: 3 parsecs", "field 'costs.emb_a2a.step_wait'");
+}
+
 TEST(ClusterProfileYamlTest, BadFitsAreNamed) {
   auto p = cluster::load_cluster_profile("localhost-cpu");
   ASSERT_TRUE(p.is_ok());

@@ -163,6 +163,41 @@ TEST(FlowTrainProcessTwinTest, OneRankOnOneCoreIsTheSumOfItsTasks) {
   EXPECT_NEAR(r->step_s[0], expected, 1e-9);
 }
 
+// On a GPU machine each task's CPU part is followed by its device part on the rank's GPU. One rank: the step
+// is the sum of both parts of every task (the device part is 2 ms a task here). Two ranks on one GPU: their
+// device parts share it, so a step takes longer than with a GPU each.
+TEST(FlowTrainProcessTwinTest, DevicePartsFollowTheCpuAndShareTheirGpu) {
+  FlowTrainProcessCosts c = unit_costs();
+  for (auto& [key, cost] : c.keys)
+    cost.device_latency_s = 2e-3;
+  FlowTrainProcessSetup one = tiny_setup("monolithic", 1, 1);
+  one.gpus = 1;
+  auto cpu_only = run_flowtrain_process_twin(tiny_setup("monolithic", 1, 1), c);
+  auto r = run_flowtrain_process_twin(one, c, 1);
+  ASSERT_TRUE(cpu_only.is_ok() && r.is_ok()) << r.status().message();
+  int64_t tasks = 0;
+  for (const auto& [key, wall] : r->wall_s)
+    tasks += wall.second;
+  // Step 1's tasks, each 2 ms longer than on the CPU alone.
+  EXPECT_NEAR(r->step_s[1], cpu_only->step_s[1] + 2e-3 * static_cast<double>(tasks), 1e-9);
+  FlowTrainProcessSetup shared = tiny_setup("monolithic", 2, 2);
+  shared.gpus = 1;
+  FlowTrainProcessSetup own = shared;
+  own.gpus = 2;
+  auto on_one = run_flowtrain_process_twin(shared, c, 1);
+  auto on_two = run_flowtrain_process_twin(own, c, 1);
+  ASSERT_TRUE(on_one.is_ok() && on_two.is_ok());
+  // Sharing: 10 ms longer here (the ranks' 2 ms device parts meet now and then); a GPU each: the CPU step
+  // plus the device parts.
+  EXPECT_GT(on_one->step_s[1], on_two->step_s[1] + 5e-3);
+  auto cpu_two = run_flowtrain_process_twin(tiny_setup("monolithic", 2, 2), c);
+  ASSERT_TRUE(cpu_two.is_ok());
+  EXPECT_GT(on_two->step_s[1], cpu_two->step_s[1] + 2e-3);
+  FlowTrainProcessSetup bad = one;
+  bad.gpus = -1;
+  EXPECT_EQ(run_flowtrain_process_twin(bad, c).status().message(), "gpus -1: must be >= 0");
+}
+
 TEST(FlowTrainProcessTwinTest, CoresAndHandOffsMoveTheStepTheRightWay) {
   for (const std::string mode : {"monolithic", "disagg-sync", "flowtrain"}) {
     auto two = run_flowtrain_process_twin(tiny_setup(mode, 4, 2), unit_costs());

@@ -326,6 +326,10 @@ TEST(SimulatorTest, ACollectiveOnSharedCoresWaitsPerLatencyStepAtTheRanksOnTheNo
   EXPECT_NEAR(step(4), 10e-3 + 3 * 2e-3 + 14e-3, 1e-9);
   EXPECT_NEAR(step(2), 5e-3 + 1 * 0.5e-3 + 7e-3, 1e-9);
   EXPECT_NEAR(step(3), 7.5e-3 + 2 * 1.25e-3 + 10.5e-3, 1e-9);
+  // A key's own wait (calibrate's, per cost key) comes before its op's, at any rank count: 3 x 1 ms at 4.
+  p->costs["a2a"].step_wait = 1e-3;
+  EXPECT_NEAR(step(4), 10e-3 + 3 * 1e-3 + 14e-3, 1e-9);
+  EXPECT_NEAR(step(2), 5e-3 + 1 * 1e-3 + 7e-3, 1e-9);
   // Without shared cores there is no such wait.
   p->node_cores = 0;
   EXPECT_NEAR(step(4), 5e-3 + 7e-3, 1e-9);
