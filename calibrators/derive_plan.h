@@ -24,9 +24,10 @@
 //   piece between two such cuts is a host task ("host #j", on a stream
 //   "host", priced by its measured time), the kernel depends on the piece
 //   that ends with its launch, and a last piece ("host tail") runs to the
-//   next step's start (the last step's end is unknown: its tail has no
-//   sample, and calibrate prices the tail from the other steps; a trace of
-//   one step ends its tail at its marker's end). A launch that began within `sync_window_us` of a
+//   next step's start (the last step's next start is not in the trace: its
+//   marker's end plus the gap the step before left between its marker's end
+//   and the next start; a trace of one step ends its tail at its marker's
+//   end). A launch that began within `sync_window_us` of a
 //   task's end on another stream is the host waiting for the device (a
 //   synchronize): no cut there; the kernel depends on that task (below). A step bound by the host then replays as one
 //   (the device idles between launches); a device-bound step has few cuts. A host piece that waited for the device (a

@@ -55,12 +55,18 @@ StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path
       own_end[rank][span.first] = span.second;
     }
     std::sort(markers[rank].begin(), markers[rank].end());
-    // A step's host time runs to the next step's start. The last step's end is not known (its marker
-    // ends where the profiler stopped, not where the next step would start): its tail has no sample.
-    // With one step, its marker's end is all there is.
-    for (size_t i = 0; i + 1 < markers[rank].size(); ++i)
-      marker_end[rank][markers[rank][i]] = markers[rank][i + 1];
-    if (markers[rank].size() > 1) marker_end[rank].erase(markers[rank].back());
+    // A step's host time runs to the next step's start. The last step's next start is not in the trace (its
+    // marker ends where the profiler stopped): its end is estimated as its marker's end plus the gap the step
+    // before it left between its marker's end and the next start (the loop's own time between steps), so that
+    // a trace whose measured window holds only its last step still prices that step's host tail, and a tail
+    // sampled there is not short by the gap. With one step, its marker's end is all there is.
+    const std::vector<double>& starts = markers[rank];
+    for (size_t i = 0; i + 1 < starts.size(); ++i)
+      marker_end[rank][starts[i]] = starts[i + 1];
+    if (starts.size() > 1) {
+      const double gap = std::max(0.0, starts.back() - own_end[rank][starts[starts.size() - 2]]);
+      marker_end[rank][starts.back()] = own_end[rank][starts.back()] + gap;
+    }
   }
   // Device events per rank and step.
   std::map<int64_t, std::map<int, StepEvents>> ranks;

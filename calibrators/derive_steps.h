@@ -23,9 +23,10 @@ namespace clustertwin::calibrators::derive {
 /// they started.
 struct StepEvents {
   double start_us = 0;
-  std::optional<double> end_us;  // the next step's start (the last of several: none; one: its marker's end)
-  double marker_end_us = 0;      // its marker's own end (0 without markers)
-  double last_end_us = 0;        // its last device event's end
+  std::optional<double>
+      end_us;  // the next step's start (the last of several: estimated, derive_steps.cpp; one: its marker's end)
+  double marker_end_us = 0;  // its marker's own end (0 without markers)
+  double last_end_us = 0;    // its last device event's end
   std::map<int64_t, std::vector<size_t>> by_stream;
 };
 

@@ -174,7 +174,11 @@ StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
 }
 
 StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs,
-                                                                    int first_step, int cores) {
+                                                                    int first_step, int cores,
+                                                                    std::vector<std::string>* notes) {
+  auto note = [notes](const std::string& line) {
+    if (notes != nullptr) notes->push_back(line);
+  };
   if (runs.empty()) return Status::invalid_argument("fit: no runs");
   sim::flowtrain::FlowTrainProcessCosts costs;
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> points;  // size, cpu seconds
@@ -240,6 +244,8 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
     for (const char* sibling : {"flowtrain/pool_put", "flowtrain/pool_take", "flowtrain/transfer", "flowtrain/data"}) {
       if (costs.keys.count(sibling) > 0) {
         costs.keys[key] = costs.keys[sibling];
+        if (std::string(sibling) == "flowtrain/data")
+          note(std::string(key) + ": not in the runs fitted; priced as their sample upload (flowtrain/data)");
         break;
       }
     }
@@ -254,7 +260,13 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
   costs.exchange_s_per_byte = quantile(per_byte, 0.5);
   if (on_gpu) CT_RETURN_IF_ERROR(fit_device_parts(runs, first_step, cores, wall, &costs));
 
-  // The hand-off latency: the one value (bisection in [0, 20 ms]) giving the runs' total measured step time.
+  // The hand-off latency: the one value (bisection in [0, 20 ms]) giving the runs' total measured step time. Only
+  // runs that hand samples off measure it: monolithic's leave it 0, which a prediction of a split mode from them
+  // then assumes (and says so).
+  if (std::none_of(runs.begin(), runs.end(), [](const FlowTrainRun* r) { return r->setup.mode != "monolithic"; })) {
+    note("hand-off latency: not measured (the runs fitted hand nothing off); 0 assumed");
+    return costs;
+  }
   double measured = 0;
   for (const FlowTrainRun* run : runs) {
     for (double s : measured_steps(*run, first_step))
@@ -346,10 +358,12 @@ StatusOr<std::vector<FlowTrainCheck>> check_flowtrain_runs(const std::vector<std
     for (const auto& o : others)
       sources.push_back(&o);
     if (sources.empty()) sources.push_back(&real);
-    auto costs = fit_flowtrain_costs(sources, first_step, fit_cores);
+    std::vector<std::string> notes;
+    auto costs = fit_flowtrain_costs(sources, first_step, fit_cores, &notes);
     if (!costs.is_ok()) return costs.status();
     auto c = check_flowtrain(real, *costs, cores, first_step);
     if (!c.is_ok()) return c.status().with_context(real.path);
+    c->notes = std::move(notes);
     c->trace = real.path;
     checks.push_back(std::move(*c));
   }

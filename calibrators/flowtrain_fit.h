@@ -32,9 +32,12 @@ struct FlowTrainRun {
 StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path);
 
 /// The costs of `runs`' events from step `first_step` on, pooled; the
-/// hand-off latency fitted on `cores` cores.
+/// hand-off latency fitted on `cores` cores. What the runs could not measure
+/// and was assumed instead (a hand-off key or latency that monolithic runs
+/// lack) is said in `notes`, one line each, when given.
 StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs,
-                                                                    int first_step, int cores);
+                                                                    int first_step, int cores,
+                                                                    std::vector<std::string>* notes = nullptr);
 
 struct FlowTrainCheck {
   std::string trace;  // the recorded run's path
@@ -45,6 +48,7 @@ struct FlowTrainCheck {
   double real_samples_per_s = 0, twin_samples_per_s = 0;
   double real_mfu = 0, twin_mfu = 0;  // against the run's measured matmul rate (0 when the trace lacks it)
   sim::flowtrain::FlowTrainProcessCosts costs;
+  std::vector<std::string> notes;  // what the costs assume (fit_flowtrain_costs)
 };
 
 /// Runs the twin on `run`'s setup with `costs` on `cores` cores and compares.

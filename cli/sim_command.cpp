@@ -301,7 +301,7 @@ void add_sim_command(CLI::App& app, Action* action) {
       ->capture_default_str();
   coll->add_option("--workers", a->workers, "Number of workers")->capture_default_str();
   coll->add_option("--platform", a->platform,
-                   "Shipped profile (npu-1536, npu-768, gpu-128, h100-1024, localhost-cpu) or a YAML file")
+                   "Shipped profile (npu-1536, npu-768, gpu-128, h100-1024, h200-1gpu, localhost-cpu) or a YAML file")
       ->capture_default_str();
   coll->add_option(
           "--fidelity", a->fidelity,

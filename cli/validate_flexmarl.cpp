@@ -18,13 +18,14 @@ namespace clustertwin::cli {
 // framework, worker count and response lengths, priced by --costs-from's
 // runs (or the run itself), on the profile's node cores.
 Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& profile) {
-  if (profile.node_cores < 1) {
+  if (profile.cpu_cores() < 1) {
     return Status::invalid_argument("--profile " + a.profile +
-                                    ": field 'node_cores' missing: the process twin needs the machine's cores");
+                                    ": field 'node_cores' (or 'host.cores') missing: the process twin needs the "
+                                    "machine's cores");
   }
   const int first_step = a.warmup_given ? a.warmup : 1;
   if (a.cores < 0) return Status::invalid_argument("--cores " + std::to_string(a.cores) + ": must be >= 1");
-  const int cores = a.cores > 0 ? a.cores : profile.node_cores;
+  const int cores = a.cores > 0 ? a.cores : profile.cpu_cores();
   // --scale-costs KIND=FACTOR: every flexmarl/KIND/* cost times FACTOR.
   std::vector<std::pair<std::string, double>> scales;
   for (const std::string& spec : a.scale_costs) {
@@ -43,7 +44,7 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
     scales.emplace_back("flexmarl/" + spec.substr(0, eq) + "/", factor);
   }
   auto result = calibrators::check_flexmarl_runs(split_commas(a.real), costs_from_paths(a), first_step,
-                                                 profile.node_cores, cores, scales);
+                                                 profile.cpu_cores(), cores, scales);
   if (!result.is_ok()) return result.status();
   const auto& checks = *result;
   const double m = median_error(checks);
@@ -91,11 +92,11 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
       }
     }
     if (!scales.empty()) std::printf("# a what-if: fitted costs scaled by --scale-costs\n");
-    if (cores != profile.node_cores) {
+    if (cores != profile.cpu_cores()) {
       std::printf(
           "# a what-if: the twin on %d cores, the runs on %d (errors compare with a machine they did not "
           "have)\n",
-          cores, profile.node_cores);
+          cores, profile.cpu_cores());
     }
     std::printf("# %s: %zu run(s), median step-time error %s\n",
                 a.costs_from.empty() ? "a replay: costs fitted on each run itself"

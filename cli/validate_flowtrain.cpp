@@ -17,13 +17,14 @@ namespace clustertwin::cli {
 // flowtrain: the process twin (sim/flowtrain/process_twin.h) on each run's mode, ranks and batch, priced by
 // --costs-from's runs (or the run itself), on the profile's node cores (or --cores).
 Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& profile) {
-  if (profile.node_cores < 1 && a.cores < 1) {
+  if (profile.cpu_cores() < 1 && a.cores < 1) {
     return Status::invalid_argument("--profile " + a.profile +
-                                    ": field 'node_cores' missing: the process twin needs the machine's cores");
+                                    ": field 'node_cores' (or 'host.cores') missing: the process twin needs the "
+                                    "machine's cores");
   }
   if (a.cores < 0) return Status::invalid_argument("--cores " + std::to_string(a.cores) + ": must be >= 1");
   const int first_step = a.warmup_given ? a.warmup : 1;
-  const int fit_cores = profile.node_cores > 0 ? profile.node_cores : a.cores;
+  const int fit_cores = profile.cpu_cores() > 0 ? profile.cpu_cores() : a.cores;
   const int cores = a.cores > 0 ? a.cores : fit_cores;
   auto result =
       calibrators::check_flowtrain_runs(split_commas(a.real), costs_from_paths(a), first_step, fit_cores, cores);
@@ -47,7 +48,8 @@ Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& 
                            {"real_mfu", c.real_mfu},
                            {"twin_mfu", c.twin_mfu},
                            {"handoff_latency_s", c.costs.handoff_latency_s},
-                           {"exchange_s_per_byte", c.costs.exchange_s_per_byte}});
+                           {"exchange_s_per_byte", c.costs.exchange_s_per_byte},
+                           {"assumed", c.notes}});
     }
     CT_RETURN_IF_ERROR(write_output("-", j.dump(2) + "\n"));
   } else {
@@ -60,6 +62,8 @@ Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& 
     }
     std::printf("# fitted hand-off latency %.3f ms, all-reduce exchange %.3f ns per byte (last run's costs)\n",
                 checks.back().costs.handoff_latency_s * 1e3, checks.back().costs.exchange_s_per_byte * 1e9);
+    for (const std::string& n : checks.back().notes)
+      std::printf("# assumed: %s\n", n.c_str());
     if (cores != fit_cores) std::printf("# a what-if: the twin on %d cores, the runs on %d\n", cores, fit_cores);
     std::printf("# %s: %zu run(s), median step-time error %s\n",
                 a.costs_from.empty() ? "a replay: costs fitted on each run itself"

@@ -25,6 +25,12 @@
 #                  sharing the GPU (Gloo, staged through host memory), each with --trace        -> runs.txt, traces.tar.gz
 #   run-flowtrain  monolithic and flowtrain on the GPU, --trace                                 -> runs.txt, traces.tar.gz
 #   run-flexmarl   sync and flexmarl on the GPU, --trace                                        -> runs.txt, traces.tar.gz
+#   run-sizes      the executors at other sizes than the shipped runs (traces/data/h200), 30 steps: NestPipe at
+#                  batch 1024 with a 4M-row table, torchrec at batch 512 (a micro-batch of the shipped
+#                  nestpipe run's), FlowTrain at --width 12: what the twin predicts from the shipped
+#                  calibration (--predict), held out                                            -> runs.txt, traces.tar.gz
+#   kineto-dlrm    kineto_step.py --model dlrm: a DLRM step with its tables on the device, fused Adam, no
+#                  synchronisation between steps (the device runs behind the host), held out   -> traces.tar.gz
 # Each step's status goes to summary.txt (PASS, FAIL or SKIP, seconds, a one-line note);
 # the exit code is 0 only when every step passed. Environment: OUT (the results folder),
 # CT_DEVICE_BUDGET_S (the overall limit), CT_DEVICE_PYTHON (default python3), CT_DEVICE_STEPS
@@ -60,6 +66,8 @@ STEPS=(
   "run-nestpipe 180 runs.txt run nestpipe --device cuda: torchrec, dbp, nestpipe (NCCL, 1 rank), dbp on 4 ranks (Gloo)"
   "run-flowtrain 120 runs.txt run flowtrain --device cuda --width 8: monolithic, flowtrain (pool auto, then host)"
   "run-flexmarl 120 runs.txt run flexmarl --device cuda: sync and flexmarl"
+  "run-sizes 180 runs.txt run nestpipe and flowtrain at other sizes than the shipped runs (held out)"
+  "kineto-dlrm 90 gpu.txt kineto_step.py --model dlrm: a DLRM step, tables on the device, no sync (held out)"
 )
 
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
@@ -316,6 +324,41 @@ step_run_flexmarl() {
   return "$failed"
 }
 
+# Held out: sizes no shipped run has, so that --predict prices them from the shipped runs' costs (predict.sh's
+# "sizes" lines). Longer than the shipped 12-step runs (30 steps): a stall then costs the mean less.
+step_run_sizes() {
+  local t="$OUT/traces" failed=0 v
+  mkdir -p "$t"
+  local one=(--device cuda --model dlrm-criteo --micro-batches 4 --steps 30 --threads 4 --timeout 60 --json)
+  for v in torchrec dbp nestpipe; do
+    real_run "nestpipe-1gpu-$v-size-b1024-v4m" 50 launch --nproc 1 -- run nestpipe --variant "$v" "${one[@]}" \
+      --vocab 4000000 --batch 1024 --trace "$t/nestpipe-1gpu-$v-size-b1024-v4m.json" || failed=1
+  done
+  # The shipped nestpipe run's micro-batch (2048 / 4) as a whole batch: with the shipped torchrec run, two sizes
+  # of the same keys, which separate a task's fixed cost from its per-sample one (predict.sh: nestpipe from both).
+  real_run "nestpipe-1gpu-torchrec-size-b512" 50 launch --nproc 1 -- run nestpipe --variant torchrec "${one[@]}" \
+    --vocab 10000000 --batch 512 --trace "$t/nestpipe-1gpu-torchrec-size-b512.json" || failed=1
+  local ft=(--device cuda --width 12 --lr 0.01 --global-batch 48 --steps 6 --timeout 50 --json)
+  for v in monolithic flowtrain; do
+    real_run "flowtrain-$v-size-w12" 55 launch --nproc 2 -- run flowtrain --mode "$v" "${ft[@]}" \
+      --trace "$t/flowtrain-2rank-$v-size-w12.json" || failed=1
+  done
+  return "$failed"
+}
+
+step_kineto_dlrm() {
+  local log rc
+  log=$(mktemp)
+  timeout -k 5 80 "$PYTHON" "$ROOT/scripts/device-check/kineto_step.py" --model dlrm --out-dir "$OUT/traces" \
+    --steps 3 --batch 8192 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local events
+  events=$(grep -h -o '[0-9]* events, [0-9]* bytes gzipped' "$log" | tail -1)
+  [ -n "$events" ] && note "dlrm_step: $events"
+  rm -f "$log"
+  return "$rc"
+}
+
 # --- the driver ---
 
 record() {  # name status seconds note
@@ -479,9 +522,11 @@ case "${1:-}" in
       run-nestpipe) step_run_nestpipe ;;
       run-flowtrain) step_run_flowtrain ;;
       run-flexmarl) step_run_flexmarl ;;
+      run-sizes) step_run_sizes ;;
+      kineto-dlrm) step_kineto_dlrm ;;
       *) echo "device-check.sh: unknown step '${2:-}'" >&2; exit 2 ;;
     esac
     ;;
-  -h | --help) sed -n '2,35p' "$SCRIPT" ;;
+  -h | --help) sed -n '2,41p' "$SCRIPT" ;;
   *) echo "device-check.sh: unknown option '$1' (allowed: --dry-run, --prepare, --predict DIR, --help)" >&2; exit 2 ;;
 esac

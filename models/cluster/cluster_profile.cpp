@@ -370,6 +370,16 @@ Status read_profile(const ConfigNode& root, const std::string& source, ClusterPr
     return top.error("nodes", "nodes * devices_per_node is more devices than the twin can number");
   }
   CT_RETURN_IF_ERROR(top.integer("node_cores", 1, &profile->node_cores, kOptional));
+  CT_ASSIGN_OR_RETURN(host, top.section("host", kOptional));
+  if (host) {
+    CT_RETURN_IF_ERROR(host->integer("cores", 1, &profile->host.cores, kRequired));
+    CT_RETURN_IF_ERROR(
+        host->quantity("launch", Quantity::kTime, FieldReader::kNonNegative, &profile->host.launch, kOptional));
+    CT_RETURN_IF_ERROR(host->finish());
+    if (profile->node_cores > 0) {
+      return top.error("host", "give node_cores (ranks that are CPU processes) or host (a GPU node's host), not both");
+    }
+  }
   CT_RETURN_IF_ERROR(top.text("default_dtype", &profile->default_dtype, kOptional));
   if (!is_data_type(profile->default_dtype)) {
     return top.error("default_dtype", "unknown data type '" + profile->default_dtype +

@@ -22,6 +22,19 @@ struct DeviceType {
   double memory_efficiency = 1.0;            // (0, 1]: the share of memory bandwidth the roofline assumes
 };
 
+/// The host of a GPU node: the CPU cores its devices' ranks share for host
+/// work (host and lookup tasks) and for launching device work, and what one
+/// launch costs there. A plan task with `launches` > 0 is then launched by
+/// its stream's host thread (launches x launch seconds on these cores) and
+/// queued on its device stream, where it runs once launched and its
+/// dependencies are done; the thread goes on launching (the device runs
+/// behind the host, across steps) unless the task is a sync point.
+struct HostSide {
+  int cores = 0;      // CPU cores per node; 0: none modelled
+  double launch = 0;  // host seconds per launched device operation (cudaLaunchKernel, cudaMemcpyAsync)
+  bool modelled() const { return cores > 0; }
+};
+
 /// A link: bandwidth in bytes/s (per direction), latency in seconds.
 struct LinkSpec {
   double bandwidth = 0;
@@ -176,6 +189,9 @@ struct ClusterProfile {
   /// time-shared when more are busy than there are cores, and their costs
   /// are core-seconds.
   int node_cores = 0;
+  /// The host side of a GPU node (absent: host work runs on a host of its
+  /// own per device, launches cost nothing).
+  HostSide host;
   std::map<int, double> slowdown;          // device (global rank) -> factor >= 1 (stragglers)
   std::map<std::string, CostModel> costs;  // cost key -> cost
   /// Collective op name (models::collective_op_name: "alltoall", ...) -> its factor.
@@ -186,6 +202,8 @@ struct ClusterProfile {
   std::string simgrid_platform;
 
   int devices() const { return nodes * devices_per_node; }
+  /// The CPU cores of a node: node_cores (ranks that are CPU processes) or a GPU node's host.cores; 0 for neither.
+  int cpu_cores() const { return node_cores > 0 ? node_cores : host.cores; }
   /// The device type of global device `rank`.
   const DeviceType& device_type_of(int rank) const;
   /// The slowdown factor of device `rank` (1 when absent).

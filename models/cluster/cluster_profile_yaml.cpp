@@ -102,6 +102,11 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
   w.field(0, "nodes", std::to_string(p.nodes));
   w.field(0, "devices_per_node", std::to_string(p.devices_per_node));
   if (p.node_cores > 0) w.field(0, "node_cores", std::to_string(p.node_cores));
+  if (p.host.modelled()) {
+    w.line(0, "host:");
+    w.field(1, "cores", std::to_string(p.host.cores));
+    w.field(1, "launch", yaml_number(p.host.launch), "s per launch");
+  }
   w.field(0, "default_dtype", p.default_dtype);
   w.line(0, "device:");
   write_device(w, 1, p.device);

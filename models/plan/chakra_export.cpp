@@ -141,6 +141,8 @@ StatusOr<ChakraExport> plan_to_chakra(const Plan& plan, const std::string& name,
       if (t.batch_offset != 0) add(&n, "ct_batch_offset", int64_t{t.batch_offset});
       if (t.requests != 0) add(&n, "ct_requests", t.requests);
       if (t.grad_bytes != 0) add(&n, "ct_grad_bytes", t.grad_bytes);
+      if (t.launches != 0) add(&n, "ct_launches", int64_t{t.launches});
+      if (t.sync) add(&n, "ct_sync", int64_t{1});
     }
   }
   return out;

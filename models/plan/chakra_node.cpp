@@ -293,6 +293,10 @@ StatusOr<RankTask> convert_node(const ch::Node& node, const std::string& name, i
   t.requests = requests_or->value_or(0);
   CT_CHAKRA_TRY(grad_bytes, in.integer("ct_grad_bytes", 0));
   t.grad_bytes = grad_bytes_or->value_or(0);
+  CT_CHAKRA_TRY(launches, in.integer("ct_launches", 0, std::numeric_limits<int>::max()));
+  t.launches = static_cast<int>(launches_or->value_or(0));
+  CT_CHAKRA_TRY(sync, in.integer("ct_sync", 0, 1));
+  t.sync = sync_or->value_or(0) == 1;
   return out;
 }
 

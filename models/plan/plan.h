@@ -96,6 +96,16 @@ struct Task {
   /// calls after the task's launch). What data parallelism all-reduces, and
   /// when it may start (models/plan/data_parallel.h). 0: none.
   int64_t grad_bytes = 0;
+  /// Device operations (kernels, copies) its host thread launches for it. On
+  /// a profile with a GPU node's host (cluster::HostSide) the task is then
+  /// launched (launches x the host's launch cost on its cores) and queued on
+  /// its device stream, and the stream's host thread goes on launching
+  /// without waiting for it; 0: the thread runs the task itself and waits
+  /// for it (the executors' tasks, which synchronise).
+  int launches = 0;
+  /// The host thread waits for the task's end before it launches the next
+  /// (`.item()`, a synchronising copy, cudaStreamSynchronize).
+  bool sync = false;
   std::vector<RankRange> ranks;  // ranks that run the task; empty means every rank
   bool operator==(const Task&) const = default;
 };

@@ -22,7 +22,8 @@ using Fields = std::span<const std::string_view>;
 constexpr std::string_view kTopFields[] = {"system", "variant", "streams", "tasks"};
 constexpr std::string_view kTaskFields[] = {"name",        "kind",         "stream",     "flops",      "bytes",
                                             "cost_key",    "dtype",        "collective", "deps",       "prev_step_deps",
-                                            "micro_batch", "batch_offset", "requests",   "grad_bytes", "ranks"};
+                                            "micro_batch", "batch_offset", "requests",   "grad_bytes", "ranks",
+                                            "launches",    "sync"};
 constexpr std::string_view kCollectiveFields[] = {"op",          "group", "algorithm",  "root",
                                                   "peer_offset", "tag",   "split_bytes"};
 constexpr std::string_view kGroupFields[] = {"block", "stride"};
@@ -248,6 +249,13 @@ class PlanParser {
           integer(*field, member_path(path, "grad_bytes"), 0, std::numeric_limits<int64_t>::max(), &t->grad_bytes));
     }
     if ((field = member(v, "ranks"))) CT_RETURN_IF_ERROR(ranks(*field, member_path(path, "ranks"), &t->ranks));
+    if ((field = member(v, "launches")))
+      CT_RETURN_IF_ERROR(int32(*field, member_path(path, "launches"), 0, &t->launches));
+    if ((field = member(v, "sync"))) {
+      if (!field->is_boolean())
+        return error(member_path(path, "sync"), "expected true or false, got " + describe(*field));
+      t->sync = field->get<bool>();
+    }
     return Status::ok();
   }
 

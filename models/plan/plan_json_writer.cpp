@@ -84,6 +84,8 @@ std::string task_json(const Plan& plan, const Task& t) {
   if (t.batch_offset != 0) out += ", \"batch_offset\": " + std::to_string(t.batch_offset);
   if (t.requests != 0) out += ", \"requests\": " + std::to_string(t.requests);
   if (t.grad_bytes != 0) out += ", \"grad_bytes\": " + std::to_string(t.grad_bytes);
+  if (t.launches != 0) out += ", \"launches\": " + std::to_string(t.launches);
+  if (t.sync) out += ", \"sync\": true";
   if (!t.ranks.empty()) {
     out += ", \"ranks\": " + list(t.ranks, [](const RankRange& r) {
              return "[" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "]";

@@ -157,6 +157,7 @@ std::optional<std::string> task_error(const Plan& plan, const Task& t) {
   if (t.batch_offset < 0) return "batch_offset " + std::to_string(t.batch_offset) + " must be >= 0";
   if (t.requests < 0) return "requests " + std::to_string(t.requests) + " must be >= 0";
   if (t.grad_bytes < 0) return "grad_bytes " + std::to_string(t.grad_bytes) + " must be >= 0";
+  if (t.launches < 0) return "launches " + std::to_string(t.launches) + " must be >= 0";
   for (const RankRange& range : t.ranks) {
     if (range.begin < 0 || range.end < -1 || (range.end != -1 && range.end <= range.begin)) {
       return "rank range " + range_text(range) + " is not [begin, end) with 0 <= begin < end (or end -1)";

@@ -1,6 +1,15 @@
 #!/usr/bin/env python3
 """Records a PyTorch profiler (Kineto) trace of training steps of a small
-GPT-like model, for `clustertwin trace import-kineto` to ingest.
+GPT-like model (--model gpt) or a DLRM-style recommender (--model dlrm), for
+`clustertwin trace import-kineto` to ingest.
+
+--model dlrm: embedding tables on the device (EmbeddingBag, sum pooling), a
+bottom and a top MLP, dot interactions, fused Adam (one multi_tensor_apply
+kernel per group), and no synchronisation at the end of a step (--no-sync is
+its default): the device's queue carries across the profiler's step markers,
+the device runs after the host has moved on, as a training loop that never
+calls .item() does. Its backward sorts the ids (radix sort) and scatters the
+row gradients, the kernels a DLRM step spends its device time in.
 
 Runs alone, or once per GPU under torchrun (`python3 -m torch.distributed.run`),
 which sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT; then the
@@ -42,8 +51,20 @@ def parse_args():
     parser.add_argument("--vocab", type=int, default=8192)
     parser.add_argument("--steps", type=int, default=2, help="recorded steps (default 2)")
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
+    parser.add_argument("--model", choices=["gpt", "dlrm"], default="gpt")
+    parser.add_argument("--tables", type=int, default=8, help="dlrm: embedding tables")
+    parser.add_argument("--rows", type=int, default=1000000, help="dlrm: rows per table")
+    parser.add_argument("--dim", type=int, default=128, help="dlrm: embedding dimension")
+    parser.add_argument("--pooling", type=int, default=20, help="dlrm: ids per sample and table")
+    parser.add_argument("--sync", choices=["step", "none"], default=None,
+                        help="torch.cuda.synchronize() before each profiler step (gpt's default) or never (dlrm's)")
+    parser.add_argument("--name", default=None, help="the trace's file name stem (default: MODEL_step)")
     args = parser.parse_args()
-    for name in ("layers", "d_model", "heads", "seq", "batch", "vocab", "steps"):
+    if args.sync is None:
+        args.sync = "step" if args.model == "gpt" else "none"
+    if args.name is None:
+        args.name = f"{args.model}_step"
+    for name in ("layers", "d_model", "heads", "seq", "batch", "vocab", "steps", "tables", "rows", "dim", "pooling"):
         if getattr(args, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} {getattr(args, name)}: must be positive")
     if args.d_model % args.heads:
@@ -98,6 +119,29 @@ class TinyGPT(nn.Module):
         return self.head(self.ln_f(self.blocks(self.tok(idx) + self.pos(positions))))
 
 
+class TinyDLRM(nn.Module):
+    """DLRM's shape (Naumov et al. 2019): dense features through a bottom MLP, each sparse feature through an
+    embedding table (sum of its ids' rows), pairwise dot products, a top MLP to one logit."""
+
+    def __init__(self, args, dense_features=13):
+        super().__init__()
+        d = args.dim
+        self.tables = nn.ModuleList(nn.EmbeddingBag(args.rows, d, mode="sum") for _ in range(args.tables))
+        self.bottom = nn.Sequential(nn.Linear(dense_features, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                                    nn.Linear(256, d), nn.ReLU())
+        features = args.tables + 1
+        self.top = nn.Sequential(nn.Linear(d + features * (features - 1) // 2, 1024), nn.ReLU(),
+                                 nn.Linear(1024, 512), nn.ReLU(), nn.Linear(512, 1))
+
+    def forward(self, dense, ids, offsets):
+        x = self.bottom(dense)
+        pooled = [table(ids[t], offsets) for t, table in enumerate(self.tables)]
+        z = torch.stack([x] + pooled, dim=1)
+        dots = torch.bmm(z, z.transpose(1, 2))
+        i, j = torch.triu_indices(z.shape[1], z.shape[1], offset=1, device=z.device)
+        return self.top(torch.cat([x, dots[:, i, j]], dim=1)).squeeze(1)
+
+
 def summary_table(prof, on_gpu):
     averages = prof.key_averages()
     keys = ["self_device_time_total", "self_cuda_time_total"] if on_gpu else ["self_cpu_time_total"]
@@ -146,17 +190,43 @@ def main():
         dist.init_process_group(backend="nccl" if on_gpu else "gloo")
 
     torch.manual_seed(0)  # the same weights on every rank, as DDP expects
-    model = TinyGPT(args).to(device)
+    model = (TinyGPT(args) if args.model == "gpt" else TinyDLRM(args)).to(device)
     if distributed:
         model = nn.parallel.DistributedDataParallel(model, device_ids=[local_rank] if on_gpu else None)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    if args.model == "gpt":
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    else:  # fused: one multi_tensor_apply kernel per parameter group (torch >= 2.0 on CUDA)
+        try:
+            optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, fused=on_gpu)
+        except (TypeError, RuntimeError):
+            optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     generator = torch.Generator(device="cpu").manual_seed(100 + rank)
     params = sum(p.numel() for p in model.parameters())
-    if rank == 0:
+    if rank == 0 and args.model == "gpt":
         print(f"TinyGPT: {args.layers} layers, d_model {args.d_model}, {args.heads} heads, seq {args.seq}, "
               f"batch {args.batch}, vocab {args.vocab}: {params / 1e6:.1f} M parameters on {device}", flush=True)
+    elif rank == 0:
+        print(f"TinyDLRM: {args.tables} tables of {args.rows} x {args.dim}, {args.pooling} ids per sample and table, "
+              f"batch {args.batch}: {params / 1e6:.1f} M parameters on {device}", flush=True)
+
+    def dlrm_step():
+        dense = torch.rand(args.batch, 13, generator=generator).to(device, non_blocking=True)
+        ids = torch.randint(args.rows, (args.tables, args.batch * args.pooling), generator=generator).to(
+            device, non_blocking=True)
+        offsets = torch.arange(0, args.batch * args.pooling, args.pooling, device=device)
+        labels = torch.randint(2, (args.batch,), generator=generator).float().to(device, non_blocking=True)
+        with record_function("forward"):
+            loss = F.binary_cross_entropy_with_logits(model(dense, ids, offsets), labels)
+        with record_function("backward"):
+            loss.backward()
+        with record_function("optimizer"):
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        return loss
 
     def train_step():
+        if args.model == "dlrm":
+            return dlrm_step()
         tokens = torch.randint(args.vocab, (args.batch, args.seq + 1), generator=generator).to(device)
         inputs, targets = tokens[:, :-1], tokens[:, 1:]
         with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=on_gpu):
@@ -185,11 +255,15 @@ def main():
                  record_shapes=True, on_trace_ready=on_trace_ready) as prof:
         for step in range(wait + warmup + args.steps):
             loss = train_step()
-            if on_gpu:
+            if on_gpu and args.sync == "step":
                 torch.cuda.synchronize()
             prof.step()
-            if rank == 0:
+            if rank == 0 and args.sync == "step":
                 print(f"step {step}: loss {loss.item():.4f}", flush=True)
+        if on_gpu:
+            torch.cuda.synchronize()  # after the profiled steps: the device's queue drained into the trace
+        if rank == 0:
+            print(f"{wait + warmup + args.steps} steps, last loss {loss.item():.4f}", flush=True)
 
     status = 0
     if rank == 0:
@@ -199,7 +273,7 @@ def main():
         else:
             print(summary_table(recorded[0], on_gpu), flush=True)
             os.makedirs(args.out_dir, exist_ok=True)
-            out_path = os.path.join(args.out_dir, "gpt_step.rank0.json.gz")
+            out_path = os.path.join(args.out_dir, f"{args.name}.rank0.json.gz")
             with open(raw_path, "rb") as src, gzip.open(out_path, "wb") as dst:
                 shutil.copyfileobj(src, dst)
             problem = check_trace(out_path, on_gpu)

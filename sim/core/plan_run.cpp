@@ -5,6 +5,7 @@
 // plan_run_record.cpp's.
 #include "sim/core/plan_run.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <simgrid/s4u.hpp>
 #include <string>
@@ -42,8 +43,10 @@ PlanRun::Impl::Impl(const models::Plan& plan, Platform& platform, const SimOptio
     ++ranks_on_node_[node];
   }
   ranks_.resize(options.workers);
-  for (int rank = 0; rank < options.workers; rank += stride_)
+  for (int rank = 0; rank < options.workers; rank += stride_) {
     ranks_[rank].done.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
+    ranks_[rank].launched.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
+  }
   step_end_.assign(options.steps, 0.0);
   alone_ = exclusive_network(plan, options, platform.devices_per_node(), seconds_);
 }
@@ -57,7 +60,12 @@ void PlanRun::Impl::start() {
         if (t.stream == stream && models::runs_on(t, rank, world)) tasks.push_back(t.id);
       }
       if (tasks.empty()) continue;
-      sg::Actor::create("r" + std::to_string(rank) + "." + plan_.streams[stream], platform_.device(rank),
+      const std::string name = "r" + std::to_string(rank) + "." + plan_.streams[stream];
+      if (queued(rank, tasks)) {
+        sg::Actor::create(name + ".launch", platform_.host_pool(rank),
+                          [this, rank, tasks] { launch_loop(rank, tasks); });
+      }
+      sg::Actor::create(name, platform_.device(rank),
                         [this, rank, stream, tasks] { stream_loop(rank, stream, tasks); });
     }
   }
@@ -92,14 +100,47 @@ bool PlanRun::Impl::deps_done(int rank, int step, const Task& t) const {
   return true;
 }
 
+bool PlanRun::Impl::queued(int rank, const std::vector<int>& tasks) const {
+  return platform_.host_pool(rank) != nullptr &&
+         std::any_of(tasks.begin(), tasks.end(), [this](int id) { return plan_.tasks[id].launches > 0; });
+}
+
+void PlanRun::Impl::launch_loop(int rank, const std::vector<int>& tasks) {
+  RankState& r = ranks_[rank];
+  const double launch = platform_.profile().host.launch;
+  for (int step = 0; step < options_.steps; ++step) {
+    for (int id : tasks) {
+      const Task& t = plan_.tasks[id];
+      const double start = sg::Engine::get_clock();
+      // The host thread's launch calls, on the node's host cores; the device's queue takes the work.
+      if (t.launches > 0 && launch > 0)
+        sg::this_actor::exec_init(t.launches * launch * kWorkUnitsPerSecond)
+            ->set_host(platform_.host_pool(rank))
+            ->wait();
+      launches_[{rank, step, id}] = {start, sg::Engine::get_clock()};
+      {
+        std::unique_lock<sg::Mutex> lock(*r.mutex);
+        r.launched[step][id] = 1;
+      }
+      r.cv->notify_all();
+      if (t.sync) {  // the host waits for the device to finish it
+        std::unique_lock<sg::Mutex> lock(*r.mutex);
+        while (!r.done[step][id])
+          r.cv->wait(lock);
+      }
+    }
+  }
+}
+
 void PlanRun::Impl::stream_loop(int rank, int stream, const std::vector<int>& tasks) {
   RankState& r = ranks_[rank];
+  const bool launched = queued(rank, tasks);
   for (int step = 0; step < options_.steps; ++step) {
     for (int id : tasks) {
       const Task& t = plan_.tasks[id];
       {
         std::unique_lock<sg::Mutex> lock(*r.mutex);
-        while (!deps_done(rank, step, t))
+        while (!deps_done(rank, step, t) || (launched && !r.launched[step][id]))
           r.cv->wait(lock);
       }
       const double start = sg::Engine::get_clock();

@@ -36,7 +36,8 @@ class PlanRun::Impl {
 
   // Per-rank completion flags of (step, task), and a condition to wait on them.
   struct RankState {
-    std::vector<std::vector<char>> done;  // [step][task]
+    std::vector<std::vector<char>> done;      // [step][task]
+    std::vector<std::vector<char>> launched;  // [step][task], on a stream with a launch queue (launch_loop)
     simgrid::s4u::MutexPtr mutex = simgrid::s4u::Mutex::create();
     simgrid::s4u::ConditionVariablePtr cv = simgrid::s4u::ConditionVariable::create();
   };
@@ -65,6 +66,11 @@ class PlanRun::Impl {
   // plan_run.cpp
   bool deps_done(int rank, int step, const models::Task& t) const;
   void stream_loop(int rank, int stream, const std::vector<int>& tasks);
+  // A GPU node's stream whose tasks are launched (cluster::HostSide, Task::launches): the host thread launches
+  // them in order and goes on (launch_loop); the device runs each once launched and its dependencies are done
+  // (stream_loop, waiting for the launch too).
+  void launch_loop(int rank, const std::vector<int>& tasks);
+  bool queued(int rank, const std::vector<int>& tasks) const;
 
   // plan_run_tasks.cpp
   void execute(int rank, int step, const models::Task& t);
@@ -99,6 +105,7 @@ class PlanRun::Impl {
   int64_t priced_once_ = 0;  // collective runs that took a price from prices_
   std::vector<traces::Event> events_;
   std::vector<double> step_end_;
+  std::map<std::tuple<int, int, int>, std::pair<double, double>> launches_;  // (rank, step, task) -> host interval
 };
 
 }  // namespace clustertwin::sim

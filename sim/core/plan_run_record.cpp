@@ -31,6 +31,11 @@ void PlanRun::Impl::record(int rank, int stream, int step, const Task& t, double
     }
   }
   traces::Event e = models::task_event(t, rank, stream, step, start * 1e6, end * 1e6, group_size, peer);
+  auto launch = launches_.find({rank, step, t.id});
+  if (launch != launches_.end()) {  // a launched task: its host side, as a real GPU run records it
+    e.host_ts_us = launch->second.first * 1e6;
+    e.host_dur_us = (launch->second.second - launch->second.first) * 1e6;
+  }
   events_.push_back(std::move(e));
   step_end_[step] = std::max(step_end_[step], end);
 }

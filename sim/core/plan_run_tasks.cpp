@@ -24,6 +24,7 @@ void PlanRun::Impl::execute(int rank, int step, const Task& t) {
       const double amount = platform_.work_units(rank, seconds_[t.id][rank]);
       if (amount <= 0) return;
       sg::Host* host = platform_.core_pool(rank);
+      if (host == nullptr && t.kind != TaskKind::kCompute) host = platform_.host_pool(rank);
       if (host == nullptr) host = t.kind == TaskKind::kCompute ? platform_.device(rank) : platform_.cpu(rank);
       sg::this_actor::exec_init(amount)->set_host(host)->wait();
       return;

@@ -149,6 +149,12 @@ StatusOr<std::unique_ptr<Platform>> Platform::build(const cluster::ClusterProfil
           placed(z->create_host(name_of("cores", k), kWorkUnitsPerSecond)->set_core_count(p.node_cores),
                  Place::Role::kCores, 0));
     }
+    if (p.host.modelled()) {
+      // A GPU node's host: its ranks' host work and launches share these cores.
+      platform->host_pools_.push_back(
+          placed(z->create_host(name_of("host", k), kWorkUnitsPerSecond)->set_core_count(p.host.cores),
+                 Place::Role::kCores, 0));
+    }
     platform->node_endpoints_.push_back(
         placed(z->create_host(name_of("node", k, 0), kWorkUnitsPerSecond), Place::Role::kEndpoint, 0));
     platform->node_switches_.push_back(

@@ -88,6 +88,9 @@ class Platform {
   /// The node's shared cores where the profile has node_cores (tasks of
   /// every rank of the node run there, time-shared), else nullptr.
   simgrid::s4u::Host* core_pool(int rank) const { return pools_.empty() ? nullptr : pools_[node_of(rank)]; }
+  /// A GPU node's host cores where the profile has a `host` (the node's
+  /// ranks' host work, lookups and launches run there, time-shared), else nullptr.
+  simgrid::s4u::Host* host_pool(int rank) const { return host_pools_.empty() ? nullptr : host_pools_[node_of(rank)]; }
   /// The aggregate endpoint of `node`, for flow-fidelity traffic between whole nodes.
   simgrid::s4u::Host* node_endpoint(int node) const { return node_endpoints_[node]; }
   /// The first-level switch group of `node` (0 for all nodes on one switch),
@@ -131,7 +134,8 @@ class Platform {
   int devices_per_node_;
   std::vector<simgrid::s4u::Host*> devices_;
   std::vector<simgrid::s4u::Host*> cpus_;
-  std::vector<simgrid::s4u::Host*> pools_;  // per node, when node_cores > 0
+  std::vector<simgrid::s4u::Host*> pools_;       // per node, when node_cores > 0
+  std::vector<simgrid::s4u::Host*> host_pools_;  // per node, when the profile has a GPU node's host
   std::vector<simgrid::s4u::Host*> node_endpoints_;
   std::vector<simgrid::s4u::Host*> node_switches_;
   std::vector<simgrid::s4u::Host*> group_endpoints_;

@@ -47,6 +47,7 @@ StatusOr<std::unique_ptr<Platform>> Platform::place(const cluster::ClusterProfil
   }
   // Indexed by the whole platform's nodes and groups, as node_of answers.
   view->pools_ = pools_;
+  view->host_pools_ = host_pools_;
   view->node_endpoints_ = node_endpoints_;
   view->node_switches_ = node_switches_;
   view->group_endpoints_ = group_endpoints_;

@@ -206,7 +206,8 @@ TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
   expect_bad({"--target-throughput", "1e5", "--micro-batches", "3"},
              "--micro-batches '3': must be a whole number that divides the batch (512)");
   expect_bad({"--target-throughput", "1e5", "--platform", "no-such-cluster"},
-             "unknown platform 'no-such-cluster' (shipped: h100-1024, gpu-128, localhost-cpu, npu-1536, npu-768; or a "
+             "unknown platform 'no-such-cluster' (shipped: h100-1024, gpu-128, h200-1gpu, localhost-cpu, npu-1536, "
+             "npu-768; or a "
              "path to a .yaml file)");
   expect_bad({"--target-throughput", "1e5", "--plot", "plan.svg", "--platform", "gpu-128", "--calibration", "none"},
              "--plot plan.svg: must end in .png");

@@ -72,6 +72,8 @@ Plan full_plan() {
   copy.batch_offset = 2;
   copy.requests = 1536;
   copy.grad_bytes = (int64_t{1} << 33) + 3;
+  copy.launches = 3;
+  copy.sync = true;
   Task bcast;
   bcast.id = 4;
   bcast.name = "bcast";
@@ -221,7 +223,7 @@ TEST(PlanJsonErrorsTest, OneMessagePerClassOfMistake) {
        "plan.json: field 'streams[1]': duplicate stream 'c'"},
       {"unknown field", with_tasks(a + R"(, "flop": 5})"),
        "plan.json: field 'tasks[0].flop': unknown field (allowed: name, kind, stream, flops, bytes, cost_key, dtype, "
-       "collective, deps, prev_step_deps, micro_batch, batch_offset, requests, grad_bytes, ranks)"},
+       "collective, deps, prev_step_deps, micro_batch, batch_offset, requests, grad_bytes, ranks, launches, sync)"},
       {"field given twice", with_tasks(a + R"(, "flops": 1, "flops": 2})"),
        "plan.json: field 'tasks[0].flops': given twice"},
       {"nested field given twice", with_tasks(a + "}, " + R"({"name": "ar", "kind": "collective", "stream": "comm",
@@ -264,6 +266,10 @@ TEST(PlanJsonErrorsTest, OneMessagePerClassOfMistake) {
        "plan.json: field 'tasks[0].requests': -2 must be >= 0"},
       {"negative grad_bytes", with_tasks(a + R"(, "grad_bytes": -8})"),
        "plan.json: field 'tasks[0].grad_bytes': -8 must be >= 0"},
+      {"negative launches", with_tasks(a + R"(, "launches": -1})"),
+       "plan.json: field 'tasks[0].launches': -1 must be >= 0"},
+      {"sync not a boolean", with_tasks(a + R"(, "sync": 1})"),
+       "plan.json: field 'tasks[0].sync': expected true or false, got a number (1)"},
       {"rank range of one number", with_tasks(a + R"(, "ranks": [[0, 4], [5]]})"),
        "plan.json: field 'tasks[0].ranks[1]': expected a range [begin, end], got an array of 1"},
       {"negative rank", with_tasks(a + R"(, "ranks": [[-1, 4]]})"),

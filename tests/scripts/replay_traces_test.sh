@@ -19,7 +19,7 @@ echo "$out"
 for name in kineto_ddp_rank0 kineto_pipeline_rank0; do
   line=$(grep "^$name " <<< "$out")
   # trace steps ranks real twin error
-  read -r _ steps ranks real twin error <<< "$line"
+  read -r _ steps ranks real twin error _ <<< "$line"
   [ "$steps" = 3 ] && [ "$ranks" = 2 ] || { echo "FAIL: $name: '$line'"; exit 1; }
   awk -v e="${error%\%}" 'BEGIN { exit !(e >= -1 && e <= 1) }' || { echo "FAIL: $name: error $error"; exit 1; }
 done
@@ -30,4 +30,16 @@ grep -q "import-kineto: .*a PyTorch execution trace" <<< "$out" || { echo "FAIL:
 err=$("$src/scripts/replay-traces.sh" --base 2>&1 > /dev/null)
 [ $? -eq 2 ] && [ "$err" = "replay-traces.sh: --base needs a profile name or YAML path" ] ||
   { echo "FAIL: --base without a value: '$err'"; exit 1; }
+# --split: each line's set, and a summary per set.
+split=$(mktemp)
+printf '# a comment\ntest kineto_ddp_rank0\nfit kineto_pipeline_rank0\n' > "$split"
+out=$("$src/scripts/replay-traces.sh" --split "$split" "$ex/kineto_ddp_rank0.json,$ex/kineto_ddp_rank1.json" \
+  "$ex/kineto_pipeline_rank0.json,$ex/kineto_pipeline_rank1.json")
+rm -f "$split"
+grep -q "^kineto_ddp_rank0 .* test$" <<< "$out" || { echo "FAIL: no test set on the ddp line: $out"; exit 1; }
+grep -q "^# test set: 1 trace(s) replayed" <<< "$out" || { echo "FAIL: no test-set summary: $out"; exit 1; }
+grep -q "^# fit set: 1 trace(s) replayed" <<< "$out" || { echo "FAIL: no fit-set summary: $out"; exit 1; }
+err=$("$src/scripts/replay-traces.sh" --split /nonexistent "$ex/kineto_ddp_rank0.json" 2>&1 > /dev/null)
+[ $? -eq 2 ] && [ "$err" = "replay-traces.sh: --split /nonexistent: no such file" ] ||
+  { echo "FAIL: a missing split file: '$err'"; exit 1; }
 echo PASS

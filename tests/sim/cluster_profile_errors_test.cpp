@@ -85,7 +85,7 @@ TEST(ProfileErrorTest, UnknownFieldNamesTheAllowedOnes) {
   EXPECT_EQ(
       error_of(tiny_with("", "colour: blue\n")),
       "tiny.yaml: field 'colour': unknown field (allowed: name, description, nodes, devices_per_node, node_cores, "
-      "default_dtype, device, host_link, host_memory_bandwidth, intra_node, nics, topology, device_types, "
+      "host, default_dtype, device, host_link, host_memory_bandwidth, intra_node, nics, topology, device_types, "
       "node_device_type, slowdown, costs, collectives)");
   // A field of another topology kind is unknown for this one.
   EXPECT_EQ(error_of(tiny_with("radix: 2}", "radix: 2, routers_per_group: 4}")),

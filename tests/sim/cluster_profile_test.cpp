@@ -21,7 +21,7 @@ cluster::ClusterProfile load(const std::string& name) {
 
 TEST(ShippedProfilesTest, NamesInTheOrderOfTheBuild) {
   EXPECT_EQ(cluster::shipped_profile_names(),
-            (std::vector<std::string>{"h100-1024", "gpu-128", "localhost-cpu", "npu-1536", "npu-768"}));
+            (std::vector<std::string>{"h100-1024", "gpu-128", "h200-1gpu", "localhost-cpu", "npu-1536", "npu-768"}));
 }
 
 TEST(ShippedProfilesTest, EmbeddedCopiesAreTheSourceFiles) {
@@ -246,7 +246,8 @@ TEST(LoadClusterProfileTest, UnknownNameListsTheShippedOnes) {
   ASSERT_FALSE(profile.is_ok());
   EXPECT_EQ(profile.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(profile.status().message(),
-            "unknown platform 'x' (shipped: h100-1024, gpu-128, localhost-cpu, npu-1536, npu-768; or a path to a .yaml "
+            "unknown platform 'x' (shipped: h100-1024, gpu-128, h200-1gpu, localhost-cpu, npu-1536, npu-768; or a path "
+            "to a .yaml "
             "file)");
 }
 
