@@ -7,6 +7,7 @@
 
 #include "calibrators/step_wait.h"
 #include "models/cluster/cluster_profile_yaml.h"
+#include "sim/core/task_cost.h"
 #include "traces/trace_reader.h"
 
 namespace clustertwin::calibrators {
@@ -107,6 +108,18 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
     auto shared = fit_shared_cores(measured, c.profile);
     if (!shared.is_ok()) return shared.status();
     c.profile = std::move(*shared);
+  }
+  // Every task of every run must be priced by the profile written: a key the fitted steps hold no sample of and
+  // the base does not price (host work has no roofline) is refused here, naming the trace, not in validate.
+  for (const RecordedRun& run : runs) {
+    for (const models::Task& t : run.plan.tasks) {
+      if (t.kind == models::TaskKind::kCollective || t.kind == models::TaskKind::kCopy) continue;
+      auto seconds = sim::task_seconds(t, c.profile.device, c.profile);
+      if (!seconds.is_ok()) {
+        return Status::invalid_argument(run.path + ": " + seconds.status().message() +
+                                        " (no sample of it in the fitted steps: give more steps, or --warmup 0)");
+      }
+    }
   }
   if (!options.name.empty()) c.profile.name = options.name;
   std::string from;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/file_io.h"
@@ -125,6 +126,40 @@ TEST(TraceCliTest, AnImportedTraceIsCalibratedAndRunAtAnotherWorkerCount) {
   const double at_16 = step_ms(16);
   EXPECT_GT(at_16, 1.05);  // the all-reduces slow down with 8x the ranks; the GEMMs do not
   EXPECT_LT(at_16, 1.5);
+}
+
+// A cost key the plan needs that the fitted steps hold no sample of, and the base cannot price (host work has
+// no roofline): calibrate refuses it with one line naming the trace, rather than writing a profile that validate
+// or sim plan would then fail on.
+TEST(TraceCliTest, CalibrateRefusesAKeyItHasNoSampleOf) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
+  const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
+  ASSERT_TRUE(ok(run_clustertwin({"trace", "import-kineto", examples + "kineto_ddp_rank0.json",
+                                  examples + "kineto_ddp_rank1.json", dir + "/ddp2.json"})));
+  ASSERT_TRUE(ok(run_clustertwin({"trace", "derive-plan", dir + "/ddp2.json", "-o", dir + "/run2.json"})));
+  auto text = read_file(dir + "/run2.json");
+  ASSERT_TRUE(text.is_ok());
+  // Drop every event of the host tail: the plan still has the task, no step has a sample of it.
+  nlohmann::json trace = nlohmann::json::parse(*text);
+  nlohmann::json kept = nlohmann::json::array();
+  int dropped = 0;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.value("name", "") == "host tail") {
+      ++dropped;
+      continue;
+    }
+    kept.push_back(e);
+  }
+  ASSERT_GT(dropped, 0) << *text;
+  trace["traceEvents"] = kept;
+  ASSERT_TRUE(write_file_atomically(dir + "/run2.json", trace.dump()).is_ok());
+  const auto r = run_clustertwin({"calibrate", dir + "/run2.json", "--base", "h100-1024", "--warmup", "1", "--drain",
+                                  "0", "-o", dir + "/none.yaml"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "clustertwin: " + dir +
+                       "/run2.json: task 'host tail': host work has no roofline; cost key 'host tail' is not in the "
+                       "costs of profile 'h100-1024' (no sample of it in the fitted steps: give more steps, or "
+                       "--warmup 0)\n");
 }
 
 TEST(TraceCliTest, DerivePlanRefusesTracesThatDoNotRepeatOnePlan) {
