@@ -209,6 +209,14 @@ def main():
         print(f"TinyDLRM: {args.tables} tables of {args.rows} x {args.dim}, {args.pooling} ids per sample and table, "
               f"batch {args.batch}: {params / 1e6:.1f} M parameters on {device}", flush=True)
 
+    def backward_and_update(loss):
+        with record_function("backward"):
+            loss.backward()
+        with record_function("optimizer"):
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+        return loss
+
     def dlrm_step():
         dense = torch.rand(args.batch, 13, generator=generator).to(device, non_blocking=True)
         ids = torch.randint(args.rows, (args.tables, args.batch * args.pooling), generator=generator).to(
@@ -217,12 +225,7 @@ def main():
         labels = torch.randint(2, (args.batch,), generator=generator).float().to(device, non_blocking=True)
         with record_function("forward"):
             loss = F.binary_cross_entropy_with_logits(model(dense, ids, offsets), labels)
-        with record_function("backward"):
-            loss.backward()
-        with record_function("optimizer"):
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-        return loss
+        return backward_and_update(loss)
 
     def train_step():
         if args.model == "dlrm":
@@ -233,12 +236,7 @@ def main():
             with record_function("forward"):
                 logits = model(inputs)
                 loss = F.cross_entropy(logits.reshape(-1, args.vocab).float(), targets.reshape(-1))
-        with record_function("backward"):
-            loss.backward()
-        with record_function("optimizer"):
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-        return loss
+        return backward_and_update(loss)
 
     tmp_dir = tempfile.mkdtemp(prefix="kineto_step_")
     raw_path = os.path.join(tmp_dir, "trace.json")

@@ -91,7 +91,8 @@ bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& pr
   if (!options.symmetric || per_node < 2 || options.workers <= per_node || options.workers % per_node != 0)
     return false;
   if (!profile.simgrid_platform.empty() || !profile.slowdown.empty() || !profile.node_device_type.empty()) return false;
-  if (profile.node_cores > 0) return false;  // the node's ranks share its cores: each one's load counts
+  // The node's ranks share its cores (a node of CPU processes, or a GPU node's host): each one's load counts.
+  if (profile.node_cores > 0 || profile.host.modelled()) return false;
   for (const Task& t : plan.tasks) {
     if (!t.ranks.empty()) return false;
     for (double s : seconds[t.id]) {

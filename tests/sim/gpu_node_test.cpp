@@ -149,6 +149,31 @@ TEST(GpuNodeTest, AOneMemberCollectiveCostsItsLocalCopy) {
   EXPECT_NEAR(in_place->step_time_s, 8e-6, 1e-12);  // launch-bound: 8 us a step
 }
 
+// Host work of a node's ranks shares the node's host cores: 8 GPUs' ranks each with 1 ms of host work a step
+// take 1 ms on 16 cores, 8 x 1 ms / 4 = 2 ms on 4; on two nodes as on one (each node its own host).
+TEST(GpuNodeTest, ANodesRanksShareItsHostCores) {
+  cluster::ClusterProfile p = gpu_node();
+  p.nodes = 2;
+  p.devices_per_node = 8;
+  p.intra_node.link = {450e9, 1e-6};
+  p.costs["update"].latency = 1e-3;
+  models::Plan plan;
+  plan.streams = {"update"};
+  Task update = kernel(0, "update", 0, "update");
+  update.kind = TaskKind::kHost;
+  update.launches = 0;
+  plan.tasks.push_back(update);
+  SimOptions o = steps(6);
+  o.workers = 16;
+  auto wide = simulate_plan(plan, p, o);
+  ASSERT_TRUE(wide.is_ok()) << wide.status().message();
+  EXPECT_NEAR(wide->step_time_s, 1e-3, 1e-12);
+  p.host.cores = 4;
+  auto narrow = simulate_plan(plan, p, o);
+  ASSERT_TRUE(narrow.is_ok());
+  EXPECT_NEAR(narrow->step_time_s, 8 * 1e-3 / 4, 1e-12);
+}
+
 // The profile's host section: one line naming the field for a bad value, and not beside node_cores.
 TEST(GpuNodeTest, BadHostFieldsAreNamed) {
   const std::string good =
