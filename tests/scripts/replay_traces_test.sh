@@ -39,6 +39,13 @@ rm -f "$split"
 grep -q "^kineto_ddp_rank0 .* test$" <<< "$out" || { echo "FAIL: no test set on the ddp line: $out"; exit 1; }
 grep -q "^# test set: 1 trace(s) replayed" <<< "$out" || { echo "FAIL: no test-set summary: $out"; exit 1; }
 grep -q "^# fit set: 1 trace(s) replayed" <<< "$out" || { echo "FAIL: no fit-set summary: $out"; exit 1; }
+bad_split=$(mktemp)
+printf 'fit kineto_ddp_rank0\nheld kineto_pipeline_rank0\n' > "$bad_split"
+err=$("$src/scripts/replay-traces.sh" --split "$bad_split" "$ex/kineto_ddp_rank0.json" 2>&1 > /dev/null)
+rc=$?
+rm -f "$bad_split"
+[ $rc -eq 2 ] && [[ $err == *"a line is not 'fit NAME' or 'test NAME': 'held kineto_pipeline_rank0'" ]] ||
+  { echo "FAIL: a bad split line: '$err'"; exit 1; }
 err=$("$src/scripts/replay-traces.sh" --split /nonexistent "$ex/kineto_ddp_rank0.json" 2>&1 > /dev/null)
 [ $? -eq 2 ] && [ "$err" = "replay-traces.sh: --split /nonexistent: no such file" ] ||
   { echo "FAIL: a missing split file: '$err'"; exit 1; }
