@@ -173,17 +173,16 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   c["template_step"] = tmpl - first_kept;
   c["steps_left_out"] = first_kept;
   c["min_wait_us"] = options.min_wait_us;
-  // Each rank's kept steps' spans, for the measured step time: from a step's start (its marker's, else its
-  // first launch) to the next step's start, the last step to the later of its marker's own end and its last
-  // device event's end. The events' ends alone miss a step bound by the host, and on a device draining a
-  // backlog over the measured steps they are not the loop's pace.
+  // Each rank's kept steps' spans, the host's pace for the measured step time (recorded_run.h): from a step's
+  // start (its marker's, else its first launch) to the next step's start (the last step's estimated:
+  // derive_steps.cpp); a step without markers to the later of its marker's end and its last device event's.
   nlohmann::ordered_json spans = nlohmann::ordered_json::array();
   for (const auto& [rank, steps] : ranks) {
     nlohmann::ordered_json own = nlohmann::ordered_json::array();
     for (int step = first_kept; step < step_count; ++step) {
       const derive::StepEvents& s = steps.at(step);
-      own.push_back(
-          {s.start_us, s.end_us && step + 1 < step_count ? *s.end_us : std::max(s.marker_end_us, s.last_end_us)});
+      own.push_back({s.start_us, s.end_us && s.marker_end_us > 0 ? std::max(*s.end_us, s.start_us)
+                                                                 : std::max(s.marker_end_us, s.last_end_us)});
     }
     spans.push_back({{"rank", rank}, {"spans", own}});
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "models/plan/plan_json.h"
@@ -56,6 +57,9 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
     if (!ranks.is_array() || ranks.empty() || !std::all_of(ranks.begin(), ranks.end(), is_rank))
       return bad("step_spans_us", "not a list of ranks' {spans: one [start, end] (end >= start) per runner step}");
     for (const nlohmann::json& r : ranks) {
+      run.step_span_ranks.push_back(r.contains("rank") && r["rank"].is_number_integer()
+                                        ? r["rank"].get<int64_t>()
+                                        : static_cast<int64_t>(run.step_span_ranks.size()));
       run.step_spans.emplace_back();
       for (const nlohmann::json& s : r["spans"])
         run.step_spans.back().emplace_back(s[0].get<double>() * 1e-6, s[1].get<double>() * 1e-6);
@@ -78,34 +82,56 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
 
 namespace {
 
-// Each step's time in [first_step, last_step]: with step spans, its span on the slowest rank (the rank whose
-// measured spans add up to the most); else its end to the previous step's end, a step ending with its last event.
-std::vector<double> step_times(const RecordedRun& run, int first_step, int last_step) {
-  std::vector<double> times;
+// Each step's time in [first_step, last_step], as the host and the device paced it. With step spans, on the
+// rank whose measured steps take the longest (recorded_step_time): the host's is its span (the spans tile the
+// window), the device's its last device event's end less the step before's (the first step's: less its span's
+// start). Without spans there is one pace, a step's end (its last event) less the previous step's, in both.
+struct StepTimes {
+  std::vector<double> host, device;
+};
+
+StepTimes step_times(const RecordedRun& run, int first_step, int last_step) {
+  StepTimes out;
   if (!run.step_spans.empty()) {
-    const std::vector<std::pair<double, double>>* slowest = nullptr;
+    std::map<std::pair<int64_t, int64_t>, double> device_end;  // (rank, step) -> its device events' last end
+    for (const traces::Event& e : run.events) {
+      if (e.category != traces::Category::kCompute && e.category != traces::Category::kComm &&
+          e.category != traces::Category::kCopy)
+        continue;
+      double& end = device_end[{e.rank, *e.step}];
+      end = std::max(end, e.end_us() * 1e-6);
+    }
     double longest = -1;
-    for (const auto& spans : run.step_spans) {
-      const double total = spans[static_cast<size_t>(last_step)].second - spans[static_cast<size_t>(first_step)].first;
-      if (total > longest) {
-        longest = total;
-        slowest = &spans;
+    for (size_t r = 0; r < run.step_spans.size(); ++r) {
+      const auto& spans = run.step_spans[r];
+      const int64_t rank = r < run.step_span_ranks.size() ? run.step_span_ranks[r] : static_cast<int64_t>(r);
+      StepTimes own;
+      double host_total = 0, device_total = 0;
+      for (int s = first_step; s <= last_step; ++s) {
+        const auto& span = spans[static_cast<size_t>(s)];
+        own.host.push_back((s < last_step ? spans[static_cast<size_t>(s + 1)].first : span.second) - span.first);
+        auto end = device_end.find({rank, s});
+        auto before = device_end.find({rank, s - 1});
+        own.device.push_back(
+            end == device_end.end() ? 0.0 : end->second - (before != device_end.end() ? before->second : span.first));
+        host_total += own.host.back();
+        device_total += own.device.back();
+      }
+      if (std::max(host_total, device_total) > longest) {
+        longest = std::max(host_total, device_total);
+        out = std::move(own);
       }
     }
-    for (int s = first_step; s <= last_step; ++s) {
-      // A span runs to the next step's start; the measured steps' spans tile [first's start, last's end].
-      const double end = s < last_step ? (*slowest)[static_cast<size_t>(s + 1)].first : (*slowest)[s].second;
-      times.push_back(end - (*slowest)[static_cast<size_t>(s)].first);
-    }
-    return times;
+    return out;
   }
   std::vector<double> end(run.runner_steps, 0.0);
   for (const traces::Event& e : run.events) {
     if (*e.step >= 0 && *e.step < run.runner_steps) end[*e.step] = std::max(end[*e.step], e.end_us() * 1e-6);
   }
   for (int s = first_step; s <= last_step; ++s)
-    times.push_back(end[s] - end[s - 1]);
-  return times;
+    out.host.push_back(end[s] - end[s - 1]);
+  out.device = out.host;
+  return out;
 }
 
 bool has_step_spans(const RecordedRun& run, int first_step, int last_step) {
@@ -117,7 +143,7 @@ bool has_step_spans(const RecordedRun& run, int first_step, int last_step) {
 std::set<int> stalled_steps(const RecordedRun& run, int first_step, int last_step) {
   if (last_step - first_step + 1 < 3) return {};
   if (!has_step_spans(run, first_step, last_step) && (first_step < 1 || last_step >= run.runner_steps)) return {};
-  const std::vector<double> times = step_times(run, first_step, last_step);
+  const std::vector<double> times = step_times(run, first_step, last_step).host;
   auto median_of = [](std::vector<double> v) {
     std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
     return v[v.size() / 2];
@@ -145,16 +171,18 @@ StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int 
                                     std::to_string(last_step) + "] do not fit the run's " +
                                     std::to_string(run.runner_steps) + " runner steps with one before them");
   }
-  const std::vector<double> times = step_times(run, first_step, last_step);
+  const StepTimes times = step_times(run, first_step, last_step);
   const std::set<int> stalled = stalled_steps(run, first_step, last_step);
-  double total = 0;
+  double host = 0, device = 0;
   int kept = 0;
-  for (size_t i = 0; i < times.size(); ++i) {
+  for (size_t i = 0; i < times.host.size(); ++i) {
     if (stalled.count(first_step + static_cast<int>(i)) > 0) continue;
-    total += times[i];
+    host += times.host[i];
+    device += times.device[i];
     ++kept;
   }
-  return total / kept;
+  // The slower pace over the window: the loop cannot run faster than either.
+  return std::max(host, device) / kept;
 }
 
 }  // namespace clustertwin::calibrators

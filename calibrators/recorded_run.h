@@ -29,6 +29,7 @@ struct RecordedRun {
   /// it (trace derive-plan's config.step_spans_us: profiler step markers),
   /// else empty.
   std::vector<std::vector<std::pair<double, double>>> step_spans;
+  std::vector<int64_t> step_span_ranks;  // the rank of each step_spans entry
 };
 
 /// InvalidArgument naming the file and the missing or bad field when the
@@ -39,11 +40,19 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path);
 /// The run's step time as the twin measures its own (sim/core/metrics.h):
 /// (end of step last - end of step first - 1) / (last - first + 1), a step
 /// ending with its last event on any rank. A run with step spans (a profiler
-/// trace's markers) is measured by them instead, on its slowest rank, from
-/// the start of step first (which may then be 0) to the end of step last:
-/// the loop's pace, which the events' ends miss where the host bounds the
-/// step or the device drains a backlog over the measured steps. Stalled
-/// steps (stalled_steps) are left out: the mean of the others' times.
+/// trace's markers) is measured on its slowest rank by the slower of two
+/// paces over the measured steps: the host's (the steps' spans, each from
+/// its marker to the next step's) and the device's (from the last device
+/// event's end of the step before the first to that of the last; from the
+/// first span's start when there is no step before). Steady, the two are
+/// one; in a profiler's window of a few steps they are not. Bound by the
+/// host, the device may drain a backlog and run faster than the loop; bound
+/// by the device with no synchronisation, the host runs steps ahead of it
+/// (its queue carries across the markers) and its markers come faster than
+/// the steps: a DLRM-like step whose host launches in 60 us what the device
+/// runs in 300 measured 2x too long by the markers and the drain of the
+/// window's last step (tests/calibrators/derive_plan_test.cpp). Stalled
+/// steps (stalled_steps, by the host's pace there) are left out.
 StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step);
 
 /// A step stalled when something outside the workload stopped it (the

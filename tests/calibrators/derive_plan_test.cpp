@@ -351,9 +351,9 @@ TEST(DerivePlanTest, AWaitAfterALaunchThatNothingExplainsStaysInTheHostPiece) {
 }
 
 // A derived run is measured by its profiler step markers, on its slowest rank: from a step's start to the
-// next step's start, the last step to its marker's end (or its last device event's, if later). The last
-// step's marker (55 us) outlasts its kernels (50 us), which is all the events' ends see. A window from step 0
-// needs no step before it.
+// next step's start, the last step's estimated (its marker's end, 55 us, plus the 5 us the step before left
+// after its marker), unless the device's pace is slower (here it is not: 50 us of kernels a step). A window
+// from step 0 needs no step before it.
 TEST(DerivePlanTest, ADerivedRunIsMeasuredByItsStepMarkers) {
   const traces::Trace t = launched(4);
   auto d = derive_plan(t, "m.json");
@@ -365,9 +365,9 @@ TEST(DerivePlanTest, ADerivedRunIsMeasuredByItsStepMarkers) {
   ASSERT_EQ(run->step_spans.size(), 2u);
   EXPECT_NEAR(*recorded_step_time(*run, 2, 2), 60e-6, 1e-12);
   EXPECT_NEAR(*recorded_step_time(*run, 0, 0), 60e-6, 1e-12);
-  // The last step: its marker (55 us) ends after its last kernel (50 us).
-  EXPECT_NEAR(*recorded_step_time(*run, 3, 3), 55e-6, 1e-12);
-  EXPECT_NEAR(*recorded_step_time(*run, 0, 3), (3 * 60e-6 + 55e-6) / 4, 1e-12);
+  // The last step: to its estimated next start, 55 + 5 us.
+  EXPECT_NEAR(*recorded_step_time(*run, 3, 3), 60e-6, 1e-12);
+  EXPECT_NEAR(*recorded_step_time(*run, 0, 3), 60e-6, 1e-12);
   // A run without spans (the executors' recordings) keeps the events' ends and needs a step before.
   run->step_spans.clear();
   EXPECT_NEAR(*recorded_step_time(*run, 2, 2), 60e-6, 1e-12);
@@ -410,6 +410,42 @@ TEST(DerivePlanTest, DependenciesHoldInEveryStepOfTheTemplatesRank) {
     by_name[task.name] = &task;
   EXPECT_TRUE(by_name["adam"]->deps.empty());  // it did not wait for the all-reduce after all
   EXPECT_EQ(derive_plan(two_ranks(3), "ok.json")->plan.tasks[3].deps, std::vector<int>{4});
+}
+
+// A device-bound loop that never synchronises: the host launches a step's 10 kernels at 5 us each (50 us, then
+// 10 us of its own before the next marker: 60 us a step), the device runs them at 30 us each (300 us a step),
+// so the host runs steps ahead and the device's queue carries across the markers. Its markers come every
+// 60 us; the loop's pace is the device's, 300 us a step, what the measured step and the twin's replay are.
+// Measured by the markers alone the window would end with the device draining every step before it.
+TEST(DerivePlanTest, ADeviceBoundStepIsMeasuredAtTheDevicesPaceWhenTheHostRunsAhead) {
+  traces::Trace t;
+  t.metadata.world_size = 1;
+  t.metadata.source = traces::Source::kImported;
+  t.metadata.streams = {"host thread", "stream 7"};
+  double device_free = 0;
+  for (int s = 0; s < 4; ++s) {
+    const double start = 60.0 * s;
+    Event marker = event("ProfilerStep#" + std::to_string(s), Category::kHost, 0, 0, start, 58);
+    t.events.push_back(marker);
+    for (int k = 0; k < 10; ++k) {
+      const double launch = start + 5.0 * k;
+      const double begin = std::max(device_free, launch + 4.5);
+      Event kernel = event("k" + std::to_string(k), Category::kCompute, 0, 1, begin, 30);
+      kernel.host_ts_us = launch;
+      kernel.host_dur_us = 4.5;
+      t.events.push_back(kernel);
+      device_free = begin + 30;
+    }
+  }
+  auto d = derive_plan(t, "ahead.json");
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/ahead.json";
+  ASSERT_TRUE(traces::write_trace(path, d->trace).is_ok());
+  auto run = read_recorded_run(path);
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  auto step = recorded_step_time(*run, 1, run->runner_steps - 1);
+  ASSERT_TRUE(step.is_ok()) << step.status().message();
+  EXPECT_NEAR(*step, 300e-6, 1e-12);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/replay-traces.sh on the shipped Kineto fixtures (a data-parallel step and a two-stage pipeline,
-# each two ranks' files): each replays within 1% of its measured step, and a trace that is not one gets its
-# one-line refusal while the script still exits 0.
+# each two ranks' files, and a device-bound loop whose host runs ahead): each replays within 1% of its
+# measured step, and a trace that is not one gets its one-line refusal while the script still exits 0.
 #
 #   tests/scripts/replay_traces_test.sh CLUSTERTWIN_BINARY SOURCE_DIR
 set -u
@@ -12,7 +12,7 @@ bad=$(mktemp)
 trap 'rm -f "$bad"' EXIT
 echo '{"schema": "1.0.1", "nodes": []}' > "$bad"
 out=$("$src/scripts/replay-traces.sh" "$ex/kineto_ddp_rank0.json,$ex/kineto_ddp_rank1.json" \
-  "$ex/kineto_pipeline_rank0.json,$ex/kineto_pipeline_rank1.json" "$bad")
+  "$ex/kineto_pipeline_rank0.json,$ex/kineto_pipeline_rank1.json" "$ex/kineto_device_bound_rank0.json" "$bad")
 rc=$?
 echo "$out"
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; exit 1; }
@@ -24,6 +24,10 @@ for name in kineto_ddp_rank0 kineto_pipeline_rank0; do
   awk -v e="${error%\%}" 'BEGIN { exit !(e >= -1 && e <= 1) }' || { echo "FAIL: $name: error $error"; exit 1; }
 done
 grep -q "import-kineto: .*a PyTorch execution trace" <<< "$out" || { echo "FAIL: no refusal line"; exit 1; }
+# The device-bound loop whose host runs steps ahead (make_kineto_device_bound.py): measured and replayed at the
+# device's pace, 3.000 ms a step (the markers alone say 0.32 ms; with the window's drain about 6 ms).
+read -r _ steps ranks real twin error _ <<< "$(grep "^kineto_device_bound_rank0 " <<< "$out")"
+[ "$real" = 3.000 ] && [ "$twin" = 3.000 ] || { echo "FAIL: device-bound: real $real twin $twin"; exit 1; }
 # Bad arguments: exit 2 with what to give.
 "$src/scripts/replay-traces.sh" > /dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: no trace given should exit 2"; exit 1; }
