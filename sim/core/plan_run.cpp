@@ -45,7 +45,9 @@ PlanRun::Impl::Impl(const models::Plan& plan, Platform& platform, const SimOptio
   ranks_.resize(options.workers);
   for (int rank = 0; rank < options.workers; rank += stride_) {
     ranks_[rank].done.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
-    ranks_[rank].launched.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
+    // Launch flags only where launches are modelled (a GPU node's host): a 65,536-worker run keeps one set.
+    if (platform.profile().host.modelled())
+      ranks_[rank].launched.assign(options.steps, std::vector<char>(plan.tasks.size(), 0));
   }
   step_end_.assign(options.steps, 0.0);
   alone_ = exclusive_network(plan, options, platform.devices_per_node(), seconds_);
@@ -123,7 +125,9 @@ void PlanRun::Impl::launch_loop(int rank, const std::vector<int>& tasks) {
         r.launched[step][id] = 1;
       }
       r.cv->notify_all();
-      if (t.sync) {  // the host waits for the device to finish it
+      // The host waits for a task it does not launch (it runs it: host work, a task of the executors' kind)
+      // and for a sync point.
+      if (t.sync || t.launches == 0) {
         std::unique_lock<sg::Mutex> lock(*r.mutex);
         while (!r.done[step][id])
           r.cv->wait(lock);

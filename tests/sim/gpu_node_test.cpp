@@ -128,6 +128,25 @@ TEST(GpuNodeTest, ADeviceBoundStepRunsPastTheHostAndTheHostRunsAhead) {
   EXPECT_NEAR(synced->step_time_s, 8e-6 + 1e-3, 1e-12);
 }
 
+// On a stream whose other tasks are launched, a task that launches nothing (host work the thread runs, a task
+// of the executors' kind) holds the thread until it is done: a 100 us host task after a launched 1 ms kernel
+// waits for the kernel (the stream's order) and the next step's launch waits for it, 8 us + 1 ms + 100 us.
+TEST(GpuNodeTest, ATaskThatLaunchesNothingHoldsItsHostThread) {
+  cluster::ClusterProfile p = gpu_node();
+  p.costs["big"].latency = 1e-3;
+  p.costs["host"].latency = 100e-6;
+  models::Plan plan;
+  plan.streams = {"compute"};
+  plan.tasks.push_back(kernel(0, "k", 0, "big"));
+  Task host = kernel(1, "h", 0, "host");
+  host.kind = TaskKind::kHost;
+  host.launches = 0;
+  plan.tasks.push_back(host);
+  auto r = simulate_plan(plan, p, steps(6));
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_NEAR(r->step_time_s, 8e-6 + 1e-3 + 100e-6, 1e-12);
+}
+
 // A collective of one member moves nothing over a network: an all-to-all (out of place) copies its 48 MB on
 // the device, read and written at the H200's 4.8 TB/s; an all-reduce (in place) costs nothing but its launch.
 TEST(GpuNodeTest, AOneMemberCollectiveCostsItsLocalCopy) {
