@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "calibrators/stats.h"
 #include "calibrators/step_wait.h"
 #include "models/cluster/cluster_profile_yaml.h"
 #include "sim/core/task_cost.h"
@@ -109,6 +110,22 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
     if (!shared.is_ok()) return shared.status();
     c.profile = std::move(*shared);
   }
+  // A GPU node's launch cost, from the launches profiler traces link to their device work (the runtime call's
+  // host time, as Kineto records it): the median, so that a launch that blocked on a full queue does not count.
+  if (base.host.modelled()) {
+    std::vector<double> launch_s;
+    for (const RecordedRun& run : runs) {
+      if (run.metadata.source != traces::Source::kImported) continue;
+      for (const traces::Event& e : run.events) {
+        if ((e.category == traces::Category::kCompute || e.category == traces::Category::kCopy) && e.host_dur_us)
+          launch_s.push_back(*e.host_dur_us * 1e-6);
+      }
+    }
+    if (!launch_s.empty()) {
+      c.launches = static_cast<int64_t>(launch_s.size());
+      c.profile.host.launch = quantile(launch_s, 0.5);
+    }
+  }
   // Every task of every run must be priced by the profile written: a key the fitted steps hold no sample of and
   // the base does not price (host work has no roofline) is refused here, naming the trace, not in validate.
   for (const RecordedRun& run : runs) {
@@ -202,6 +219,11 @@ std::string calibration_report(const Calibration& c) {
       out += format(" %.0f ranks %.3f ms", ranks, seconds * 1e3);
     out += "\n";
   }
+  if (c.launches > 0) {
+    out +=
+        format("# host launch: %.2f us, the median host time of the traces' %.0f launches (a GPU node's host.launch)\n",
+               c.profile.host.launch * 1e6, static_cast<double>(c.launches));
+  }
   for (const auto& [key, cost] : c.profile.costs) {
     if (cost.step_wait > 0)
       out += "# " + key + ": wait per latency step on shared cores (the OS running its threads; step_wait.h): " +
@@ -260,6 +282,7 @@ std::string calibration_json(const Calibration& c) {
       by_ranks.push_back({{"ranks", ranks}, {"seconds", seconds}});
     j["step_waits"][op] = by_ranks;
   }
+  if (c.launches > 0) j["host_launch"] = {{"seconds", c.profile.host.launch}, {"launches", c.launches}};
   j["key_step_waits"] = nlohmann::ordered_json::object();  // seconds per latency step, by cost key
   for (const auto& [key, cost] : c.profile.costs) {
     if (cost.step_wait > 0) j["key_step_waits"][key] = cost.step_wait;

@@ -47,6 +47,9 @@ struct Calibration {
   std::vector<std::string> run_traces;    // system runs
   std::vector<NetworkFit> network;
   std::vector<KeyFit> keys;
+  /// On a base with a GPU node's host: the launches the profiler traces link to their kernels and copies
+  /// (imported runs' host_dur_us), whose median host time becomes the profile's host.launch; 0: none.
+  int64_t launches = 0;
 };
 
 /// Reads every trace, fits, and returns `base` with the fits. InvalidArgument

@@ -162,6 +162,25 @@ TEST(TraceCliTest, CalibrateRefusesAKeyItHasNoSampleOf) {
                        "--warmup 0)\n");
 }
 
+// On a base with a GPU node's host, calibrate takes the host's launch cost from the launches the profiler
+// linked to their kernels: make_kineto_device_bound.py's cudaLaunchKernel calls take 4.5 us each.
+TEST(TraceCliTest, CalibrateFitsAGpuNodesLaunchCostFromTheLaunches) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
+  const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
+  ASSERT_TRUE(ok(
+      run_clustertwin({"trace", "import-kineto", examples + "kineto_device_bound_rank0.json", dir + "/bound.json"})));
+  ASSERT_TRUE(ok(run_clustertwin({"trace", "derive-plan", dir + "/bound.json", "-o", dir + "/bound_run.json"})));
+  const auto r = run_clustertwin({"calibrate", dir + "/bound_run.json", "--base", "h200-1gpu", "--warmup", "1",
+                                  "--drain", "0", "--json", "-o", dir + "/bound.yaml"});
+  ASSERT_TRUE(ok(r)) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j.at("host_launch").at("seconds").get<double>(), 4.5e-6, 1e-12);
+  EXPECT_EQ(j.at("host_launch").at("launches").get<int>(), 150);  // 3 steps x 50 kernels
+  auto yaml = read_file(dir + "/bound.yaml");
+  ASSERT_TRUE(yaml.is_ok());
+  EXPECT_NE(yaml->find("launch: 4.5e-06"), std::string::npos) << *yaml;
+}
+
 TEST(TraceCliTest, DerivePlanRefusesTracesThatDoNotRepeatOnePlan) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR"));
   const std::string examples = std::string(CT_SOURCE_DIR) + "/traces/data/examples/";
