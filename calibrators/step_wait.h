@@ -26,10 +26,11 @@
 // rank counts; the key keeps the rest, CPU work the twin time-shares, and the
 // shared-core fit then scales the whole key, wait included, until the twin
 // reproduces the runs (so a replay on the fitted profile is exact). Per key,
-// not per op: a run's all-to-alls wait differently (nestpipe's key exchange
-// 0.9 ms a step, its embedding All2All 1.3), and a wait pooled over them
-// outlasts some keys' whole time, which then stay too long (+4.6% on the
-// 2-rank runs the profile was fitted on, over 28 recordings x variants).
+// not per op: a run's all-to-alls wait differently (the shipped 2-rank dbp
+// runs: its key exchange 1.61 ms a latency step, its embedding All2Alls 0.97
+// and 1.08), and a wait pooled over them outlasts some keys' whole time,
+// which then stay too long (the 2-rank runs replayed +4.7% on the profile
+// fitted on them, the mean over 28 recording x variant pairs).
 // From benchmarks (`--step-waits benchmarks`): each rank count's smallest
 // message's time per latency step, per op; a benchmark's ranks wait only for
 // each other, so it grows faster with the ranks (a 4 KiB all-to-all's 0.23 ->
