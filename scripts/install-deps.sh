@@ -30,6 +30,8 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev
   # Tests and benchmarks.
   libgtest-dev libgmock-dev libbenchmark-dev
+  # The function-length check of `make test` (tests/layering/function_lengths.sh).
+  universal-ctags
   # Plots (PNG through gnuplot's cairo terminal).
   gnuplot-nox
 )
