@@ -40,7 +40,7 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   auto frameworks = models::flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
   auto workload = models::flexmarl::workload_from_agents(a.agents);
-  if (!workload.is_ok()) return workload.status();
+  if (!workload.is_ok()) return Status::invalid_argument("--agents " + workload.status().message());
   a.setup.workload = std::move(*workload);
   a.setup.workload.global_batch = a.global_batch;
   auto measured = sim::flexmarl::engine_decode_efficiency(a.device_profile);
@@ -141,7 +141,9 @@ void add_plan_flexmarl(CLI::App* plan, Action* action) {
                   "As sim flexmarl: the device profile whose measured decode the engines run at")
       ->capture_default_str();
   cmd->add_option("--steps", a->setup.steps, "Steps of the exact runs (the first is warm-up)")->capture_default_str();
-  cmd->callback([a, action] { *action = [a] { return run_plan_flexmarl(*a); }; });
+  cmd->callback([a, action] {
+    *action = [a] { return in_flag_words(run_plan_flexmarl(*a), {{"workers", "--workers"}}); };
+  });
 }
 
 }  // namespace clustertwin::cli

@@ -44,7 +44,7 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   auto frameworks = models::flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
   auto workload = models::flexmarl::workload_from_agents(a.agents);
-  if (!workload.is_ok()) return workload.status();
+  if (!workload.is_ok()) return Status::invalid_argument("--agents " + workload.status().message());
   a.setup.workload = std::move(*workload);
   a.setup.workload.global_batch = a.global_batch;
   a.setup.workload.micro_batch = a.micro_batch;
@@ -166,7 +166,7 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   cmd->callback([a, action, devices, efficiency] {
     a->decode_efficiency_given = efficiency->count() > 0;
     if (devices->count() > 0) std::fputs("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", stderr);
-    *action = [a] { return run_sim_flexmarl(*a); };
+    *action = [a] { return in_flag_words(run_sim_flexmarl(*a), {{"workers", "--workers"}}); };
   });
 }
 

@@ -19,10 +19,16 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(CT_EXPORTED_LIBRARIES
-    ct_common ct_traces ct_plan ct_spec ct_device ct_cluster_profile ct_sim
-    ct_nestpipe_policy ct_flexmarl_policy ct_flowtrain_policy
-    ct_sim_nestpipe ct_sim_flexmarl ct_sim_flowtrain ct_sim_mix ct_device_fit ct_calibrators)
+set(CT_EXPORTED_LIBRARIES ct_common ct_traces ct_plan ct_spec ct_device ct_cluster_profile ct_sim)
+# Each system of common/systems.def: its policy library (models/NAME, where
+# it has one) and its twin (sim/NAME); then the registry of twins.
+foreach(system IN LISTS CT_SYSTEMS)
+  if(TARGET ct_${system}_policy)
+    list(APPEND CT_EXPORTED_LIBRARIES ct_${system}_policy)
+  endif()
+  list(APPEND CT_EXPORTED_LIBRARIES ct_sim_${system})
+endforeach()
+list(APPEND CT_EXPORTED_LIBRARIES ct_sim_twins ct_sim_mix ct_device_fit ct_calibrators)
 set(CT_INSTALL_INCLUDE_DIR "${CMAKE_INSTALL_INCLUDEDIR}/clustertwin")
 set(CT_INSTALL_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/clustertwin")
 

@@ -45,6 +45,9 @@ class Status {
   /// The same status with `prefix + ": "` put before the message; ok stays ok.
   Status with_context(std::string_view prefix) const;
 
+  /// The same code with `message` instead (a caller's words for the same error); ok stays ok.
+  Status with_message(std::string message) const { return is_ok() ? *this : Status(code_, std::move(message)); }
+
   /// "ok" or the message.
   std::string to_string() const;
 

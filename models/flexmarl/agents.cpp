@@ -7,9 +7,7 @@
 namespace clustertwin::models::flexmarl {
 
 StatusOr<std::vector<spec::LlmSpec>> parse_agents(const std::string& text) {
-  auto bad = [&](const std::string& why) {
-    return Status::invalid_argument("--agents " + quote_for_message(text) + ": " + why);
-  };
+  auto bad = [&](const std::string& why) { return Status::invalid_argument(quote_for_message(text) + ": " + why); };
   std::vector<spec::LlmSpec> agents;
   size_t begin = 0;
   while (true) {

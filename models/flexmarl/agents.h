@@ -13,6 +13,7 @@
 namespace clustertwin::models::flexmarl {
 
 /// One spec per agent, in the order written. InvalidArgument naming the text
+/// (the caller names its field or flag)
 /// and the bad part: an unknown model size, a count below 1, more than
 /// kMaxAgents agents, or a malformed term.
 StatusOr<std::vector<spec::LlmSpec>> parse_agents(const std::string& text);

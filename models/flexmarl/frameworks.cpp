@@ -294,7 +294,7 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
   Deployment d;
   d.devices = devices;
   auto too_few = [&](const std::string& why) {
-    return Status::invalid_argument("--workers " + std::to_string(devices) + ": too few for " + std::to_string(agents) +
+    return Status::invalid_argument("workers " + std::to_string(devices) + ": too few for " + std::to_string(agents) +
                                     " agents (" + why + ")");
   };
   for (const AgentRole& r : workload.agents) {

@@ -85,6 +85,13 @@ FlexMarlRow FlexMarlRun::result() const {
   return row;
 }
 
+std::vector<double> FlexMarlRun::step_ends() const {
+  std::vector<double> ends;
+  for (size_t s = 0; s < step_times_.size(); ++s)
+    ends.push_back(step_starts_[s] + step_times_[s]);
+  return ends;
+}
+
 Status FlexMarlRun::run_step(int step) {
   step_ = step;
   const double start = sg::Engine::get_clock();

@@ -94,6 +94,10 @@ class FlexMarlRun {
   Status run();
   /// The measured steps (all but the first) as a table row, with the last step's intervals.
   FlexMarlRow result() const;
+  /// Whether every step ran.
+  bool finished() const { return static_cast<int>(step_times_.size()) == setup_.steps; }
+  /// The simulated time each step ended, the first (warm-up) step included.
+  std::vector<double> step_ends() const;
 
  private:
   // ---- the event loop (flexmarl_model.cpp) ------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "common/check.h"
+#include "sim/core/link_tally.h"
 #include "sim/flexmarl/flexmarl_model.h"
 
 namespace clustertwin::sim::flexmarl::detail {
@@ -181,6 +182,8 @@ void FlexMarlRun::transfer(const std::vector<Flow>& flows, int first_device, int
     return;
   }
   for (const Flow& f : flows) {
+    // A mix counts each job's bytes on the links it shares (sim/core/link_tally.h).
+    if (LinkTally* tally = platform_.link_tally(); tally != nullptr) tally->add(f.from, f.to, f.bytes);
     sg::CommPtr comm = sg::Comm::sendto_async(f.from, f.to, static_cast<uint64_t>(std::llround(f.bytes)));
     add(comm, [this, left, callback, start, first_device, devices, agent, kind] {
       if (--*left == 0) {

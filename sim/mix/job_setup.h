@@ -1,34 +1,29 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
-#include "sim/core/simulator.h"
-#include "sim/flowtrain/flowtrain_job.h"
+#include "sim/core/twin.h"
 #include "sim/mix/mix_spec.h"
 
 namespace clustertwin::sim::mix {
 
-/// Everything one job of a mix needs to run in an engine: its plan, its
+/// Everything one job of a mix needs to run in an engine: its nodes, its
 /// profile (the cluster's, with device types and slowdowns renumbered by
-/// the job's own nodes and ranks, plus costs its kind adds), its options,
-/// and its tasks priced; or, for a flowtrain job, FlowTrain's twin prepared
-/// (its actors instead of a plan; options say its workers and steps).
+/// the job's own nodes and ranks), and its twin's job prepared on it
+/// (sim/core/twin.h: a step plan priced, or a system's own actors ready to
+/// start). `job->runs()` says what it runs, for the report: "data_parallel",
+/// "plan FILE", "nestpipe/VARIANT", "flowtrain/MODE", "flexmarl/FRAMEWORK".
 struct JobSetup {
   std::string name;
-  std::string runs;  // for the report: "data_parallel", "plan FILE", "nestpipe/VARIANT", "flowtrain/MODE"
   std::vector<int> nodes;
-  std::optional<flowtrain::FlowTrainJob> flowtrain;  // set: the job runs FlowTrain's actors, not `plan`
-  models::Plan plan;
   cluster::ClusterProfile profile;
-  SimOptions options;
-  std::vector<std::vector<double>> seconds;  // sim/core/plan_run.h price_plan
-  int stride = 1;                            // symmetric mode: devices_per_node
+  std::unique_ptr<TwinJob> job;
 };
 
 /// The plan of a data_parallel job: per step, `compute_s` of compute (the

@@ -1,7 +1,5 @@
 #include "sim/mix/job_target.h"
 
-#include "sim/nestpipe/nestpipe_twin.h"
-
 namespace clustertwin::sim::mix {
 
 std::string target_unit_name(JobTarget::Unit unit) {
@@ -26,10 +24,6 @@ std::string target_unit_key(JobTarget::Unit unit) {
       break;
   }
   return "";
-}
-
-int nestpipe_batch_per_worker() {
-  return nestpipe::NestPipeSetup{}.batch_per_worker;
 }
 
 Status read_job_target(cluster::FieldReader& job, int own_batch, JobTarget* out) {

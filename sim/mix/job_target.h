@@ -26,9 +26,6 @@ struct JobTarget {
 std::string target_unit_name(JobTarget::Unit unit);
 std::string target_unit_key(JobTarget::Unit unit);
 
-/// The NestPipe batch a worker takes per step, the samples/s of a NestPipe job.
-int nestpipe_batch_per_worker();
-
 /// Reads `target: {samples_per_s: X, batch_per_worker: B}` or `target:
 /// {steps_per_s: X}` from a job's mapping. `batch_per_worker` is required
 /// with samples_per_s, except for a system job whose batch is its own

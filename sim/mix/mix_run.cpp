@@ -13,7 +13,6 @@
 #include "sim/core/isolated.h"
 #include "sim/core/link_tally.h"
 #include "sim/core/platform.h"
-#include "sim/mix/job_run.h"
 #include "sim/mix/job_setup.h"
 #include "sim/mix/placement.h"
 #include "traces/json_text.h"
@@ -75,15 +74,16 @@ StatusOr<std::string> run_together(const cluster::ClusterProfile& profile, const
   if (!platform.is_ok()) return platform.status();
   std::vector<std::unique_ptr<Platform>> views;
   std::vector<std::unique_ptr<LinkTally>> tallies;
-  std::vector<std::unique_ptr<JobRun>> runs;
+  std::vector<std::unique_ptr<TwinRun>> runs;
   for (const JobSetup* job : jobs) {
-    auto view = (*platform)->place(job->profile, job->nodes, job->options.workers, job->name);
+    const SimOptions& options = job->job->options();
+    auto view = (*platform)->place(job->profile, job->nodes, options.workers, job->name);
     if (!view.is_ok()) return view.status();
     views.push_back(std::move(view).value());
-    views.back()->set_group_merge_min_nodes(job->options.group_merge_min_nodes);
+    views.back()->set_group_merge_min_nodes(options.group_merge_min_nodes);
     tallies.push_back(std::make_unique<LinkTally>());
     views.back()->set_link_tally(tallies.back().get());
-    runs.push_back(JobRun::make(*job, *views.back()));
+    runs.push_back(job->job->run_on(*views.back()));
   }
   for (auto& run : runs)
     run->start();
@@ -146,8 +146,8 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
   for (size_t j = 0; j < setups.size(); ++j) {
     JobResult r;
     r.name = setups[j].name;
-    r.runs = setups[j].runs;
-    r.workers = setups[j].options.workers;
+    r.runs = setups[j].job->runs();
+    r.workers = setups[j].job->options().workers;
     r.nodes = setups[j].nodes;
     std::set<int> pods;
     for (int node : r.nodes)

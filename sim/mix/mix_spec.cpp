@@ -8,7 +8,6 @@
 
 #include "common/file_io.h"
 #include "models/cluster/field_reader.h"
-#include "sim/mix/flowtrain_settings.h"
 
 // Declares `var` from a StatusOr, or returns its error.
 #define CT_ASSIGN_OR_RETURN(var, expr)             \
@@ -24,11 +23,6 @@ using cluster::FieldReader;
 using cluster::Quantity;
 constexpr FieldReader::Need kRequired = FieldReader::kRequired;
 constexpr FieldReader::Need kOptional = FieldReader::kOptional;
-
-const std::vector<std::string>& mix_systems() {
-  static const std::vector<std::string> systems = {"nestpipe", "flowtrain"};
-  return systems;
-}
 
 std::string resolve(const std::string& dir, const std::string& path) {
   if (path.empty() || path.front() == '/' || dir.empty()) return path;
@@ -160,8 +154,8 @@ Status read_failures(FieldReader& top, FailureSpec* out) {
 
 // The job's target, and that it has a size or a target to size it by (sim/mix/job_target.h).
 Status check_job_size(FieldReader& r, JobSpec* job) {
-  CT_RETURN_IF_ERROR(
-      read_job_target(r, job->kind == JobSpec::Kind::kSystem ? nestpipe_batch_per_worker() : 0, &job->target));
+  const int own_batch = job->settings ? find_twin(job->system)->batch_per_worker(*job->settings) : 0;
+  CT_RETURN_IF_ERROR(read_job_target(r, own_batch, &job->target));
   if (job->workers > 0) return Status::ok();
   if (!job->target.present()) {
     return r.error("workers",
@@ -180,6 +174,7 @@ Status read_job(const std::string& file, const std::string& dir, const std::stri
                 JobSpec* job) {
   CT_ASSIGN_OR_RETURN(r, FieldReader::open(file, field, node));
   job->field = field;
+  job->file = file;
   CT_RETURN_IF_ERROR(r.text("name", &job->name, kRequired));
   if (!valid_name(job->name))
     return r.error("name", "'" + job->name + "' must be letters, digits, '_' or '-' (it names files)");
@@ -212,19 +207,12 @@ Status read_job(const std::string& file, const std::string& dir, const std::stri
   } else {
     job->kind = JobSpec::Kind::kSystem;
     CT_RETURN_IF_ERROR(r.text("system", &job->system, kRequired));
-    if (std::find(mix_systems().begin(), mix_systems().end(), job->system) == mix_systems().end()) {
-      std::string why = "unknown system (allowed: " + mix_system_list() + ")";
-      if (job->system == "flexmarl") {
-        why = "cannot join a mix yet: its rollout actors take a platform of their own (allowed: " + mix_system_list() +
-              ")";
-      }
-      return r.error("system", "'" + job->system + "': " + why);
-    }
-    if (job->system == "flowtrain") {
-      CT_RETURN_IF_ERROR(read_flowtrain_settings(r, job));
-    } else {
-      CT_RETURN_IF_ERROR(r.text("variant", &job->variant, kOptional));
-    }
+    const Twin* twin = find_twin(job->system);
+    if (twin == nullptr)
+      return r.error("system", "'" + job->system + "': unknown system (allowed: " + twin_list() + ")");
+    auto settings = twin->read_settings(r, job_frame(*job, 0));
+    if (!settings.is_ok()) return settings.status();
+    job->settings = std::move(settings).value();
   }
   CT_RETURN_IF_ERROR(check_job_size(r, job));
   return r.finish();
@@ -232,11 +220,18 @@ Status read_job(const std::string& file, const std::string& dir, const std::stri
 
 }  // namespace
 
-std::string mix_system_list() {
-  std::string out;
-  for (const std::string& s : mix_systems())
-    out += (out.empty() ? "" : ", ") + s;
-  return out;
+JobFrame job_frame(const JobSpec& job, uint64_t seed) {
+  JobFrame f;
+  f.file = job.file;
+  f.field = job.field;
+  f.name = job.name;
+  f.workers = job.workers;
+  f.seed = seed;
+  f.steps = job.steps;
+  f.warmup = job.warmup;
+  f.drain = job.drain;
+  f.shared_fabric = true;  // the jobs of a mix share the fabric: no collective has it to itself
+  return f;
 }
 
 int nodes_needed(const cluster::ClusterProfile& profile, int workers) {
@@ -311,8 +306,8 @@ Status check_mix(const MixSpec& mix, const cluster::ClusterProfile& profile) {
                                                std::to_string(profile.devices_per_node) + " of profile '" +
                                                profile.name + "' (a job takes whole nodes)");
     }
-    if (job.kind == JobSpec::Kind::kSystem && job.system == "flowtrain")
-      CT_RETURN_IF_ERROR(check_flowtrain_job(mix, job, profile));
+    if (job.settings)
+      CT_RETURN_IF_ERROR(find_twin(job.system)->check(*job.settings, profile, job_frame(job, mix.seed)));
     const int needed = nodes_needed(profile, job.workers);
     total_nodes += needed;
     if (job.nodes.empty()) continue;

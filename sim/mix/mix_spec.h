@@ -1,13 +1,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
-#include "sim/flowtrain/flowtrain_twin.h"
+#include "sim/core/twin.h"
 #include "sim/mix/job_target.h"
 
 namespace clustertwin::sim::mix {
@@ -18,10 +19,10 @@ namespace clustertwin::sim::mix {
 ///                  then an all-reduce of `allreduce_bytes` over all workers
 ///                  (closed forms, and a stand-in for any DDP job)
 ///   plan           a step plan file, as `clustertwin sim plan` takes
-///   system         a system's twin: nestpipe (its step plan, with its
-///                  `variant` and the NestPipe defaults), or flowtrain (its
-///                  own actors on the job's nodes, with `flowtrain` and
-///                  `flowtrain_mode` as `sim flowtrain` takes them)
+///   system         a system's twin (sim/core/twin.h), found by name in the
+///                  registry: its own fields of the job's entry are its
+///                  `settings` (nestpipe: variant; flowtrain: mode, model,
+///                  ...; flexmarl: framework, agents, ...), read by the twin
 struct JobSpec {
   enum class Kind { kDataParallel, kPlan, kSystem };
   std::string name;
@@ -29,21 +30,20 @@ struct JobSpec {
   double compute_s = 0;
   int64_t allreduce_bytes = 0;
   std::string plan_file;  // resolved against the mix file's folder
-  std::string system;     // "nestpipe" or "flowtrain"
-  std::string variant;    // the system's variant ("" for its default)
-  /// A flowtrain job's settings (workers and steps are the job's own) and mode.
-  flowtrain::FlowTrainSetup flowtrain;
-  flowtrain::FlowTrainMode flowtrain_mode = flowtrain::FlowTrainMode::kFlowTrain;
+  std::string system;     // a name of common/systems.def
+  /// A system job's own fields, as its twin read them (find_twin(system)).
+  std::shared_ptr<const TwinSettings> settings;
   int workers = 0;   // 0: not given, a job with a target that `clustertwin plan mix` sizes
   JobTarget target;  // `target:`, for `clustertwin plan mix` (sim/mix/job_target.h)
   /// Steps simulated, before and after the measured window; -1: the kind's
-  /// default (6, 2, 1; NestPipe's 12, 4, 3; FlowTrain's 3, its first the
-  /// warm-up, and no drain).
+  /// default (6, 2, 1; NestPipe's 12, 4, 3; FlowTrain's 3 and FlexMARL's
+  /// 4, their first the warm-up, and no drain).
   int steps = -1;
   int warmup = -1;
   int drain = -1;
   std::vector<int> nodes;  // explicit placement (node indices of the profile); empty: by the policy
   std::string field;       // "jobs[2]": where the job is in the file, for messages
+  std::string file;        // the mix file, for messages
   /// Checkpointing (`checkpoint:`), for the failure timeline; absent when
   /// checkpoint_every is empty. The cost is `cost`, or state_bytes /
   /// storage_bandwidth.
@@ -61,6 +61,10 @@ struct FailureSpec {
   std::vector<std::pair<double, int>> listed;  // (time s, node)
   double horizon_s = 30 * 86400.0;
 };
+
+/// What the job's twin is told of it: its file and field, name, workers,
+/// steps, and `seed`; a mix's jobs share the fabric.
+JobFrame job_frame(const JobSpec& job, uint64_t seed);
 
 /// A job mix file (docs/mix.md has the schema).
 struct MixSpec {
@@ -80,9 +84,6 @@ StatusOr<MixSpec> parse_mix(const std::string& yaml_text, const std::string& fil
 
 /// Reads and parses a mix file.
 StatusOr<MixSpec> read_mix(const std::string& path);
-
-/// The systems a mix job can run, for messages ("nestpipe, flowtrain").
-std::string mix_system_list();
 
 /// Checks the mix against its profile: each job's worker count (a multiple
 /// of a node's devices, or fewer than one node's), explicit node lists

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/gnuplot.h"
 #include "tests/cli/run_command.h"
@@ -53,6 +54,24 @@ jobs:
   const auto second = run_clustertwin({"sim", "mix", mix, "--placement", "spread", "--json"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_EQ(first.out, second.out);
+}
+
+// A FlexMARL job beside a NestPipe one (the shipped example), each through its twin's entry in the registry: packed
+// in rail leaf 0, the FlexMARL job takes exactly the step `sim flexmarl` takes on the first 32 devices with the same
+// settings, seed and steps (and sync's engine at the others' efficiency, as a mix has no paper fit).
+TEST(SimMixCliTest, AFlexMarlJobBesideANestPipeJobTakesSimFlexmarlsStep) {
+  const auto mix = run_clustertwin({"sim", "mix", kMixes + "h100-1024-flexmarl-nestpipe.yaml", "--json"});
+  ASSERT_EQ(mix.exit_code, 0) << mix.err;
+  const auto alone = run_clustertwin({"sim", "flexmarl", "--platform", "h100-1024", "--workers", "32", "--framework",
+                                      "flexmarl", "--steps", "3", "--seed", "5", "--calibration", "none", "--json"});
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const nlohmann::json jobs = nlohmann::json::parse(mix.out).at("jobs");
+  ASSERT_EQ(jobs.size(), 2u) << mix.out;
+  EXPECT_EQ(jobs[0].at("runs"), "flexmarl/flexmarl");
+  EXPECT_EQ(jobs[1].at("runs"), "nestpipe/nestpipe");
+  const double step_s = nlohmann::json::parse(alone.out).at("rows")[0].at("step_s");
+  EXPECT_EQ(jobs[0].at("alone").at("step_time_s").get<double>(), step_s) << mix.out << alone.out;
+  EXPECT_EQ(jobs[0].at("mix").at("step_time_s").get<double>(), step_s) << mix.out << alone.out;
 }
 
 TEST(SimMixCliTest, PlotDrawsSlowdownsPerPlacementAndGoodput) {

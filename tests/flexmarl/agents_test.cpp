@@ -19,13 +19,12 @@ TEST(AgentsTest, CountsAndSizesInTheOrderWritten) {
 
 TEST(AgentsTest, BadTermsAreOneLine) {
   EXPECT_EQ(parse_agents("3x13B").status().message(),
-            "--agents '3x13B': unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B, 72B)");
-  EXPECT_EQ(parse_agents("0x14B").status().message(), "--agents '0x14B': '0x14B' has 0 agents (needs >= 1)");
-  EXPECT_EQ(parse_agents("ax14B").status().message(),
-            "--agents 'ax14B': 'ax14B' is not COUNTxSIZE (for example 3x14B)");
+            "'3x13B': unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B, 72B)");
+  EXPECT_EQ(parse_agents("0x14B").status().message(), "'0x14B': '0x14B' has 0 agents (needs >= 1)");
+  EXPECT_EQ(parse_agents("ax14B").status().message(), "'ax14B': 'ax14B' is not COUNTxSIZE (for example 3x14B)");
   EXPECT_EQ(parse_agents("3x14B+").status().message(),
-            "--agents '3x14B+': an empty term (terms are joined by '+', for example 3x32B+7x14B)");
-  EXPECT_EQ(parse_agents("65x0.5B").status().message(), "--agents '65x0.5B': more than 64 agents");
+            "'3x14B+': an empty term (terms are joined by '+', for example 3x32B+7x14B)");
+  EXPECT_EQ(parse_agents("65x0.5B").status().message(), "'65x0.5B': more than 64 agents");
 }
 
 }  // namespace

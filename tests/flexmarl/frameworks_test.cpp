@@ -188,10 +188,10 @@ TEST(FrameworksTest, TooFewDevicesNamesTheCount) {
   auto d = deploy(ma_workload(), Framework::kFlexMarl, 8, npu(), engines());
   ASSERT_FALSE(d.is_ok());
   EXPECT_EQ(d.status().message(),
-            "--workers 8: too few for 3 agents (a rollout instance per agent and a training pool of 8 devices)");
+            "workers 8: too few for 3 agents (a rollout instance per agent and a training pool of 8 devices)");
   auto s = deploy(ma_workload(), Framework::kSync, 2, npu(), engines());
   ASSERT_FALSE(s.is_ok());
-  EXPECT_EQ(s.status().message(), "--workers 2: too few for 3 agents (agent analysis needs 8 per rollout instance)");
+  EXPECT_EQ(s.status().message(), "workers 2: too few for 3 agents (agent analysis needs 8 per rollout instance)");
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 #   models/  never includes sim/, real/, calibrators/, experiments/ or cli/, and
 #            outside models/torch no libtorch header (<torch/, <ATen/, <c10/):
 #            the plans and policies both executors share
-#   sim/     never includes real/, calibrators/, experiments/ or cli/
+#   sim/     never includes real/, calibrators/, experiments/ or cli/; sim/core
+#            and sim/mix include no system's twin (sim/NAME): they reach
+#            twins through the registry (sim/core/twin.h)
 #   calibrators/  never includes real/, experiments/ or cli/
 #
 #   tests/layering/check_includes.sh [REPO_ROOT]
@@ -66,6 +68,13 @@ for system in "${executors[@]}"; do
   for o in "${executors[@]}"; do [ "$o" = "$system" ] || others+=("real/$o"); done
   check "real/$system" "${others[@]}"
 done
+
+# The twins' shared core and the programs built on the twin interface (sim/core, sim/mix) name no system:
+# they reach a twin through sim/core/twin.h's registry, so a system added to common/systems.def joins them.
+twins=()
+for system in "${executors[@]}"; do twins+=("sim/$system"); done
+check sim/core "${twins[@]}"
+check sim/mix "${twins[@]}"
 
 # models/ outside models/torch: no libtorch header.
 torch_hits=$(cd "$root" && grep -rnE --include='*.h' --include='*.cpp' \

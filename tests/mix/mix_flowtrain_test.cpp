@@ -8,8 +8,8 @@
 #include <string>
 
 #include "models/cluster/cluster_profile.h"
+#include "sim/flowtrain/flowtrain_entry.h"
 #include "sim/flowtrain/flowtrain_twin.h"
-#include "sim/mix/flowtrain_settings.h"
 #include "sim/mix/mix_run.h"
 #include "sim/mix/mix_spec.h"
 
@@ -50,7 +50,9 @@ TEST(MixFlowTrainTest, AloneItRunsAsSimFlowtrainRunsIt) {
     EXPECT_EQ(job.nodes, (std::vector<int>{0, 1}));
     EXPECT_EQ(job.runs, std::string("flowtrain/") + mode);
 
-    auto row = flowtrain::run_flowtrain(flowtrain_setup(mix.jobs[0], 3), profile, mix.jobs[0].flowtrain_mode);
+    const auto& settings = dynamic_cast<const flowtrain::FlowTrainJobSettings&>(*mix.jobs[0].settings);
+    auto row =
+        flowtrain::run_flowtrain(flowtrain::job_setup(settings, job_frame(mix.jobs[0], 3)), profile, settings.mode);
     ASSERT_TRUE(row.is_ok()) << row.status().message();
     EXPECT_EQ(job.alone.step_time_s, row->step_s) << mode;
     EXPECT_EQ(job.mixed.step_time_s, row->step_s) << mode;

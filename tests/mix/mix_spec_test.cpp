@@ -4,7 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/mix/flowtrain_settings.h"
+#include "sim/flowtrain/flowtrain_entry.h"
+#include "sim/nestpipe/nestpipe_entry.h"
 #include "tests/mix/mix_test_util.h"
 
 namespace clustertwin::sim::mix {
@@ -39,7 +40,7 @@ jobs:
   EXPECT_EQ(mix->jobs[1].plan_file, "/mixes/plans/p.json");
   EXPECT_EQ(mix->jobs[2].kind, JobSpec::Kind::kSystem);
   EXPECT_EQ(mix->jobs[2].system, "nestpipe");
-  EXPECT_EQ(mix->jobs[2].variant, "dbp");
+  EXPECT_EQ(dynamic_cast<const nestpipe::NestPipeJobSettings&>(*mix->jobs[2].settings).variant, "dbp");
   EXPECT_EQ(mix->jobs[2].steps, -1);  // the kind's default
 }
 
@@ -67,8 +68,9 @@ jobs:
   const JobSpec& vlm = mix->jobs[0];
   EXPECT_EQ(vlm.kind, JobSpec::Kind::kSystem);
   EXPECT_EQ(vlm.system, "flowtrain");
-  EXPECT_EQ(vlm.flowtrain_mode, flowtrain::FlowTrainMode::kDisaggSync);
-  const flowtrain::FlowTrainSetup s = flowtrain_setup(vlm, mix->seed);
+  const auto& vlm_settings = dynamic_cast<const flowtrain::FlowTrainJobSettings&>(*vlm.settings);
+  EXPECT_EQ(vlm_settings.mode, flowtrain::FlowTrainMode::kDisaggSync);
+  const flowtrain::FlowTrainSetup s = flowtrain::job_setup(vlm_settings, job_frame(vlm, mix->seed));
   EXPECT_EQ(s.model, "300M+7B");
   EXPECT_EQ(s.workers, 64);  // the job's workers and steps, the mix's seed
   EXPECT_EQ(s.steps, 4);
@@ -81,9 +83,10 @@ jobs:
   EXPECT_DOUBLE_EQ(s.device.attention_efficiency, 0.5);
   EXPECT_DOUBLE_EQ(s.device.tp_overlap, 0.25);
   // Left out: `sim flowtrain`'s defaults (the allocator's split among them).
-  const flowtrain::FlowTrainSetup d = flowtrain_setup(mix->jobs[1], mix->seed);
+  const auto& defaults = dynamic_cast<const flowtrain::FlowTrainJobSettings&>(*mix->jobs[1].settings);
+  const flowtrain::FlowTrainSetup d = flowtrain::job_setup(defaults, job_frame(mix->jobs[1], mix->seed));
   const flowtrain::FlowTrainSetup cli;
-  EXPECT_EQ(mix->jobs[1].flowtrain_mode, flowtrain::FlowTrainMode::kFlowTrain);
+  EXPECT_EQ(defaults.mode, flowtrain::FlowTrainMode::kFlowTrain);
   EXPECT_EQ(d.model, cli.model);
   EXPECT_EQ(d.encoder_workers, -1);
   EXPECT_EQ(d.global_batch, cli.global_batch);
@@ -135,10 +138,21 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, MixSpecBadFileTest,
     ::testing::Values(
         BadFile{"unknown_system", "profile: p\njobs: [{name: a, workers: 2, system: astra}]\n",
-                "mix.yaml: field 'jobs[0].system': 'astra': unknown system (allowed: nestpipe, flowtrain)"},
-        BadFile{"system_not_in_a_mix_yet", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl}]\n",
-                "mix.yaml: field 'jobs[0].system': 'flexmarl': cannot join a mix yet: its rollout actors take a "
-                "platform of their own (allowed: nestpipe, flowtrain)"},
+                "mix.yaml: field 'jobs[0].system': 'astra': unknown system (allowed: nestpipe, flexmarl, flowtrain)"},
+        BadFile{"flexmarl_unknown_framework",
+                "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, framework: fast}]\n",
+                "mix.yaml: field 'jobs[0].framework': 'fast': unknown framework (allowed: sync, marti, flexmarl, "
+                "flexmarl-nobalance, flexmarl-noasync)"},
+        BadFile{"flexmarl_decode_and_device_profile",
+                "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, decode_efficiency: 0.5, device_profile: "
+                "h200}]\n",
+                "mix.yaml: field 'jobs[0].device_profile': give decode_efficiency or device_profile, not both"},
+        BadFile{"flexmarl_drain", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, drain: 1}]\n",
+                "mix.yaml: field 'jobs[0].drain': a flexmarl job warms up with its first step and has no drain: "
+                "give only steps (>= 2)"},
+        BadFile{"flexmarl_agents", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, agents: 3x13B}]\n",
+                "mix.yaml: field 'jobs[0].agents': '3x13B': unknown model size '13B' (known: 0.5B, 1.5B, 7B, 14B, 32B, "
+                "72B)"},
         BadFile{"flowtrain_unknown_mode", "profile: p\njobs: [{name: a, workers: 2, system: flowtrain, mode: all}]\n",
                 "mix.yaml: field 'jobs[0].mode': 'all': unknown mode (allowed: monolithic, disagg-sync, flowtrain)"},
         BadFile{"flowtrain_no_encoder_worker",
