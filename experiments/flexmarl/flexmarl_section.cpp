@@ -19,6 +19,102 @@ constexpr double kFlexMarlSpeedup = 7.3;      // "up to 7.3x" against MAS-RL: on
 constexpr double kFlexMarlUtilization = 5.6;  // "up to 5.6x" hardware utilisation
 constexpr double kFlexMarlSyncStepS = 914.4;  // MAS-RL's end-to-end step on MA
 
+// What the twin's figures on MA rest on: assumptions, each with its source or reason.
+const std::vector<std::string> kFlexMarlAssumed = {
+    "The NPU: 376 TFLOP/s bf16, 64 GB at 1.6 TB/s, 1.5 us between two devices of a node (npu-768.yaml, from "
+    "public Ascend figures).",
+    "Response lengths: log-normal per agent, cut at the paper's 8,192 tokens (medians 3,072 / 1,024 / 2,048 on MA); "
+    "the workloads are proprietary.",
+    "A query's group of 16 samples is the paper's intra-query parallelism, so its batch of 64 is 4 queries, its "
+    "inter-query parallelism; MAS-RL runs one query at a time, agent after agent.",
+    "Rollout tensor parallelism: the width whose decode token is fastest (8 for 14B and 32B), with two all-reduces "
+    "per layer costing 2 (tp - 1) link latencies.",
+    "Prefill and training at 40% of peak; FlexMARL's training pool sized by its predicted step, MARTI's a quarter "
+    "of the devices; the scale tests' workloads (workload_for).",
+    "The paper gives no figure per scale test: those rows are the twin's prediction alone."};
+
+// FlexMARL on MA, and the fitted synchronous step, against the paper's figures.
+std::vector<ComparisonRow> flexmarl_comparison(const Field& ma, double sync_step) {
+  const double speedup = ma["speedup"].number();
+  const double utilization = ma["utilization_gain"].number();
+  const double step = ma["step_s"].number();
+  const double paper_step = kFlexMarlSyncStepS / kFlexMarlSpeedup;
+  return {
+      {"FlexMARL's speedup over the synchronous baseline (MAS-RL) on MA", times(kFlexMarlSpeedup, 1), times(speedup),
+       relative_difference(speedup, kFlexMarlSpeedup)},
+      {"FlexMARL's step on MA (the paper's: its 914.4 s over its 7.3x)", number(paper_step, 1) + " s",
+       number(step, 1) + " s", relative_difference(step, paper_step)},
+      {"Hardware-utilisation gain on MA (the paper's \"up to\", workload not stated)",
+       "up to " + times(kFlexMarlUtilization, 1), times(utilization),
+       relative_difference(utilization, kFlexMarlUtilization)},
+      {"Synchronous (MAS-RL-like) step on MA (fitted: the calibration target)", number(kFlexMarlSyncStepS, 1) + " s",
+       number(sync_step, 1) + " s", relative_difference(sync_step, kFlexMarlSyncStepS)},
+  };
+}
+
+double step_of(const Field& rows, const std::string& workload, const std::string& framework) {
+  return rows.find({{"workload", workload}, {"framework", framework}})["step_s"].number();
+}
+
+// Seconds per step of each framework, one row per workload, with FlexMARL's speedup and utilisation gain.
+std::vector<std::vector<std::string>> step_rows(const Field& rows, const std::vector<std::string>& workloads) {
+  const std::vector<std::string> columns = {"sync", "marti", "flexmarl", "flexmarl-nobalance", "flexmarl-noasync"};
+  std::vector<std::vector<std::string>> steps;
+  for (const std::string& w : workloads) {
+    const Field flex = rows.find({{"workload", w}, {"framework", "flexmarl"}});
+    std::vector<std::string> line = {w, std::to_string(flex["devices"].integer())};
+    for (const std::string& f : columns)
+      line.push_back(number(step_of(rows, w, f), 1));
+    line.push_back(times(flex["speedup"].number()));
+    line.push_back(times(flex["utilization_gain"].number()));
+    steps.push_back(line);
+  }
+  return steps;
+}
+
+// The workloads whose ablations come in the order the paper's design implies: no async slower than no balance,
+// slower than FlexMARL.
+int ablations_in_order(const Field& rows, const std::vector<std::string>& workloads) {
+  int ordered = 0;
+  for (const std::string& w : workloads) {
+    const double flexmarl = step_of(rows, w, "flexmarl");
+    const double nobalance = step_of(rows, w, "flexmarl-nobalance");
+    const double noasync = step_of(rows, w, "flexmarl-noasync");
+    ordered += noasync > nobalance && nobalance > flexmarl;
+  }
+  return ordered;
+}
+
+// What each ablation costs FlexMARL on MA, and why.
+std::string ma_ablations(const Field& rows, double step) {
+  const double ma_nobalance = step_of(rows, "MA", "flexmarl-nobalance");
+  const double ma_noasync = step_of(rows, "MA", "flexmarl-noasync");
+  return paragraph(
+      "On MA, no async costs FlexMARL " + signed_number(100 * (ma_noasync / step - 1), 1) +
+      "% of its step: an agent trains only once its whole batch is answered, so the answering agents' training runs "
+      "after the rollout instead of under it. No balance costs " +
+      signed_number(100 * (ma_nobalance / step - 1), 1) +
+      "%: round-robin dispatch over a fixed, equal split of the instances, where FlexMARL sends each request to its "
+      "agent's least-loaded instance, moves an instance idle on a finished agent to a busy one, and gives the first "
+      "turn's agent the instances its whole chain waits on (on 48 devices both start from the same split).");
+}
+
+// The study draws a timeline only for some workloads: those it wrote the CSV of.
+std::string timeline_plots(const fs::path& out, const std::vector<std::string>& workloads) {
+  std::string html;
+  for (const std::string& w : workloads) {
+    std::string slug = w;
+    std::replace(slug.begin(), slug.end(), '+', '_');
+    for (const char* f : {"sync", "flexmarl"}) {
+      const std::string tag = "timeline_" + slug + "_" + f;
+      std::error_code ec;
+      if (!fs::exists(out / "flexmarl" / (tag + ".csv"), ec)) continue;
+      html += plot(out, "flexmarl", tag + ".png", std::string("per-device utilisation, last step: ") + w + ", " + f);
+    }
+  }
+  return html;
+}
+
 }  // namespace
 
 Section flexmarl_section(const fs::path& out) {
@@ -35,23 +131,8 @@ Section flexmarl_section(const fs::path& out) {
             number(fit["decode_efficiency"].number(), 3) + ") fitted so that it takes the paper's step on MA";
 
   const Field ma = rows.find({{"workload", "MA"}, {"framework", "flexmarl"}});
-  const double speedup = ma["speedup"].number();
-  const double utilization = ma["utilization_gain"].number();
-  const double step = ma["step_s"].number();
-  const double sync_step = fit["sync_step_s"].number();
+  const std::vector<ComparisonRow> comparison = flexmarl_comparison(ma, fit["sync_step_s"].number());
   const std::vector<std::string> workloads = distinct(rows, "workload");
-  const double paper_step = kFlexMarlSyncStepS / kFlexMarlSpeedup;
-  const std::vector<ComparisonRow> comparison = {
-      {"FlexMARL's speedup over the synchronous baseline (MAS-RL) on MA", times(kFlexMarlSpeedup, 1), times(speedup),
-       relative_difference(speedup, kFlexMarlSpeedup)},
-      {"FlexMARL's step on MA (the paper's: its 914.4 s over its 7.3x)", number(paper_step, 1) + " s",
-       number(step, 1) + " s", relative_difference(step, paper_step)},
-      {"Hardware-utilisation gain on MA (the paper's \"up to\", workload not stated)",
-       "up to " + times(kFlexMarlUtilization, 1), times(utilization),
-       relative_difference(utilization, kFlexMarlUtilization)},
-      {"Synchronous (MAS-RL-like) step on MA (fitted: the calibration target)", number(kFlexMarlSyncStepS, 1) + " s",
-       number(sync_step, 1) + " s", relative_difference(sync_step, kFlexMarlSyncStepS)},
-  };
   s.fitted = {"The synchronous baseline's (MAS-RL's) decode efficiency, " +
               number(fit["decode_efficiency"].number(), 3) +
               " of memory bandwidth, so that it takes the paper's 914.4 s per step on MA (" +
@@ -60,36 +141,9 @@ Section flexmarl_section(const fs::path& out) {
                 " of memory bandwidth, from device profile " + fit["device_profile"].string() +
                 " (its decode_bandwidth_share: a 14B-like decode token where bandwidth binds); assumed to carry "
                 "over to the NPU as a share of its own bandwidth."};
-  s.assumed = {
-      "The NPU: 376 TFLOP/s bf16, 64 GB at 1.6 TB/s, 1.5 us between two devices of a node (npu-768.yaml, from "
-      "public Ascend figures).",
-      "Response lengths: log-normal per agent, cut at the paper's 8,192 tokens (medians 3,072 / 1,024 / 2,048 on MA); "
-      "the workloads are proprietary.",
-      "A query's group of 16 samples is the paper's intra-query parallelism, so its batch of 64 is 4 queries, its "
-      "inter-query parallelism; MAS-RL runs one query at a time, agent after agent.",
-      "Rollout tensor parallelism: the width whose decode token is fastest (8 for 14B and 32B), with two all-reduces "
-      "per layer costing 2 (tp - 1) link latencies.",
-      "Prefill and training at 40% of peak; FlexMARL's training pool sized by its predicted step, MARTI's a quarter "
-      "of the devices; the scale tests' workloads (workload_for).",
-      "The paper gives no figure per scale test: those rows are the twin's prediction alone."};
-
-  // Step time per framework and workload; the ablation order the paper's design implies.
-  const std::vector<std::string> columns = {"sync", "marti", "flexmarl", "flexmarl-nobalance", "flexmarl-noasync"};
-  std::vector<std::vector<std::string>> steps;
-  int ordered = 0;
-  for (const std::string& w : workloads) {
-    const Field flex = rows.find({{"workload", w}, {"framework", "flexmarl"}});
-    std::vector<std::string> line = {w, std::to_string(flex["devices"].integer())};
-    for (const std::string& f : columns)
-      line.push_back(number(rows.find({{"workload", w}, {"framework", f}})["step_s"].number(), 1));
-    line.push_back(times(flex["speedup"].number()));
-    line.push_back(times(flex["utilization_gain"].number()));
-    steps.push_back(line);
-    const double flexmarl = flex["step_s"].number();
-    const double nobalance = rows.find({{"workload", w}, {"framework", "flexmarl-nobalance"}})["step_s"].number();
-    const double noasync = rows.find({{"workload", w}, {"framework", "flexmarl-noasync"}})["step_s"].number();
-    ordered += noasync > nobalance && nobalance > flexmarl;
-  }
+  s.assumed = kFlexMarlAssumed;
+  const std::vector<std::vector<std::string>> steps = step_rows(rows, workloads);
+  const int ordered = ablations_in_order(rows, workloads);
 
   s.html = heading(s.id, s.title);
   s.html +=
@@ -105,32 +159,13 @@ Section flexmarl_section(const fs::path& out) {
   s.html += table({"workload", "devices", "sync", "MARTI", "FlexMARL", "no balance", "no async", "FlexMARL speedup",
                    "utilisation gain"},
                   steps);
-  const double ma_nobalance = rows.find({{"workload", "MA"}, {"framework", "flexmarl-nobalance"}})["step_s"].number();
-  const double ma_noasync = rows.find({{"workload", "MA"}, {"framework", "flexmarl-noasync"}})["step_s"].number();
-  s.html += paragraph(
-      "On MA, no async costs FlexMARL " + signed_number(100 * (ma_noasync / step - 1), 1) +
-      "% of its step: an agent trains only once its whole batch is answered, so the answering agents' training runs "
-      "after the rollout instead of under it. No balance costs " +
-      signed_number(100 * (ma_nobalance / step - 1), 1) +
-      "%: round-robin dispatch over a fixed, equal split of the instances, where FlexMARL sends each request to its "
-      "agent's least-loaded instance, moves an instance idle on a finished agent to a busy one, and gives the first "
-      "turn's agent the instances its whole chain waits on (on 48 devices both start from the same split).");
+  s.html += ma_ablations(rows, ma["step_s"].number());
   s.html += paragraph("Ablations in the expected order (no async slower than no balance, slower than FlexMARL) on " +
                       std::to_string(ordered) + " of " + std::to_string(workloads.size()) + " workloads.");
   s.html += plot(out, "flexmarl", "speedup.png", "speedup against sync per framework and workload");
   s.html += plot(out, "flexmarl", "utilization.png", "device utilisation per framework and workload");
   s.html += plot(out, "flexmarl", "step_time.png", "step time per framework and workload");
-  // The study draws a timeline only for some workloads: those it wrote the CSV of.
-  for (const std::string& w : workloads) {
-    std::string slug = w;
-    std::replace(slug.begin(), slug.end(), '+', '_');
-    for (const char* f : {"sync", "flexmarl"}) {
-      const std::string tag = "timeline_" + slug + "_" + f;
-      std::error_code ec;
-      if (!fs::exists(out / "flexmarl" / (tag + ".csv"), ec)) continue;
-      s.html += plot(out, "flexmarl", tag + ".png", std::string("per-device utilisation, last step: ") + w + ", " + f);
-    }
-  }
+  s.html += timeline_plots(out, workloads);
   s.html +=
       "<p class=\"note\">Table: <a href=\"../flexmarl/frameworks.csv\">frameworks.csv</a>; Perfetto traces "
       "per framework in <code>flexmarl/traces/</code>.</p>\n";

@@ -94,116 +94,158 @@ std::string gnuplot_script(const std::string& out, const std::vector<std::string
   return s;
 }
 
+namespace fm = sim::flexmarl;
+
+// One workload the frameworks run on: MA or a scale test.
+struct Case {
+  std::string name;
+  fm::FlexMarlSetup setup;
+};
+
+// The study's parts in the order they run; the figures the issue checks are
+// printed at the end.
+class FlexMarlStudy {
+ public:
+  explicit FlexMarlStudy(std::string out) : out_(std::move(out)) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_ + "/traces", ec);
+    if (ec) fail(Status::io_error(out_ + ": " + ec.message()));
+    npu_ = value_or_fail(cluster::load_cluster_profile("npu-768"));
+  }
+
+  // 1. The one fitted parameter: sync's decode efficiency, so that sync takes the paper's step on MA.
+  void fit_sync() {
+    std::fprintf(stderr,
+                 "flexmarl study -> %s\n  fitting sync's decode efficiency to the paper's sync step (%.1f s)...\n",
+                 out_.c_str(), fm::kPaperSyncStepS);
+    fm::FlexMarlSetup ma;
+    ma.efficiency.decode = value_or_fail(fm::engine_decode_efficiency(fm::kDefaultDeviceProfile, &measured_on_));
+    fit_ = value_or_fail(calibrators::calibrate_sync(ma, npu_));
+    ma.efficiency.sync_decode = fit_.decode_efficiency;
+    cases_ = {{"MA", ma}};
+  }
+
+  // 2-5. Every framework on MA and on the scale tests, with timelines and traces.
+  void run_frameworks() {
+    for (const char* agents : {"5x32B", "3x32B+7x14B", "15x14B"}) {
+      fm::FlexMarlSetup s = ma_setup();
+      s.workload = models::flexmarl::workload_for(value_or_fail(models::flexmarl::parse_agents(agents)));
+      s.workload.name = agents;
+      cases_.push_back({agents, s});
+    }
+    for (const Case& c : cases_) {
+      auto rows = value_or_fail(fm::run_flexmarl_frameworks(
+          c.setup, npu_, models::flexmarl::all_frameworks(), [&](const fm::FlexMarlRow& r, int done, int total) {
+            show_progress(done == total, "  %-12s [%d/%d] %-18s %7.1f s per step", c.name.c_str(), done, total,
+                          r.framework.c_str(), r.step_s);
+          }));
+      if (c.name == "MA" || c.name == "15x14B") write_timelines(c.name, rows);
+      if (c.name == "MA") write_traces(rows);
+      all_.insert(all_.end(), rows.begin(), rows.end());
+    }
+  }
+
+  // 6. frameworks.{csv,json} and the plots; true when gnuplot drew them.
+  bool write_tables_and_plots() const {
+    const std::string fit_json =
+        "{\"target_s\":" + format_number("%.6g", fm::kPaperSyncStepS) +
+        ",\"decode_efficiency\":" + format_number("%.6g", fit_.decode_efficiency) +
+        ",\"engine_decode_efficiency\":" + format_number("%.6g", ma_setup().efficiency.decode) +
+        ",\"device_profile\":" + nlohmann::json(measured_on_).dump() +
+        ",\"sync_step_s\":" + format_number("%.6g", fit_.step_s) + ",\"runs\":" + std::to_string(fit_.runs) + "}";
+    write(out_ + "/frameworks.csv", fm::flexmarl_rows_csv(all_));
+    write(out_ + "/frameworks.json",
+          fm::flexmarl_rows_json(all_,
+                                 "{\"platform\":\"npu-768\",\"calibration\":" + fit_json +
+                                     ",\"paper\":{\"sync_step_s\":914.4,\"speedup\":7.3,\"utilization_gain\":5.6}}"));
+    write(out_ + "/plots.gp", gnuplot_script(out_, timelines_));
+    return run_gnuplot_file(out_ + "/plots.gp");
+  }
+
+  // The frameworks table, the fit, and FlexMARL's speedup and utilisation against the paper's.
+  void print_figures() const {
+    std::printf("%s", fm::flexmarl_rows_table(all_).c_str());
+    std::printf(
+        "\nfit: sync's (MAS-RL's) decode efficiency %.3f (sync on MA %.1f s, %d runs); the other engines %.3f "
+        "(measured: device profile %s)\n",
+        fit_.decode_efficiency, fit_.step_s, fit_.runs, ma_setup().efficiency.decode, measured_on_.c_str());
+    const fm::FlexMarlRow* on_ma = nullptr;
+    for (const fm::FlexMarlRow& r : all_) {
+      if (r.framework == "flexmarl" && r.workload == "MA") on_ma = &r;
+    }
+    for (const fm::FlexMarlRow& r : all_) {
+      if (r.framework != "flexmarl") continue;
+      std::printf("flexmarl on %-12s speedup %.2fx, utilisation %.2fx\n", r.workload.c_str(), r.speedup,
+                  r.utilization_gain);
+    }
+    std::printf(
+        "MA (the paper's workload): speedup %.2fx against the paper's %.1fx (%+.1f%%, within 20%%: %s); step %.1f s "
+        "against %.1f s; utilisation gain %.2fx against up-to %.1fx (the paper does not say on which workload)\n",
+        on_ma->speedup, kPaperSpeedup, 100 * (on_ma->speedup / kPaperSpeedup - 1),
+        std::abs(on_ma->speedup / kPaperSpeedup - 1) <= 0.2 ? "yes" : "no", on_ma->step_s,
+        fm::kPaperSyncStepS / kPaperSpeedup, on_ma->utilization_gain, kPaperUtilization);
+  }
+
+  // Each workload's ablations against FlexMARL, and whether they come in the order its design implies.
+  void print_ablations() const {
+    for (const Case& c : cases_) {
+      double flex = 0, nobalance = 0, noasync = 0;
+      for (const fm::FlexMarlRow& r : all_) {
+        if (r.workload != c.setup.workload.name) continue;
+        if (r.framework == "flexmarl") flex = r.step_s;
+        if (r.framework == "flexmarl-nobalance") nobalance = r.step_s;
+        if (r.framework == "flexmarl-noasync") noasync = r.step_s;
+      }
+      std::printf(
+          "ablations on %-12s noasync %.1f s (%+.1f%%), nobalance %.1f s (%+.1f%%) against flexmarl %.1f s: order "
+          "%s\n",
+          c.name.c_str(), noasync, 100 * (noasync / flex - 1), nobalance, 100 * (nobalance / flex - 1), flex,
+          noasync > nobalance && nobalance > flex ? "yes" : "no");
+    }
+  }
+
+ private:
+  // MA's setup, with the fitted efficiency: the first case.
+  const fm::FlexMarlSetup& ma_setup() const { return cases_.front().setup; }
+
+  // Per-device utilisation over the last step, sync and flexmarl.
+  void write_timelines(const std::string& workload, const std::vector<fm::FlexMarlRow>& rows) {
+    for (const fm::FlexMarlRow& r : rows) {
+      if (r.framework != "sync" && r.framework != "flexmarl") continue;
+      const std::string tag = slug(workload) + "_" + r.framework;
+      write(out_ + "/timeline_" + tag + ".csv", fm::flexmarl_timeline_csv(r, kTimelineBins));
+      timelines_.push_back(tag);
+    }
+  }
+
+  void write_traces(const std::vector<fm::FlexMarlRow>& rows) const {
+    for (const fm::FlexMarlRow& r : rows) {
+      Status s = fm::write_flexmarl_trace(r, npu_.name, out_ + "/traces/" + r.framework + ".json");
+      if (!s.is_ok()) fail(s);
+    }
+  }
+
+  std::string out_;
+  cluster::ClusterProfile npu_;
+  std::string measured_on_;  // the device profile the engines' decode efficiency comes from
+  calibrators::SyncFit fit_;
+  std::vector<Case> cases_;             // MA first, then the scale tests
+  std::vector<fm::FlexMarlRow> all_;    // every case's frameworks
+  std::vector<std::string> timelines_;  // the timeline CSVs written, as WORKLOAD_FRAMEWORK
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string out = argc > 1 ? argv[1] : "out/flexmarl";
   const auto start = std::chrono::steady_clock::now();
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/traces", ec);
-  if (ec) fail(Status::io_error(out + ": " + ec.message()));
-  const cluster::ClusterProfile npu = value_or_fail(cluster::load_cluster_profile("npu-768"));
-
-  // 1. The one fitted parameter.
-  std::fprintf(stderr,
-               "flexmarl study -> %s\n  fitting sync's decode efficiency to the paper's sync step (%.1f s)...\n",
-               out.c_str(), sim::flexmarl::kPaperSyncStepS);
-  sim::flexmarl::FlexMarlSetup ma;
-  std::string measured_on;
-  ma.efficiency.decode =
-      value_or_fail(sim::flexmarl::engine_decode_efficiency(sim::flexmarl::kDefaultDeviceProfile, &measured_on));
-  const calibrators::SyncFit fit = value_or_fail(calibrators::calibrate_sync(ma, npu));
-  ma.efficiency.sync_decode = fit.decode_efficiency;
-
-  // 2-3. Every framework on MA and on the scale tests.
-  struct Case {
-    std::string name;
-    sim::flexmarl::FlexMarlSetup setup;
-  };
-  std::vector<Case> cases = {{"MA", ma}};
-  for (const char* agents : {"5x32B", "3x32B+7x14B", "15x14B"}) {
-    sim::flexmarl::FlexMarlSetup s = ma;
-    s.workload = models::flexmarl::workload_for(value_or_fail(models::flexmarl::parse_agents(agents)));
-    s.workload.name = agents;
-    cases.push_back({agents, s});
-  }
-  std::vector<sim::flexmarl::FlexMarlRow> all;
-  std::vector<std::string> timelines;
-  for (const Case& c : cases) {
-    auto rows = value_or_fail(sim::flexmarl::run_flexmarl_frameworks(
-        c.setup, npu, models::flexmarl::all_frameworks(),
-        [&](const sim::flexmarl::FlexMarlRow& r, int done, int total) {
-          show_progress(done == total, "  %-12s [%d/%d] %-18s %7.1f s per step", c.name.c_str(), done, total,
-                        r.framework.c_str(), r.step_s);
-        }));
-    // 4-5. Timelines (MA and the largest) and traces (MA).
-    if (c.name == "MA" || c.name == "15x14B") {
-      for (const sim::flexmarl::FlexMarlRow& r : rows) {
-        if (r.framework != "sync" && r.framework != "flexmarl") continue;
-        const std::string tag = slug(c.name) + "_" + r.framework;
-        write(out + "/timeline_" + tag + ".csv", sim::flexmarl::flexmarl_timeline_csv(r, kTimelineBins));
-        timelines.push_back(tag);
-      }
-    }
-    if (c.name == "MA") {
-      for (const sim::flexmarl::FlexMarlRow& r : rows) {
-        Status s = sim::flexmarl::write_flexmarl_trace(r, npu.name, out + "/traces/" + r.framework + ".json");
-        if (!s.is_ok()) fail(s);
-      }
-    }
-    all.insert(all.end(), rows.begin(), rows.end());
-  }
-
-  // 6. Tables and plots.
-  const std::string fit_json = "{\"target_s\":" + format_number("%.6g", sim::flexmarl::kPaperSyncStepS) +
-                               ",\"decode_efficiency\":" + format_number("%.6g", fit.decode_efficiency) +
-                               ",\"engine_decode_efficiency\":" + format_number("%.6g", ma.efficiency.decode) +
-                               ",\"device_profile\":" + nlohmann::json(measured_on).dump() +
-                               ",\"sync_step_s\":" + format_number("%.6g", fit.step_s) +
-                               ",\"runs\":" + std::to_string(fit.runs) + "}";
-  write(out + "/frameworks.csv", sim::flexmarl::flexmarl_rows_csv(all));
-  write(out + "/frameworks.json",
-        sim::flexmarl::flexmarl_rows_json(
-            all, "{\"platform\":\"npu-768\",\"calibration\":" + fit_json +
-                     ",\"paper\":{\"sync_step_s\":914.4,\"speedup\":7.3,\"utilization_gain\":5.6}}"));
-  write(out + "/plots.gp", gnuplot_script(out, timelines));
-  const bool plotted = run_gnuplot_file(out + "/plots.gp");
-
-  // The checks.
+  FlexMarlStudy study(out);
+  study.fit_sync();
+  study.run_frameworks();
+  const bool plotted = study.write_tables_and_plots();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("%s", sim::flexmarl::flexmarl_rows_table(all).c_str());
-  std::printf(
-      "\nfit: sync's (MAS-RL's) decode efficiency %.3f (sync on MA %.1f s, %d runs); the other engines %.3f "
-      "(measured: device profile %s)\n",
-      fit.decode_efficiency, fit.step_s, fit.runs, ma.efficiency.decode, measured_on.c_str());
-  const sim::flexmarl::FlexMarlRow* on_ma = nullptr;
-  for (const sim::flexmarl::FlexMarlRow& r : all) {
-    if (r.framework == "flexmarl" && r.workload == "MA") on_ma = &r;
-  }
-  for (const sim::flexmarl::FlexMarlRow& r : all) {
-    if (r.framework != "flexmarl") continue;
-    std::printf("flexmarl on %-12s speedup %.2fx, utilisation %.2fx\n", r.workload.c_str(), r.speedup,
-                r.utilization_gain);
-  }
-  std::printf(
-      "MA (the paper's workload): speedup %.2fx against the paper's %.1fx (%+.1f%%, within 20%%: %s); step %.1f s "
-      "against %.1f s; utilisation gain %.2fx against up-to %.1fx (the paper does not say on which workload)\n",
-      on_ma->speedup, kPaperSpeedup, 100 * (on_ma->speedup / kPaperSpeedup - 1),
-      std::abs(on_ma->speedup / kPaperSpeedup - 1) <= 0.2 ? "yes" : "no", on_ma->step_s,
-      sim::flexmarl::kPaperSyncStepS / kPaperSpeedup, on_ma->utilization_gain, kPaperUtilization);
-  for (const Case& c : cases) {
-    double flex = 0, nobalance = 0, noasync = 0;
-    for (const sim::flexmarl::FlexMarlRow& r : all) {
-      if (r.workload != c.setup.workload.name) continue;
-      if (r.framework == "flexmarl") flex = r.step_s;
-      if (r.framework == "flexmarl-nobalance") nobalance = r.step_s;
-      if (r.framework == "flexmarl-noasync") noasync = r.step_s;
-    }
-    std::printf(
-        "ablations on %-12s noasync %.1f s (%+.1f%%), nobalance %.1f s (%+.1f%%) against flexmarl %.1f s: order %s\n",
-        c.name.c_str(), noasync, 100 * (noasync / flex - 1), nobalance, 100 * (nobalance / flex - 1), flex,
-        noasync > nobalance && nobalance > flex ? "yes" : "no");
-  }
+  study.print_figures();
+  study.print_ablations();
   std::printf("outputs: %s/frameworks.{csv,json}, timeline_*.csv, traces/*.json%s\n", out.c_str(),
               plotted ? ", *.png" : " (no gnuplot: no PNGs)");
   std::printf("study wall time: %.1f s\n", wall);

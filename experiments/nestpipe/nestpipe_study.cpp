@@ -112,163 +112,213 @@ std::string gnuplot_script(const std::string& out) {
   return s;
 }
 
+namespace np = sim::nestpipe;
+
+// The study's parts in the order they run; each writes its files as it
+// finishes, and the figures the issue checks are printed at the end.
+class NestPipeStudy {
+ public:
+  NestPipeStudy(std::string out, int parallel) : out_(std::move(out)), parallel_(parallel) {
+    std::error_code ec;
+    std::filesystem::create_directories(out_ + "/traces", ec);
+    if (ec) fail(Status::io_error(out_ + ": " + ec.message()));
+  }
+
+  // 1. npu-1536's TorchRec baseline, fitted to the paper's.
+  void calibrate_baseline() {
+    std::fprintf(stderr, "nestpipe study -> %s\n  calibrating npu-1536's TorchRec baseline to the paper...\n",
+                 out_.c_str());
+    npu_ = value_or_fail(calibrators::calibrate_nestpipe_baseline(
+        value_or_fail(cluster::load_cluster_profile("npu-1536")), setup_, calibrators::PaperBaseline{}, &fit_));
+  }
+
+  // 2. Every variant at every scale: scaling.{csv,json} and where the step goes at 1,536 workers.
+  void run_scaling() {
+    sweep_.variants = models::nestpipe::all_variants();
+    sweep_.workers = {128, 256, 512, 1024, 1536};
+    sweep_.parallel = parallel_;
+    sweep_.options = np::nestpipe_sim_options();
+    sweep_.options.steps = 6;
+    sweep_.options.warmup_steps = 2;
+    sweep_.options.drain_steps = 1;
+    sweep_.progress = [](const np::NestPipeRow& r, int d, int t) { progress("scaling", r, d, t); };
+    rows_ = value_or_fail(np::run_nestpipe_sweep(setup_, npu_, sweep_));
+    write(out_ + "/scaling.csv", np::nestpipe_rows_csv(rows_));
+    write(out_ + "/scaling.json",
+          np::nestpipe_rows_json(rows_, "{\"platform\":\"npu-1536\",\"model\":\"" + setup_.model +
+                                            "\",\"calibration\":" + calibrators::baseline_fit_json(fit_) + "}"));
+    std::string breakdown = "variant,compute_ms,exposed_a2a_ms,exposed_lookup_ms,other_ms\n";
+    for (const np::NestPipeRow& r : rows_) {
+      if (r.workers != 1536) continue;
+      breakdown += r.variant + "," + std::to_string(r.compute_ms) + "," + std::to_string(r.exposed_comm_ms) + "," +
+                   std::to_string(r.lookup_ms) + "," + std::to_string(r.other_ms) + "\n";
+    }
+    write(out_ + "/breakdown_1536.csv", breakdown);
+  }
+
+  // 3. The 128-GPU cluster, its baseline's shares assumed as at 128 NPUs.
+  void run_gpu128() {
+    std::fprintf(stderr, "  gpu-128 (fuxi-kuairand), baseline shares assumed as at 128 NPUs...\n");
+    np::NestPipeSetup gpu_setup;
+    gpu_setup.model = "fuxi-kuairand";
+    calibrators::BaselineFit gpu_fit;
+    const cluster::ClusterProfile gpu = value_or_fail(
+        calibrators::calibrate_nestpipe_baseline(value_or_fail(cluster::load_cluster_profile("gpu-128")), gpu_setup,
+                                                 calibrators::gpu_128_assumed_baseline(), &gpu_fit));
+    np::NestPipeSweep gpu_sweep = sweep_;
+    gpu_sweep.workers = {128};
+    gpu_sweep.progress = [](const np::NestPipeRow& r, int d, int t) { progress("gpu-128", r, d, t); };
+    gpu_rows_ = value_or_fail(np::run_nestpipe_sweep(gpu_setup, gpu, gpu_sweep));
+    write(out_ + "/gpu128.csv", np::nestpipe_rows_csv(gpu_rows_));
+    write(out_ + "/gpu128.json",
+          np::nestpipe_rows_json(gpu_rows_, "{\"platform\":\"gpu-128\",\"model\":\"" + gpu_setup.model +
+                                                "\",\"calibration\":" + calibrators::baseline_fit_json(gpu_fit) + "}"));
+  }
+
+  // 4. nestpipe at 1,536 workers with micro-batches of 256 down to 16 samples, with and without clustering.
+  void run_micro_batch_sensitivity() {
+    std::vector<models::Plan> plans;
+    std::vector<MicroBatch> labels;
+    for (int micro_size : {256, 128, 64, 32, 16}) {
+      for (bool clustering : {true, false}) {
+        np::NestPipeSetup s = setup_;
+        s.micro_batches = setup_.batch_per_worker / micro_size;
+        s.clustering = clustering;
+        plans.push_back(value_or_fail(np::nestpipe_plan(s, Variant::kNestPipe, 1536)));
+        labels.push_back({micro_size, clustering});
+      }
+    }
+    std::vector<sim::SimJob> jobs;
+    for (const models::Plan& p : plans) {
+      sim::SimOptions o = sweep_.options;
+      o.workers = 1536;
+      o.steps = 4;
+      o.warmup_steps = 1;
+      o.drain_steps = 1;
+      jobs.push_back({&p, &npu_, o});
+    }
+    std::fprintf(stderr, "  micro-batch sensitivity at 1,536 workers (%zu runs)...\n", jobs.size());
+    write(out_ + "/microbatch.csv", tabulate_micro_batches(sim::simulate_many(jobs, parallel_), labels));
+    write(out_ + "/microbatch.json", micro_batch_json());
+  }
+
+  // 5. A trace per variant: 128 workers, four steps (the pipeline filling up, then steady).
+  void write_traces() const {
+    np::NestPipeSweep traced = sweep_;
+    traced.workers = {128};
+    traced.options.steps = 4;
+    traced.options.warmup_steps = 1;
+    traced.options.drain_steps = 1;
+    traced.trace_dir = out_ + "/traces";
+    traced.progress = [](const np::NestPipeRow& r, int d, int t) { progress("traces", r, d, t); };
+    value_or_fail(np::run_nestpipe_sweep(setup_, npu_, traced));
+  }
+
+  // 6. The plots, when gnuplot is installed; true when it drew them.
+  bool plot() const {
+    write(out_ + "/plots.gp", gnuplot_script(out_));
+    return run_gnuplot_file(out_ + "/plots.gp");
+  }
+
+  // The scaling table, the fit, and the twin's figures against the paper's.
+  void print_figures(bool plotted) const {
+    const np::NestPipeRow* np_row = find(rows_, "nestpipe", 1536);
+    const np::NestPipeRow* np_gpu = find(gpu_rows_, "nestpipe", 128);
+    std::printf("%s", np::nestpipe_rows_table(rows_).c_str());
+    std::printf(
+        "\nbaseline fit: dense %.2f TFLOP/s, lookup %.3f GB/s + %.3f ms per requester, All2All efficiency %.3f, "
+        "congestion at %.0f peers (largest miss %.2f%%)\n",
+        fit_.dense_flop_rate / 1e12, fit_.lookup_byte_rate / 1e9, fit_.lookup_per_request_s * 1e3, fit_.a2a_efficiency,
+        fit_.a2a_congestion_peers, 100 * fit_.max_error);
+    std::printf(
+        "nestpipe at 1536 on npu-1536: speedup %.2fx (paper %.2fx, %+.1f%%), scaling efficiency %.2f%% (paper "
+        "%.2f%%, %+.2f points)\n",
+        np_row->speedup, kPaperSpeedup1536, 100 * (np_row->speedup / kPaperSpeedup1536 - 1),
+        100 * np_row->scaling_efficiency, 100 * kPaperEfficiency1536,
+        100 * (np_row->scaling_efficiency - kPaperEfficiency1536));
+    std::printf("nestpipe at 128 on gpu-128: speedup %.2fx (paper %.2fx, %+.1f%%)\n", np_gpu->speedup,
+                kPaperSpeedupGpu128, 100 * (np_gpu->speedup / kPaperSpeedupGpu128 - 1));
+    const np::NestPipeRow* dbp = find(rows_, "dbp", 1536);
+    const np::NestPipeRow* sp2d = find(rows_, "2dsp", 1536);
+    std::printf("at 1536: dbp %.2fx, 2dsp %.2fx (its replicas' sync every %d step(s) included)\n", dbp->speedup,
+                sp2d->speedup, setup_.replica_sync_every);
+    std::printf(
+        "micro-batch sensitivity at 1536: best step %.1f ms at %d samples per micro-batch; exposed All2All at 16 "
+        "samples %.1f ms with clustering, %.1f ms without (%.1fx)\n",
+        best_step_ * 1e3, best_micro_, exposed_16_[1] * 1e3, exposed_16_[0] * 1e3,
+        exposed_16_[1] > 0 ? exposed_16_[0] / exposed_16_[1] : 0.0);
+    std::printf("outputs: %s/{scaling,gpu128}.{csv,json}, breakdown_1536.csv, microbatch.csv, traces/*.json%s\n",
+                out_.c_str(), plotted ? ", *.png" : " (no gnuplot: no PNGs)");
+  }
+
+ private:
+  struct MicroBatch {
+    int samples;
+    bool clustering;
+  };
+
+  // microbatch.csv, one row per run; keeps the best micro-batch size with clustering and the exposed All2All
+  // with and without it at 16 samples.
+  std::string tabulate_micro_batches(const std::vector<StatusOr<sim::SimResult>>& micro,
+                                     const std::vector<MicroBatch>& labels) {
+    std::string csv = "micro_batch_samples,micro_batches,clustering,step_ms,exposed_a2a_ms,a2a_ms\n";
+    for (size_t i = 0; i < micro.size(); ++i) {
+      if (!micro[i].is_ok()) fail(micro[i].status());
+      double a2a = 0, exposed = 0;
+      for (const sim::LayerMetrics& l : micro[i]->breakdown) {
+        if (l.name == "all2all") a2a = l.busy_s, exposed = l.exposed_s;
+      }
+      if (labels[i].clustering && (best_micro_ == 0 || micro[i]->step_time_s < best_step_)) {
+        best_micro_ = labels[i].samples;
+        best_step_ = micro[i]->step_time_s;
+      }
+      if (labels[i].samples == 16) exposed_16_[labels[i].clustering ? 1 : 0] = exposed;
+      csv += std::to_string(labels[i].samples) + "," + std::to_string(setup_.batch_per_worker / labels[i].samples) +
+             "," + (labels[i].clustering ? "1" : "0") + "," + std::to_string(micro[i]->step_time_s * 1e3) + "," +
+             std::to_string(exposed * 1e3) + "," + std::to_string(a2a * 1e3) + "\n";
+    }
+    return csv;
+  }
+
+  std::string micro_batch_json() const {
+    nlohmann::ordered_json j;
+    j["workers"] = 1536;
+    j["best_micro_batch_samples"] = best_micro_;
+    j["best_step_ms"] = best_step_ * 1e3;
+    j["exposed_a2a_16_clustered_ms"] = exposed_16_[1] * 1e3;
+    j["exposed_a2a_16_unclustered_ms"] = exposed_16_[0] * 1e3;
+    j["dbp_speedup"] = find(rows_, "dbp", 1536)->speedup;
+    j["sp2d_speedup"] = find(rows_, "2dsp", 1536)->speedup;
+    j["sp2d_sync_every_steps"] = setup_.replica_sync_every;
+    return j.dump(1) + "\n";
+  }
+
+  std::string out_;
+  int parallel_;
+  np::NestPipeSetup setup_;
+  calibrators::BaselineFit fit_;
+  cluster::ClusterProfile npu_;  // npu-1536 with the fitted baseline
+  np::NestPipeSweep sweep_;      // the scaling sweep; the other parts change a copy
+  std::vector<np::NestPipeRow> rows_, gpu_rows_;
+  int best_micro_ = 0;  // samples per micro-batch of the fastest step with clustering
+  double best_step_ = 0, exposed_16_[2] = {0, 0};
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string out = argc > 1 ? argv[1] : "out/nestpipe";
   const int parallel = argc > 2 ? std::atoi(argv[2]) : 2;
   const auto start = std::chrono::steady_clock::now();
-  std::error_code ec;
-  std::filesystem::create_directories(out + "/traces", ec);
-  if (ec) fail(Status::io_error(out + ": " + ec.message()));
-
-  // 1. The baseline, fitted to the paper's TorchRec.
-  std::fprintf(stderr, "nestpipe study -> %s\n  calibrating npu-1536's TorchRec baseline to the paper...\n",
-               out.c_str());
-  sim::nestpipe::NestPipeSetup setup;
-  calibrators::BaselineFit fit;
-  const cluster::ClusterProfile npu = value_or_fail(calibrators::calibrate_nestpipe_baseline(
-      value_or_fail(cluster::load_cluster_profile("npu-1536")), setup, calibrators::PaperBaseline{}, &fit));
-
-  // 2. Every variant at every scale.
-  sim::nestpipe::NestPipeSweep sweep;
-  sweep.variants = models::nestpipe::all_variants();
-  sweep.workers = {128, 256, 512, 1024, 1536};
-  sweep.parallel = parallel;
-  sweep.options = sim::nestpipe::nestpipe_sim_options();
-  sweep.options.steps = 6;
-  sweep.options.warmup_steps = 2;
-  sweep.options.drain_steps = 1;
-  sweep.progress = [](const sim::nestpipe::NestPipeRow& r, int d, int t) { progress("scaling", r, d, t); };
-  const auto rows = value_or_fail(sim::nestpipe::run_nestpipe_sweep(setup, npu, sweep));
-  write(out + "/scaling.csv", sim::nestpipe::nestpipe_rows_csv(rows));
-  write(out + "/scaling.json",
-        sim::nestpipe::nestpipe_rows_json(rows, "{\"platform\":\"npu-1536\",\"model\":\"" + setup.model +
-                                                    "\",\"calibration\":" + calibrators::baseline_fit_json(fit) + "}"));
-  std::string breakdown = "variant,compute_ms,exposed_a2a_ms,exposed_lookup_ms,other_ms\n";
-  for (const sim::nestpipe::NestPipeRow& r : rows) {
-    if (r.workers != 1536) continue;
-    breakdown += r.variant + "," + std::to_string(r.compute_ms) + "," + std::to_string(r.exposed_comm_ms) + "," +
-                 std::to_string(r.lookup_ms) + "," + std::to_string(r.other_ms) + "\n";
-  }
-  write(out + "/breakdown_1536.csv", breakdown);
-
-  // 3. The 128-GPU cluster.
-  std::fprintf(stderr, "  gpu-128 (fuxi-kuairand), baseline shares assumed as at 128 NPUs...\n");
-  sim::nestpipe::NestPipeSetup gpu_setup;
-  gpu_setup.model = "fuxi-kuairand";
-  calibrators::BaselineFit gpu_fit;
-  const cluster::ClusterProfile gpu = value_or_fail(
-      calibrators::calibrate_nestpipe_baseline(value_or_fail(cluster::load_cluster_profile("gpu-128")), gpu_setup,
-                                               calibrators::gpu_128_assumed_baseline(), &gpu_fit));
-  sim::nestpipe::NestPipeSweep gpu_sweep = sweep;
-  gpu_sweep.workers = {128};
-  gpu_sweep.progress = [](const sim::nestpipe::NestPipeRow& r, int d, int t) { progress("gpu-128", r, d, t); };
-  const auto gpu_rows = value_or_fail(sim::nestpipe::run_nestpipe_sweep(gpu_setup, gpu, gpu_sweep));
-  write(out + "/gpu128.csv", sim::nestpipe::nestpipe_rows_csv(gpu_rows));
-  write(out + "/gpu128.json", sim::nestpipe::nestpipe_rows_json(
-                                  gpu_rows, "{\"platform\":\"gpu-128\",\"model\":\"" + gpu_setup.model +
-                                                "\",\"calibration\":" + calibrators::baseline_fit_json(gpu_fit) + "}"));
-
-  // 4. Micro-batch size, with and without clustering, at 1,536 workers.
-  std::vector<models::Plan> plans;
-  std::vector<std::pair<int, bool>> labels;
-  for (int micro_size : {256, 128, 64, 32, 16}) {
-    for (bool clustering : {true, false}) {
-      sim::nestpipe::NestPipeSetup s = setup;
-      s.micro_batches = setup.batch_per_worker / micro_size;
-      s.clustering = clustering;
-      plans.push_back(value_or_fail(sim::nestpipe::nestpipe_plan(s, Variant::kNestPipe, 1536)));
-      labels.emplace_back(micro_size, clustering);
-    }
-  }
-  std::vector<sim::SimJob> jobs;
-  for (const models::Plan& p : plans) {
-    sim::SimOptions o = sweep.options;
-    o.workers = 1536;
-    o.steps = 4;
-    o.warmup_steps = 1;
-    o.drain_steps = 1;
-    jobs.push_back({&p, &npu, o});
-  }
-  std::fprintf(stderr, "  micro-batch sensitivity at 1,536 workers (%zu runs)...\n", jobs.size());
-  const auto micro = sim::simulate_many(jobs, parallel);
-  std::string micro_csv = "micro_batch_samples,micro_batches,clustering,step_ms,exposed_a2a_ms,a2a_ms\n";
-  // The best micro-batch size with clustering, and the exposed All2All with and without it at 16 samples.
-  int best_micro = 0;
-  double best_step = 0, exposed_16[2] = {0, 0};
-  for (size_t i = 0; i < micro.size(); ++i) {
-    if (!micro[i].is_ok()) fail(micro[i].status());
-    double a2a = 0, exposed = 0;
-    for (const sim::LayerMetrics& l : micro[i]->breakdown) {
-      if (l.name == "all2all") a2a = l.busy_s, exposed = l.exposed_s;
-    }
-    if (labels[i].second && (best_micro == 0 || micro[i]->step_time_s < best_step)) {
-      best_micro = labels[i].first;
-      best_step = micro[i]->step_time_s;
-    }
-    if (labels[i].first == 16) exposed_16[labels[i].second ? 1 : 0] = exposed;
-    micro_csv += std::to_string(labels[i].first) + "," + std::to_string(setup.batch_per_worker / labels[i].first) +
-                 "," + (labels[i].second ? "1" : "0") + "," + std::to_string(micro[i]->step_time_s * 1e3) + "," +
-                 std::to_string(exposed * 1e3) + "," + std::to_string(a2a * 1e3) + "\n";
-  }
-  write(out + "/microbatch.csv", micro_csv);
-  {
-    const sim::nestpipe::NestPipeRow* dbp_row = find(rows, "dbp", 1536);
-    const sim::nestpipe::NestPipeRow* sp2d_row = find(rows, "2dsp", 1536);
-    nlohmann::ordered_json j;
-    j["workers"] = 1536;
-    j["best_micro_batch_samples"] = best_micro;
-    j["best_step_ms"] = best_step * 1e3;
-    j["exposed_a2a_16_clustered_ms"] = exposed_16[1] * 1e3;
-    j["exposed_a2a_16_unclustered_ms"] = exposed_16[0] * 1e3;
-    j["dbp_speedup"] = dbp_row->speedup;
-    j["sp2d_speedup"] = sp2d_row->speedup;
-    j["sp2d_sync_every_steps"] = setup.replica_sync_every;
-    write(out + "/microbatch.json", j.dump(1) + "\n");
-  }
-
-  // 5. A trace per variant: 128 workers, four steps (the pipeline filling up, then steady).
-  sim::nestpipe::NestPipeSweep traced = sweep;
-  traced.workers = {128};
-  traced.options.steps = 4;
-  traced.options.warmup_steps = 1;
-  traced.options.drain_steps = 1;
-  traced.trace_dir = out + "/traces";
-  traced.progress = [](const sim::nestpipe::NestPipeRow& r, int d, int t) { progress("traces", r, d, t); };
-  value_or_fail(sim::nestpipe::run_nestpipe_sweep(setup, npu, traced));
-
-  // 6. Plots.
-  write(out + "/plots.gp", gnuplot_script(out));
-  const bool plotted = run_gnuplot_file(out + "/plots.gp");
-
+  NestPipeStudy study(out, parallel);
+  study.calibrate_baseline();
+  study.run_scaling();
+  study.run_gpu128();
+  study.run_micro_batch_sensitivity();
+  study.write_traces();
+  const bool plotted = study.plot();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const sim::nestpipe::NestPipeRow* np = find(rows, "nestpipe", 1536);
-  const sim::nestpipe::NestPipeRow* np_gpu = find(gpu_rows, "nestpipe", 128);
-  std::printf("%s", sim::nestpipe::nestpipe_rows_table(rows).c_str());
-  std::printf(
-      "\nbaseline fit: dense %.2f TFLOP/s, lookup %.3f GB/s + %.3f ms per requester, All2All efficiency %.3f, "
-      "congestion at %.0f peers (largest miss %.2f%%)\n",
-      fit.dense_flop_rate / 1e12, fit.lookup_byte_rate / 1e9, fit.lookup_per_request_s * 1e3, fit.a2a_efficiency,
-      fit.a2a_congestion_peers, 100 * fit.max_error);
-  std::printf(
-      "nestpipe at 1536 on npu-1536: speedup %.2fx (paper %.2fx, %+.1f%%), scaling efficiency %.2f%% (paper "
-      "%.2f%%, %+.2f points)\n",
-      np->speedup, kPaperSpeedup1536, 100 * (np->speedup / kPaperSpeedup1536 - 1), 100 * np->scaling_efficiency,
-      100 * kPaperEfficiency1536, 100 * (np->scaling_efficiency - kPaperEfficiency1536));
-  std::printf("nestpipe at 128 on gpu-128: speedup %.2fx (paper %.2fx, %+.1f%%)\n", np_gpu->speedup,
-              kPaperSpeedupGpu128, 100 * (np_gpu->speedup / kPaperSpeedupGpu128 - 1));
-  const sim::nestpipe::NestPipeRow* dbp = find(rows, "dbp", 1536);
-  const sim::nestpipe::NestPipeRow* sp2d = find(rows, "2dsp", 1536);
-  std::printf("at 1536: dbp %.2fx, 2dsp %.2fx (its replicas' sync every %d step(s) included)\n", dbp->speedup,
-              sp2d->speedup, setup.replica_sync_every);
-  std::printf(
-      "micro-batch sensitivity at 1536: best step %.1f ms at %d samples per micro-batch; exposed All2All at 16 "
-      "samples %.1f ms with clustering, %.1f ms without (%.1fx)\n",
-      best_step * 1e3, best_micro, exposed_16[1] * 1e3, exposed_16[0] * 1e3,
-      exposed_16[1] > 0 ? exposed_16[0] / exposed_16[1] : 0.0);
-  std::printf("outputs: %s/{scaling,gpu128}.{csv,json}, breakdown_1536.csv, microbatch.csv, traces/*.json%s\n",
-              out.c_str(), plotted ? ", *.png" : " (no gnuplot: no PNGs)");
+  study.print_figures(plotted);
   std::printf("study wall time: %.1f s\n", wall);
   return 0;
 }

@@ -40,7 +40,7 @@ std::string provenance_html(const Section& section);
 #define CT_SYSTEM(name, title) Section name##_section(const std::filesystem::path& out_dir);
 #include "common/systems.def"
 #undef CT_SYSTEM
-// The numerical kernels' sections (experiments/report/kernel_sections.cpp).
+// The numerical kernels' sections (experiments/report/igsp_section.cpp, sis_section.cpp).
 Section igsp_section(const std::filesystem::path& out_dir);
 Section sis_section(const std::filesystem::path& out_dir);
 

@@ -27,6 +27,111 @@ struct Accumulator {
   int64_t n = 0;
 };
 
+// One cell of the grid: the target policy pi at one length against one drifted behaviour policy mu.
+struct Cell {
+  int64_t length = 0;
+  double drift = 0;
+  at::Tensor exact;                         // pi's exact gradient [P]
+  double norm_sq = 0;                       // ||exact||^2: bias, variance and MSE are relative to it
+  at::Tensor lp_pi, lp_mu;                  // per-position log-probabilities
+  double kl = 0;                            // exact mean per-token KL(mu || pi)
+  double baseline_pi = 0, baseline_mu = 0;  // subtracted from the rewards of pi's and of mu's rollouts
+  uint64_t seed = 0;                        // the cell's generator, and each chunk's draws
+};
+
+EstimatorOptions estimator_options_of(const EstimatorStudyOptions& o) {
+  EstimatorOptions e;
+  e.cap = o.cap;
+  e.icepop_low = o.icepop_low;
+  e.icepop_high = o.icepop_high;
+  e.top_k = o.top_k;
+  return e;
+}
+
+// Adds one chunk of an estimator's per-replicate gradients `g` [chunk, P], from coefficients `c`, to `a`.
+void accumulate(const Cell& cell, const at::Tensor& g, const at::Tensor& c, double rate, int64_t chunk,
+                Accumulator* a) {
+  a->sum = a->sum.defined() ? a->sum + g.sum(0) : g.sum(0);
+  a->sum_sq += g.pow(2).sum().item<double>();
+  a->err_sq += (g - cell.exact).pow(2).sum().item<double>();
+  a->cosine +=
+      (at::matmul(g, cell.exact) / (g.norm(2, {1}) * std::sqrt(cell.norm_sq)).clamp_min(1e-300)).sum().item<double>();
+  const at::Tensor per = c.reshape({chunk, -1});
+  const at::Tensor kish = per.sum(1).pow(2) / (static_cast<double>(per.size(1)) * per.pow(2).sum(1));
+  a->ess += at::nan_to_num(kish, 0.0).sum().item<double>();
+  a->accepted += std::isnan(rate) ? rate : rate * static_cast<double>(chunk);
+  a->n += chunk;
+}
+
+// Every estimator over the cell's replicates, kChunk at a time: mu's batch for the off-policy estimators, a
+// batch of pi's own for the on-policy one.
+StatusOr<std::vector<Accumulator>> run_cell(const EstimatorStudyOptions& o, const AutomatonTask& task,
+                                            const EstimatorOptions& estimator_options, const Cell& cell) {
+  const auto& estimators = all_estimators();
+  at::Generator generator = at::detail::createCPUGenerator(cell.seed);
+  std::vector<Accumulator> acc(estimators.size());
+  for (int64_t first = 0; first < o.replicates; first += kChunk) {
+    const int64_t chunk = std::min(kChunk, o.replicates - first), n = chunk * o.batch;
+    auto starts = [&] { return at::randint(o.states, {n}, generator, at::TensorOptions().dtype(at::kLong)); };
+    OffPolicyBatch batch{sample_rollouts(task, cell.lp_mu, starts(), generator), cell.lp_pi, cell.lp_mu};
+    const Rollouts on_policy = sample_rollouts(task, cell.lp_pi, starts(), generator);
+    for (size_t e = 0; e < estimators.size(); ++e) {
+      double rate = std::numeric_limits<double>::quiet_NaN();
+      const uint64_t draw = mix64(cell.seed ^ mix64(static_cast<uint64_t>(first) + 7));
+      auto c = estimator_coefficients(estimators[e], batch, estimator_options, draw, &rate);
+      if (!c.is_ok()) return c.status();
+      const Rollouts& r = estimators[e] == Estimator::kOnPolicy ? on_policy : batch.rollouts;
+      const double b = estimators[e] == Estimator::kOnPolicy ? cell.baseline_pi : cell.baseline_mu;
+      const at::Tensor g = score_gradients(task, cell.lp_pi, r, *c, r.rewards - b, chunk);  // [chunk, P]
+      accumulate(cell, g, *c, rate, chunk, &acc[e]);
+    }
+  }
+  return acc;
+}
+
+// One estimator's row of the cell, from its sums over the replicates.
+EstimatorRow estimator_row(const Cell& cell, Estimator estimator, const Accumulator& a) {
+  const double r = static_cast<double>(a.n);
+  const at::Tensor mean = a.sum / r;
+  const double trace_cov = (a.sum_sq - r * mean.pow(2).sum().item<double>()) / (r - 1);
+  const double mean_err_sq = (mean - cell.exact).pow(2).sum().item<double>();
+  EstimatorRow row;
+  row.length = cell.length;
+  row.drift = cell.drift;
+  row.kl = cell.kl;
+  row.estimator = estimator_name(estimator);
+  row.bias = std::sqrt(std::max(0.0, mean_err_sq - trace_cov / r) / cell.norm_sq);
+  row.bias_se = std::sqrt(trace_cov / r / cell.norm_sq);
+  row.variance = trace_cov / cell.norm_sq;
+  row.mse = a.err_sq / r / cell.norm_sq;
+  row.cosine = a.cosine / r;
+  row.ess = a.ess / r;
+  row.acceptance = a.accepted / r;
+  return row;
+}
+
+// Whether SIS (exact envelope) lands between token IS and sequence IS, from the cell's rows: the last `count`.
+BetweenVerdict between_verdict(const Cell& cell, const std::vector<EstimatorRow>& rows, size_t count) {
+  auto find = [&](const char* name) -> const EstimatorRow& {
+    for (size_t i = rows.size() - count; i < rows.size(); ++i) {
+      if (rows[i].estimator == name) return rows[i];
+    }
+    return rows.back();
+  };
+  const EstimatorRow &sis = find("sis-exact"), &token = find("token-is"), &seq = find("seq-is");
+  auto between = [](double x, double a, double b) { return x >= std::min(a, b) && x <= std::max(a, b); };
+  return {cell.length,
+          cell.drift,
+          between(sis.bias, token.bias, seq.bias),
+          between(sis.variance, token.variance, seq.variance),
+          sis.bias,
+          token.bias,
+          seq.bias,
+          sis.variance,
+          token.variance,
+          seq.variance};
+}
+
 }  // namespace
 
 EstimatorStudyOptions quick_estimator_options() {
@@ -76,84 +181,29 @@ StatusOr<EstimatorStudy> run_estimator_study(const EstimatorStudyOptions& o,
   const TabularPolicy pi = random_policy(*task, o.policy_scale, o.seed);
   const at::Tensor start = at::full({o.states}, 1.0 / static_cast<double>(o.states), at::kDouble);
   const auto& estimators = all_estimators();
-  EstimatorOptions estimator_options;
-  estimator_options.cap = o.cap;
-  estimator_options.icepop_low = o.icepop_low;
-  estimator_options.icepop_high = o.icepop_high;
-  estimator_options.top_k = o.top_k;
+  const EstimatorOptions estimator_options = estimator_options_of(o);
   const int total = static_cast<int>(o.lengths.size() * o.drifts.size());
   int done = 0;
   for (int64_t length : o.lengths) {
-    const at::Tensor exact = exact_gradient(*task, pi, length);
-    const double norm_sq = exact.pow(2).sum().item<double>();
-    const at::Tensor lp_pi = position_log_probs(pi, length).detach();
+    Cell cell;
+    cell.length = length;
+    cell.exact = exact_gradient(*task, pi, length);
+    cell.norm_sq = cell.exact.pow(2).sum().item<double>();
+    cell.lp_pi = position_log_probs(pi, length).detach();
     for (double drift : o.drifts) {
+      cell.drift = drift;
       // The same direction of drift at every size, so that drifts order the behaviour policies.
       const TabularPolicy mu = drifted_policy(pi, drift, o.seed + 1);
-      const at::Tensor lp_mu = position_log_probs(mu, length).detach();
-      const double kl = per_token_kl(*task, lp_mu, lp_pi, start);
-      const double baseline_mu = o.baseline ? expected_reward(*task, lp_mu, start).item<double>() : 0;
-      const double baseline_pi = o.baseline ? expected_reward(*task, lp_pi, start).item<double>() : 0;
-      const uint64_t cell = mix64(o.seed ^ mix64(static_cast<uint64_t>(done) + 1));
-      at::Generator generator = at::detail::createCPUGenerator(cell);
-      std::vector<Accumulator> acc(estimators.size());
-      for (int64_t first = 0; first < o.replicates; first += kChunk) {
-        const int64_t chunk = std::min(kChunk, o.replicates - first), n = chunk * o.batch;
-        auto starts = [&] { return at::randint(o.states, {n}, generator, at::TensorOptions().dtype(at::kLong)); };
-        OffPolicyBatch batch{sample_rollouts(*task, lp_mu, starts(), generator), lp_pi, lp_mu};
-        const Rollouts on_policy = sample_rollouts(*task, lp_pi, starts(), generator);
-        for (size_t e = 0; e < estimators.size(); ++e) {
-          double rate = std::numeric_limits<double>::quiet_NaN();
-          const uint64_t draw = mix64(cell ^ mix64(static_cast<uint64_t>(first) + 7));
-          auto c = estimator_coefficients(estimators[e], batch, estimator_options, draw, &rate);
-          if (!c.is_ok()) return c.status();
-          const Rollouts& r = estimators[e] == Estimator::kOnPolicy ? on_policy : batch.rollouts;
-          const double b = estimators[e] == Estimator::kOnPolicy ? baseline_pi : baseline_mu;
-          const at::Tensor g = score_gradients(*task, lp_pi, r, *c, r.rewards - b, chunk);  // [chunk, P]
-          Accumulator& a = acc[e];
-          a.sum = a.sum.defined() ? a.sum + g.sum(0) : g.sum(0);
-          a.sum_sq += g.pow(2).sum().item<double>();
-          a.err_sq += (g - exact).pow(2).sum().item<double>();
-          a.cosine +=
-              (at::matmul(g, exact) / (g.norm(2, {1}) * std::sqrt(norm_sq)).clamp_min(1e-300)).sum().item<double>();
-          const at::Tensor per = c->reshape({chunk, -1});
-          const at::Tensor kish = per.sum(1).pow(2) / (static_cast<double>(per.size(1)) * per.pow(2).sum(1));
-          a.ess += at::nan_to_num(kish, 0.0).sum().item<double>();
-          a.accepted += std::isnan(rate) ? rate : rate * static_cast<double>(chunk);
-          a.n += chunk;
-        }
-      }
-      for (size_t e = 0; e < estimators.size(); ++e) {
-        const Accumulator& a = acc[e];
-        const double r = static_cast<double>(a.n);
-        const at::Tensor mean = a.sum / r;
-        const double trace_cov = (a.sum_sq - r * mean.pow(2).sum().item<double>()) / (r - 1);
-        const double mean_err_sq = (mean - exact).pow(2).sum().item<double>();
-        EstimatorRow row;
-        row.length = length;
-        row.drift = drift;
-        row.kl = kl;
-        row.estimator = estimator_name(estimators[e]);
-        row.bias = std::sqrt(std::max(0.0, mean_err_sq - trace_cov / r) / norm_sq);
-        row.bias_se = std::sqrt(trace_cov / r / norm_sq);
-        row.variance = trace_cov / norm_sq;
-        row.mse = a.err_sq / r / norm_sq;
-        row.cosine = a.cosine / r;
-        row.ess = a.ess / r;
-        row.acceptance = a.accepted / r;
-        study.rows.push_back(row);
-      }
-      auto find = [&](const char* name) -> const EstimatorRow& {
-        for (size_t i = study.rows.size() - estimators.size(); i < study.rows.size(); ++i) {
-          if (study.rows[i].estimator == name) return study.rows[i];
-        }
-        return study.rows.back();
-      };
-      const EstimatorRow &sis = find("sis-exact"), &token = find("token-is"), &seq = find("seq-is");
-      auto between = [](double x, double a, double b) { return x >= std::min(a, b) && x <= std::max(a, b); };
-      study.verdicts.push_back({length, drift, between(sis.bias, token.bias, seq.bias),
-                                between(sis.variance, token.variance, seq.variance), sis.bias, token.bias, seq.bias,
-                                sis.variance, token.variance, seq.variance});
+      cell.lp_mu = position_log_probs(mu, length).detach();
+      cell.kl = per_token_kl(*task, cell.lp_mu, cell.lp_pi, start);
+      cell.baseline_mu = o.baseline ? expected_reward(*task, cell.lp_mu, start).item<double>() : 0;
+      cell.baseline_pi = o.baseline ? expected_reward(*task, cell.lp_pi, start).item<double>() : 0;
+      cell.seed = mix64(o.seed ^ mix64(static_cast<uint64_t>(done) + 1));
+      auto acc = run_cell(o, *task, estimator_options, cell);
+      if (!acc.is_ok()) return acc.status();
+      for (size_t e = 0; e < estimators.size(); ++e)
+        study.rows.push_back(estimator_row(cell, estimators[e], (*acc)[e]));
+      study.verdicts.push_back(between_verdict(cell, study.rows, estimators.size()));
       if (progress) progress(++done, total);
     }
   }

@@ -56,6 +56,63 @@ bool known_condition(const std::string& c) {
   return c == "grpo" || c == "grpo+sis" || c == "grpo+sis-engine";
 }
 
+// A copy of the policy's two tensors as leaves with zeroed gradients, for Adam to update in place.
+std::vector<at::Tensor> trainable(const TabularPolicy& policy) {
+  std::vector<at::Tensor> params{policy.theta.clone().requires_grad_(true), policy.psi.clone().requires_grad_(true)};
+  for (at::Tensor& p : params)
+    p.mutable_grad() = at::zeros_like(p);
+  return params;
+}
+
+// GRPO's advantages: each start state's group of rewards centred on its mean, over its population s.d.
+at::Tensor group_advantages(const StabilityOptions& o, const Rollouts& r) {
+  const at::Tensor rewards = r.rewards.view({o.states, o.group});
+  const at::Tensor centred = rewards - rewards.mean(1, true);
+  const at::Tensor std = centred.pow(2).mean(1, true).sqrt();  // the group's population s.d.
+  return (centred / (std + 1e-6)).reshape({-1});
+}
+
+// One PPO epoch's batch: the current policy against the stale weights that drew the rollouts; with SIS, the
+// full distributions too, and for the engine test the engine's own log-probabilities as SIS's reference.
+LossBatch epoch_batch(const at::Tensor& lp_new, const at::Tensor& lp_old, const at::Tensor& lp_engine,
+                      const Rollouts& r, const at::Tensor& advantages, bool sis, bool engine_test) {
+  LossBatch b;
+  b.tokens.logp_new = rollout_token_log_probs(lp_new, r);
+  b.tokens.logp_old = rollout_token_log_probs(lp_old, r);
+  b.advantages = advantages;
+  if (sis) {
+    b.tokens.full_logp_new = rollout_full_log_probs(lp_new.detach(), r);
+    b.tokens.full_logp_old = rollout_full_log_probs(lp_old, r);
+    if (engine_test) {
+      b.sis_test = b.tokens;
+      b.sis_test.logp_old = rollout_token_log_probs(lp_engine, r);
+      b.sis_test.full_logp_old = rollout_full_log_probs(lp_engine, r);
+    }
+  }
+  return b;
+}
+
+// PPO's clipped loss for one epoch of one step; its draws (SIS's acceptance test) seeded by the run and step.
+LossOptions ppo_options(const StabilityOptions& o, uint64_t run_seed, int64_t step, int64_t epoch, bool sis) {
+  LossOptions lo;
+  lo.kind = LossKind::kPpo;
+  lo.eps = o.clip;
+  lo.sis = sis;
+  lo.seed = mix64(run_seed ^ mix64(static_cast<uint64_t>(step) + 3));
+  lo.epoch = epoch;
+  return lo;
+}
+
+// A run that reached the target and ended below half its best success has collapsed too.
+bool fell_from_best(const StabilityRun& run, double target) {
+  double best = 0;
+  for (double s : run.success) {
+    if (std::isfinite(s)) best = std::max(best, s);
+  }
+  const double last = run.success.empty() ? kNaN : run.success.back();
+  return best >= target && std::isfinite(last) && last < best / 2;
+}
+
 StabilityRun run_one(const StabilityOptions& o, const AutomatonTask& task, const std::string& condition, int64_t lag,
                      int64_t seed) {
   StabilityRun run;
@@ -65,9 +122,7 @@ StabilityRun run_one(const StabilityOptions& o, const AutomatonTask& task, const
   // Every condition and lag starts from the same weights and draws from the same stream: paired comparisons.
   const uint64_t run_seed = mix64(o.seed ^ mix64(static_cast<uint64_t>(seed) + 1));
   const TabularPolicy init = random_policy(task, o.policy_scale, run_seed);
-  std::vector<at::Tensor> params{init.theta.clone().requires_grad_(true), init.psi.clone().requires_grad_(true)};
-  for (at::Tensor& p : params)
-    p.mutable_grad() = at::zeros_like(p);
+  std::vector<at::Tensor> params = trainable(init);
   Adam adam(o.lr);
   at::Generator generator = at::detail::createCPUGenerator(mix64(run_seed ^ static_cast<uint64_t>(lag)));
   std::deque<TabularPolicy> history;  // the weights of the last lag + 1 steps, oldest first
@@ -86,32 +141,11 @@ StabilityRun run_one(const StabilityOptions& o, const AutomatonTask& task, const
     const at::Tensor lp_engine =
         at::log_softmax(lp_old + o.engine_noise * at::randn(lp_old.sizes(), generator, at::kDouble), -1);
     const Rollouts r = sample_rollouts(task, lp_engine, starts, generator);
-    const at::Tensor rewards = r.rewards.view({o.states, o.group});
-    const at::Tensor centred = rewards - rewards.mean(1, true);
-    const at::Tensor std = centred.pow(2).mean(1, true).sqrt();  // the group's population s.d.
-    const at::Tensor advantages = (centred / (std + 1e-6)).reshape({-1});
+    const at::Tensor advantages = group_advantages(o, r);
     for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
       const at::Tensor lp_new = position_log_probs({params[0], params[1]}, o.length);
-      LossBatch b;
-      b.tokens.logp_new = rollout_token_log_probs(lp_new, r);
-      b.tokens.logp_old = rollout_token_log_probs(lp_old, r);
-      b.advantages = advantages;
-      if (sis) {
-        b.tokens.full_logp_new = rollout_full_log_probs(lp_new.detach(), r);
-        b.tokens.full_logp_old = rollout_full_log_probs(lp_old, r);
-        if (engine_test) {
-          b.sis_test = b.tokens;
-          b.sis_test.logp_old = rollout_token_log_probs(lp_engine, r);
-          b.sis_test.full_logp_old = rollout_full_log_probs(lp_engine, r);
-        }
-      }
-      LossOptions lo;
-      lo.kind = LossKind::kPpo;
-      lo.eps = o.clip;
-      lo.sis = sis;
-      lo.seed = mix64(run_seed ^ mix64(static_cast<uint64_t>(step) + 3));
-      lo.epoch = epoch;
-      auto loss = policy_loss(b, lo);
+      auto loss = policy_loss(epoch_batch(lp_new, lp_old, lp_engine, r, advantages, sis, engine_test),
+                              ppo_options(o, run_seed, step, epoch, sis));
       if (!loss.is_ok()) {  // only on non-finite log-probabilities: the run has diverged
         run.collapsed = true;
         break;
@@ -135,12 +169,7 @@ StabilityRun run_one(const StabilityOptions& o, const AutomatonTask& task, const
     }
   }
   run.acceptance = draws > 0 ? accepted / static_cast<double>(draws) : kNaN;
-  double best = 0;
-  for (double s : run.success) {
-    if (std::isfinite(s)) best = std::max(best, s);
-  }
-  const double last = run.success.empty() ? kNaN : run.success.back();
-  if (best >= o.success_target && std::isfinite(last) && last < best / 2) run.collapsed = true;
+  if (fell_from_best(run, o.success_target)) run.collapsed = true;
   return run;
 }
 
