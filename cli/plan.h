@@ -2,8 +2,8 @@
 
 // clustertwin plan SYSTEM: what every system's planner shares
 // (cli/plan_command.cpp: the options, the search's report as text or JSON)
-// and what each system brings (cli/plan_nestpipe.cpp, plan_flowtrain.cpp,
-// plan_flexmarl.cpp: its configurations, the counts they fit, the twin runs
+// and what each system brings (cli/nestpipe/plan.cpp, cli/flowtrain/plan.cpp,
+// cli/flexmarl/plan.cpp: its configurations, the counts they fit, the twin runs
 // that evaluate them, and the command that confirms an answer).
 
 #include <chrono>
@@ -72,7 +72,7 @@ Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_c
 /// clustertwin plan mix (cli/plan_mix_command.cpp): sizes a mix's jobs by their targets.
 void add_plan_mix(CLI::App* plan, Action* action);
 
-/// Each system's planner (cli/plan_SYSTEM.cpp), one per system of common/systems.def.
+/// Each system's planner (cli/SYSTEM/plan.cpp), one per system of common/systems.def.
 #define CT_SYSTEM(name, title) void add_plan_##name(CLI::App* plan, Action* action);
 #include "common/systems.def"
 #undef CT_SYSTEM

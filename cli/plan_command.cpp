@@ -2,8 +2,8 @@
 // configuration (workers, variant or mode or framework, split) that meets a
 // throughput target, found by a search per configuration
 // (sim/core/capacity_search.h), with its predicted step time and efficiency
-// and the runner-ups. The systems' sides: cli/plan_nestpipe.cpp,
-// cli/plan_flowtrain.cpp, cli/plan_flexmarl.cpp.
+// and the runner-ups. The systems' sides: cli/nestpipe/plan.cpp,
+// cli/flowtrain/plan.cpp, cli/flexmarl/plan.cpp.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>

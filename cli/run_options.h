@@ -1,7 +1,7 @@
 #pragma once
 
 // What `clustertwin run`'s subcommands share (cli/real_command.cpp), and each
-// system's entry (cli/run_SYSTEM.cpp, listed in common/systems.def).
+// system's entry (cli/SYSTEM/run.cpp, listed in common/systems.def).
 
 #include "cli/command.h"
 

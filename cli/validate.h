@@ -1,7 +1,7 @@
 #pragma once
 
 // What `clustertwin validate`'s systems share (cli/validate_command.cpp) and
-// each system's entry (cli/validate_SYSTEM.cpp, listed in common/systems.def).
+// each system's entry (cli/SYSTEM/validate.cpp, listed in common/systems.def).
 
 #include <nlohmann/json.hpp>
 #include <string>

@@ -1,7 +1,7 @@
 // clustertwin validate: run the twin on what a recorded real run (or
 // collective benchmark) did and report its error (calibrators/replay.h,
 // calibrators/network_fit.h); exit 3 when it exceeds --max-error. Each
-// system's own check is in cli/validate_SYSTEM.cpp.
+// system's own check is in cli/SYSTEM/validate.cpp.
 
 #include <CLI/CLI.hpp>
 #include <cmath>

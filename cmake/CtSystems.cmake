@@ -1,7 +1,7 @@
 # The system registry (common/systems.def) for the build: CT_SYSTEMS lists the
 # systems' names in order. The layers add a folder per system from it
 # (models/, sim/, real/, experiments/, tests/) and the CLI its entries
-# (cli/sim_NAME_command.cpp, plan_NAME.cpp, validate_NAME.cpp, run_NAME.cpp),
+# (cli/NAME/sim_command.cpp, cli/NAME/plan.cpp, cli/NAME/validate.cpp, cli/NAME/run.cpp),
 # so that a new system is its folders and one line of common/systems.def.
 # Each system's folder defines ct_sim_NAME (sim/), ct_run_NAME (real/) and
 # ct_NAME_study (experiments/).
