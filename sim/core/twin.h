@@ -118,6 +118,12 @@ class Twin {
                                                      const JobFrame& frame) const = 0;
 };
 
+/// Runs `job` alone on a platform of its own (`profile`'s first
+/// job.options().workers devices), in a child process: SimGrid allows one
+/// engine per process. Its result's wall_s is the host time the run took;
+/// the job's error, or Internal when the run did not finish its steps.
+StatusOr<SimResult> run_alone(const TwinJob& job, const cluster::ClusterProfile& profile);
+
 /// The twin of `system` (a name of common/systems.def), or nullptr.
 const Twin* find_twin(std::string_view system);
 /// The registered twins' names in registry order ("nestpipe, flexmarl, flowtrain").
