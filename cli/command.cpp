@@ -11,7 +11,8 @@ Status in_flag_words(const Status& status,
   if (status.is_ok()) return status;
   const std::string& m = status.message();
   for (const auto& [field, flag] : fields) {
-    if (m.size() > field.size() && m.compare(0, field.size(), field) == 0 && m[field.size()] == ' ')
+    if (m.size() > field.size() && m.compare(0, field.size(), field) == 0 &&
+        (m[field.size()] == ' ' || m[field.size()] == ':'))
       return status.with_message(std::string(flag) + m.substr(field.size()));
   }
   return status;

@@ -79,8 +79,9 @@ Status exec_torch_program(char** argv);
 Status write_output(const std::string& path, const std::string& text);
 
 /// A library's error in the command line's words: a message that starts
-/// with one of `fields` (a config field and its value: "workers 8: too few
-/// ...") starts with its flag instead ("--workers 8: too few ...").
+/// with one of `fields` (a config field, then a space and its value or a
+/// colon: "workers 8: too few ...") starts with its flag instead ("--workers
+/// 8: too few ...").
 /// Libraries name their fields; the command maps them to its flags.
 Status in_flag_words(const Status& status, std::initializer_list<std::pair<std::string_view, std::string_view>> fields);
 

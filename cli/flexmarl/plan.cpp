@@ -4,11 +4,13 @@
 // frameworks.h); a count is in a framework's ladder when the placement holds
 // every agent there.
 
+#include "cli/plan.h"
+
 #include <CLI/CLI.hpp>
 #include <memory>
 
 #include "calibrators/flexmarl_paper_fit.h"
-#include "cli/plan.h"
+#include "cli/flexmarl/setup_flags.h"
 #include "common/parallel.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
@@ -141,9 +143,7 @@ void add_plan_flexmarl(CLI::App* plan, Action* action) {
                   "As sim flexmarl: the device profile whose measured decode the engines run at")
       ->capture_default_str();
   cmd->add_option("--steps", a->setup.steps, "Steps of the exact runs (the first is warm-up)")->capture_default_str();
-  cmd->callback([a, action] {
-    *action = [a] { return in_flag_words(run_plan_flexmarl(*a), {{"workers", "--workers"}}); };
-  });
+  cmd->callback([a, action] { *action = [a] { return in_flexmarl_flag_words(run_plan_flexmarl(*a)); }; });
 }
 
 }  // namespace clustertwin::cli

@@ -7,6 +7,7 @@
 
 #include "calibrators/flexmarl_paper_fit.h"
 #include "cli/command.h"
+#include "cli/flexmarl/setup_flags.h"
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
@@ -166,7 +167,7 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   cmd->callback([a, action, devices, efficiency] {
     a->decode_efficiency_given = efficiency->count() > 0;
     if (devices->count() > 0) std::fputs("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", stderr);
-    *action = [a] { return in_flag_words(run_sim_flexmarl(*a), {{"workers", "--workers"}}); };
+    *action = [a] { return in_flexmarl_flag_words(run_sim_flexmarl(*a)); };
   });
 }
 

@@ -4,11 +4,12 @@
 // flowtrain; a count is in a mode's ladder when a layout fits the devices'
 // memory there.
 
+#include "cli/plan.h"
+
 #include <CLI/CLI.hpp>
 #include <map>
 #include <memory>
 
-#include "cli/plan.h"
 #include "common/parallel.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"

@@ -1,5 +1,7 @@
 // clustertwin validate flowtrain: its entry in common/systems.def.
 
+#include "cli/validate.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,7 +11,6 @@
 #include "calibrators/flowtrain_fit.h"
 #include "calibrators/stats.h"
 #include "cli/command.h"
-#include "cli/validate.h"
 #include "common/text.h"
 
 namespace clustertwin::cli {

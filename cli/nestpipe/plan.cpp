@@ -1,6 +1,8 @@
 // clustertwin plan nestpipe: which NestPipe variant, with which micro-batch
 // split, on how few workers reaches a samples/s target (cli/plan.h).
 
+#include "cli/plan.h"
+
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
@@ -8,7 +10,7 @@
 #include <memory>
 
 #include "calibrators/nestpipe_paper_fit.h"
-#include "cli/plan.h"
+#include "cli/nestpipe/setup_flags.h"
 #include "common/parallel.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
@@ -198,7 +200,7 @@ void add_plan_nestpipe(CLI::App* plan, Action* action) {
   np->add_flag("--no-collective-shortcut", a->no_shortcut,
                "Move every collective over the network as flows, as sim nestpipe's flag (for comparison; the same "
                "answer, slower)");
-  np->callback([a, action] { *action = [a] { return run_plan_nestpipe(*a); }; });
+  np->callback([a, action] { *action = [a] { return in_nestpipe_flag_words(run_plan_nestpipe(*a)); }; });
 }
 
 }  // namespace clustertwin::cli

@@ -1,6 +1,7 @@
 // clustertwin sim nestpipe: NestPipe's twin from the command line.
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -8,6 +9,7 @@
 
 #include "calibrators/nestpipe_paper_fit.h"
 #include "cli/command.h"
+#include "cli/nestpipe/setup_flags.h"
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
@@ -51,6 +53,8 @@ StatusOr<std::vector<models::nestpipe::Variant>> parse_variants(const std::strin
 
 Status run_sim_nestpipe(NestPipeArgs a) {
   a.setup.clustering = !a.no_clustering;
+  if (!(a.launch_us >= 0) || !std::isfinite(a.launch_us))
+    return Status::invalid_argument("--launch-us " + format_number("%.3f", a.launch_us) + ": must be >= 0");
   a.setup.launch_latency_s = a.launch_us * 1e-6;
   CT_RETURN_IF_ERROR(sim::nestpipe::validate(a.setup));
   auto workers = parse_workers(a.workers);
@@ -173,7 +177,7 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, model, calibration and rows");
   cmd->add_option("--parallel", a->parallel, "Simulations run at once (default: cores)")->check(CLI::Range(1, 256));
-  cmd->callback([a, action] { *action = [a] { return run_sim_nestpipe(*a); }; });
+  cmd->callback([a, action] { *action = [a] { return in_nestpipe_flag_words(run_sim_nestpipe(*a)); }; });
 }
 
 }  // namespace clustertwin::cli

@@ -106,6 +106,8 @@ std::string gnuplot_script(const std::string& out) {
        "microbatch.png'\n"
        "set title 'nestpipe at 1,536 workers: micro-batch size'\nset xlabel 'micro-batch (samples)'\n"
        "set logscale x 2\nset ylabel 'step ms'\n"
+       // Room around the end points, which a log axis would put on the border.
+       "set offsets graph 0.05, graph 0.05, graph 0.05, graph 0.05\n"
        "plot " +
        q + "microbatch.csv' using ($3 == 1 ? $1 : NaN):4 with linespoints title 'with clustering', " + q +
        "microbatch.csv' using ($3 == 0 ? $1 : NaN):4 with linespoints title 'without clustering'\n";
@@ -257,12 +259,19 @@ class NestPipeStudy {
     bool clustering;
   };
 
-  // microbatch.csv, one row per run; keeps the best micro-batch size with clustering and the exposed All2All
-  // with and without it at 16 samples.
+  // microbatch.csv, one row per run, the runs with clustering first (each series' rows together, so that the
+  // plot's lines join them); keeps the best micro-batch size with clustering and the exposed All2All with and
+  // without it at 16 samples.
   std::string tabulate_micro_batches(const std::vector<StatusOr<sim::SimResult>>& micro,
                                      const std::vector<MicroBatch>& labels) {
     std::string csv = "micro_batch_samples,micro_batches,clustering,step_ms,exposed_a2a_ms,a2a_ms\n";
-    for (size_t i = 0; i < micro.size(); ++i) {
+    std::vector<size_t> order;
+    for (bool clustering : {true, false}) {
+      for (size_t i = 0; i < micro.size(); ++i) {
+        if (labels[i].clustering == clustering) order.push_back(i);
+      }
+    }
+    for (size_t i : order) {
       if (!micro[i].is_ok()) fail(micro[i].status());
       double a2a = 0, exposed = 0;
       for (const sim::LayerMetrics& l : micro[i]->breakdown) {

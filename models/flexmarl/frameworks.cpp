@@ -73,13 +73,13 @@ StatusOr<std::vector<Framework>> parse_frameworks(const std::string& text) {
   for (const std::string& part : split_commas(text)) {
     std::optional<Framework> f = framework_from_name(part);
     if (!f) {
-      return Status::invalid_argument("--framework " + quote_for_message(part) +
+      return Status::invalid_argument("framework " + quote_for_message(part) +
                                       ": unknown framework (known: sync, marti, flexmarl, flexmarl-nobalance, "
                                       "flexmarl-noasync, or all)");
     }
     if (std::find(out.begin(), out.end(), *f) == out.end()) out.push_back(*f);
   }
-  if (out.empty()) return Status::invalid_argument("--framework " + quote_for_message(text) + ": no framework named");
+  if (out.empty()) return Status::invalid_argument("framework " + quote_for_message(text) + ": no framework named");
   return out;
 }
 

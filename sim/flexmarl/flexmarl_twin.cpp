@@ -50,9 +50,9 @@ StatusOr<double> engine_decode_efficiency(const std::string& name_or_path, std::
   auto device = cluster::load_device_profile(name_or_path);
   if (!device.is_ok()) return device.status();
   if (!(device->decode_bandwidth_share > 0)) {
-    return Status::invalid_argument("--device-profile " + name_or_path +
+    return Status::invalid_argument("device_profile " + name_or_path +
                                     ": field 'decode_bandwidth_share' missing: its trace measured no decode token "
-                                    "(give --decode-efficiency instead)");
+                                    "(give a decode efficiency instead)");
   }
   if (provenance != nullptr) *provenance = device->provenance_line();
   return device->decode_bandwidth_share;
@@ -66,15 +66,14 @@ int flexmarl_devices(const FlexMarlSetup& setup, const cluster::ClusterProfile& 
 Status validate(const FlexMarlSetup& setup, const cluster::ClusterProfile& profile) {
   CT_RETURN_IF_ERROR(models::flexmarl::validate(setup.workload));
   if (!(setup.gap_threshold > 0)) {
-    return Status::invalid_argument("--load-gap " + format_number("%g", setup.gap_threshold) +
+    return Status::invalid_argument("load_gap " + format_number("%g", setup.gap_threshold) +
                                     ": the load-gap threshold must be > 0 (requests)");
   }
   if (setup.steps < 2) {
-    return Status::invalid_argument("--steps " + std::to_string(setup.steps) +
+    return Status::invalid_argument("steps " + std::to_string(setup.steps) +
                                     ": must be >= 2 (the first step is warm-up)");
   }
-  if (setup.devices < 0)
-    return Status::invalid_argument("--workers " + std::to_string(setup.devices) + ": must be >= 1");
+  if (setup.devices < 0) return Status::invalid_argument("workers " + std::to_string(setup.devices) + ": must be >= 1");
   CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, flexmarl_devices(setup, profile)));
   if (profile.device.peak_flops.empty() || !(profile.device.memory_bytes > 0) ||
       !(profile.device.memory_bandwidth > 0)) {

@@ -75,38 +75,39 @@ std::string fixed(double v, int digits) {
 
 Status validate(const NestPipeSetup& s) {
   auto spec = spec::recommender_spec(s.model);
-  if (!spec.is_ok()) return Status::invalid_argument("--model: " + spec.status().message());
+  if (!spec.is_ok()) return Status::invalid_argument("model: " + spec.status().message());
   if (s.batch_per_worker < 1) {
-    return Status::invalid_argument("--batch " + std::to_string(s.batch_per_worker) + ": must be at least 1");
+    return Status::invalid_argument("batch_per_worker " + std::to_string(s.batch_per_worker) + ": must be at least 1");
   }
   if (s.micro_batches < 1 || s.batch_per_worker % s.micro_batches != 0) {
-    return Status::invalid_argument("--micro-batches " + std::to_string(s.micro_batches) +
-                                    ": must divide the batch of " + std::to_string(s.batch_per_worker));
+    return Status::invalid_argument("micro_batches " + std::to_string(s.micro_batches) + ": must divide the batch of " +
+                                    std::to_string(s.batch_per_worker));
   }
   if (!(s.zipf_exponent > 0) || !std::isfinite(s.zipf_exponent)) {
-    return Status::invalid_argument("--zipf " + fixed(s.zipf_exponent, 3) + ": must be > 0");
+    return Status::invalid_argument("zipf_exponent " + fixed(s.zipf_exponent, 3) + ": must be > 0");
   }
   if (!(s.batch_overlap >= 0 && s.batch_overlap <= 1)) {
-    return Status::invalid_argument("--overlap " + fixed(s.batch_overlap, 3) + ": must be in [0, 1]");
+    return Status::invalid_argument("batch_overlap " + fixed(s.batch_overlap, 3) + ": must be in [0, 1]");
   }
   if (s.samples_per_user < 0) {
-    return Status::invalid_argument("--samples-per-user " + std::to_string(s.samples_per_user) +
+    return Status::invalid_argument("samples_per_user " + std::to_string(s.samples_per_user) +
                                     ": must be >= 0 (0: the model's default)");
   }
   if (!(s.user_shared_fraction >= 0 && s.user_shared_fraction <= 1)) {
-    return Status::invalid_argument("--user-shared " + fixed(s.user_shared_fraction, 3) + ": must be in [0, 1]");
+    return Status::invalid_argument("user_shared_fraction " + fixed(s.user_shared_fraction, 3) + ": must be in [0, 1]");
   }
   if (s.replica_sync_every < 1) {
-    return Status::invalid_argument("--sync-every " + std::to_string(s.replica_sync_every) + ": must be at least 1");
+    return Status::invalid_argument("replica_sync_every " + std::to_string(s.replica_sync_every) +
+                                    ": must be at least 1");
   }
   if (!(s.launch_latency_s >= 0) || !std::isfinite(s.launch_latency_s)) {
-    return Status::invalid_argument("--launch-us " + fixed(s.launch_latency_s * 1e6, 3) + ": must be >= 0");
+    return Status::invalid_argument("launch_latency_s " + fixed(s.launch_latency_s, 9) + ": must be >= 0");
   }
   if (s.kernels_per_layer < 0) {
-    return Status::invalid_argument("kernels per layer " + std::to_string(s.kernels_per_layer) + ": must be >= 0");
+    return Status::invalid_argument("kernels_per_layer " + std::to_string(s.kernels_per_layer) + ": must be >= 0");
   }
   if (s.sharding_group < 1) {
-    return Status::invalid_argument("--sharding-group " + std::to_string(s.sharding_group) + ": must be at least 1");
+    return Status::invalid_argument("sharding_group " + std::to_string(s.sharding_group) + ": must be at least 1");
   }
   return Status::ok();
 }
@@ -141,7 +142,7 @@ int nestpipe_samples_per_user(const NestPipeSetup& setup) {
 
 StatusOr<double> nestpipe_dense_call_overhead(const NestPipeSetup& setup) {
   auto spec = spec::recommender_spec(setup.model);
-  if (!spec.is_ok()) return Status::invalid_argument("--model: " + spec.status().message());
+  if (!spec.is_ok()) return Status::invalid_argument("model: " + spec.status().message());
   return static_cast<double>(spec->dense.size()) * setup.kernels_per_layer * setup.launch_latency_s;
 }
 
@@ -150,8 +151,8 @@ Status add_replica_sync(const NestPipeSetup& setup, int workers, models::nestpip
   sizes->replica_sync_rows = sizes->replica_sync_bytes = 0;
   if (workers <= group) return Status::ok();
   if (workers % group != 0) {
-    return Status::invalid_argument("--sharding-group " + std::to_string(group) + ": must divide --workers " +
-                                    std::to_string(workers) + " (2dsp replicates whole groups)");
+    return Status::invalid_argument("sharding_group " + std::to_string(group) + ": must divide the workers (" +
+                                    std::to_string(workers) + "; 2dsp replicates whole groups)");
   }
   auto spec = spec::recommender_spec(setup.model);
   if (!spec.is_ok()) return spec.status();
@@ -177,7 +178,7 @@ int nestpipe_owners(const NestPipeSetup& setup, Variant variant, int workers) {
 
 StatusOr<models::nestpipe::StepSizes> nestpipe_step_sizes(const NestPipeSetup& setup, int owners) {
   CT_RETURN_IF_ERROR(validate(setup));
-  if (owners < 1) return Status::invalid_argument("--workers " + std::to_string(owners) + ": must be at least 1");
+  if (owners < 1) return Status::invalid_argument("workers " + std::to_string(owners) + ": must be at least 1");
   auto spec = spec::recommender_spec(setup.model);
   if (!spec.is_ok()) return spec.status();
   const models::nestpipe::KeyGeneratorOptions keys = key_options(setup, *spec);
@@ -218,7 +219,7 @@ StatusOr<models::Plan> plan_from_sizes(const NestPipeSetup& setup, Variant varia
 }  // namespace
 
 StatusOr<models::Plan> nestpipe_plan(const NestPipeSetup& setup, Variant variant, int workers) {
-  if (workers < 1) return Status::invalid_argument("--workers " + std::to_string(workers) + ": must be at least 1");
+  if (workers < 1) return Status::invalid_argument("workers " + std::to_string(workers) + ": must be at least 1");
   auto sizes = nestpipe_step_sizes(setup, nestpipe_owners(setup, variant, workers));
   if (!sizes.is_ok()) return sizes.status();
   return plan_from_sizes(setup, variant, workers, *sizes);
@@ -246,15 +247,15 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
   CT_RETURN_IF_ERROR(validate(setup));
   std::vector<std::pair<Variant, int>> wanted = sweep.points;
   if (wanted.empty()) {
-    if (sweep.variants.empty()) return Status::invalid_argument("--variant: give at least one variant");
-    if (sweep.workers.empty()) return Status::invalid_argument("--workers: give at least one worker count");
+    if (sweep.variants.empty()) return Status::invalid_argument("variants: give at least one variant");
+    if (sweep.workers.empty()) return Status::invalid_argument("workers: give at least one worker count");
     for (Variant v : sweep.variants) {
       for (int w : sweep.workers)
         wanted.push_back({v, w});
     }
   }
   for (const auto& [v, w] : wanted) {
-    if (w < 1) return Status::invalid_argument("--workers " + std::to_string(w) + ": must be at least 1");
+    if (w < 1) return Status::invalid_argument("workers " + std::to_string(w) + ": must be at least 1");
     CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, w));
   }
   // Plans first (key statistics are the costly part at large scale; one per point).

@@ -72,7 +72,8 @@ int nestpipe_samples_per_user(const NestPipeSetup& setup);
 /// x kernels_per_layer x launch_latency_s (HSTU, 4 blocks: 0.8 ms).
 StatusOr<double> nestpipe_dense_call_overhead(const NestPipeSetup& setup);
 
-/// InvalidArgument naming the field and value ("--micro-batches 3: must divide the batch of 512").
+/// InvalidArgument naming the field and value ("micro_batches 3: must divide
+/// the batch of 512"; a command names its flag instead: cli/nestpipe/setup_flags.h).
 Status validate(const NestPipeSetup& setup);
 
 /// The plan of `variant` at `workers` workers: key statistics estimated

@@ -174,7 +174,7 @@ TEST(SimFlexMarlCliTest, ADeviceProfileWithoutDecodeIsOneLine) {
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err, "clustertwin: --device-profile " + path +
                        ": field 'decode_bandwidth_share' missing: its trace measured no decode token (give "
-                       "--decode-efficiency instead)\n");
+                       "a decode efficiency instead)\n");
   EXPECT_EQ(r.out, "");
 }
 

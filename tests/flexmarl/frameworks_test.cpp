@@ -32,7 +32,7 @@ TEST(FrameworksTest, NamesRoundTripAndListsParse) {
   auto bad = parse_frameworks("sync,verl");
   ASSERT_FALSE(bad.is_ok());
   EXPECT_EQ(bad.status().message(),
-            "--framework 'verl': unknown framework (known: sync, marti, flexmarl, flexmarl-nobalance, "
+            "framework 'verl': unknown framework (known: sync, marti, flexmarl, flexmarl-nobalance, "
             "flexmarl-noasync, or all)");
 }
 

@@ -116,11 +116,11 @@ TEST(NestPipeTwinTest, VariantsShareStepSizesAndTwoDspShardsOverItsGroup) {
   EXPECT_EQ(sizes->replica_sync_rows, 0);
   setup.sharding_group = 24;
   EXPECT_EQ(add_replica_sync(setup, 64, &*sizes).message(),
-            "--sharding-group 24: must divide --workers 64 (2dsp replicates whole groups)");
+            "sharding_group 24: must divide the workers (64; 2dsp replicates whole groups)");
   setup.sharding_group = 16;
   setup.micro_batches = 5;
   EXPECT_EQ(nestpipe_plan(setup, models::nestpipe::Variant::kFwp, 64).status().message(),
-            "--micro-batches 5: must divide the batch of 64");
+            "micro_batches 5: must divide the batch of 64");
 }
 
 // The mechanisms behind the micro-batch trade-off at 1,536 workers, on the
