@@ -73,6 +73,145 @@ double twin_total(const sim::flowtrain::FlowTrainProcessResult& r, int first_ste
   return total;
 }
 
+using KeyPoints = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;  // key -> x, y
+using ExchangeKey = std::tuple<const FlowTrainRun*, int64_t, int64_t>;                         // run, step, bytes
+
+// What the runs' events say of each cost key.
+struct FlowTrainSamples {
+  KeyPoints points;                                        // size, cpu seconds
+  KeyPoints device;                                        // size, wait beyond the CPU
+  std::map<std::string, std::pair<double, int64_t>> wall;  // key -> seconds, tasks
+  bool on_gpu = false;
+  std::map<ExchangeKey, double> exchange;                       // the least wait beyond CPU
+  std::map<ExchangeKey, std::pair<double, int>> exchange_size;  // bytes, members
+};
+
+FlowTrainSamples flowtrain_samples(const std::vector<const FlowTrainRun*>& runs, int first_step) {
+  FlowTrainSamples out;
+  for (const FlowTrainRun* run : runs) {
+    for (const traces::Event& e : run->events) {
+      if (e.cost_key.empty() || e.cost_key == kStepKey || !e.cpu_us) continue;
+      if (e.step && *e.step < first_step && run->setup.steps > first_step) continue;
+      const double size = e.flops ? *e.flops : e.bytes ? static_cast<double>(*e.bytes) : 0;
+      out.points[e.cost_key].first.push_back(size);
+      out.points[e.cost_key].second.push_back(*e.cpu_us * 1e-6);
+      if (run->setup.gpus > 0 && e.cost_key != "flowtrain/allreduce") {
+        // On a GPU the thread's time beyond its CPU is the device's (the all-reduce's is its exchange, below).
+        out.on_gpu = true;
+        out.device[e.cost_key].first.push_back(size);
+        out.device[e.cost_key].second.push_back(std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6));
+        out.wall[e.cost_key].first += e.dur_us * 1e-6;
+        ++out.wall[e.cost_key].second;
+      }
+      if (e.cost_key == "flowtrain/allreduce" && e.step && e.bytes) {
+        // Per run, step and group (the buffer's size tells the sides apart): the least wait beyond the CPU, the
+        // last member's, is the exchange itself.
+        const double beyond = std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6);
+        auto key = std::make_tuple(run, *e.step, *e.bytes);
+        auto it = out.exchange.find(key);
+        out.exchange[key] = it == out.exchange.end() ? beyond : std::min(it->second, beyond);
+        out.exchange_size[key].first = static_cast<double>(*e.bytes);
+        ++out.exchange_size[key].second;
+      }
+    }
+  }
+  return out;
+}
+
+// Each key's line through its CPU times, and on a GPU through its waits beyond the CPU.
+void fit_key_lines(const FlowTrainSamples& samples, sim::flowtrain::FlowTrainProcessCosts* costs) {
+  for (const auto& [key, xy] : samples.points) {
+    const Line line = robust_line(xy.first, xy.second);
+    sim::flowtrain::FlowTrainKeyCost c;
+    c.latency_s = line.intercept;
+    c.seconds_per_unit = line.slope;
+    // A single size (every event alike): the mean as a per-unit rate, so that other sizes scale.
+    if (line.slope == 0 && !xy.first.empty() && xy.first.front() > 0) {
+      c.latency_s = 0;
+      c.seconds_per_unit = line.intercept / xy.first.front();
+    }
+    auto d = samples.device.find(key);
+    if (d != samples.device.end()) {
+      const Line tail = robust_line(d->second.first, d->second.second);
+      c.device_latency_s = std::max(0.0, tail.intercept);
+      c.device_seconds_per_unit = std::max(0.0, tail.slope);
+      if (tail.slope == 0 && !d->second.first.empty() && d->second.first.front() > 0) {
+        c.device_latency_s = 0;
+        c.device_seconds_per_unit = std::max(0.0, tail.intercept) / d->second.first.front();
+      }
+    }
+    costs->keys[key] = c;
+  }
+}
+
+// The hand-off keys copy bytes alike (into a pool slot, out of one, into a send buffer): a mode's key the fitting
+// runs lack takes a sibling's line; where the runs have none (monolithic hands nothing off), the line of the copy
+// every run makes, a sample's upload (flowtrain/data): a copy's own cost without the pool's synchronisation.
+void borrow_handoff_lines(sim::flowtrain::FlowTrainProcessCosts* costs, std::vector<std::string>* notes) {
+  for (const char* key : {"flowtrain/transfer", "flowtrain/pool_put", "flowtrain/pool_take"}) {
+    if (costs->keys.count(key) > 0) continue;
+    for (const char* sibling : {"flowtrain/pool_put", "flowtrain/pool_take", "flowtrain/transfer", "flowtrain/data"}) {
+      if (costs->keys.count(sibling) > 0) {
+        costs->keys[key] = costs->keys[sibling];
+        if (std::string(sibling) == "flowtrain/data" && notes != nullptr)
+          notes->push_back(std::string(key) +
+                           ": not in the runs fitted; priced as their sample upload (flowtrain/data)");
+        break;
+      }
+    }
+  }
+}
+
+// The exchange, per byte of the all-reduced buffer and ring factor 2 (n - 1) / n, so that a larger group or
+// buffer (monolithic's whole model on every rank) scales.
+double exchange_seconds_per_byte(const FlowTrainSamples& samples) {
+  std::vector<double> per_byte;
+  for (const auto& [key, beyond] : samples.exchange) {
+    const auto& [bytes, members] = samples.exchange_size.at(key);
+    if (bytes > 0 && members > 1) per_byte.push_back(beyond / (bytes * 2.0 * (members - 1) / members));
+  }
+  return quantile(per_byte, 0.5);
+}
+
+// The hand-off latency: the one value (bisection in [0, 20 ms]) giving the runs' total measured step time.
+Status fit_handoff_latency(const std::vector<const FlowTrainRun*>& runs, int first_step, int cores,
+                           sim::flowtrain::FlowTrainProcessCosts* costs) {
+  double measured = 0;
+  for (const FlowTrainRun* run : runs) {
+    for (double s : measured_steps(*run, first_step))
+      measured += s;
+  }
+  auto total_at = [&](double latency) -> StatusOr<double> {
+    sim::flowtrain::FlowTrainProcessCosts c = *costs;
+    c.handoff_latency_s = latency;
+    double total = 0;
+    for (const FlowTrainRun* run : runs) {
+      auto r = twin(*run, c, cores);
+      if (!r.is_ok()) return r.status();
+      total += twin_total(*r, first_step);
+    }
+    return total;
+  };
+  double lo = 0, hi = 0.02;
+  auto at_lo = total_at(lo);
+  if (!at_lo.is_ok()) return at_lo.status();
+  if (*at_lo >= measured) return Status::ok();  // no latency needed (or the costs alone overshoot)
+  auto at_hi = total_at(hi);
+  if (!at_hi.is_ok()) return at_hi.status();
+  if (*at_hi <= measured) {
+    costs->handoff_latency_s = hi;
+    return Status::ok();
+  }
+  for (int i = 0; i < 14; ++i) {
+    const double mid = (lo + hi) / 2;
+    auto t = total_at(mid);
+    if (!t.is_ok()) return t.status();
+    (*t < measured ? lo : hi) = mid;
+  }
+  costs->handoff_latency_s = (lo + hi) / 2;
+  return Status::ok();
+}
+
 }  // namespace
 
 StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
@@ -176,130 +315,21 @@ StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
 StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs,
                                                                     int first_step, int cores,
                                                                     std::vector<std::string>* notes) {
-  auto note = [notes](const std::string& line) {
-    if (notes != nullptr) notes->push_back(line);
-  };
   if (runs.empty()) return Status::invalid_argument("fit: no runs");
   sim::flowtrain::FlowTrainProcessCosts costs;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> points;  // size, cpu seconds
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> device;  // size, wait beyond the CPU
-  std::map<std::string, std::pair<double, int64_t>> wall;                             // key -> seconds, tasks
-  bool on_gpu = false;
-  std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, double> exchange;  // the least wait beyond CPU
-  std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, std::pair<double, int>> exchange_size;  // bytes, members
-  for (const FlowTrainRun* run : runs) {
-    for (const traces::Event& e : run->events) {
-      if (e.cost_key.empty() || e.cost_key == kStepKey || !e.cpu_us) continue;
-      if (e.step && *e.step < first_step && run->setup.steps > first_step) continue;
-      const double size = e.flops ? *e.flops : e.bytes ? static_cast<double>(*e.bytes) : 0;
-      points[e.cost_key].first.push_back(size);
-      points[e.cost_key].second.push_back(*e.cpu_us * 1e-6);
-      if (run->setup.gpus > 0 && e.cost_key != "flowtrain/allreduce") {
-        // On a GPU the thread's time beyond its CPU is the device's (the all-reduce's is its exchange, below).
-        on_gpu = true;
-        device[e.cost_key].first.push_back(size);
-        device[e.cost_key].second.push_back(std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6));
-        wall[e.cost_key].first += e.dur_us * 1e-6;
-        ++wall[e.cost_key].second;
-      }
-      if (e.cost_key == "flowtrain/allreduce" && e.step && e.bytes) {
-        // Per run, step and group (the buffer's size tells the sides apart): the least wait beyond the CPU, the
-        // last member's, is the exchange itself.
-        const double beyond = std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6);
-        auto key = std::make_tuple(run, *e.step, *e.bytes);
-        auto it = exchange.find(key);
-        exchange[key] = it == exchange.end() ? beyond : std::min(it->second, beyond);
-        exchange_size[key].first = static_cast<double>(*e.bytes);
-        ++exchange_size[key].second;
-      }
-    }
-  }
-  for (const auto& [key, xy] : points) {
-    const Line line = robust_line(xy.first, xy.second);
-    sim::flowtrain::FlowTrainKeyCost c;
-    c.latency_s = line.intercept;
-    c.seconds_per_unit = line.slope;
-    // A single size (every event alike): the mean as a per-unit rate, so that other sizes scale.
-    if (line.slope == 0 && !xy.first.empty() && xy.first.front() > 0) {
-      c.latency_s = 0;
-      c.seconds_per_unit = line.intercept / xy.first.front();
-    }
-    auto d = device.find(key);
-    if (d != device.end()) {
-      const Line tail = robust_line(d->second.first, d->second.second);
-      c.device_latency_s = std::max(0.0, tail.intercept);
-      c.device_seconds_per_unit = std::max(0.0, tail.slope);
-      if (tail.slope == 0 && !d->second.first.empty() && d->second.first.front() > 0) {
-        c.device_latency_s = 0;
-        c.device_seconds_per_unit = std::max(0.0, tail.intercept) / d->second.first.front();
-      }
-    }
-    costs.keys[key] = c;
-  }
-  // The hand-off keys copy bytes alike (into a pool slot, out of one, into a send buffer): a mode's key the fitting
-  // runs lack takes a sibling's line; where the runs have none (monolithic hands nothing off), the line of the copy
-  // every run makes, a sample's upload (flowtrain/data): a copy's own cost without the pool's synchronisation.
-  for (const char* key : {"flowtrain/transfer", "flowtrain/pool_put", "flowtrain/pool_take"}) {
-    if (costs.keys.count(key) > 0) continue;
-    for (const char* sibling : {"flowtrain/pool_put", "flowtrain/pool_take", "flowtrain/transfer", "flowtrain/data"}) {
-      if (costs.keys.count(sibling) > 0) {
-        costs.keys[key] = costs.keys[sibling];
-        if (std::string(sibling) == "flowtrain/data")
-          note(std::string(key) + ": not in the runs fitted; priced as their sample upload (flowtrain/data)");
-        break;
-      }
-    }
-  }
-  // The exchange, per byte of the all-reduced buffer and ring factor 2 (n - 1) / n, so that a larger group or
-  // buffer (monolithic's whole model on every rank) scales.
-  std::vector<double> per_byte;
-  for (const auto& [key, beyond] : exchange) {
-    const auto& [bytes, members] = exchange_size[key];
-    if (bytes > 0 && members > 1) per_byte.push_back(beyond / (bytes * 2.0 * (members - 1) / members));
-  }
-  costs.exchange_s_per_byte = quantile(per_byte, 0.5);
-  if (on_gpu) CT_RETURN_IF_ERROR(fit_device_parts(runs, first_step, cores, wall, &costs));
-
-  // The hand-off latency: the one value (bisection in [0, 20 ms]) giving the runs' total measured step time. Only
-  // runs that hand samples off measure it: monolithic's leave it 0, which a prediction of a split mode from them
-  // then assumes (and says so).
+  const FlowTrainSamples samples = flowtrain_samples(runs, first_step);
+  fit_key_lines(samples, &costs);
+  borrow_handoff_lines(&costs, notes);
+  costs.exchange_s_per_byte = exchange_seconds_per_byte(samples);
+  if (samples.on_gpu) CT_RETURN_IF_ERROR(fit_device_parts(runs, first_step, cores, samples.wall, &costs));
+  // Only runs that hand samples off measure the hand-off latency: monolithic's leave it 0, which a prediction of a
+  // split mode from them then assumes (and says so).
   if (std::none_of(runs.begin(), runs.end(), [](const FlowTrainRun* r) { return r->setup.mode != "monolithic"; })) {
-    note("hand-off latency: not measured (the runs fitted hand nothing off); 0 assumed");
+    if (notes != nullptr)
+      notes->push_back("hand-off latency: not measured (the runs fitted hand nothing off); 0 assumed");
     return costs;
   }
-  double measured = 0;
-  for (const FlowTrainRun* run : runs) {
-    for (double s : measured_steps(*run, first_step))
-      measured += s;
-  }
-  auto total_at = [&](double latency) -> StatusOr<double> {
-    sim::flowtrain::FlowTrainProcessCosts c = costs;
-    c.handoff_latency_s = latency;
-    double total = 0;
-    for (const FlowTrainRun* run : runs) {
-      auto r = twin(*run, c, cores);
-      if (!r.is_ok()) return r.status();
-      total += twin_total(*r, first_step);
-    }
-    return total;
-  };
-  double lo = 0, hi = 0.02;
-  auto at_lo = total_at(lo);
-  if (!at_lo.is_ok()) return at_lo.status();
-  if (*at_lo >= measured) return costs;  // no latency needed (or the costs alone overshoot)
-  auto at_hi = total_at(hi);
-  if (!at_hi.is_ok()) return at_hi.status();
-  if (*at_hi <= measured) {
-    costs.handoff_latency_s = hi;
-    return costs;
-  }
-  for (int i = 0; i < 14; ++i) {
-    const double mid = (lo + hi) / 2;
-    auto t = total_at(mid);
-    if (!t.is_ok()) return t.status();
-    (*t < measured ? lo : hi) = mid;
-  }
-  costs.handoff_latency_s = (lo + hi) / 2;
+  CT_RETURN_IF_ERROR(fit_handoff_latency(runs, first_step, cores, &costs));
   return costs;
 }
 
