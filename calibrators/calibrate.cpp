@@ -25,18 +25,18 @@ std::string file_name(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
 
-}  // namespace
-
-StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const cluster::ClusterProfile& base,
-                                const CalibrateOptions& options) {
-  if (paths.empty()) return Status::invalid_argument("calibrate: give at least one trace");
-  Calibration c;
-  c.base = base.name;
+// What the traces given to calibrate hold: benchmark samples, and the recorded runs with their task samples.
+struct CalibrationTraces {
   std::vector<CollectiveSample> bench;
   std::vector<TaskSample> tasks;
-  std::vector<RecordedRun> runs;
+  std::vector<RecordedRun> runs;  // reserved up front: `measured` points into it
   std::vector<MeasuredRun> measured;
-  runs.reserve(paths.size());
+};
+
+// Each trace as a collective benchmark or a recorded run, its name added to `c`'s lists.
+Status read_calibration_traces(const std::vector<std::string>& paths, const CalibrateOptions& options, Calibration* c,
+                               CalibrationTraces* in) {
+  in->runs.reserve(paths.size());
   for (const std::string& path : paths) {
     auto trace = traces::read_trace(path);
     if (!trace.is_ok()) return trace.status();
@@ -44,8 +44,8 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
       auto samples = collective_samples(*trace, path);
       if (!samples.is_ok()) return samples.status();
       if (samples->empty()) return Status::invalid_argument(path + ": a collective benchmark without timed operations");
-      bench.insert(bench.end(), samples->begin(), samples->end());
-      c.bench_traces.push_back(path);
+      in->bench.insert(in->bench.end(), samples->begin(), samples->end());
+      c->bench_traces.push_back(path);
       continue;
     }
     auto run = read_recorded_run(path);
@@ -57,18 +57,23 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
                                       std::to_string(run->runner_steps) + " runner steps to fit");
     }
     const auto samples = task_samples(*run, first, last);
-    tasks.insert(tasks.end(), samples.begin(), samples.end());
-    c.run_traces.push_back(path);
-    runs.push_back(std::move(*run));
-    measured.push_back({&runs.back(), first, last});
+    in->tasks.insert(in->tasks.end(), samples.begin(), samples.end());
+    c->run_traces.push_back(path);
+    in->runs.push_back(std::move(*run));
+    in->measured.push_back({&in->runs.back(), first, last});
   }
-  c.network = fit_network(bench, options.network);
-  // On shared cores a collective's wait per latency step, measured from the runs' own collectives or from the
-  // benchmarks at each rank count (--step-waits), else the base's if it has one: out of the runs' collectives
-  // before their keys are fitted.
+  return Status::ok();
+}
+
+// On shared cores a collective's wait per latency step, measured from the runs' own collectives or from the
+// benchmarks at each rank count (--step-waits), else the base's if it has one: out of the runs' collectives
+// before their keys are fitted. Returns the base with those waits.
+StatusOr<cluster::ClusterProfile> profile_with_step_waits(const cluster::ClusterProfile& base,
+                                                          const CalibrateOptions& options, const CalibrationTraces& in,
+                                                          size_t run_traces) {
   cluster::ClusterProfile machine = base;
   if (options.step_waits == StepWaitSource::kAuto) {
-    if (!options.collectives_from_network) add_run_step_waits_by_default(tasks, &machine);
+    if (!options.collectives_from_network) add_run_step_waits_by_default(in.tasks, &machine);
   } else if (options.step_waits != StepWaitSource::kNone) {
     const bool from_runs = options.step_waits == StepWaitSource::kRuns;
     const std::string flag = from_runs ? "--step-waits runs" : "--step-waits benchmarks";
@@ -76,23 +81,71 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
       return Status::invalid_argument(flag + ": needs a base whose ranks share cores (node_cores > 0); base '" +
                                       base.name + "' has node_cores " + std::to_string(base.node_cores));
     }
-    if (!from_runs && bench.empty()) {
+    if (!from_runs && in.bench.empty()) {
       return Status::invalid_argument(flag + ": needs collective benchmarks among the traces; " +
-                                      std::to_string(c.run_traces.size()) + " run trace(s) and no benchmark given");
+                                      std::to_string(run_traces) + " run trace(s) and no benchmark given");
     }
     if (from_runs) {
-      const auto waits = measure_run_key_waits(tasks);
+      const auto waits = measure_run_key_waits(in.tasks);
       if (waits.empty()) {
-        return Status::invalid_argument(flag + ": no collective among the " + std::to_string(c.run_traces.size()) +
+        return Status::invalid_argument(flag + ": no collective among the " + std::to_string(run_traces) +
                                         " run trace(s) records its CPU time (cpu_us) to measure a wait from");
       }
       add_key_waits(waits, &machine);
     } else {
-      add_step_waits(measure_step_waits(bench, options.network), &machine);
+      add_step_waits(measure_step_waits(in.bench, options.network), &machine);
     }
   }
-  remove_step_waits(machine, &tasks);
-  c.keys = fit_keys(tasks);
+  return machine;
+}
+
+// A GPU node's launch cost, from the launches profiler traces link to their device work (the runtime call's
+// host time, as Kineto records it): the median, so that a launch that blocked on a full queue does not count.
+void fit_launch_cost(const std::vector<RecordedRun>& runs, Calibration* c) {
+  std::vector<double> launch_s;
+  for (const RecordedRun& run : runs) {
+    if (run.metadata.source != traces::Source::kImported) continue;
+    for (const traces::Event& e : run.events) {
+      if ((e.category == traces::Category::kCompute || e.category == traces::Category::kCopy) && e.host_dur_us)
+        launch_s.push_back(*e.host_dur_us * 1e-6);
+    }
+  }
+  if (!launch_s.empty()) {
+    c->launches = static_cast<int64_t>(launch_s.size());
+    c->profile.host.launch = quantile(launch_s, 0.5);
+  }
+}
+
+// Every task of every run must be priced by the profile written: a key the fitted steps hold no sample of and
+// the base does not price (host work has no roofline) is refused here, naming the trace, not in validate.
+Status check_every_task_priced(const std::vector<RecordedRun>& runs, const cluster::ClusterProfile& profile) {
+  for (const RecordedRun& run : runs) {
+    for (const models::Task& t : run.plan.tasks) {
+      if (t.kind == models::TaskKind::kCollective || t.kind == models::TaskKind::kCopy) continue;
+      auto seconds = sim::task_seconds(t, profile.device, profile);
+      if (!seconds.is_ok()) {
+        return Status::invalid_argument(run.path + ": " + seconds.status().message() +
+                                        " (no sample of it in the fitted steps: give more steps, or --warmup 0)");
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const cluster::ClusterProfile& base,
+                                const CalibrateOptions& options) {
+  if (paths.empty()) return Status::invalid_argument("calibrate: give at least one trace");
+  Calibration c;
+  c.base = base.name;
+  CalibrationTraces in;
+  CT_RETURN_IF_ERROR(read_calibration_traces(paths, options, &c, &in));
+  c.network = fit_network(in.bench, options.network);
+  auto machine = profile_with_step_waits(base, options, in, c.run_traces.size());
+  if (!machine.is_ok()) return machine.status();
+  remove_step_waits(*machine, &in.tasks);
+  c.keys = fit_keys(in.tasks);
   std::vector<std::string> to_network;  // collective keys the network prices instead
   if (options.collectives_from_network) {
     for (const KeyFit& f : c.keys) {
@@ -100,44 +153,18 @@ StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const clu
     }
     std::erase_if(c.keys, [](const KeyFit& f) { return f.collective; });
   }
-  c.profile = profile_with_fits(machine, c.keys);
+  c.profile = profile_with_fits(*machine, c.keys);
   for (const std::string& key : to_network)
     c.profile.costs.erase(key);  // a base calibrated before may price them
   add_network_fits(c.network, &c.profile);
-  if (c.profile.node_cores > 0 && !measured.empty()) {
+  if (c.profile.node_cores > 0 && !in.measured.empty()) {
     // Ranks share the node's cores: the costs become core-seconds that reproduce the runs in the twin.
-    auto shared = fit_shared_cores(measured, c.profile);
+    auto shared = fit_shared_cores(in.measured, c.profile);
     if (!shared.is_ok()) return shared.status();
     c.profile = std::move(*shared);
   }
-  // A GPU node's launch cost, from the launches profiler traces link to their device work (the runtime call's
-  // host time, as Kineto records it): the median, so that a launch that blocked on a full queue does not count.
-  if (base.host.modelled()) {
-    std::vector<double> launch_s;
-    for (const RecordedRun& run : runs) {
-      if (run.metadata.source != traces::Source::kImported) continue;
-      for (const traces::Event& e : run.events) {
-        if ((e.category == traces::Category::kCompute || e.category == traces::Category::kCopy) && e.host_dur_us)
-          launch_s.push_back(*e.host_dur_us * 1e-6);
-      }
-    }
-    if (!launch_s.empty()) {
-      c.launches = static_cast<int64_t>(launch_s.size());
-      c.profile.host.launch = quantile(launch_s, 0.5);
-    }
-  }
-  // Every task of every run must be priced by the profile written: a key the fitted steps hold no sample of and
-  // the base does not price (host work has no roofline) is refused here, naming the trace, not in validate.
-  for (const RecordedRun& run : runs) {
-    for (const models::Task& t : run.plan.tasks) {
-      if (t.kind == models::TaskKind::kCollective || t.kind == models::TaskKind::kCopy) continue;
-      auto seconds = sim::task_seconds(t, c.profile.device, c.profile);
-      if (!seconds.is_ok()) {
-        return Status::invalid_argument(run.path + ": " + seconds.status().message() +
-                                        " (no sample of it in the fitted steps: give more steps, or --warmup 0)");
-      }
-    }
-  }
+  if (base.host.modelled()) fit_launch_cost(in.runs, &c);
+  CT_RETURN_IF_ERROR(check_every_task_priced(in.runs, c.profile));
   if (!options.name.empty()) c.profile.name = options.name;
   std::string from;
   if (!c.bench_traces.empty()) from += std::to_string(c.bench_traces.size()) + " collective benchmark(s)";
