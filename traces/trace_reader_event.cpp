@@ -1,5 +1,6 @@
 // TraceReader's reading of one event of 'traceEvents': its fields checked
 // against traces/FORMAT.md (phase, category, ids, times) and its args.
+#include <optional>
 #include <string>
 
 #include "common/text.h"
@@ -27,6 +28,80 @@ constexpr struct {
 } kFieldNames[] = {{kPh, "ph"},   {kName, "name"}, {kCat, "cat"}, {kPid, "pid"},
                    {kTid, "tid"}, {kTs, "ts"},     {kDur, "dur"}};
 
+// The required field `key` names, 0 for any other key.
+unsigned field_bit(std::string_view key) {
+  for (const auto& f : kFieldNames) {
+    if (key == f.name) return f.bit;
+  }
+  return 0;
+}
+
+const char* field_name(unsigned bit) {
+  const char* field = "";
+  for (const auto& f : kFieldNames) {
+    if (f.bit == bit) field = f.name;
+  }
+  return field;
+}
+
+// Required field `bit`'s value (token `v` at `cursor`) into `event`; what is wrong with it, or nothing.
+std::optional<std::string> read_required_field(unsigned bit, Token v, const JsonCursor& cursor, Event* event,
+                                               bool* is_metadata_event) {
+  switch (bit) {
+    case kPh:
+      if (v != Token::kString) return "expected a string, got " + cursor.describe_value(v);
+      if (cursor.text() == "M") {
+        *is_metadata_event = true;
+      } else if (cursor.text() != "X") {
+        return "unsupported phase " + quote_for_message(cursor.text()) +
+               " (allowed: X for complete events, M for names)";
+      }
+      break;
+    case kName:
+      if (v != Token::kString) return "expected a string, got " + cursor.describe_value(v);
+      event->name.assign(cursor.text());
+      break;
+    case kCat: {
+      if (v != Token::kString) return "expected a string, got " + cursor.describe_value(v);
+      auto category = category_from_name(cursor.text());
+      if (!category) {
+        return "unknown category " + quote_for_message(cursor.text()) + " (allowed: " + category_list() + ")";
+      }
+      event->category = *category;
+      break;
+    }
+    case kPid:
+    case kTid: {
+      if (v != Token::kNumber || !cursor.is_integer()) return "expected an integer, got " + cursor.describe_value(v);
+      if (cursor.integer() < 0) return std::string(cursor.number_text()) + " is negative";
+      (bit == kPid ? event->rank : event->stream) = cursor.integer();
+      break;
+    }
+    case kTs:
+    case kDur: {
+      if (v != Token::kNumber) return "expected a number, got " + cursor.describe_value(v);
+      const double x = cursor.number();
+      if (x < 0) return std::string(cursor.number_text()) + " is negative (must be >= 0)";
+      (bit == kTs ? event->ts_us : event->dur_us) = x;
+      break;
+    }
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+// The first required field an event lacks, given the fields `seen`: a metadata event needs ph and name only.
+const char* missing_field(unsigned seen, bool is_metadata_event) {
+  if (!(seen & kPh)) return "ph";
+  if (is_metadata_event) return (seen & kName) ? nullptr : "name";
+  for (const auto& f : kFieldNames) {
+    if (!(seen & f.bit)) return f.name;
+  }
+  static_assert(kRequiredComplete == 0x7F);
+  return nullptr;
+}
+
 }  // namespace
 
 bool TraceReader::read_event(Event* event, bool* is_complete) {
@@ -43,28 +118,12 @@ bool TraceReader::read_event(Event* event, bool* is_complete) {
     if (t == Token::kEndObject) break;
     // Keys are compared before the value is read: the view dies with the next token.
     const std::string_view key = cursor_->text();
-    unsigned bit = 0;
-    int which = -1;
-    if (key == "ph")
-      bit = kPh;
-    else if (key == "name")
-      bit = kName;
-    else if (key == "cat")
-      bit = kCat;
-    else if (key == "pid")
-      bit = kPid;
-    else if (key == "tid")
-      bit = kTid;
-    else if (key == "ts")
-      bit = kTs;
-    else if (key == "dur")
-      bit = kDur;
-    else if (key == "args")
-      which = 0;
+    const unsigned bit = field_bit(key);
+    const bool is_args = key == "args";
     const Token v = cursor_->next();
     if (v == Token::kError) return fail_syntax();
     if (bit == 0) {
-      if (which == 0) {
+      if (is_args) {
         if (v != Token::kBeginObject) return bad("args", "expected an object, got " + cursor_->describe_value(v));
         if (!read_args(event)) return false;
       } else if (!cursor_->skip_rest_of_value(v)) {
@@ -72,68 +131,15 @@ bool TraceReader::read_event(Event* event, bool* is_complete) {
       }
       continue;
     }
-    const char* field = "";
-    for (const auto& f : kFieldNames) {
-      if (f.bit == bit) field = f.name;
-    }
+    const char* field = field_name(bit);
     if (seen & bit) return bad(field, "appears twice");
     seen |= bit;
-    switch (bit) {
-      case kPh:
-        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
-        if (cursor_->text() == "M") {
-          is_metadata_event = true;
-        } else if (cursor_->text() != "X") {
-          return bad(field, "unsupported phase " + quote_for_message(cursor_->text()) +
-                                " (allowed: X for complete events, M for names)");
-        }
-        break;
-      case kName:
-        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
-        event->name.assign(cursor_->text());
-        break;
-      case kCat: {
-        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
-        auto category = category_from_name(cursor_->text());
-        if (!category) {
-          return bad(field,
-                     "unknown category " + quote_for_message(cursor_->text()) + " (allowed: " + category_list() + ")");
-        }
-        event->category = *category;
-        break;
-      }
-      case kPid:
-      case kTid: {
-        if (v != Token::kNumber || !cursor_->is_integer()) {
-          return bad(field, "expected an integer, got " + cursor_->describe_value(v));
-        }
-        if (cursor_->integer() < 0) return bad(field, std::string(cursor_->number_text()) + " is negative");
-        (bit == kPid ? event->rank : event->stream) = cursor_->integer();
-        break;
-      }
-      case kTs:
-      case kDur: {
-        if (v != Token::kNumber) return bad(field, "expected a number, got " + cursor_->describe_value(v));
-        const double x = cursor_->number();
-        if (x < 0) return bad(field, std::string(cursor_->number_text()) + " is negative (must be >= 0)");
-        (bit == kTs ? event->ts_us : event->dur_us) = x;
-        break;
-      }
-      default:
-        break;
-    }
+    if (auto problem = read_required_field(bit, v, *cursor_, event, &is_metadata_event)) return bad(field, *problem);
   }
-  if (!(seen & kPh)) return fail(Status::invalid_argument(prefix + "missing field 'ph'"));
-  if (is_metadata_event) {
-    if (!(seen & kName)) return fail(Status::invalid_argument(prefix + "missing field 'name'"));
-    *is_complete = false;
-    return true;
+  if (const char* missing = missing_field(seen, is_metadata_event)) {
+    return fail(Status::invalid_argument(prefix + "missing field '" + missing + "'"));
   }
-  for (const auto& f : kFieldNames) {
-    if (!(seen & f.bit)) return fail(Status::invalid_argument(prefix + "missing field '" + f.name + "'"));
-  }
-  static_assert(kRequiredComplete == 0x7F);
-  *is_complete = true;
+  *is_complete = !is_metadata_event;
   return true;
 }
 
