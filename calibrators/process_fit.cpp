@@ -104,15 +104,23 @@ StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path) {
   return run;
 }
 
-StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMarlRun*>& runs, int first_step,
-                                                            int cores, std::vector<KeyFit>* fits_out) {
-  std::vector<TaskSample> samples, warmup;
+namespace {
+
+// The worker jobs' CPU times from `first_step` on (the warm-up's for jobs only it ran), and the controller's CPU
+// over those steps.
+struct WorkerJobs {
+  std::vector<TaskSample> samples;
   double controller_cpu = 0;
-  int64_t jobs = 0;
+  int64_t jobs = 0;  // from first_step on
+};
+
+StatusOr<WorkerJobs> worker_job_samples(const std::vector<const FlexMarlRun*>& runs, int first_step) {
+  WorkerJobs out;
+  std::vector<TaskSample> warmup;
   for (const FlexMarlRun* run : runs) {
     const auto steps = controller_steps(*run);
     for (const auto& [step, t] : steps) {
-      if (step >= first_step) controller_cpu += t.second;
+      if (step >= first_step) out.controller_cpu += t.second;
     }
     for (const traces::Event& e : run->events) {
       if (!worker_job(e)) continue;
@@ -123,8 +131,8 @@ StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<co
       const bool flops = e.flops.has_value();
       TaskSample t{e.cost_key, *e.cpu_us * 1e-6, flops ? *e.flops : static_cast<double>(e.bytes.value_or(0)), flops, 0};
       if (*e.step >= first_step) {
-        ++jobs;
-        samples.push_back(std::move(t));
+        ++out.jobs;
+        out.samples.push_back(std::move(t));
       } else {
         warmup.push_back(std::move(t));
       }
@@ -132,27 +140,29 @@ StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<co
   }
   // Jobs only the warm-up ran (sync's and marti's initial swap-ins) are priced from it.
   std::set<std::string> measured;
-  for (const TaskSample& t : samples)
+  for (const TaskSample& t : out.samples)
     measured.insert(t.cost_key);
   for (TaskSample& t : warmup) {
-    if (!measured.count(t.cost_key)) samples.push_back(std::move(t));
+    if (!measured.count(t.cost_key)) out.samples.push_back(std::move(t));
   }
-  if (samples.empty()) {
+  if (out.samples.empty()) {
     return Status::invalid_argument("fit: no worker jobs from step " + std::to_string(first_step) +
                                     " on in the costs' traces (run more steps)");
   }
-  std::vector<KeyFit> fits = fit_keys(samples);
-  sim::flexmarl::ProcessTwinCosts costs;
-  for (const KeyFit& f : fits)
-    costs.keys[f.cost_key] = sim::flexmarl::ProcessKeyCost{f.latency_s, f.seconds_per_unit, f.mean_size};
-  // A swap moves the same state either way: a direction the runs never took is priced as the other.
+  return out;
+}
+
+// A swap moves the same state either way: a direction the runs never took is priced as the other.
+void price_missing_swaps(sim::flexmarl::ProcessTwinCosts* costs) {
   for (const auto& agent : cf::task_agents()) {
     const std::string in = "flexmarl/swap-in/" + agent.name, out = "flexmarl/swap-out/" + agent.name;
-    if (costs.keys.count(in) && !costs.keys.count(out)) costs.keys[out] = costs.keys[in];
-    if (costs.keys.count(out) && !costs.keys.count(in)) costs.keys[in] = costs.keys[out];
+    if (costs->keys.count(in) && !costs->keys.count(out)) costs->keys[out] = costs->keys[in];
+    if (costs->keys.count(out) && !costs->keys.count(in)) costs->keys[in] = costs->keys[out];
   }
-  costs.controller_s_per_job = jobs > 0 ? controller_cpu / static_cast<double>(jobs) : 0;
-  // All-reduce steps: per (key, run, step) instance, last start to end, less the members' mean CPU.
+}
+
+// All-reduce steps: per (key, run, step) instance, last start to end, less the members' mean CPU.
+void fit_exchanges(const std::vector<const FlexMarlRun*>& runs, sim::flexmarl::ProcessTwinCosts* costs) {
   std::map<std::string, std::vector<double>> exchanges;
   for (size_t r = 0; r < runs.size(); ++r) {
     std::map<std::pair<std::string, int64_t>, std::vector<const traces::Event*>> groups;
@@ -172,10 +182,14 @@ StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<co
     }
   }
   for (auto& [key, values] : exchanges) {
-    auto it = costs.keys.find(key);
-    if (it != costs.keys.end()) it->second.collective_s = quantile(values, 0.5);
+    auto it = costs->keys.find(key);
+    if (it != costs->keys.end()) it->second.collective_s = quantile(values, 0.5);
   }
-  // The message latency: the twin's total measured step time against the runs'.
+}
+
+// The message latency: the twin's total measured step time against the runs' (bisection in [0, 50 ms]).
+Status fit_message_latency(const std::vector<const FlexMarlRun*>& runs, int first_step, int cores,
+                           sim::flexmarl::ProcessTwinCosts* costs) {
   double real_total = 0;
   for (const FlexMarlRun* run : runs) {
     for (const auto& [step, t] : controller_steps(*run)) {
@@ -183,7 +197,7 @@ StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<co
     }
   }
   auto twin_total = [&](double latency) -> StatusOr<double> {
-    sim::flexmarl::ProcessTwinCosts c = costs;
+    sim::flexmarl::ProcessTwinCosts c = *costs;
     c.message_latency_s = latency;
     double total = 0;
     for (const FlexMarlRun* run : runs) {
@@ -206,8 +220,25 @@ StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<co
       if (!t.is_ok()) return t.status();
       (*t < real_total ? lo : hi) = mid;
     }
-    costs.message_latency_s = (lo + hi) / 2;
+    costs->message_latency_s = (lo + hi) / 2;
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<const FlexMarlRun*>& runs, int first_step,
+                                                            int cores, std::vector<KeyFit>* fits_out) {
+  auto jobs = worker_job_samples(runs, first_step);
+  if (!jobs.is_ok()) return jobs.status();
+  std::vector<KeyFit> fits = fit_keys(jobs->samples);
+  sim::flexmarl::ProcessTwinCosts costs;
+  for (const KeyFit& f : fits)
+    costs.keys[f.cost_key] = sim::flexmarl::ProcessKeyCost{f.latency_s, f.seconds_per_unit, f.mean_size};
+  price_missing_swaps(&costs);
+  costs.controller_s_per_job = jobs->jobs > 0 ? jobs->controller_cpu / static_cast<double>(jobs->jobs) : 0;
+  fit_exchanges(runs, &costs);
+  CT_RETURN_IF_ERROR(fit_message_latency(runs, first_step, cores, &costs));
   if (fits_out != nullptr) *fits_out = std::move(fits);
   return costs;
 }
