@@ -7,12 +7,9 @@
 #include <tuple>
 
 #include "calibrators/stats.h"
-#include "traces/trace_reader.h"
 
 namespace clustertwin::calibrators {
 namespace {
-
-constexpr const char* kStepKey = "flowtrain/step";
 
 std::vector<double> measured_steps(const FlowTrainRun& run, int first_step) {
   std::vector<double> out;
@@ -90,7 +87,7 @@ FlowTrainSamples flowtrain_samples(const std::vector<const FlowTrainRun*>& runs,
   FlowTrainSamples out;
   for (const FlowTrainRun* run : runs) {
     for (const traces::Event& e : run->events) {
-      if (e.cost_key.empty() || e.cost_key == kStepKey || !e.cpu_us) continue;
+      if (e.cost_key.empty() || e.cost_key == kFlowTrainStepKey || !e.cpu_us) continue;
       if (e.step && *e.step < first_step && run->setup.steps > first_step) continue;
       const double size = e.flops ? *e.flops : e.bytes ? static_cast<double>(*e.bytes) : 0;
       out.points[e.cost_key].first.push_back(size);
@@ -213,104 +210,6 @@ Status fit_handoff_latency(const std::vector<const FlowTrainRun*>& runs, int fir
 }
 
 }  // namespace
-
-StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
-  auto trace = traces::read_trace(path);
-  if (!trace.is_ok()) return trace.status();
-  FlowTrainRun run;
-  run.path = path;
-  run.metadata = trace->metadata;
-  run.events = std::move(trace->events);
-  if (run.metadata.system != "flowtrain") {
-    return Status::invalid_argument(path + ": field 'metadata.system': '" + run.metadata.system +
-                                    "' is not the system asked for ('flowtrain')");
-  }
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(run.metadata.config_json);
-  } catch (const nlohmann::json::exception&) {
-    return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
-  }
-  if (!config.is_object()) return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
-  auto bad = [&](const std::string& field, const std::string& why) {
-    return Status::invalid_argument(path + ": field 'metadata.config." + field + "': " + why);
-  };
-  auto integer = [&](const nlohmann::json& o, const std::string& prefix, const char* field, int64_t min,
-                     int64_t* out) -> Status {
-    if (!o.contains(field) || !o[field].is_number_integer() || o[field].get<int64_t>() < min ||
-        o[field].get<int64_t>() > 1'000'000'000) {
-      return bad(prefix + field, "missing or not an integer >= " + std::to_string(min));
-    }
-    *out = o[field].get<int64_t>();
-    return Status::ok();
-  };
-  auto real = [&](const nlohmann::json& o, const std::string& prefix, const char* field, double* out) -> Status {
-    if (!o.contains(field) || !o[field].is_number() || !(o[field].get<double>() >= 0)) {
-      return bad(prefix + field, "missing or not a number >= 0");
-    }
-    *out = o[field].get<double>();
-    return Status::ok();
-  };
-  sim::flowtrain::FlowTrainProcessSetup& s = run.setup;
-  if (!config.contains("mode") || !config["mode"].is_string()) return bad("mode", "missing or not a string");
-  s.mode = config["mode"].get<std::string>();
-  int64_t v = 0;
-  CT_RETURN_IF_ERROR(integer(config, "", "world_size", 1, &v));
-  s.world = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "encoder_workers", 0, &v));
-  s.encoders = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "steps", 1, &v));
-  s.steps = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "global_batch", 1, &v));
-  s.global_batch = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "micro_batch_tokens", 1, &s.micro_batch_tokens));
-  CT_RETURN_IF_ERROR(integer(config, "", "pool_slots", 1, &v));
-  s.pool_slots = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "seed", 0, &v));
-  s.seed = static_cast<uint64_t>(v);
-  if (!config.contains("model") || !config["model"].is_object()) return bad("model", "missing or not an object");
-  const nlohmann::json& m = config["model"];
-  models::flowtrain::TinyFacts& f = s.facts;
-  CT_RETURN_IF_ERROR(real(m, "model.", "encoder_params", &f.encoder_params));
-  CT_RETURN_IF_ERROR(real(m, "model.", "backbone_params", &f.backbone_params));
-  CT_RETURN_IF_ERROR(real(m, "model.", "text_scale", &f.text_scale));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "tokens_per_image", 1, &f.tokens_per_image));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "max_images", 0, &f.max_images));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "context", 2, &f.context));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "d_vision", 1, &f.d_vision));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "enc_layers", 1, &f.enc_layers));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "d_model", 1, &f.d_model));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "layers", 1, &f.layers));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "vocab", 1, &f.vocab));
-  // A run on a GPU: its ranks' device work shares the machine's GPUs (rank r on r % gpus, as the executor
-  // places them; config.gpus where the run recorded it, else one: the device check's machine).
-  if (run.metadata.hardware.rfind("cuda", 0) == 0) {
-    s.gpus = 1;
-    if (config.contains("gpus")) CT_RETURN_IF_ERROR(integer(config, "", "gpus", 1, &v));
-    if (config.contains("gpus")) s.gpus = static_cast<int>(v);
-  }
-  if (config.contains("matmul_flops_per_s") && config["matmul_flops_per_s"].is_number()) {
-    run.matmul_flops_per_s = config["matmul_flops_per_s"].get<double>();
-  }
-  std::map<int64_t, double> steps;
-  for (const traces::Event& e : run.events) {
-    if (e.cost_key == kStepKey && e.step) steps[*e.step] = e.dur_us * 1e-6;
-  }
-  for (const auto& [k, seconds] : steps)
-    run.step_s.push_back(seconds);
-  if (static_cast<int>(run.step_s.size()) != s.steps) {
-    return Status::invalid_argument(path + ": " + std::to_string(run.step_s.size()) + " '" + kStepKey +
-                                    "' events for " + std::to_string(s.steps) + " steps");
-  }
-  sim::flowtrain::FlowTrainProcessCosts none;
-  for (const char* key : {"flowtrain/data", "flowtrain/encoder", "flowtrain/encoder_backward", "flowtrain/backbone",
-                          "flowtrain/allreduce", "flowtrain/optimizer", "flowtrain/transfer", "flowtrain/pool_put",
-                          "flowtrain/pool_take"})
-    none.keys[key] = {};
-  if (Status ok = sim::flowtrain::validate(s, none); !ok.is_ok())
-    return Status::invalid_argument(path + ": " + ok.message());
-  return run;
-}
 
 StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs,
                                                                     int first_step, int cores,
