@@ -132,6 +132,64 @@ Status check_every_task_priced(const std::vector<RecordedRun>& runs, const clust
   return Status::ok();
 }
 
+// The cost keys' table: each key's samples and fitted line.
+std::string key_fits_table(const Calibration& c) {
+  std::string out =
+      "# cost keys: mean/median/IQR of the samples (ready to end), the fitted line (collectives: latency per\n"
+      "# latency step, rate in bus bytes), its largest miss per size";
+  out += c.profile.node_cores > 0 ? "; the profile holds these as core-seconds (node_cores)\n" : "\n";
+  if (has_step_waits(c.profile))
+    out += "# collectives: their time less the wait per latency step below, which the twin adds back\n";
+  // The key column is as wide as the longest key (an imported trace's
+  // kernel names run long), so the numbers stay in their columns.
+  size_t width = 18;
+  for (const KeyFit& f : c.keys)
+    width = std::max(width, f.cost_key.size());
+  const auto key_cell = [width](const std::string& key) { return "  " + key + std::string(width - key.size(), ' '); };
+  char line[256];
+  std::snprintf(line, sizeof line, " %8s %10s %10s %10s %12s %16s %8s\n", "samples", "mean ms", "median ms", "IQR ms",
+                "latency ms", "rate", "residual");
+  out += key_cell("cost key") + line;
+  for (const KeyFit& f : c.keys) {
+    std::string rate = "-";
+    if (f.seconds_per_unit > 0) {
+      rate = f.size_is_flops ? format("%.4g GFLOP/s", 1e-9 / f.seconds_per_unit)
+                             : format("%.4g GB/s", 1e-9 / f.seconds_per_unit);
+    }
+    std::snprintf(line, sizeof line, " %8lld %10.3f %10.3f %10.3f %12.4f %16s %7.2f%%\n",
+                  static_cast<long long>(f.samples), f.mean_s * 1e3, f.median_s * 1e3, f.spread_s * 1e3,
+                  f.latency_s * 1e3, rate.c_str(), 100 * f.max_abs_residual);
+    out += key_cell(f.cost_key) + line;
+  }
+  return out;
+}
+
+// Each benchmarked collective's segments and its points against the fit.
+std::string network_fits_table(const std::vector<NetworkFit>& network) {
+  std::string out;
+  for (const NetworkFit& n : network) {
+    const std::string op(models::collective_op_name(n.op));
+    out += "# " + op + ": " + std::to_string(n.segments.size()) + " segment(s)";
+    for (const cluster::CollectiveSegment& s : n.segments) {
+      out += format(" [from %.0f B: %.2f us/step, ", s.from_bytes, s.step_latency * 1e6);
+      out += s.bus_bandwidth >= kLatencyOnlyBusBandwidth ? std::string("latency only]")
+                                                         : format("%.4g GB/s bus]", s.bus_bandwidth * 1e-9);
+    }
+    out += format("; largest residual %.2f%%\n", 100 * n.max_abs_residual);
+    char line[256];
+    std::snprintf(line, sizeof line, "  %14s %6s %8s %12s %12s %10s %12s %9s\n", "size (B)", "ranks", "samples",
+                  "mean us", "median us", "IQR us", "fitted us", "residual");
+    out += line;
+    for (const SizePoint& p : n.points) {
+      std::snprintf(line, sizeof line, "  %14lld %6d %8d %12.1f %12.1f %10.1f %12.1f %+8.2f%%\n",
+                    static_cast<long long>(p.bytes), p.group_size, p.samples, p.mean_s * 1e6, p.median_s * 1e6,
+                    p.spread_s * 1e6, p.fitted_s * 1e6, 100 * p.residual);
+      out += line;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<Calibration> calibrate(const std::vector<std::string>& paths, const cluster::ClusterProfile& base,
@@ -190,55 +248,8 @@ std::string calibration_report(const Calibration& c) {
   std::string out = "# clustertwin calibrate: profile " + c.profile.name + " on base " + c.base + ", " +
                     std::to_string(c.bench_traces.size()) + " benchmark trace(s), " +
                     std::to_string(c.run_traces.size()) + " run trace(s)\n";
-  if (!c.keys.empty()) {
-    out +=
-        "# cost keys: mean/median/IQR of the samples (ready to end), the fitted line (collectives: latency per\n"
-        "# latency step, rate in bus bytes), its largest miss per size";
-    out += c.profile.node_cores > 0 ? "; the profile holds these as core-seconds (node_cores)\n" : "\n";
-    if (has_step_waits(c.profile))
-      out += "# collectives: their time less the wait per latency step below, which the twin adds back\n";
-    // The key column is as wide as the longest key (an imported trace's
-    // kernel names run long), so the numbers stay in their columns.
-    size_t width = 18;
-    for (const KeyFit& f : c.keys)
-      width = std::max(width, f.cost_key.size());
-    const auto key_cell = [width](const std::string& key) { return "  " + key + std::string(width - key.size(), ' '); };
-    char line[256];
-    std::snprintf(line, sizeof line, " %8s %10s %10s %10s %12s %16s %8s\n", "samples", "mean ms", "median ms", "IQR ms",
-                  "latency ms", "rate", "residual");
-    out += key_cell("cost key") + line;
-    for (const KeyFit& f : c.keys) {
-      std::string rate = "-";
-      if (f.seconds_per_unit > 0) {
-        rate = f.size_is_flops ? format("%.4g GFLOP/s", 1e-9 / f.seconds_per_unit)
-                               : format("%.4g GB/s", 1e-9 / f.seconds_per_unit);
-      }
-      std::snprintf(line, sizeof line, " %8lld %10.3f %10.3f %10.3f %12.4f %16s %7.2f%%\n",
-                    static_cast<long long>(f.samples), f.mean_s * 1e3, f.median_s * 1e3, f.spread_s * 1e3,
-                    f.latency_s * 1e3, rate.c_str(), 100 * f.max_abs_residual);
-      out += key_cell(f.cost_key) + line;
-    }
-  }
-  for (const NetworkFit& n : c.network) {
-    const std::string op(models::collective_op_name(n.op));
-    out += "# " + op + ": " + std::to_string(n.segments.size()) + " segment(s)";
-    for (const cluster::CollectiveSegment& s : n.segments) {
-      out += format(" [from %.0f B: %.2f us/step, ", s.from_bytes, s.step_latency * 1e6);
-      out += s.bus_bandwidth >= kLatencyOnlyBusBandwidth ? std::string("latency only]")
-                                                         : format("%.4g GB/s bus]", s.bus_bandwidth * 1e-9);
-    }
-    out += format("; largest residual %.2f%%\n", 100 * n.max_abs_residual);
-    char line[256];
-    std::snprintf(line, sizeof line, "  %14s %6s %8s %12s %12s %10s %12s %9s\n", "size (B)", "ranks", "samples",
-                  "mean us", "median us", "IQR us", "fitted us", "residual");
-    out += line;
-    for (const SizePoint& p : n.points) {
-      std::snprintf(line, sizeof line, "  %14lld %6d %8d %12.1f %12.1f %10.1f %12.1f %+8.2f%%\n",
-                    static_cast<long long>(p.bytes), p.group_size, p.samples, p.mean_s * 1e6, p.median_s * 1e6,
-                    p.spread_s * 1e6, p.fitted_s * 1e6, 100 * p.residual);
-      out += line;
-    }
-  }
+  if (!c.keys.empty()) out += key_fits_table(c);
+  out += network_fits_table(c.network);
   for (const auto& [op, f] : c.profile.collectives) {
     if (f.step_wait.empty()) continue;
     out += "# " + op + ": wait per latency step on shared cores (the OS running its threads; step_wait.h):";
