@@ -31,6 +31,77 @@ bool worker_job(const traces::Event& e) {
 
 }  // namespace
 
+namespace {
+
+Status bad_flexmarl_config(const std::string& path, const std::string& field, const std::string& why) {
+  return Status::invalid_argument(path + ": field 'metadata.config." + field + "': " + why);
+}
+
+// The orchestrator's setup and the run's steps, from its config.
+Status read_flexmarl_setup(const std::string& path, const nlohmann::json& config, sim::flexmarl::ProcessTwinSetup* s) {
+  auto integer = [&](const char* field, int min, int* out) -> Status {
+    if (!config.contains(field) || !config[field].is_number_integer() || config[field].get<int64_t>() < min ||
+        config[field].get<int64_t>() > 1'000'000) {
+      return bad_flexmarl_config(path, field, "missing or not an integer >= " + std::to_string(min));
+    }
+    *out = config[field].get<int>();
+    return Status::ok();
+  };
+  int world = 0, trainers = 0;
+  CT_RETURN_IF_ERROR(integer("world_size", 2, &world));
+  CT_RETURN_IF_ERROR(integer("steps", 1, &s->steps));
+  CT_RETURN_IF_ERROR(integer("queries", 1, &s->orchestrator.queries));
+  CT_RETURN_IF_ERROR(integer("group", 1, &s->orchestrator.group));
+  CT_RETURN_IF_ERROR(integer("micro_batch", 1, &s->orchestrator.micro_batch));
+  CT_RETURN_IF_ERROR(integer("rollout_batch", 1, &s->orchestrator.rollout_batch));
+  CT_RETURN_IF_ERROR(integer("trainers", 0, &trainers));
+  s->orchestrator.workers = world - 1;
+  s->orchestrator.trainers = std::max(trainers, 1);
+  if (!config.contains("framework") || !config["framework"].is_string() ||
+      !cf::framework_from_name(config["framework"].get<std::string>())) {
+    return bad_flexmarl_config(path, "framework", "missing or not a framework");
+  }
+  s->orchestrator.framework = *cf::framework_from_name(config["framework"].get<std::string>());
+  if (!config.contains("load_gap") || !config["load_gap"].is_number()) {
+    return bad_flexmarl_config(path, "load_gap", "missing");
+  }
+  s->orchestrator.load_gap = config["load_gap"].get<double>();
+  if (!config.contains("seed") || !config["seed"].is_number_unsigned()) {
+    return bad_flexmarl_config(path, "seed", "missing");
+  }
+  s->orchestrator.seed = config["seed"].get<uint64_t>();
+  s->orchestrator.token_normalised = config.value("loss", "") == "dapo";
+  return Status::ok();
+}
+
+// Each step's response tokens, per agent, as the run recorded them.
+Status read_response_tokens(const std::string& path, const nlohmann::json& config, sim::flexmarl::ProcessTwinSetup* s) {
+  const auto& tokens = config.contains("response_tokens") ? config["response_tokens"] : nlohmann::json();
+  if (!tokens.is_array() || tokens.size() != static_cast<size_t>(s->steps)) {
+    return bad_flexmarl_config(path, "response_tokens",
+                               "missing or not one entry per step (recorded by clustertwin run flexmarl --trace)");
+  }
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    if (!tokens[k].is_array() || tokens[k].size() != static_cast<size_t>(cf::kTaskTurns)) {
+      return bad_flexmarl_config(path, "response_tokens[" + std::to_string(k) + "]", "not one list per agent");
+    }
+    std::array<std::vector<int64_t>, cf::kTaskTurns> step;
+    for (size_t a = 0; a < step.size(); ++a) {
+      for (const auto& v : tokens[k][a]) {
+        if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+          return bad_flexmarl_config(path, "response_tokens[" + std::to_string(k) + "][" + std::to_string(a) + "]",
+                                     "not a list of token counts");
+        }
+        step[a].push_back(v.get<int64_t>());
+      }
+    }
+    s->response_tokens.push_back(std::move(step));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path) {
   auto trace = traces::read_trace(path);
   if (!trace.is_ok()) return trace.status();
@@ -48,59 +119,9 @@ StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path) {
   } catch (const nlohmann::json::exception&) {
     return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
   }
-  auto bad = [&](const std::string& field, const std::string& why) {
-    return Status::invalid_argument(path + ": field 'metadata.config." + field + "': " + why);
-  };
   if (!config.is_object()) return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
-  sim::flexmarl::ProcessTwinSetup& s = run.setup;
-  auto integer = [&](const char* field, int min, int* out) -> Status {
-    if (!config.contains(field) || !config[field].is_number_integer() || config[field].get<int64_t>() < min ||
-        config[field].get<int64_t>() > 1'000'000) {
-      return bad(field, "missing or not an integer >= " + std::to_string(min));
-    }
-    *out = config[field].get<int>();
-    return Status::ok();
-  };
-  int world = 0, trainers = 0;
-  CT_RETURN_IF_ERROR(integer("world_size", 2, &world));
-  CT_RETURN_IF_ERROR(integer("steps", 1, &s.steps));
-  CT_RETURN_IF_ERROR(integer("queries", 1, &s.orchestrator.queries));
-  CT_RETURN_IF_ERROR(integer("group", 1, &s.orchestrator.group));
-  CT_RETURN_IF_ERROR(integer("micro_batch", 1, &s.orchestrator.micro_batch));
-  CT_RETURN_IF_ERROR(integer("rollout_batch", 1, &s.orchestrator.rollout_batch));
-  CT_RETURN_IF_ERROR(integer("trainers", 0, &trainers));
-  s.orchestrator.workers = world - 1;
-  s.orchestrator.trainers = std::max(trainers, 1);
-  if (!config.contains("framework") || !config["framework"].is_string() ||
-      !cf::framework_from_name(config["framework"].get<std::string>())) {
-    return bad("framework", "missing or not a framework");
-  }
-  s.orchestrator.framework = *cf::framework_from_name(config["framework"].get<std::string>());
-  if (!config.contains("load_gap") || !config["load_gap"].is_number()) return bad("load_gap", "missing");
-  s.orchestrator.load_gap = config["load_gap"].get<double>();
-  if (!config.contains("seed") || !config["seed"].is_number_unsigned()) return bad("seed", "missing");
-  s.orchestrator.seed = config["seed"].get<uint64_t>();
-  s.orchestrator.token_normalised = config.value("loss", "") == "dapo";
-  const auto& tokens = config.contains("response_tokens") ? config["response_tokens"] : nlohmann::json();
-  if (!tokens.is_array() || tokens.size() != static_cast<size_t>(s.steps)) {
-    return bad("response_tokens", "missing or not one entry per step (recorded by clustertwin run flexmarl --trace)");
-  }
-  for (size_t k = 0; k < tokens.size(); ++k) {
-    if (!tokens[k].is_array() || tokens[k].size() != static_cast<size_t>(cf::kTaskTurns)) {
-      return bad("response_tokens[" + std::to_string(k) + "]", "not one list per agent");
-    }
-    std::array<std::vector<int64_t>, cf::kTaskTurns> step;
-    for (size_t a = 0; a < step.size(); ++a) {
-      for (const auto& v : tokens[k][a]) {
-        if (!v.is_number_integer() || v.get<int64_t>() < 0) {
-          return bad("response_tokens[" + std::to_string(k) + "][" + std::to_string(a) + "]",
-                     "not a list of token counts");
-        }
-        step[a].push_back(v.get<int64_t>());
-      }
-    }
-    s.response_tokens.push_back(std::move(step));
-  }
+  CT_RETURN_IF_ERROR(read_flexmarl_setup(path, config, &run.setup));
+  CT_RETURN_IF_ERROR(read_response_tokens(path, config, &run.setup));
   return run;
 }
 
@@ -243,6 +264,42 @@ StatusOr<sim::flexmarl::ProcessTwinCosts> fit_process_costs(const std::vector<co
   return costs;
 }
 
+namespace {
+
+// The workers' jobs, real against twin: their CPU utilisation and each key's mean time.
+void compare_jobs(const FlexMarlRun& run, const sim::flexmarl::ProcessTwinResult& twin, int first_step,
+                  double real_total, double twin_total, FlexMarlCheck* c) {
+  // Utilisation: CPU in the workers' jobs over the workers' time.
+  std::map<std::string, FlexMarlCheck::Key> keys;
+  double real_cpu = 0;
+  for (const traces::Event& e : run.events) {
+    if (!worker_job(e) || *e.step < first_step) continue;
+    real_cpu += e.cpu_us.value_or(0) * 1e-6;
+    FlexMarlCheck::Key& k = keys[e.cost_key];
+    ++k.real_jobs;
+    k.real_s += e.dur_us * 1e-6;
+  }
+  double twin_cpu = 0;
+  for (const sim::flexmarl::ProcessJob& j : twin.jobs) {
+    if (j.step < first_step || j.step >= run.setup.steps) continue;
+    twin_cpu += j.cpu_s;
+    FlexMarlCheck::Key& k = keys[j.cost_key];
+    ++k.twin_jobs;
+    k.twin_s += j.end_s - j.start_s;
+  }
+  c->real_cpu_utilization = real_total > 0 ? real_cpu / (c->workers * real_total) : 0;
+  c->twin_cpu_utilization = twin_total > 0 ? twin_cpu / (c->workers * twin_total) : 0;
+  for (auto& [key, k] : keys) {
+    k.cost_key = key;
+    if (k.real_jobs > 0) k.real_s /= static_cast<double>(k.real_jobs);
+    if (k.twin_jobs > 0) k.twin_s /= static_cast<double>(k.twin_jobs);
+    k.error = k.real_s > 0 ? (k.twin_s - k.real_s) / k.real_s : 0;
+    c->per_key.push_back(k);
+  }
+}
+
+}  // namespace
+
 StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::flexmarl::ProcessTwinCosts& costs, int cores,
                                        int first_step) {
   if (first_step < 0 || first_step >= run.setup.steps) {
@@ -276,33 +333,7 @@ StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::flexma
   c.real_step_s = quantile(real, 0.5);
   c.twin_step_s = quantile(sim, 0.5);
   c.error = c.real_step_s > 0 ? (c.twin_step_s - c.real_step_s) / c.real_step_s : 0;
-  // Utilisation: CPU in the workers' jobs over the workers' time.
-  std::map<std::string, FlexMarlCheck::Key> keys;
-  double real_cpu = 0;
-  for (const traces::Event& e : run.events) {
-    if (!worker_job(e) || *e.step < first_step) continue;
-    real_cpu += e.cpu_us.value_or(0) * 1e-6;
-    FlexMarlCheck::Key& k = keys[e.cost_key];
-    ++k.real_jobs;
-    k.real_s += e.dur_us * 1e-6;
-  }
-  double twin_cpu = 0;
-  for (const sim::flexmarl::ProcessJob& j : twin->jobs) {
-    if (j.step < first_step || j.step >= run.setup.steps) continue;
-    twin_cpu += j.cpu_s;
-    FlexMarlCheck::Key& k = keys[j.cost_key];
-    ++k.twin_jobs;
-    k.twin_s += j.end_s - j.start_s;
-  }
-  c.real_cpu_utilization = real_total > 0 ? real_cpu / (c.workers * real_total) : 0;
-  c.twin_cpu_utilization = twin_total > 0 ? twin_cpu / (c.workers * twin_total) : 0;
-  for (auto& [key, k] : keys) {
-    k.cost_key = key;
-    if (k.real_jobs > 0) k.real_s /= static_cast<double>(k.real_jobs);
-    if (k.twin_jobs > 0) k.twin_s /= static_cast<double>(k.twin_jobs);
-    k.error = k.real_s > 0 ? (k.twin_s - k.real_s) / k.real_s : 0;
-    c.per_key.push_back(k);
-  }
+  compare_jobs(run, *twin, first_step, real_total, twin_total, &c);
   return c;
 }
 
