@@ -102,6 +102,65 @@ const char* missing_field(unsigned seen, bool is_metadata_event) {
   return nullptr;
 }
 
+// The args a trace event may carry (traces/FORMAT.md): integers with their least value, numbers >= 0, strings.
+constexpr struct {
+  const char* name;
+  int64_t min;
+  std::optional<int64_t> Event::*field;
+} kIntegerArgs[] = {{"task_id", 0, &Event::task_id},           {"step", 0, &Event::step},
+                    {"micro_batch", 0, &Event::micro_batch},   {"bytes", 0, &Event::bytes},
+                    {"group_size", 1, &Event::group_size},     {"group_start", 0, &Event::group_start},
+                    {"group_stride", 1, &Event::group_stride}, {"peer", 0, &Event::peer},
+                    {"grad_bytes", 0, &Event::grad_bytes}};
+constexpr struct {
+  const char* name;
+  std::optional<double> Event::*field;
+} kNumberArgs[] = {{"flops", &Event::flops},
+                   {"cpu_us", &Event::cpu_us},
+                   {"host_ts_us", &Event::host_ts_us},
+                   {"host_dur_us", &Event::host_dur_us}};
+constexpr struct {
+  const char* name;
+  std::string Event::*field;
+} kStringArgs[] = {{"cost_key", &Event::cost_key}, {"collective", &Event::collective}};
+
+// What is wrong with an arg's value, or a syntax error the cursor reports itself.
+struct ArgProblem {
+  std::string what;
+  bool syntax = false;
+};
+
+// Arg `key` (its value's first token `v`) into `event`; other keys are skipped.
+std::optional<ArgProblem> read_arg(const std::string& key, Token v, JsonCursor& cursor, Event* event) {
+  for (const auto& a : kIntegerArgs) {
+    if (key != a.name) continue;
+    if (v != Token::kNumber || !cursor.is_integer()) {
+      return ArgProblem{"expected an integer, got " + cursor.describe_value(v)};
+    }
+    if (cursor.integer() < a.min) {
+      return ArgProblem{std::string(cursor.number_text()) + " is out of range (must be >= " + std::to_string(a.min) +
+                        ")"};
+    }
+    event->*a.field = cursor.integer();
+    return std::nullopt;
+  }
+  for (const auto& a : kNumberArgs) {
+    if (key != a.name) continue;
+    if (v != Token::kNumber) return ArgProblem{"expected a number, got " + cursor.describe_value(v)};
+    if (cursor.number() < 0) return ArgProblem{std::string(cursor.number_text()) + " is negative (must be >= 0)"};
+    event->*a.field = cursor.number();
+    return std::nullopt;
+  }
+  for (const auto& a : kStringArgs) {
+    if (key != a.name) continue;
+    if (v != Token::kString) return ArgProblem{"expected a string, got " + cursor.describe_value(v)};
+    (event->*a.field).assign(cursor.text());
+    return std::nullopt;
+  }
+  if (!cursor.skip_rest_of_value(v)) return ArgProblem{"", true};
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool TraceReader::read_event(Event* event, bool* is_complete) {
@@ -152,61 +211,10 @@ bool TraceReader::read_args(Event* event) {
     const std::string key(cursor_->text());
     const Token v = cursor_->next();
     if (v == Token::kError) return fail_syntax();
-    auto bad = [&](const std::string& problem) {
-      return fail(Status::invalid_argument(prefix + key + "': " + problem));
-    };
-    auto want_int = [&](std::optional<int64_t>* out, int64_t min) {
-      if (v != Token::kNumber || !cursor_->is_integer()) {
-        return bad("expected an integer, got " + cursor_->describe_value(v));
-      }
-      if (cursor_->integer() < min) {
-        return bad(std::string(cursor_->number_text()) + " is out of range (must be >= " + std::to_string(min) + ")");
-      }
-      *out = cursor_->integer();
-      return true;
-    };
-    auto want_string = [&](std::string* out) {
-      if (v != Token::kString) return bad("expected a string, got " + cursor_->describe_value(v));
-      out->assign(cursor_->text());
-      return true;
-    };
-    bool ok = true;
-    if (key == "task_id")
-      ok = want_int(&event->task_id, 0);
-    else if (key == "cost_key")
-      ok = want_string(&event->cost_key);
-    else if (key == "step")
-      ok = want_int(&event->step, 0);
-    else if (key == "micro_batch")
-      ok = want_int(&event->micro_batch, 0);
-    else if (key == "bytes")
-      ok = want_int(&event->bytes, 0);
-    else if (key == "group_size")
-      ok = want_int(&event->group_size, 1);
-    else if (key == "group_start")
-      ok = want_int(&event->group_start, 0);
-    else if (key == "group_stride")
-      ok = want_int(&event->group_stride, 1);
-    else if (key == "peer")
-      ok = want_int(&event->peer, 0);
-    else if (key == "grad_bytes")
-      ok = want_int(&event->grad_bytes, 0);
-    else if (key == "collective")
-      ok = want_string(&event->collective);
-    else if (key == "flops") {
-      if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
-      if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
-      event->flops = cursor_->number();
-    } else if (key == "cpu_us" || key == "host_ts_us" || key == "host_dur_us") {
-      if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
-      if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
-      (key == "cpu_us"       ? event->cpu_us
-       : key == "host_ts_us" ? event->host_ts_us
-                             : event->host_dur_us) = cursor_->number();
-    } else if (!cursor_->skip_rest_of_value(v)) {
-      return fail_syntax();
+    if (auto problem = read_arg(key, v, *cursor_, event)) {
+      if (problem->syntax) return fail_syntax();
+      return fail(Status::invalid_argument(prefix + key + "': " + problem->what));
     }
-    if (!ok) return false;
   }
 }
 
