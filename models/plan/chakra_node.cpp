@@ -133,6 +133,30 @@ std::optional<CollectiveOp> op_of(int64_t comm_type) {
   }
 }
 
+// A send's or recv's op, peer (as an offset from this rank) and tag.
+Status read_peer(const NodeReader& in, const ch::Node& node, int rank, int world, Collective* c) {
+  const bool send = node.type == static_cast<int>(NodeType::kCommSend);
+  c->op = send ? CollectiveOp::kSend : CollectiveOp::kRecv;
+  const char* self_key = send ? "comm_src" : "comm_dst";
+  const char* peer_key = send ? "comm_dst" : "comm_src";
+  CT_CHAKRA_TRY(self, in.integer(self_key));
+  if (self_or->has_value() && **self_or != rank) {
+    return in.fail(std::string(self_key) + " " + std::to_string(**self_or) + ", but this is the file of rank " +
+                   std::to_string(rank));
+  }
+  CT_CHAKRA_TRY(peer, in.required(peer_key, std::numeric_limits<int64_t>::min()));
+  const int64_t p = *peer_or;
+  if (p < 0 || p >= world) {
+    return in.fail(std::string(peer_key) + " " + std::to_string(p) + " is outside the world of " +
+                   std::to_string(world) + " rank(s) (give one file per rank)");
+  }
+  if (p == rank) return in.fail(std::string(peer_key) + " " + std::to_string(p) + " is this file's own rank");
+  c->peer_offset = static_cast<int>((p - rank + world) % world);
+  CT_CHAKRA_TRY(tag, in.integer("comm_tag", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+  c->tag = static_cast<int>(tag_or->value_or(0));
+  return Status::ok();
+}
+
 // The communication part of a COMM_* node: op, sizes, peer, group.
 Status read_comm(const NodeReader& in, const ch::Node& node, int rank, int world, const ChakraImportOptions& options,
                  RankTask* out, FileCounts* counts) {
@@ -150,25 +174,7 @@ Status read_comm(const NodeReader& in, const ch::Node& node, int rank, int world
     }
     c.op = *op;
   } else {
-    const bool send = node.type == static_cast<int>(NodeType::kCommSend);
-    c.op = send ? CollectiveOp::kSend : CollectiveOp::kRecv;
-    const char* self_key = send ? "comm_src" : "comm_dst";
-    const char* peer_key = send ? "comm_dst" : "comm_src";
-    CT_CHAKRA_TRY(self, in.integer(self_key));
-    if (self_or->has_value() && **self_or != rank) {
-      return in.fail(std::string(self_key) + " " + std::to_string(**self_or) + ", but this is the file of rank " +
-                     std::to_string(rank));
-    }
-    CT_CHAKRA_TRY(peer, in.required(peer_key, std::numeric_limits<int64_t>::min()));
-    const int64_t p = *peer_or;
-    if (p < 0 || p >= world) {
-      return in.fail(std::string(peer_key) + " " + std::to_string(p) + " is outside the world of " +
-                     std::to_string(world) + " rank(s) (give one file per rank)");
-    }
-    if (p == rank) return in.fail(std::string(peer_key) + " " + std::to_string(p) + " is this file's own rank");
-    c.peer_offset = static_cast<int>((p - rank + world) % world);
-    CT_CHAKRA_TRY(tag, in.integer("comm_tag", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
-    c.tag = static_cast<int>(tag_or->value_or(0));
+    CT_RETURN_IF_ERROR(read_peer(in, node, rank, world, &c));
   }
   CT_CHAKRA_TRY(group, in.text("ct_group"));
   CT_CHAKRA_TRY(pg, in.text("pg_name"));
