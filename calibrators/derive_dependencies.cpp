@@ -47,7 +47,7 @@ struct KeptSteps {
 };
 
 KeptSteps measure_kept_steps(const StepTasks& at, const std::map<int, StepEvents>& steps, int first_step,
-                     const models::Plan& plan, int device_tasks) {
+                             const models::Plan& plan, int device_tasks) {
   KeptSteps k{at, steps, first_step, {}, {}, {}};
   const int n_steps = static_cast<int>(at.size());
   k.ends.resize(static_cast<size_t>(n_steps));
