@@ -45,43 +45,50 @@ StatusOr<models::GroupSpec> group_spec(const Event& e, int64_t world) {
                                   "equal modulo a stride across the world (the plan's groups)");
 }
 
-}  // namespace
+// A collective task's operation, peer or group, and bytes from its event; `sizeless` counts the collective tasks
+// without bytes by cost key.
+Status price_collective(const Event& e, int64_t world, int64_t first_rank, const std::string& key,
+                        std::map<std::string, int>* sizeless, models::Task* task) {
+  task->kind = models::TaskKind::kCollective;
+  const auto op = models::collective_op_from_name(e.collective);
+  if (!op)
+    return Status::invalid_argument("a comm event without a known collective (args.collective '" + e.collective + "')");
+  models::Collective c;
+  c.op = *op;
+  if (*op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
+    c.peer_offset = static_cast<int>(*e.peer - first_rank);  // check_peers: present, in the world
+  } else {
+    auto group = group_spec(e, world);
+    if (!group.is_ok()) return group.status();
+    c.group = *group;
+  }
+  // Older PyTorch records neither the kernel's message size nor its operator's input dims.
+  if (!e.bytes || *e.bytes <= 0) ++(*sizeless)[key];
+  task->bytes = e.bytes.value_or(0);
+  if (*op == models::CollectiveOp::kAllGather) task->bytes *= std::max<int64_t>(1, e.group_size.value_or(1));
+  task->collective = c;
+  return Status::ok();
+}
 
-Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl, const DerivePlanOptions& options,
-                    const std::string& path, Group* g) {
-  auto bad = [&](const std::string& what) { return Status::invalid_argument(path + ": " + what); };
-  const std::vector<Event>& events = trace.events;
-  const std::vector<int64_t>& members = g->ranks;
-  const int64_t first_rank = members.front();
-  const std::map<int, StepEvents>& own = ranks.at(first_rank);
-  const StepEvents& t = own.at(tmpl);
-  const StepEvents* before = tmpl > 0 ? &own.at(tmpl - 1) : nullptr;
+// One task per event of the template step `t`, stream by stream, each stream a plan stream; `sizeless` counts the
+// collective tasks without bytes by cost key.
+Status group_kernels_into_tasks(const traces::Trace& trace, const StepEvents& t, int tmpl, const std::string& path,
+                                std::map<std::string, int>* sizeless, Group* g) {
+  const int64_t first_rank = g->ranks.front();
   models::Plan& plan = g->plan;
-  std::map<size_t, int>& task_of = g->task_of;
-  std::vector<size_t>& host_cut = g->host_cut;
-  int& first_host = g->first_host;
-  int& host_tail = g->host_tail;
-  std::set<int>& cut_tasks = g->cut_tasks;
-  std::set<int> cut_at_start;  // the cut tasks whose host piece runs to their start
-  Assigned& assigned = g->assigned;
-  std::map<int, std::string>& mismatch = g->mismatch;
-  std::map<int64_t, int> plan_stream;  // trace stream id -> plan stream
   std::map<std::string, int> name_uses;
-  std::map<std::string, int> sizeless;  // collective cost key -> tasks without bytes
   for (const auto& [stream, list] : t.by_stream) {
-    plan_stream[stream] = static_cast<int>(plan.streams.size());
+    const int plan_stream = static_cast<int>(plan.streams.size());
     plan.streams.push_back(stream_name(trace, stream));
     for (size_t idx : list) {
-      const Event& e = events[idx];
+      const Event& e = trace.events[idx];
       models::Task task;
       task.id = static_cast<int>(plan.tasks.size());
       const std::string key = key_of(e);
       const int uses = name_uses[key]++;
       task.name = uses == 0 ? key : key + " #" + std::to_string(uses + 1);
-      task.stream = plan_stream[stream];
+      task.stream = plan_stream;
       task.cost_key = key;
-      const std::string where = "rank " + std::to_string(first_rank) + ", step " + std::to_string(tmpl) + ", stream '" +
-                                plan.streams.back() + "': event '" + e.name + "'";
       if (e.category == Category::kCompute) {
         task.kind = models::TaskKind::kCompute;
         task.flops = e.flops.value_or(0);
@@ -89,39 +96,43 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
         task.kind = models::TaskKind::kCopy;
         task.bytes = e.bytes.value_or(0);
       } else {
-        task.kind = models::TaskKind::kCollective;
-        const auto op = models::collective_op_from_name(e.collective);
-        if (!op)
-          return bad(where + ": a comm event without a known collective (args.collective '" + e.collective + "')");
-        models::Collective c;
-        c.op = *op;
-        if (*op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
-          c.peer_offset = static_cast<int>(*e.peer - first_rank);  // check_peers: present, in the world
-        } else {
-          auto group = group_spec(e, trace.metadata.world_size);
-          if (!group.is_ok()) return bad(where + ": " + group.status().message());
-          c.group = *group;
+        const Status priced = price_collective(e, trace.metadata.world_size, first_rank, key, sizeless, &task);
+        if (!priced.is_ok()) {
+          return Status::invalid_argument(path + ": rank " + std::to_string(first_rank) + ", step " +
+                                          std::to_string(tmpl) + ", stream '" + plan.streams.back() + "': event '" +
+                                          e.name + "': " + priced.message());
         }
-        // Older PyTorch records neither the kernel's message size nor its operator's input dims.
-        if (!e.bytes || *e.bytes <= 0) ++sizeless[key];
-        task.bytes = e.bytes.value_or(0);
-        if (*op == models::CollectiveOp::kAllGather) task.bytes *= std::max<int64_t>(1, e.group_size.value_or(1));
-        task.collective = c;
       }
       task.grad_bytes = e.grad_bytes.value_or(0);
-      task_of[idx] = task.id;
+      g->task_of[idx] = task.id;
       plan.tasks.push_back(std::move(task));
     }
   }
+  return Status::ok();
+}
+
+// The device tasks in the order the host launched their template events (else started them).
+std::vector<int> launch_order_of(const std::vector<Event>& events, const std::map<size_t, int>& task_of) {
   std::vector<std::pair<double, int>> launched;  // launch (else start), task
   for (const auto& [idx, task] : task_of)
     launched.emplace_back(events[idx].host_ts_us.value_or(events[idx].ts_us), task);
   std::sort(launched.begin(), launched.end());
+  std::vector<int> order;
   for (const auto& [when, task] : launched)
-    g->launch_order.push_back(task);
+    order.push_back(task);
+  return order;
+}
+
+// The template step `t` of a group's first rank and the step before it (null for the first): when its streams
+// were busy, which both the host tasks and the idle-gap dependencies ask.
+struct TemplateStep {
+  const std::vector<Event>& events;
+  const StepEvents& t;
+  const StepEvents* before;
+
   // When each stream of the template step was last busy before event k: the event before it, or the
   // stream's last one in the step before.
-  auto busy_until = [&](int64_t stream, size_t k) {
+  double busy_until(int64_t stream, size_t k) const {
     const std::vector<size_t>& list = t.by_stream.at(stream);
     if (k > 0) return events[list[k - 1]].end_us();
     if (before != nullptr) {
@@ -129,13 +140,10 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
       if (prev != before->by_stream.end() && !prev->second.empty()) return events[prev->second.back()].end_us();
     }
     return t.start_us;
-  };
+  }
 
-  // Host tasks, from the launch link (see the header): the host's timeline cut at every launch the device
-  // waited for (its stream sat idle until the launch ended), each piece a task on a "host" stream, the
-  // kernel depending on the piece that ends with its launch; the last piece runs to the next step's start.
   // The event of `s` that ended last in [from, to] on a stream other than `stream`.
-  auto latest_elsewhere = [&](const StepEvents& s, int64_t stream, double from, double to) {
+  std::optional<size_t> latest_elsewhere(const StepEvents& s, int64_t stream, double from, double to) const {
     std::optional<size_t> found;
     for (const auto& [other, others] : s.by_stream) {
       if (other == stream) continue;
@@ -145,81 +153,103 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
       }
     }
     return found;
-  };
-  struct Cut {
-    double at;      // the launch's end, or the kernel's start
-    size_t event;   // template event
-    bool at_start;  // the piece runs to the kernel's start
-    bool operator<(const Cut& o) const { return std::tie(at, event) < std::tie(o.at, o.event); }
-  };
-  std::vector<Cut> binding;
-  if (options.host_tasks) {
-    for (const auto& [stream, list] : t.by_stream) {
-      for (size_t k = 0; k < list.size(); ++k) {
-        const Event& e = events[list[k]];
-        const auto launched = e.launch_end_us();
-        const double idle_from = busy_until(stream, k);
-        if (!launched || e.ts_us - idle_from <= options.min_wait_us || *launched <= idle_from) continue;
-        // A launch that began as another stream's task ended was the host waiting for the device (a
-        // synchronize, recorded or not): the kernel depends on that task, not on the host.
-        const auto other = latest_elsewhere(t, stream, idle_from, e.ts_us);
-        if (other && *e.host_ts_us <= events[*other].end_us() + options.sync_window_us) continue;
-        // A kernel that still sat idle after its launch ended, with no other stream's task ending meanwhile,
-        // waited for something the trace does not show (the launch's own latency, a device busy with work
-        // the profiler did not record): the host piece runs to the kernel's start, which keeps that wait.
-        const bool unexplained = e.ts_us - *launched > options.min_wait_us &&
-                                 !latest_elsewhere(t, stream, *launched, e.ts_us) &&
-                                 (before == nullptr || !latest_elsewhere(*before, stream, *launched, e.ts_us));
-        binding.push_back({unexplained ? e.ts_us : *launched, list[k], unexplained});
-      }
-    }
-    std::sort(binding.begin(), binding.end());
   }
-  if (!binding.empty()) {
-    const int host_stream = static_cast<int>(plan.streams.size());
-    plan.streams.push_back("host");
-    auto host_task = [&](const std::string& name) {
-      models::Task task;
-      task.id = static_cast<int>(plan.tasks.size());
-      task.name = name;
-      task.cost_key = name;
-      task.kind = models::TaskKind::kHost;
-      task.stream = host_stream;
-      plan.tasks.push_back(task);
-      return task.id;
-    };
-    first_host = static_cast<int>(plan.tasks.size());
-    for (size_t j = 0; j < binding.size(); ++j) {
-      const int h = host_task("host #" + std::to_string(j + 1));
-      plan.tasks[static_cast<size_t>(task_of.at(binding[j].event))].deps.push_back(h);
-      cut_tasks.insert(task_of.at(binding[j].event));
-      host_cut.push_back(binding[j].event);
-      g->host_cut_at_start.push_back(binding[j].at_start);
-      if (binding[j].at_start) cut_at_start.insert(task_of.at(binding[j].event));
-    }
-    if (t.end_us && *t.end_us > binding.back().at) host_tail = host_task("host tail");
-  }
+};
 
-  // Cross-stream dependencies, from the template rank's idle gaps (see the header).
+// A launch the device waited for: where the host's timeline is cut before the kernel.
+struct HostCut {
+  double at;      // the launch's end, or the kernel's start
+  size_t event;   // template event
+  bool at_start;  // the piece runs to the kernel's start
+  bool operator<(const HostCut& o) const { return std::tie(at, event) < std::tie(o.at, o.event); }
+};
+
+// Host tasks, from the launch link (see the header): the host's timeline cut at every launch the device
+// waited for (its stream sat idle until the launch ended), each piece a task on a "host" stream, the
+// kernel depending on the piece that ends with its launch; the last piece runs to the next step's start.
+// These are the cuts, in time order.
+std::vector<HostCut> find_host_cuts(const TemplateStep& ts, const DerivePlanOptions& options) {
+  std::vector<HostCut> binding;
+  for (const auto& [stream, list] : ts.t.by_stream) {
+    for (size_t k = 0; k < list.size(); ++k) {
+      const Event& e = ts.events[list[k]];
+      const auto launched = e.launch_end_us();
+      const double idle_from = ts.busy_until(stream, k);
+      if (!launched || e.ts_us - idle_from <= options.min_wait_us || *launched <= idle_from) continue;
+      // A launch that began as another stream's task ended was the host waiting for the device (a
+      // synchronize, recorded or not): the kernel depends on that task, not on the host.
+      const auto other = ts.latest_elsewhere(ts.t, stream, idle_from, e.ts_us);
+      if (other && *e.host_ts_us <= ts.events[*other].end_us() + options.sync_window_us) continue;
+      // A kernel that still sat idle after its launch ended, with no other stream's task ending meanwhile,
+      // waited for something the trace does not show (the launch's own latency, a device busy with work
+      // the profiler did not record): the host piece runs to the kernel's start, which keeps that wait.
+      const bool unexplained = e.ts_us - *launched > options.min_wait_us &&
+                               !ts.latest_elsewhere(ts.t, stream, *launched, e.ts_us) &&
+                               (ts.before == nullptr || !ts.latest_elsewhere(*ts.before, stream, *launched, e.ts_us));
+      binding.push_back({unexplained ? e.ts_us : *launched, list[k], unexplained});
+    }
+  }
+  std::sort(binding.begin(), binding.end());
+  return binding;
+}
+
+// A host task per cut on a new "host" stream, the cut kernel depending on it, and the tail to the step's end;
+// returns the cut tasks whose host piece runs to their start.
+std::set<int> add_host_tasks(const std::vector<HostCut>& binding, const StepEvents& t, Group* g) {
+  std::set<int> cut_at_start;
+  if (binding.empty()) return cut_at_start;
+  models::Plan& plan = g->plan;
+  const int host_stream = static_cast<int>(plan.streams.size());
+  plan.streams.push_back("host");
+  auto host_task = [&](const std::string& name) {
+    models::Task task;
+    task.id = static_cast<int>(plan.tasks.size());
+    task.name = name;
+    task.cost_key = name;
+    task.kind = models::TaskKind::kHost;
+    task.stream = host_stream;
+    plan.tasks.push_back(task);
+    return task.id;
+  };
+  g->first_host = static_cast<int>(plan.tasks.size());
+  for (size_t j = 0; j < binding.size(); ++j) {
+    const int h = host_task("host #" + std::to_string(j + 1));
+    const int cut = g->task_of.at(binding[j].event);
+    plan.tasks[static_cast<size_t>(cut)].deps.push_back(h);
+    g->cut_tasks.insert(cut);
+    g->host_cut.push_back(binding[j].event);
+    g->host_cut_at_start.push_back(binding[j].at_start);
+    if (binding[j].at_start) cut_at_start.insert(cut);
+  }
+  if (t.end_us && *t.end_us > binding.back().at) g->host_tail = host_task("host tail");
+  return cut_at_start;
+}
+
+// Cross-stream dependencies, from the template rank's idle gaps (see the header).
+void add_idle_gap_dependencies(const TemplateStep& ts, const DerivePlanOptions& options,
+                               const std::set<int>& cut_at_start, Group* g) {
+  const std::vector<Event>& events = ts.events;
+  const StepEvents& t = ts.t;
+  const std::map<size_t, int>& task_of = g->task_of;
   for (const auto& [stream, list] : t.by_stream) {
     for (size_t k = 0; k < list.size(); ++k) {
       const Event& b = events[list[k]];
       double idle_from = k > 0 ? events[list[k - 1]].end_us() : t.start_us;
       // A kernel launched after its stream went idle waited for the host first: a host task says so.
       const auto launched = b.launch_end_us();
-      if (cut_tasks.count(task_of.at(list[k])) != 0 && *launched > idle_from)
+      if (g->cut_tasks.count(task_of.at(list[k])) != 0 && *launched > idle_from)
         idle_from = cut_at_start.count(task_of.at(list[k])) != 0 ? b.ts_us : *launched;
       if (b.ts_us - idle_from <= options.min_wait_us) continue;
       // The latest end in [idle_from, b.ts] on another stream, this step first, then the previous one.
-      auto latest = [&](const StepEvents& s) { return latest_elsewhere(s, stream, idle_from, b.ts_us); };
-      models::Task& task = plan.tasks[static_cast<size_t>(task_of.at(list[k]))];
+      auto latest = [&](const StepEvents& s) { return ts.latest_elsewhere(s, stream, idle_from, b.ts_us); };
+      models::Task& task = g->plan.tasks[static_cast<size_t>(task_of.at(list[k]))];
       if (auto a = latest(t)) {
         task.deps.push_back(task_of.at(*a));
-      } else if (before != nullptr) {
-        if (auto p = latest(*before)) {
+      } else if (ts.before != nullptr) {
+        if (auto p = latest(*ts.before)) {
           // The same stream position in the template step is the task.
           const Event& pe = events[*p];
-          const auto& plist = before->by_stream.at(pe.stream);
+          const auto& plist = ts.before->by_stream.at(pe.stream);
           const size_t pos = static_cast<size_t>(std::find(plist.begin(), plist.end(), *p) - plist.begin());
           const auto& tlist = t.by_stream.find(pe.stream);
           if (tlist != t.by_stream.end() && pos < tlist->second.size())
@@ -228,20 +258,54 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
       }
     }
   }
-  for (const auto& [key, count] : sizeless) {
-    g->notes.push_back(std::to_string(count) + " collective task(s) '" + key +
-                       "' without a message size (neither 'In msg nelems' nor a c10d operator's 'Input Dims'): " +
-                       "0 bytes, so calibrate prices them by their measured time alone and they do not grow with " +
-                       "the message at other worker counts");
+}
+
+// The first way step `step` of `rank` (its events `mine`, by the template's stream) differs from the template
+// step `t` of the group's first rank, or empty; the events it matched get their (step, task) in g->assigned.
+std::string match_step(const traces::Trace& trace, const StepEvents& t, int tmpl, int64_t rank, int step,
+                       const std::map<int64_t, std::vector<size_t>>& mine, Group* g) {
+  const std::vector<Event>& events = trace.events;
+  const int64_t first_rank = g->ranks.front();
+  const std::string at = "rank " + std::to_string(rank) + ", step " + std::to_string(step);
+  for (const auto& [stream, tlist] : t.by_stream) {
+    const auto found = mine.find(stream);
+    const size_t n = found == mine.end() ? 0 : found->second.size();
+    if (n != tlist.size()) {
+      return at + ", stream '" + stream_name(trace, stream) + "': " + std::to_string(n) + " device events where rank " +
+             std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " has " + std::to_string(tlist.size());
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const Event& e = events[found->second[i]];
+      const Event& te = events[tlist[i]];
+      if (key_of(e) != key_of(te)) {
+        return at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is '" + key_of(e) +
+               "' where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " has '" +
+               key_of(te) + "'";
+      }
+      // A send or recv runs with the same peer offset as the template's (the offset is the task's).
+      if (is_point_to_point(te) && (e.collective != te.collective || *e.peer - rank != *te.peer - first_rank)) {
+        return at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is a " +
+               e.collective + " with rank " + std::to_string(e.peer.value_or(-1)) + " where rank " +
+               std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " has a " + te.collective +
+               " with rank " + std::to_string(*te.peer) + " (peers " + std::to_string(*te.peer - first_rank) +
+               " ranks away)";
+      }
+      g->assigned[found->second[i]] = {step, g->task_of.at(tlist[i])};
+    }
   }
-  CT_RETURN_IF_ERROR(models::validate_plan(plan, path + " (derived plan)"));
-  // Every rank and step runs the template; its events get their task and
-  // step. Ranks name their streams apart ("gpu0 stream 20", "gpu1 stream
-  // 20"): a rank's device streams, in id order, stand for the template's.
+  return "";
+}
+
+// Every rank and step runs the template; its events get their task and
+// step. Ranks name their streams apart ("gpu0 stream 20", "gpu1 stream
+// 20"): a rank's device streams, in id order, stand for the template's.
+Status match_ranks_steps(const traces::Trace& trace, const RankSteps& ranks, const StepEvents& t, int tmpl,
+                         const std::string& path, Group* g) {
+  const int64_t first_rank = g->ranks.front();
   std::vector<int64_t> template_streams;
   for (const auto& [stream, list] : t.by_stream)
     template_streams.push_back(stream);
-  for (int64_t rank : members) {
+  for (int64_t rank : g->ranks) {
     const std::map<int, StepEvents>& steps = ranks.at(rank);
     std::set<int64_t> used;
     for (const auto& [marker, s] : steps) {
@@ -249,9 +313,10 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
         used.insert(stream);
     }
     if (used.size() != template_streams.size()) {
-      return bad("rank " + std::to_string(rank) + " runs device work on " + std::to_string(used.size()) +
-                 " streams, rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " on " +
-                 std::to_string(template_streams.size()) + " (every rank and step must run the same plan)");
+      return Status::invalid_argument(
+          path + ": rank " + std::to_string(rank) + " runs device work on " + std::to_string(used.size()) +
+          " streams, rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " on " +
+          std::to_string(template_streams.size()) + " (every rank and step must run the same plan)");
     }
     std::map<int64_t, int64_t> as_template;  // this rank's stream -> the template's
     size_t k = 0;
@@ -259,134 +324,38 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
       as_template[stream] = template_streams[k++];
     int step = 0;
     for (const auto& [marker, s] : steps) {
-      const std::string at = "rank " + std::to_string(rank) + ", step " + std::to_string(step);
       std::map<int64_t, std::vector<size_t>> mine;  // by the template's stream
       for (const auto& [stream, list] : s.by_stream)
         mine[as_template.at(stream)] = list;
-      std::string& problem = mismatch[step];
-      for (const auto& [stream, tlist] : t.by_stream) {
-        if (!problem.empty()) break;
-        const auto found = mine.find(stream);
-        const size_t n = found == mine.end() ? 0 : found->second.size();
-        if (n != tlist.size()) {
-          problem = at + ", stream '" + stream_name(trace, stream) + "': " + std::to_string(n) +
-                    " device events where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
-                    " has " + std::to_string(tlist.size());
-          break;
-        }
-        for (size_t i = 0; i < n; ++i) {
-          const Event& e = events[found->second[i]];
-          const Event& te = events[tlist[i]];
-          if (key_of(e) != key_of(te)) {
-            problem = at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is '" +
-                      key_of(e) + "' where rank " + std::to_string(first_rank) + "'s step " + std::to_string(tmpl) +
-                      " has '" + key_of(te) + "'";
-            break;
-          }
-          // A send or recv runs with the same peer offset as the template's (the offset is the task's).
-          if (is_point_to_point(te) && (e.collective != te.collective || *e.peer - rank != *te.peer - first_rank)) {
-            problem = at + ", stream '" + stream_name(trace, stream) + "': event " + std::to_string(i) + " is a " +
-                      e.collective + " with rank " + std::to_string(e.peer.value_or(-1)) + " where rank " +
-                      std::to_string(first_rank) + "'s step " + std::to_string(tmpl) + " has a " + te.collective +
-                      " with rank " + std::to_string(*te.peer) + " (peers " + std::to_string(*te.peer - first_rank) +
-                      " ranks away)";
-            break;
-          }
-          assigned[found->second[i]] = {step, task_of.at(tlist[i])};
-        }
-      }
+      // A step another rank of the group already differs in stays unmatched.
+      std::string& problem = g->mismatch[step];
+      if (problem.empty()) problem = match_step(trace, t, tmpl, rank, step, mine, g);
       ++step;
     }
   }
   return Status::ok();
 }
 
-// The template's cross-stream dependencies checked on every kept step of its rank: a dependency that
-// ended after its task started in some step was a coincidence of the template step and goes; a task
-// whose stream sat idle before it in any step depends on the other stream's task that never ended after
-// it started and ended inside its idle gap in the most steps (the latest in the template step on a tie).
-void check_group_dependencies(const traces::Trace& trace, const RankSteps& ranks, int tmpl, int first_step,
-                              const DerivePlanOptions& options, Group* g) {
-  const std::vector<Event>& events = trace.events;
-  const int64_t rank = g->ranks.front();
-  const int step_count = static_cast<int>(ranks.at(rank).size());
-  models::Plan& plan = g->plan;
-  const int first_host = g->first_host;
-  const std::set<int>& cut_tasks = g->cut_tasks;
-  const Assigned& assigned = g->assigned;
-  const int device_tasks = first_host >= 0 ? first_host : static_cast<int>(plan.tasks.size());
-  const int n_steps = step_count - first_step;
-  std::vector<std::vector<const Event*>> at(static_cast<size_t>(n_steps),
-                                            std::vector<const Event*>(static_cast<size_t>(device_tasks)));
-  for (const auto& [idx, st] : assigned) {
-    if (events[idx].rank == rank && st.first >= first_step && st.second < device_tasks)
-      at[static_cast<size_t>(st.first - first_step)][static_cast<size_t>(st.second)] = &events[idx];
+}  // namespace
+
+Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl, const DerivePlanOptions& options,
+                    const std::string& path, Group* g) {
+  const std::map<int, StepEvents>& own = ranks.at(g->ranks.front());
+  const TemplateStep ts{trace.events, own.at(tmpl), tmpl > 0 ? &own.at(tmpl - 1) : nullptr};
+  std::map<std::string, int> sizeless;  // collective cost key -> tasks without bytes
+  CT_RETURN_IF_ERROR(group_kernels_into_tasks(trace, ts.t, tmpl, path, &sizeless, g));
+  g->launch_order = launch_order_of(trace.events, g->task_of);
+  const std::set<int> cut_at_start =  // the cut tasks whose host piece runs to their start
+      add_host_tasks(options.host_tasks ? find_host_cuts(ts, options) : std::vector<HostCut>{}, ts.t, g);
+  add_idle_gap_dependencies(ts, options, cut_at_start, g);
+  for (const auto& [key, count] : sizeless) {
+    g->notes.push_back(std::to_string(count) + " collective task(s) '" + key +
+                       "' without a message size (neither 'In msg nelems' nor a c10d operator's 'Input Dims'): " +
+                       "0 bytes, so calibrate prices them by their measured time alone and they do not grow with " +
+                       "the message at other worker counts");
   }
-  for (const auto& row : at) {
-    for (const Event* e : row)
-      if (e == nullptr) return;  // cannot happen: every kept step matched the template
-  }
-  std::vector<std::vector<std::pair<double, int>>> ends(static_cast<size_t>(n_steps));  // sorted (end, task)
-  for (int s = 0; s < n_steps; ++s) {
-    for (int d = 0; d < device_tasks; ++d)
-      ends[static_cast<size_t>(s)].emplace_back(at[static_cast<size_t>(s)][static_cast<size_t>(d)]->end_us(), d);
-    std::sort(ends[static_cast<size_t>(s)].begin(), ends[static_cast<size_t>(s)].end());
-  }
-  std::vector<int> stream_prev(static_cast<size_t>(device_tasks), -1), stream_last(plan.streams.size(), -1);
-  for (int b = 0; b < device_tasks; ++b) {
-    const models::Task& task = plan.tasks[static_cast<size_t>(b)];
-    stream_prev[static_cast<size_t>(b)] = stream_last[static_cast<size_t>(task.stream)];
-    stream_last[static_cast<size_t>(task.stream)] = b;
-  }
-  const std::map<int, StepEvents>& steps = ranks.at(rank);
-  constexpr double kSlack = 0.01;  // us: timestamps of two streams of one device share a clock
-  for (int b = 0; b < device_tasks; ++b) {
-    models::Task& task = plan.tasks[static_cast<size_t>(b)];
-    std::map<int, int> score;  // candidate -> steps whose idle gap it ended in
-    for (int s = 0; s < n_steps; ++s) {
-      const Event& e = *at[static_cast<size_t>(s)][static_cast<size_t>(b)];
-      const int p = stream_prev[static_cast<size_t>(b)];
-      double idle_from =
-          p >= 0 ? at[static_cast<size_t>(s)][static_cast<size_t>(p)]->end_us() : steps.at(s + first_step).start_us;
-      if (p < 0 && s > 0) {
-        const int last = stream_last[static_cast<size_t>(task.stream)];
-        idle_from = std::max(idle_from, at[static_cast<size_t>(s - 1)][static_cast<size_t>(last)]->end_us());
-      }
-      const auto launched = e.launch_end_us();
-      if (cut_tasks.count(b) != 0 && launched && *launched > idle_from) idle_from = *launched;
-      if (e.ts_us - idle_from <= options.min_wait_us) continue;
-      const auto& list = ends[static_cast<size_t>(s)];
-      for (auto it = std::lower_bound(list.begin(), list.end(), std::make_pair(idle_from - kSlack, -1));
-           it != list.end() && it->first <= e.ts_us + kSlack; ++it) {
-        if (plan.tasks[static_cast<size_t>(it->second)].stream != task.stream) ++score[it->second];
-      }
-    }
-    const auto valid = [&](int d) {
-      for (int s = 0; s < n_steps; ++s) {
-        if (at[static_cast<size_t>(s)][static_cast<size_t>(d)]->end_us() >
-            at[static_cast<size_t>(s)][static_cast<size_t>(b)]->ts_us + kSlack)
-          return false;
-      }
-      return true;
-    };
-    int best = -1;
-    const auto& tmpl_row = at[static_cast<size_t>(tmpl - first_step)];
-    for (const auto& [d, n] : score) {
-      if (!valid(d)) continue;
-      const int bn = best >= 0 ? score[best] : 0;
-      if (best < 0 || n > bn ||
-          (n == bn && tmpl_row[static_cast<size_t>(d)]->end_us() > tmpl_row[static_cast<size_t>(best)]->end_us()))
-        best = d;
-    }
-    std::vector<int> deps;
-    for (int d : task.deps)
-      if (d >= device_tasks) deps.push_back(d);  // host tasks stay
-    if (best >= 0) {
-      deps.push_back(best);
-      task.prev_step_deps.clear();
-    }
-    task.deps = std::move(deps);
-  }
+  CT_RETURN_IF_ERROR(models::validate_plan(g->plan, path + " (derived plan)"));
+  return match_ranks_steps(trace, ranks, ts.t, tmpl, path, g);
 }
 
 }  // namespace clustertwin::calibrators::derive

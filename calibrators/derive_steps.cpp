@@ -32,51 +32,61 @@ bool is_point_to_point(const Event& e) {
   return e.category == Category::kComm && (e.collective == "send" || e.collective == "recv");
 }
 
-StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path) {
-  auto bad = [&](const std::string& what) { return Status::invalid_argument(path + ": " + what); };
-  const std::vector<Event>& events = trace.events;
-  // Step markers per rank, by start.
-  // Kineto marks a step twice, on the host thread and on the GPU's timeline (gpu_user_annotation): a step
-  // starts at the earliest marker of its name.
-  // The host thread's marker starts first; its end is where the host left the step.
+namespace {
+
+// Each rank's profiler step markers.
+struct StepMarkers {
+  std::map<int64_t, std::vector<double>> starts;         // rank -> the steps' starts, in order
+  std::map<int64_t, std::map<double, double>> step_end;  // rank -> start -> the step's end
+  std::map<int64_t, std::map<double, double>> own_end;   // rank -> start -> the marker's own end
+};
+
+// Step markers per rank, by start.
+// Kineto marks a step twice, on the host thread and on the GPU's timeline (gpu_user_annotation): a step
+// starts at the earliest marker of its name.
+// The host thread's marker starts first; its end is where the host left the step.
+StepMarkers step_markers(const std::vector<Event>& events) {
   std::map<int64_t, std::map<std::string, std::pair<double, double>>> marker_of;  // rank -> name -> start, end
   for (const Event& e : events) {
     if (!is_step_marker(e)) continue;
     auto [it, fresh] = marker_of[e.rank].try_emplace(e.name, e.ts_us, e.end_us());
     if (!fresh && e.ts_us < it->second.first) it->second = {e.ts_us, e.end_us()};
   }
-  std::map<int64_t, std::vector<double>> markers;
-  std::map<int64_t, std::map<double, double>> marker_end;  // rank -> start -> end
-  std::map<int64_t, std::map<double, double>> own_end;     // rank -> start -> the marker's own end
+  StepMarkers out;
   for (const auto& [rank, named] : marker_of) {
     for (const auto& [name, span] : named) {
-      markers[rank].push_back(span.first);
-      marker_end[rank][span.first] = span.second;
-      own_end[rank][span.first] = span.second;
+      out.starts[rank].push_back(span.first);
+      out.step_end[rank][span.first] = span.second;
+      out.own_end[rank][span.first] = span.second;
     }
-    std::sort(markers[rank].begin(), markers[rank].end());
+    std::sort(out.starts[rank].begin(), out.starts[rank].end());
     // A step's host time runs to the next step's start. The last step's next start is not in the trace (its
     // marker ends where the profiler stopped): its end is estimated as its marker's end plus the gap the step
     // before it left between its marker's end and the next start (the loop's own time between steps), so that
     // a trace whose measured window holds only its last step still prices that step's host tail, and a tail
     // sampled there is not short by the gap. With one step, its marker's end is all there is.
-    const std::vector<double>& starts = markers[rank];
+    const std::vector<double>& starts = out.starts[rank];
     for (size_t i = 0; i + 1 < starts.size(); ++i)
-      marker_end[rank][starts[i]] = starts[i + 1];
+      out.step_end[rank][starts[i]] = starts[i + 1];
     if (starts.size() > 1) {
-      const double gap = std::max(0.0, starts.back() - own_end[rank][starts[starts.size() - 2]]);
-      marker_end[rank][starts.back()] = own_end[rank][starts.back()] + gap;
+      const double gap = std::max(0.0, starts.back() - out.own_end[rank][starts[starts.size() - 2]]);
+      out.step_end[rank][starts.back()] = out.own_end[rank][starts.back()] + gap;
     }
   }
-  // Device events per rank and step.
+  return out;
+}
+
+// Device events per rank and step (keyed by the step's marker index, or 0 without markers).
+std::map<int64_t, std::map<int, StepEvents>> device_events_by_step(const std::vector<Event>& events,
+                                                                   const StepMarkers& markers) {
   std::map<int64_t, std::map<int, StepEvents>> ranks;
   for (size_t i = 0; i < events.size(); ++i) {
     const Event& e = events[i];
     if (!on_device(e.category)) continue;
     int step = 0;
     double start = 0;
-    auto m = markers.find(e.rank);
-    if (m != markers.end()) {
+    auto m = markers.starts.find(e.rank);
+    if (m != markers.starts.end()) {
       // A device event belongs to the step that launched it (the launch link), else to the one it ran in.
       const auto it = std::upper_bound(m->second.begin(), m->second.end(), e.host_ts_us.value_or(e.ts_us));
       if (it == m->second.begin()) continue;  // before the first marker: the profiler's warm-up
@@ -86,17 +96,17 @@ StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path
     auto [s, fresh] = ranks[e.rank].try_emplace(step);
     // Without markers the step starts with its first launch (or device event).
     const double first = std::min(e.ts_us, e.host_ts_us.value_or(e.ts_us));
-    if (m == markers.end()) start = fresh ? first : std::min(s->second.start_us, first);
+    if (m == markers.starts.end()) start = fresh ? first : std::min(s->second.start_us, first);
     s->second.start_us = start;
-    if (m != markers.end()) {
-      auto end = marker_end[e.rank].find(start);
-      if (end != marker_end[e.rank].end()) s->second.end_us = end->second;
-      s->second.marker_end_us = own_end[e.rank].at(start);
+    if (m != markers.starts.end()) {
+      const std::map<double, double>& ends = markers.step_end.at(e.rank);
+      auto end = ends.find(start);
+      if (end != ends.end()) s->second.end_us = end->second;
+      s->second.marker_end_us = markers.own_end.at(e.rank).at(start);
     }
     s->second.last_end_us = std::max(s->second.last_end_us, e.end_us());
     s->second.by_stream[e.stream].push_back(i);
   }
-  if (ranks.empty()) return bad("no device events (compute, comm, copy) in profiler steps to derive a plan from");
   for (auto& [rank, steps] : ranks) {
     for (auto& [step, s] : steps) {
       for (auto& [stream, list] : s.by_stream) {
@@ -104,6 +114,17 @@ StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path
                          [&](size_t a, size_t b) { return events[a].ts_us < events[b].ts_us; });
       }
     }
+  }
+  return ranks;
+}
+
+}  // namespace
+
+StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path) {
+  std::map<int64_t, std::map<int, StepEvents>> ranks = device_events_by_step(trace.events, step_markers(trace.events));
+  if (ranks.empty()) {
+    return Status::invalid_argument(path + ": no device events (compute, comm, copy) in profiler steps to derive a " +
+                                    "plan from");
   }
   // Steps are numbered from 0 in order on each rank; every rank has as many.
   RankSteps numbered;
@@ -116,9 +137,10 @@ StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path
   const size_t step_count = numbered.begin()->second.size();
   for (const auto& [rank, steps] : numbered) {
     if (steps.size() != step_count) {
-      return bad("rank " + std::to_string(rank) + " has " + std::to_string(steps.size()) +
-                 " profiler steps with device events, rank " + std::to_string(first_rank) + " has " +
-                 std::to_string(step_count) + " (every rank must record the same steps)");
+      return Status::invalid_argument(path + ": rank " + std::to_string(rank) + " has " + std::to_string(steps.size()) +
+                                      " profiler steps with device events, rank " + std::to_string(first_rank) +
+                                      " has " + std::to_string(step_count) +
+                                      " (every rank must record the same steps)");
     }
   }
   return numbered;

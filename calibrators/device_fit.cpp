@@ -87,22 +87,25 @@ std::vector<device::EfficiencyKnot> monotone_knots(std::vector<WeightedPoint> po
   return knots;
 }
 
-StatusOr<DeviceFit> fit_device_profile(const traces::KernelTrace& trace, const DeviceFitOptions& o) {
-  if (o.name.empty()) return Status::invalid_argument("--name '': the profile needs a name (for example h200)");
-  DeviceFit fit;
+namespace {
+
+// The records of dtype o.dtype as points of their efficiency curves, by curve; `fit` gets each point, the
+// decode records' bandwidth shares and the kinds not fitted.
+std::map<std::string, std::vector<WeightedPoint>> points_by_curve(const traces::KernelTrace& trace,
+                                                                  const DeviceFitOptions& o, DeviceFit* fit) {
   std::map<std::string, std::vector<WeightedPoint>> by_curve;
   for (const traces::KernelRecord& r : trace.records) {
     if (r.kind == "decode" && r.dtype == o.dtype && r.bytes > 0 && trace.memory_bandwidth > 0) {
-      fit.decode_shares.emplace_back(r.dim("batch"), r.bytes / r.time_s / trace.memory_bandwidth);
+      fit->decode_shares.emplace_back(r.dim("batch"), r.bytes / r.time_s / trace.memory_bandwidth);
       continue;
     }
     const std::string curve = curve_of(r);
     if (curve.empty() || r.dtype != o.dtype) {
       const std::string what = curve.empty() ? r.kind : r.kind + " (" + r.dtype + ")";
-      auto seen = std::find_if(fit.not_fitted_kinds.begin(), fit.not_fitted_kinds.end(),
+      auto seen = std::find_if(fit->not_fitted_kinds.begin(), fit->not_fitted_kinds.end(),
                                [&](const auto& k) { return k.first == what; });
-      if (seen == fit.not_fitted_kinds.end()) {
-        fit.not_fitted_kinds.emplace_back(what, 1);
+      if (seen == fit->not_fitted_kinds.end()) {
+        fit->not_fitted_kinds.emplace_back(what, 1);
       } else {
         ++seen->second;
       }
@@ -114,9 +117,32 @@ StatusOr<DeviceFit> fit_device_profile(const traces::KernelTrace& trace, const D
     p.size = size_of(r);
     p.time_s = r.time_s;
     p.measured = r.flops / r.time_s / trace.peak_flops;
-    fit.points.push_back(p);
+    fit->points.push_back(p);
     by_curve[curve].push_back({p.size, p.measured, r.time_s});
   }
+  return by_curve;
+}
+
+// Each curve with points fitted into the profile's gemm, attention or attention_full curve.
+Status fit_curves(const traces::KernelTrace& trace, const std::map<std::string, std::vector<WeightedPoint>>& by_curve,
+                  cluster::DeviceProfile* p) {
+  const std::string what = trace.source + ": the fitted ";
+  for (auto& [curve, points] : by_curve) {
+    if (points.empty()) continue;
+    auto fitted = device::EfficiencyCurve::make(monotone_knots(points), what + curve + " curve");
+    // An efficiency above 1 is a measurement the peak cannot explain: the trace's fault, named.
+    if (!fitted.is_ok()) return fitted.status();
+    (curve == "gemm" ? p->gemm : curve == "attention" ? p->attention : p->attention_full) = std::move(*fitted);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<DeviceFit> fit_device_profile(const traces::KernelTrace& trace, const DeviceFitOptions& o) {
+  if (o.name.empty()) return Status::invalid_argument("--name '': the profile needs a name (for example h200)");
+  DeviceFit fit;
+  std::map<std::string, std::vector<WeightedPoint>> by_curve = points_by_curve(trace, o, &fit);
   for (const char* needed : {"gemm", "attention"}) {
     if (by_curve[needed].empty()) {
       return Status::invalid_argument(trace.source + ": no " + std::string(needed) +
@@ -132,14 +158,7 @@ StatusOr<DeviceFit> fit_device_profile(const traces::KernelTrace& trace, const D
   if (!o.trace_name.empty()) p.provenance.emplace_back("trace", o.trace_name);
   p.provenance.emplace_back("dtype", o.dtype);
   p.peak_flops = trace.peak_flops;
-  const std::string what = trace.source + ": the fitted ";
-  for (auto& [curve, points] : by_curve) {
-    if (points.empty()) continue;
-    auto fitted = device::EfficiencyCurve::make(monotone_knots(points), what + curve + " curve");
-    // An efficiency above 1 is a measurement the peak cannot explain: the trace's fault, named.
-    if (!fitted.is_ok()) return fitted.status();
-    (curve == "gemm" ? p.gemm : curve == "attention" ? p.attention : p.attention_full) = std::move(*fitted);
-  }
+  CT_RETURN_IF_ERROR(fit_curves(trace, by_curve, &p));
   for (const auto& [batch, share] : fit.decode_shares) {
     if (share > 1) {
       return Status::invalid_argument(trace.source + ": a decode record at batch " + format_number("%g", batch) +

@@ -7,12 +7,9 @@
 #include <tuple>
 
 #include "calibrators/stats.h"
-#include "traces/trace_reader.h"
 
 namespace clustertwin::calibrators {
 namespace {
-
-constexpr const char* kStepKey = "flowtrain/step";
 
 std::vector<double> measured_steps(const FlowTrainRun& run, int first_step) {
   std::vector<double> out;
@@ -73,148 +70,54 @@ double twin_total(const sim::flowtrain::FlowTrainProcessResult& r, int first_ste
   return total;
 }
 
-}  // namespace
+using KeyPoints = std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>;  // key -> x, y
+using ExchangeKey = std::tuple<const FlowTrainRun*, int64_t, int64_t>;                         // run, step, bytes
 
-StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
-  auto trace = traces::read_trace(path);
-  if (!trace.is_ok()) return trace.status();
-  FlowTrainRun run;
-  run.path = path;
-  run.metadata = trace->metadata;
-  run.events = std::move(trace->events);
-  if (run.metadata.system != "flowtrain") {
-    return Status::invalid_argument(path + ": field 'metadata.system': '" + run.metadata.system +
-                                    "' is not the system asked for ('flowtrain')");
-  }
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(run.metadata.config_json);
-  } catch (const nlohmann::json::exception&) {
-    return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
-  }
-  if (!config.is_object()) return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
-  auto bad = [&](const std::string& field, const std::string& why) {
-    return Status::invalid_argument(path + ": field 'metadata.config." + field + "': " + why);
-  };
-  auto integer = [&](const nlohmann::json& o, const std::string& prefix, const char* field, int64_t min,
-                     int64_t* out) -> Status {
-    if (!o.contains(field) || !o[field].is_number_integer() || o[field].get<int64_t>() < min ||
-        o[field].get<int64_t>() > 1'000'000'000) {
-      return bad(prefix + field, "missing or not an integer >= " + std::to_string(min));
-    }
-    *out = o[field].get<int64_t>();
-    return Status::ok();
-  };
-  auto real = [&](const nlohmann::json& o, const std::string& prefix, const char* field, double* out) -> Status {
-    if (!o.contains(field) || !o[field].is_number() || !(o[field].get<double>() >= 0)) {
-      return bad(prefix + field, "missing or not a number >= 0");
-    }
-    *out = o[field].get<double>();
-    return Status::ok();
-  };
-  sim::flowtrain::FlowTrainProcessSetup& s = run.setup;
-  if (!config.contains("mode") || !config["mode"].is_string()) return bad("mode", "missing or not a string");
-  s.mode = config["mode"].get<std::string>();
-  int64_t v = 0;
-  CT_RETURN_IF_ERROR(integer(config, "", "world_size", 1, &v));
-  s.world = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "encoder_workers", 0, &v));
-  s.encoders = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "steps", 1, &v));
-  s.steps = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "global_batch", 1, &v));
-  s.global_batch = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "micro_batch_tokens", 1, &s.micro_batch_tokens));
-  CT_RETURN_IF_ERROR(integer(config, "", "pool_slots", 1, &v));
-  s.pool_slots = static_cast<int>(v);
-  CT_RETURN_IF_ERROR(integer(config, "", "seed", 0, &v));
-  s.seed = static_cast<uint64_t>(v);
-  if (!config.contains("model") || !config["model"].is_object()) return bad("model", "missing or not an object");
-  const nlohmann::json& m = config["model"];
-  models::flowtrain::TinyFacts& f = s.facts;
-  CT_RETURN_IF_ERROR(real(m, "model.", "encoder_params", &f.encoder_params));
-  CT_RETURN_IF_ERROR(real(m, "model.", "backbone_params", &f.backbone_params));
-  CT_RETURN_IF_ERROR(real(m, "model.", "text_scale", &f.text_scale));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "tokens_per_image", 1, &f.tokens_per_image));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "max_images", 0, &f.max_images));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "context", 2, &f.context));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "d_vision", 1, &f.d_vision));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "enc_layers", 1, &f.enc_layers));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "d_model", 1, &f.d_model));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "layers", 1, &f.layers));
-  CT_RETURN_IF_ERROR(integer(m, "model.", "vocab", 1, &f.vocab));
-  // A run on a GPU: its ranks' device work shares the machine's GPUs (rank r on r % gpus, as the executor
-  // places them; config.gpus where the run recorded it, else one: the device check's machine).
-  if (run.metadata.hardware.rfind("cuda", 0) == 0) {
-    s.gpus = 1;
-    if (config.contains("gpus")) CT_RETURN_IF_ERROR(integer(config, "", "gpus", 1, &v));
-    if (config.contains("gpus")) s.gpus = static_cast<int>(v);
-  }
-  if (config.contains("matmul_flops_per_s") && config["matmul_flops_per_s"].is_number()) {
-    run.matmul_flops_per_s = config["matmul_flops_per_s"].get<double>();
-  }
-  std::map<int64_t, double> steps;
-  for (const traces::Event& e : run.events) {
-    if (e.cost_key == kStepKey && e.step) steps[*e.step] = e.dur_us * 1e-6;
-  }
-  for (const auto& [k, seconds] : steps)
-    run.step_s.push_back(seconds);
-  if (static_cast<int>(run.step_s.size()) != s.steps) {
-    return Status::invalid_argument(path + ": " + std::to_string(run.step_s.size()) + " '" + kStepKey +
-                                    "' events for " + std::to_string(s.steps) + " steps");
-  }
-  sim::flowtrain::FlowTrainProcessCosts none;
-  for (const char* key : {"flowtrain/data", "flowtrain/encoder", "flowtrain/encoder_backward", "flowtrain/backbone",
-                          "flowtrain/allreduce", "flowtrain/optimizer", "flowtrain/transfer", "flowtrain/pool_put",
-                          "flowtrain/pool_take"})
-    none.keys[key] = {};
-  if (Status ok = sim::flowtrain::validate(s, none); !ok.is_ok())
-    return Status::invalid_argument(path + ": " + ok.message());
-  return run;
-}
-
-StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs,
-                                                                    int first_step, int cores,
-                                                                    std::vector<std::string>* notes) {
-  auto note = [notes](const std::string& line) {
-    if (notes != nullptr) notes->push_back(line);
-  };
-  if (runs.empty()) return Status::invalid_argument("fit: no runs");
-  sim::flowtrain::FlowTrainProcessCosts costs;
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> points;  // size, cpu seconds
-  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> device;  // size, wait beyond the CPU
-  std::map<std::string, std::pair<double, int64_t>> wall;                             // key -> seconds, tasks
+// What the runs' events say of each cost key.
+struct FlowTrainSamples {
+  KeyPoints points;                                        // size, cpu seconds
+  KeyPoints device;                                        // size, wait beyond the CPU
+  std::map<std::string, std::pair<double, int64_t>> wall;  // key -> seconds, tasks
   bool on_gpu = false;
-  std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, double> exchange;  // the least wait beyond CPU
-  std::map<std::tuple<const FlowTrainRun*, int64_t, int64_t>, std::pair<double, int>> exchange_size;  // bytes, members
+  std::map<ExchangeKey, double> exchange;                       // the least wait beyond CPU
+  std::map<ExchangeKey, std::pair<double, int>> exchange_size;  // bytes, members
+};
+
+FlowTrainSamples flowtrain_samples(const std::vector<const FlowTrainRun*>& runs, int first_step) {
+  FlowTrainSamples out;
   for (const FlowTrainRun* run : runs) {
     for (const traces::Event& e : run->events) {
-      if (e.cost_key.empty() || e.cost_key == kStepKey || !e.cpu_us) continue;
+      if (e.cost_key.empty() || e.cost_key == kFlowTrainStepKey || !e.cpu_us) continue;
       if (e.step && *e.step < first_step && run->setup.steps > first_step) continue;
       const double size = e.flops ? *e.flops : e.bytes ? static_cast<double>(*e.bytes) : 0;
-      points[e.cost_key].first.push_back(size);
-      points[e.cost_key].second.push_back(*e.cpu_us * 1e-6);
+      out.points[e.cost_key].first.push_back(size);
+      out.points[e.cost_key].second.push_back(*e.cpu_us * 1e-6);
       if (run->setup.gpus > 0 && e.cost_key != "flowtrain/allreduce") {
         // On a GPU the thread's time beyond its CPU is the device's (the all-reduce's is its exchange, below).
-        on_gpu = true;
-        device[e.cost_key].first.push_back(size);
-        device[e.cost_key].second.push_back(std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6));
-        wall[e.cost_key].first += e.dur_us * 1e-6;
-        ++wall[e.cost_key].second;
+        out.on_gpu = true;
+        out.device[e.cost_key].first.push_back(size);
+        out.device[e.cost_key].second.push_back(std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6));
+        out.wall[e.cost_key].first += e.dur_us * 1e-6;
+        ++out.wall[e.cost_key].second;
       }
       if (e.cost_key == "flowtrain/allreduce" && e.step && e.bytes) {
         // Per run, step and group (the buffer's size tells the sides apart): the least wait beyond the CPU, the
         // last member's, is the exchange itself.
         const double beyond = std::max(0.0, (e.dur_us - *e.cpu_us) * 1e-6);
         auto key = std::make_tuple(run, *e.step, *e.bytes);
-        auto it = exchange.find(key);
-        exchange[key] = it == exchange.end() ? beyond : std::min(it->second, beyond);
-        exchange_size[key].first = static_cast<double>(*e.bytes);
-        ++exchange_size[key].second;
+        auto it = out.exchange.find(key);
+        out.exchange[key] = it == out.exchange.end() ? beyond : std::min(it->second, beyond);
+        out.exchange_size[key].first = static_cast<double>(*e.bytes);
+        ++out.exchange_size[key].second;
       }
     }
   }
-  for (const auto& [key, xy] : points) {
+  return out;
+}
+
+// Each key's line through its CPU times, and on a GPU through its waits beyond the CPU.
+void fit_key_lines(const FlowTrainSamples& samples, sim::flowtrain::FlowTrainProcessCosts* costs) {
+  for (const auto& [key, xy] : samples.points) {
     const Line line = robust_line(xy.first, xy.second);
     sim::flowtrain::FlowTrainKeyCost c;
     c.latency_s = line.intercept;
@@ -224,8 +127,8 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
       c.latency_s = 0;
       c.seconds_per_unit = line.intercept / xy.first.front();
     }
-    auto d = device.find(key);
-    if (d != device.end()) {
+    auto d = samples.device.find(key);
+    if (d != samples.device.end()) {
       const Line tail = robust_line(d->second.first, d->second.second);
       c.device_latency_s = std::max(0.0, tail.intercept);
       c.device_seconds_per_unit = std::max(0.0, tail.slope);
@@ -234,46 +137,49 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
         c.device_seconds_per_unit = std::max(0.0, tail.intercept) / d->second.first.front();
       }
     }
-    costs.keys[key] = c;
+    costs->keys[key] = c;
   }
-  // The hand-off keys copy bytes alike (into a pool slot, out of one, into a send buffer): a mode's key the fitting
-  // runs lack takes a sibling's line; where the runs have none (monolithic hands nothing off), the line of the copy
-  // every run makes, a sample's upload (flowtrain/data): a copy's own cost without the pool's synchronisation.
+}
+
+// The hand-off keys copy bytes alike (into a pool slot, out of one, into a send buffer): a mode's key the fitting
+// runs lack takes a sibling's line; where the runs have none (monolithic hands nothing off), the line of the copy
+// every run makes, a sample's upload (flowtrain/data): a copy's own cost without the pool's synchronisation.
+void borrow_handoff_lines(sim::flowtrain::FlowTrainProcessCosts* costs, std::vector<std::string>* notes) {
   for (const char* key : {"flowtrain/transfer", "flowtrain/pool_put", "flowtrain/pool_take"}) {
-    if (costs.keys.count(key) > 0) continue;
+    if (costs->keys.count(key) > 0) continue;
     for (const char* sibling : {"flowtrain/pool_put", "flowtrain/pool_take", "flowtrain/transfer", "flowtrain/data"}) {
-      if (costs.keys.count(sibling) > 0) {
-        costs.keys[key] = costs.keys[sibling];
-        if (std::string(sibling) == "flowtrain/data")
-          note(std::string(key) + ": not in the runs fitted; priced as their sample upload (flowtrain/data)");
+      if (costs->keys.count(sibling) > 0) {
+        costs->keys[key] = costs->keys[sibling];
+        if (std::string(sibling) == "flowtrain/data" && notes != nullptr)
+          notes->push_back(std::string(key) +
+                           ": not in the runs fitted; priced as their sample upload (flowtrain/data)");
         break;
       }
     }
   }
-  // The exchange, per byte of the all-reduced buffer and ring factor 2 (n - 1) / n, so that a larger group or
-  // buffer (monolithic's whole model on every rank) scales.
+}
+
+// The exchange, per byte of the all-reduced buffer and ring factor 2 (n - 1) / n, so that a larger group or
+// buffer (monolithic's whole model on every rank) scales.
+double exchange_seconds_per_byte(const FlowTrainSamples& samples) {
   std::vector<double> per_byte;
-  for (const auto& [key, beyond] : exchange) {
-    const auto& [bytes, members] = exchange_size[key];
+  for (const auto& [key, beyond] : samples.exchange) {
+    const auto& [bytes, members] = samples.exchange_size.at(key);
     if (bytes > 0 && members > 1) per_byte.push_back(beyond / (bytes * 2.0 * (members - 1) / members));
   }
-  costs.exchange_s_per_byte = quantile(per_byte, 0.5);
-  if (on_gpu) CT_RETURN_IF_ERROR(fit_device_parts(runs, first_step, cores, wall, &costs));
+  return quantile(per_byte, 0.5);
+}
 
-  // The hand-off latency: the one value (bisection in [0, 20 ms]) giving the runs' total measured step time. Only
-  // runs that hand samples off measure it: monolithic's leave it 0, which a prediction of a split mode from them
-  // then assumes (and says so).
-  if (std::none_of(runs.begin(), runs.end(), [](const FlowTrainRun* r) { return r->setup.mode != "monolithic"; })) {
-    note("hand-off latency: not measured (the runs fitted hand nothing off); 0 assumed");
-    return costs;
-  }
+// The hand-off latency: the one value (bisection in [0, 20 ms]) giving the runs' total measured step time.
+Status fit_handoff_latency(const std::vector<const FlowTrainRun*>& runs, int first_step, int cores,
+                           sim::flowtrain::FlowTrainProcessCosts* costs) {
   double measured = 0;
   for (const FlowTrainRun* run : runs) {
     for (double s : measured_steps(*run, first_step))
       measured += s;
   }
   auto total_at = [&](double latency) -> StatusOr<double> {
-    sim::flowtrain::FlowTrainProcessCosts c = costs;
+    sim::flowtrain::FlowTrainProcessCosts c = *costs;
     c.handoff_latency_s = latency;
     double total = 0;
     for (const FlowTrainRun* run : runs) {
@@ -286,12 +192,12 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
   double lo = 0, hi = 0.02;
   auto at_lo = total_at(lo);
   if (!at_lo.is_ok()) return at_lo.status();
-  if (*at_lo >= measured) return costs;  // no latency needed (or the costs alone overshoot)
+  if (*at_lo >= measured) return Status::ok();  // no latency needed (or the costs alone overshoot)
   auto at_hi = total_at(hi);
   if (!at_hi.is_ok()) return at_hi.status();
   if (*at_hi <= measured) {
-    costs.handoff_latency_s = hi;
-    return costs;
+    costs->handoff_latency_s = hi;
+    return Status::ok();
   }
   for (int i = 0; i < 14; ++i) {
     const double mid = (lo + hi) / 2;
@@ -299,7 +205,30 @@ StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::v
     if (!t.is_ok()) return t.status();
     (*t < measured ? lo : hi) = mid;
   }
-  costs.handoff_latency_s = (lo + hi) / 2;
+  costs->handoff_latency_s = (lo + hi) / 2;
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<sim::flowtrain::FlowTrainProcessCosts> fit_flowtrain_costs(const std::vector<const FlowTrainRun*>& runs,
+                                                                    int first_step, int cores,
+                                                                    std::vector<std::string>* notes) {
+  if (runs.empty()) return Status::invalid_argument("fit: no runs");
+  sim::flowtrain::FlowTrainProcessCosts costs;
+  const FlowTrainSamples samples = flowtrain_samples(runs, first_step);
+  fit_key_lines(samples, &costs);
+  borrow_handoff_lines(&costs, notes);
+  costs.exchange_s_per_byte = exchange_seconds_per_byte(samples);
+  if (samples.on_gpu) CT_RETURN_IF_ERROR(fit_device_parts(runs, first_step, cores, samples.wall, &costs));
+  // Only runs that hand samples off measure the hand-off latency: monolithic's leave it 0, which a prediction of a
+  // split mode from them then assumes (and says so).
+  if (std::none_of(runs.begin(), runs.end(), [](const FlowTrainRun* r) { return r->setup.mode != "monolithic"; })) {
+    if (notes != nullptr)
+      notes->push_back("hand-off latency: not measured (the runs fitted hand nothing off); 0 assumed");
+    return costs;
+  }
+  CT_RETURN_IF_ERROR(fit_handoff_latency(runs, first_step, cores, &costs));
   return costs;
 }
 

@@ -17,6 +17,9 @@
 
 namespace clustertwin::calibrators {
 
+/// The cost key of a FlowTrain run's step events (rank 0's, one a step).
+inline constexpr const char* kFlowTrainStepKey = "flowtrain/step";
+
 /// A `run flowtrain --trace` run: its options and what it recorded.
 struct FlowTrainRun {
   std::string path;
@@ -28,7 +31,7 @@ struct FlowTrainRun {
 };
 
 /// InvalidArgument naming the file and field for a trace that is not of
-/// `run flowtrain` or lacks its options.
+/// `run flowtrain` or lacks its options (flowtrain_run.cpp).
 StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path);
 
 /// The costs of `runs`' events from step `first_step` on, pooled; the

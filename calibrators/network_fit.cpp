@@ -74,26 +74,23 @@ SegmentFit fit_segment(const std::vector<SizePoint>& points, size_t first, size_
   return f;
 }
 
-// Fits one collective's points (sorted by bytes, then group size).
-NetworkFit fit_op(models::CollectiveOp op, std::vector<SizePoint> points, const NetworkFitOptions& options) {
-  NetworkFit fit;
-  fit.op = op;
-  // Distinct sizes: a segment is a run of whole sizes (every group size of a size together).
-  std::vector<size_t> size_start;  // index of the first point of each distinct size
-  for (size_t i = 0; i < points.size(); ++i) {
-    if (i == 0 || points[i].bytes != points[i - 1].bytes) size_start.push_back(i);
-  }
+// The last point of distinct size `size_index` (`size_start`: each distinct size's first point).
+size_t last_of_size(const std::vector<size_t>& size_start, size_t points, size_t size_index) {
+  return size_index + 1 < size_start.size() ? size_start[size_index + 1] - 1 : points - 1;
+}
+
+// The segments as distinct-size index ranges, in order: the fewest whose largest residual is within the
+// tolerance, else those with the smallest. A segment spans one size or more (network_fit.h: why one).
+std::vector<std::pair<size_t, size_t>> best_segments(const std::vector<SizePoint>& points,
+                                                     const std::vector<size_t>& size_start, models::CollectiveOp op,
+                                                     const NetworkFitOptions& options) {
   const size_t m = size_start.size();
-  auto last_point = [&](size_t size_index) {
-    return size_index + 1 < m ? size_start[size_index + 1] - 1 : points.size() - 1;
-  };
-  // A segment spans one size or more (network_fit.h: why one).
   const int max_k = std::max(1, std::min<int>(options.max_segments, static_cast<int>(m)));
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<std::vector<double>> cost(m, std::vector<double>(m, kInf));
   for (size_t i = 0; i < m; ++i) {
     for (size_t j = i; j < m; ++j)
-      cost[i][j] = fit_segment(points, size_start[i], last_point(j), op).max_abs_residual;
+      cost[i][j] = fit_segment(points, size_start[i], last_of_size(size_start, points.size(), j), op).max_abs_residual;
   }
   // best[k][j]: the smallest largest residual of sizes 0..j in k + 1 segments; from[k][j]: the last one's start.
   std::vector<std::vector<double>> best(max_k, std::vector<double>(m, kInf));
@@ -127,15 +124,28 @@ NetworkFit fit_op(models::CollectiveOp op, std::vector<SizePoint> points, const 
     j = i - 1;
   }
   std::reverse(ranges.begin(), ranges.end());
-  for (const auto& [i, j] : ranges) {
-    const SegmentFit s = fit_segment(points, size_start[i], last_point(j), op);
+  return ranges;
+}
+
+// Fits one collective's points (sorted by bytes, then group size).
+NetworkFit fit_op(models::CollectiveOp op, std::vector<SizePoint> points, const NetworkFitOptions& options) {
+  NetworkFit fit;
+  fit.op = op;
+  // Distinct sizes: a segment is a run of whole sizes (every group size of a size together).
+  std::vector<size_t> size_start;  // index of the first point of each distinct size
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (i == 0 || points[i].bytes != points[i - 1].bytes) size_start.push_back(i);
+  }
+  for (const auto& [i, j] : best_segments(points, size_start, op, options)) {
+    const size_t last = last_of_size(size_start, points.size(), j);
+    const SegmentFit s = fit_segment(points, size_start[i], last, op);
     cluster::CollectiveSegment segment;
     segment.from_bytes = i == 0 ? 0 : static_cast<double>(points[size_start[i]].bytes);
     segment.step_latency = s.step_latency;
     // No bandwidth term: a bus so fast that it never shows.
     segment.bus_bandwidth = s.seconds_per_bus_byte > 0 ? 1 / s.seconds_per_bus_byte : kLatencyOnlyBusBandwidth;
     fit.segments.push_back(segment);
-    for (size_t p = size_start[i]; p <= last_point(j); ++p) {
+    for (size_t p = size_start[i]; p <= last; ++p) {
       SizePoint& point = points[p];
       point.fitted_s =
           s.step_latency * regressor_steps(point, op) + s.seconds_per_bus_byte * regressor_bytes(point, op);

@@ -13,6 +13,49 @@
 
 namespace clustertwin::calibrators {
 
+namespace {
+
+// Each rank's step spans (config.step_spans_us, a profiler trace's): [start, end] per runner step, in seconds.
+Status read_step_spans(const std::string& path, const nlohmann::json& ranks, RecordedRun* run) {
+  auto is_span = [](const nlohmann::json& s) {
+    return s.is_array() && s.size() == 2 && s[0].is_number() && s[1].is_number() &&
+           s[1].get<double>() >= s[0].get<double>();
+  };
+  auto is_rank = [&](const nlohmann::json& r) {
+    return r.is_object() && r.contains("spans") && r["spans"].is_array() &&
+           r["spans"].size() == static_cast<size_t>(run->runner_steps) &&
+           std::all_of(r["spans"].begin(), r["spans"].end(), is_span);
+  };
+  if (!ranks.is_array() || ranks.empty() || !std::all_of(ranks.begin(), ranks.end(), is_rank)) {
+    return Status::invalid_argument(path + ": field 'metadata.config.step_spans_us': " +
+                                    "not a list of ranks' {spans: one [start, end] (end >= start) per runner step}");
+  }
+  for (const nlohmann::json& r : ranks) {
+    run->step_span_ranks.push_back(r.contains("rank") && r["rank"].is_number_integer()
+                                       ? r["rank"].get<int64_t>()
+                                       : static_cast<int64_t>(run->step_span_ranks.size()));
+    run->step_spans.emplace_back();
+    for (const nlohmann::json& s : r["spans"])
+      run->step_spans.back().emplace_back(s[0].get<double>() * 1e-6, s[1].get<double>() * 1e-6);
+  }
+  return Status::ok();
+}
+
+// Every event names a task of the plan and a step.
+Status check_events_in_plan(const std::string& path, const RecordedRun& run) {
+  for (size_t i = 0; i < run.events.size(); ++i) {
+    const traces::Event& e = run.events[i];
+    if (!e.task_id || *e.task_id < 0 || *e.task_id >= static_cast<int64_t>(run.plan.tasks.size()) || !e.step) {
+      return Status::invalid_argument(path + ": event " + std::to_string(i) +
+                                      ": no task of the recorded plan (field 'task_id' or 'step' missing or out of "
+                                      "range)");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
   auto trace = traces::read_trace(path);
   if (!trace.is_ok()) return trace.status();
@@ -43,40 +86,12 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
   }
   run.runner_steps = config["runner_steps"].get<int>();
   run.prologue_steps = config["prologue_steps"].get<int>();
-  if (config.contains("step_spans_us")) {
-    const nlohmann::json& ranks = config["step_spans_us"];
-    auto is_span = [](const nlohmann::json& s) {
-      return s.is_array() && s.size() == 2 && s[0].is_number() && s[1].is_number() &&
-             s[1].get<double>() >= s[0].get<double>();
-    };
-    auto is_rank = [&](const nlohmann::json& r) {
-      return r.is_object() && r.contains("spans") && r["spans"].is_array() &&
-             r["spans"].size() == static_cast<size_t>(run.runner_steps) &&
-             std::all_of(r["spans"].begin(), r["spans"].end(), is_span);
-    };
-    if (!ranks.is_array() || ranks.empty() || !std::all_of(ranks.begin(), ranks.end(), is_rank))
-      return bad("step_spans_us", "not a list of ranks' {spans: one [start, end] (end >= start) per runner step}");
-    for (const nlohmann::json& r : ranks) {
-      run.step_span_ranks.push_back(r.contains("rank") && r["rank"].is_number_integer()
-                                        ? r["rank"].get<int64_t>()
-                                        : static_cast<int64_t>(run.step_span_ranks.size()));
-      run.step_spans.emplace_back();
-      for (const nlohmann::json& s : r["spans"])
-        run.step_spans.back().emplace_back(s[0].get<double>() * 1e-6, s[1].get<double>() * 1e-6);
-    }
-  }
+  if (config.contains("step_spans_us")) CT_RETURN_IF_ERROR(read_step_spans(path, config["step_spans_us"], &run));
   if (run.metadata.world_size < 1) {
     return Status::invalid_argument(path + ": field 'metadata.world_size': " + std::to_string(run.metadata.world_size) +
                                     " must be >= 1");
   }
-  for (size_t i = 0; i < run.events.size(); ++i) {
-    const traces::Event& e = run.events[i];
-    if (!e.task_id || *e.task_id < 0 || *e.task_id >= static_cast<int64_t>(run.plan.tasks.size()) || !e.step) {
-      return Status::invalid_argument(path + ": event " + std::to_string(i) +
-                                      ": no task of the recorded plan (field 'task_id' or 'step' missing or out of "
-                                      "range)");
-    }
-  }
+  CT_RETURN_IF_ERROR(check_events_in_plan(path, run));
   return run;
 }
 

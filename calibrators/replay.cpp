@@ -13,6 +13,77 @@
 
 namespace clustertwin::calibrators {
 
+namespace {
+
+// Whether `base` prices every task of `plan` by its cost key.
+bool profile_prices_all(const models::Plan& plan, const cluster::ClusterProfile& base) {
+  bool all = true;
+  for (const models::Task& t : plan.tasks) {
+    if (t.cost_key.empty() || base.costs.count(t.cost_key) > 0) continue;
+    // A collective the profile's benchmarked network prices (calibrate --collectives-from-network) needs no key.
+    const bool fitted_network = t.collective && base.fitted_collective(t.collective->op) != nullptr;
+    if (!fitted_network) all = false;
+  }
+  return all;
+}
+
+// `base` priced by the costs fitted on the runs `costs_paths` (of `run`'s system, read from `trace_path`),
+// their keys' fits in `fits`; `sources` holds the runs that `measured` points into.
+StatusOr<cluster::ClusterProfile> profile_from_runs(const std::vector<std::string>& costs_paths, const RecordedRun& run,
+                                                    const std::string& trace_path, const cluster::ClusterProfile& base,
+                                                    int warmup, int drain, std::vector<KeyFit>* fits,
+                                                    std::vector<RecordedRun>* sources,
+                                                    std::vector<MeasuredRun>* measured) {
+  std::vector<TaskSample> samples;
+  sources->reserve(costs_paths.size());
+  for (const std::string& path : costs_paths) {
+    auto source = read_recorded_run(path);
+    if (!source.is_ok()) return source.status();
+    if (source->metadata.system != run.metadata.system) {
+      return Status::invalid_argument(path + ": field 'metadata.system': '" + source->metadata.system +
+                                      "' is not the system of " + trace_path + " ('" + run.metadata.system + "')");
+    }
+    const int first = source->prologue_steps + warmup, last = source->runner_steps - 1 - drain;
+    if (last < first) return Status::invalid_argument(path + ": too few runner steps to fit costs from");
+    const auto more = task_samples(*source, first, last);
+    samples.insert(samples.end(), more.begin(), more.end());
+    sources->push_back(std::move(*source));
+    measured->push_back({&sources->back(), first, last});
+  }
+  // Predicting from other runs (another rank count, most often): their collectives' waits, measured in them,
+  // held apart from the CPU work the twin time-shares (step_wait.h), as calibrate does by default.
+  cluster::ClusterProfile machine = base;
+  add_run_step_waits_by_default(samples, &machine);
+  remove_step_waits(machine, &samples);
+  *fits = fit_keys(samples);
+  return profile_with_fits(machine, *fits);
+}
+
+// Per cost key: the real mean (`own`) against the twin's mean task duration.
+void add_key_errors(const RecordedRun& run, const std::vector<KeyFit>& own,
+                    const std::map<std::string, double>& twin_means, ReplayResult* r) {
+  std::map<std::string, std::pair<double, double>> cpu;  // key -> thread CPU us, start-to-end us
+  for (const traces::Event& e : run.events) {
+    if (!e.cpu_us || !e.step || *e.step < r->first_step || *e.step > r->last_step || e.cost_key.empty()) continue;
+    cpu[e.cost_key].first += *e.cpu_us;
+    cpu[e.cost_key].second += e.dur_us;
+  }
+  for (const KeyFit& f : own) {
+    KeyError e;
+    e.cost_key = f.cost_key;
+    e.samples = f.samples;
+    e.real_s = f.mean_s;
+    auto it = twin_means.find(f.cost_key);
+    if (it != twin_means.end()) e.twin_s = it->second;
+    e.error = e.real_s > 0 ? (e.twin_s - e.real_s) / e.real_s : 0;
+    auto c = cpu.find(f.cost_key);
+    if (c != cpu.end() && c->second.second > 0) e.real_cpu_share = c->second.first / c->second.second;
+    r->per_key.push_back(e);
+  }
+}
+
+}  // namespace
+
 StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<std::string>& costs_paths,
                               const cluster::ClusterProfile& base, int warmup, int drain) {
   auto run = read_recorded_run(trace_path);
@@ -34,43 +105,16 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   if (!real.is_ok()) return real.status();
   r.real_step_s = *real;
   const std::vector<KeyFit> own = fit_key_durations(*run, r.first_step, r.last_step);
-  bool profile_prices_all = true;
-  for (const models::Task& t : run->plan.tasks) {
-    if (t.cost_key.empty() || base.costs.count(t.cost_key) > 0) continue;
-    // A collective the profile's benchmarked network prices (calibrate --collectives-from-network) needs no key.
-    const bool fitted_network = t.collective && base.fitted_collective(t.collective->op) != nullptr;
-    if (!fitted_network) profile_prices_all = false;
-  }
   cluster::ClusterProfile profile = base;
   std::vector<RecordedRun> sources;  // the runs the costs come from
   std::vector<MeasuredRun> measured;
   if (!costs_paths.empty()) {
-    std::vector<TaskSample> samples;
-    sources.reserve(costs_paths.size());
-    for (const std::string& path : costs_paths) {
-      auto source = read_recorded_run(path);
-      if (!source.is_ok()) return source.status();
-      if (source->metadata.system != run->metadata.system) {
-        return Status::invalid_argument(path + ": field 'metadata.system': '" + source->metadata.system +
-                                        "' is not the system of " + trace_path + " ('" + run->metadata.system + "')");
-      }
-      const int first = source->prologue_steps + warmup, last = source->runner_steps - 1 - drain;
-      if (last < first) return Status::invalid_argument(path + ": too few runner steps to fit costs from");
-      const auto more = task_samples(*source, first, last);
-      samples.insert(samples.end(), more.begin(), more.end());
-      sources.push_back(std::move(*source));
-      measured.push_back({&sources.back(), first, last});
-    }
-    // Predicting from other runs (another rank count, most often): their collectives' waits, measured in them,
-    // held apart from the CPU work the twin time-shares (step_wait.h), as calibrate does by default.
-    cluster::ClusterProfile machine = base;
-    add_run_step_waits_by_default(samples, &machine);
-    remove_step_waits(machine, &samples);
-    r.fits = fit_keys(samples);
+    auto fitted = profile_from_runs(costs_paths, *run, trace_path, base, warmup, drain, &r.fits, &sources, &measured);
+    if (!fitted.is_ok()) return fitted.status();
     r.costs = "runs";
     r.costs_from = costs_paths;
-    profile = profile_with_fits(machine, r.fits);
-  } else if (profile_prices_all) {
+    profile = std::move(*fitted);
+  } else if (profile_prices_all(run->plan, base)) {
     r.costs = "profile";
   } else {
     std::vector<TaskSample> samples = task_samples(*run, r.first_step, r.last_step);
@@ -94,26 +138,7 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   if (!twin.is_ok()) return twin.status();
   r.twin_step_s = twin->step_time_s;
   r.step_error = r.real_step_s > 0 ? (r.twin_step_s - r.real_step_s) / r.real_step_s : 0;
-  // Per cost key: the real mean against the twin's mean task duration.
-  const std::map<std::string, double> twin_means = detail::twin_key_means(run->plan, *twin);
-  std::map<std::string, std::pair<double, double>> cpu;  // key -> thread CPU us, start-to-end us
-  for (const traces::Event& e : run->events) {
-    if (!e.cpu_us || !e.step || *e.step < r.first_step || *e.step > r.last_step || e.cost_key.empty()) continue;
-    cpu[e.cost_key].first += *e.cpu_us;
-    cpu[e.cost_key].second += e.dur_us;
-  }
-  for (const KeyFit& f : own) {
-    KeyError e;
-    e.cost_key = f.cost_key;
-    e.samples = f.samples;
-    e.real_s = f.mean_s;
-    auto it = twin_means.find(f.cost_key);
-    if (it != twin_means.end()) e.twin_s = it->second;
-    e.error = e.real_s > 0 ? (e.twin_s - e.real_s) / e.real_s : 0;
-    auto c = cpu.find(f.cost_key);
-    if (c != cpu.end() && c->second.second > 0) e.real_cpu_share = c->second.first / c->second.second;
-    r.per_key.push_back(e);
-  }
+  add_key_errors(*run, own, detail::twin_key_means(run->plan, *twin), &r);
   return r;
 }
 

@@ -113,23 +113,55 @@ JsonCursor::Token JsonCursor::after_value(Token token) {
   return token;
 }
 
+JsonCursor::Token JsonCursor::after_document() {
+  char c = 0;
+  if (peek_byte(&c)) {
+    return fail("not valid JSON at byte " + std::to_string(offset()) + ": unexpected " + printable(c) +
+                " after the end of the document");
+  }
+  return status_.is_ok() ? Token::kEnd : Token::kError;
+}
+
+JsonCursor::Token JsonCursor::input_ended() {
+  if (!status_.is_ok()) return Token::kError;
+  if (stack_.empty()) return fail("not JSON: the input is empty");
+  return fail(std::string("truncated: the input ends at byte ") + std::to_string(offset()) + " inside " +
+              (stack_.back() == '{' ? "an object" : "an array"));
+}
+
+JsonCursor::Token JsonCursor::scan_value(char c) {
+  switch (c) {
+    case '{':
+    case '[':
+      if (stack_.size() >= kMaxDepth) {
+        return fail("not accepted at byte " + std::to_string(offset()) + ": nesting deeper than " +
+                    std::to_string(kMaxDepth) + " levels");
+      }
+      ++pos_;
+      stack_.push_back(c);
+      expect_ = c == '{' ? Expect::kKeyOrEnd : Expect::kValueOrEnd;
+      return c == '{' ? Token::kBeginObject : Token::kBeginArray;
+    case '"':
+      return scan_string(/*is_key=*/false);
+    case 't':
+      return scan_literal("true", Token::kTrue);
+    case 'f':
+      return scan_literal("false", Token::kFalse);
+    case 'n':
+      return scan_literal("null", Token::kNull);
+    default:
+      if (c == '-' || is_digit(c)) return scan_number();
+      if (stack_.empty()) return fail("not JSON: unexpected " + printable(c) + " at byte " + std::to_string(offset()));
+      return fail("not valid JSON at byte " + std::to_string(offset()) + ": unexpected " + printable(c));
+  }
+}
+
 JsonCursor::Token JsonCursor::next() {
   if (!status_.is_ok()) return Token::kError;
+  if (done_) return after_document();
   char c = 0;
-  if (done_) {
-    if (peek_byte(&c)) {
-      return fail("not valid JSON at byte " + std::to_string(offset()) + ": unexpected " + printable(c) +
-                  " after the end of the document");
-    }
-    return status_.is_ok() ? Token::kEnd : Token::kError;
-  }
   for (;;) {
-    if (!peek_byte(&c)) {
-      if (!status_.is_ok()) return Token::kError;
-      if (stack_.empty()) return fail("not JSON: the input is empty");
-      return fail(std::string("truncated: the input ends at byte ") + std::to_string(offset()) + " inside " +
-                  (stack_.back() == '{' ? "an object" : "an array"));
-    }
+    if (!peek_byte(&c)) return input_ended();
     switch (expect_) {
       case Expect::kColon:
         if (c != ':') {
@@ -173,31 +205,7 @@ JsonCursor::Token JsonCursor::next() {
         }
         [[fallthrough]];
       case Expect::kValue:
-        switch (c) {
-          case '{':
-          case '[':
-            if (stack_.size() >= kMaxDepth) {
-              return fail("not accepted at byte " + std::to_string(offset()) + ": nesting deeper than " +
-                          std::to_string(kMaxDepth) + " levels");
-            }
-            ++pos_;
-            stack_.push_back(c);
-            expect_ = c == '{' ? Expect::kKeyOrEnd : Expect::kValueOrEnd;
-            return c == '{' ? Token::kBeginObject : Token::kBeginArray;
-          case '"':
-            return scan_string(/*is_key=*/false);
-          case 't':
-            return scan_literal("true", Token::kTrue);
-          case 'f':
-            return scan_literal("false", Token::kFalse);
-          case 'n':
-            return scan_literal("null", Token::kNull);
-          default:
-            if (c == '-' || is_digit(c)) return scan_number();
-            if (stack_.empty())
-              return fail("not JSON: unexpected " + printable(c) + " at byte " + std::to_string(offset()));
-            return fail("not valid JSON at byte " + std::to_string(offset()) + ": unexpected " + printable(c));
-        }
+        return scan_value(c);
       case Expect::kNothing:
         return fail("internal: cursor used after the end");
     }

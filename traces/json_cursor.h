@@ -86,6 +86,9 @@ class JsonCursor {
   bool fill();              // keeps [pos_, end_) and reads more; false at end of input
   bool peek_byte(char* c);  // skips whitespace; false at end of input
   Token fail(const std::string& message);
+  Token after_document();    // the next token once the document is done: the end, or an error
+  Token input_ended();       // the error of an input that ends where the document does not
+  Token scan_value(char c);  // pos_ on the value's first byte `c`
   Token scan_string(bool is_key);
   Token scan_number();
   Token scan_literal(std::string_view word, Token token);

@@ -2,6 +2,7 @@
 // (surrogate pairs of unicode escapes made one code point, in UTF-8), a number
 // checked against RFC 8259's grammar, and the literals true, false and null.
 #include <charconv>
+#include <optional>
 #include <string>
 
 #include "traces/json_cursor.h"
@@ -76,6 +77,88 @@ void append_utf8(std::string* out, uint32_t code) {
   }
 }
 
+// The four hex digits of a \u escape at begin[at..at+4), within the string's `length` bytes.
+bool read_hex4(const char* begin, size_t length, size_t at, uint32_t* out) {
+  if (at + 4 > length) return false;
+  uint32_t v = 0;
+  for (size_t h = 0; h < 4; ++h) {
+    const int d = hex_value(begin[at + h]);
+    if (d < 0) return false;
+    v = v * 16 + static_cast<uint32_t>(d);
+  }
+  *out = v;
+  return true;
+}
+
+// The \u escape whose 'u' is at begin[*k], and the low surrogate's escape after it where it is a pair, as
+// UTF-8 into `out`; *k left on its last byte. False when its four hex digits are not.
+bool decode_unicode_escape(const char* begin, size_t length, size_t* k, std::string* out) {
+  uint32_t code = 0;
+  if (!read_hex4(begin, length, *k + 1, &code)) return false;
+  *k += 4;
+  if (code >= 0xD800 && code <= 0xDBFF) {
+    uint32_t low = 0;
+    if (*k + 2 < length && begin[*k + 1] == '\\' && begin[*k + 2] == 'u' && read_hex4(begin, length, *k + 3, &low) &&
+        low >= 0xDC00 && low <= 0xDFFF) {
+      code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+      *k += 6;
+    } else {
+      code = 0xFFFD;  // a lone surrogate cannot be encoded; keep a visible replacement
+    }
+  } else if (code >= 0xDC00 && code <= 0xDFFF) {
+    code = 0xFFFD;
+  }
+  append_utf8(out, code);
+  return true;
+}
+
+// A bad escape: its byte from the string's first, and what is wrong.
+struct BadEscape {
+  size_t at;
+  std::string what;
+};
+
+// The string's `length` bytes from `begin` with their escapes decoded, into `out`.
+std::optional<BadEscape> unescape(const char* begin, size_t length, std::string* out) {
+  out->clear();
+  for (size_t k = 0; k < length; ++k) {
+    const char c = begin[k];
+    if (c != '\\') {
+      out->push_back(c);
+      continue;
+    }
+    const char e = begin[++k];
+    switch (e) {
+      case '"':
+      case '\\':
+      case '/':
+        out->push_back(e);
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'u':
+        if (!decode_unicode_escape(begin, length, &k, out)) return BadEscape{k, "bad \\u escape"};
+        break;
+      default:
+        return BadEscape{k, "bad escape: backslash followed by " + printable(e)};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 JsonCursor::Token JsonCursor::scan_string(bool is_key) {
@@ -122,71 +205,8 @@ JsonCursor::Token JsonCursor::scan_string(bool is_key) {
   if (!escaped) {
     text_ = std::string_view(begin, length);
   } else {
-    scratch_.clear();
-    for (size_t k = 0; k < length; ++k) {
-      const char c = begin[k];
-      if (c != '\\') {
-        scratch_.push_back(c);
-        continue;
-      }
-      const char e = begin[++k];
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          scratch_.push_back(e);
-          break;
-        case 'b':
-          scratch_.push_back('\b');
-          break;
-        case 'f':
-          scratch_.push_back('\f');
-          break;
-        case 'n':
-          scratch_.push_back('\n');
-          break;
-        case 'r':
-          scratch_.push_back('\r');
-          break;
-        case 't':
-          scratch_.push_back('\t');
-          break;
-        case 'u': {
-          auto read_hex4 = [&](size_t at, uint32_t* out) {
-            if (at + 4 > length) return false;
-            uint32_t v = 0;
-            for (size_t h = 0; h < 4; ++h) {
-              const int d = hex_value(begin[at + h]);
-              if (d < 0) return false;
-              v = v * 16 + static_cast<uint32_t>(d);
-            }
-            *out = v;
-            return true;
-          };
-          uint32_t code = 0;
-          if (!read_hex4(k + 1, &code)) {
-            return fail("not valid JSON at byte " + std::to_string(start_offset + 1 + k) + ": bad \\u escape");
-          }
-          k += 4;
-          if (code >= 0xD800 && code <= 0xDBFF) {
-            uint32_t low = 0;
-            if (k + 2 < length && begin[k + 1] == '\\' && begin[k + 2] == 'u' && read_hex4(k + 3, &low) &&
-                low >= 0xDC00 && low <= 0xDFFF) {
-              code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-              k += 6;
-            } else {
-              code = 0xFFFD;  // a lone surrogate cannot be encoded; keep a visible replacement
-            }
-          } else if (code >= 0xDC00 && code <= 0xDFFF) {
-            code = 0xFFFD;
-          }
-          append_utf8(&scratch_, code);
-          break;
-        }
-        default:
-          return fail("not valid JSON at byte " + std::to_string(start_offset + 1 + k) +
-                      ": bad escape: backslash followed by " + printable(e));
-      }
+    if (const auto bad = unescape(begin, length, &scratch_)) {
+      return fail("not valid JSON at byte " + std::to_string(start_offset + 1 + bad->at) + ": " + bad->what);
     }
     text_ = scratch_;
   }

@@ -117,6 +117,64 @@ Status read_record(const std::string& source, size_t index, const Json& record, 
                                            : "3 x 4 x batch x heads x seq_len^2 x head_dim");
 }
 
+// The document is an object of this format and version.
+Status check_kernel_trace_format(const Json& doc, const std::string& source) {
+  if (!doc.is_object()) {
+    return Status::invalid_argument(source +
+                                    ": a kernel-benchmark trace is a JSON object (format, version, "
+                                    "provenance, peak_flops, records), got " +
+                                    value_text(doc));
+  }
+  if (!doc.contains("format"))
+    return Status::invalid_argument(source + ": format: missing (\"" + std::string(kKernelTraceFormat) + "\")");
+  if (!doc["format"].is_string() || doc["format"].get<std::string>() != kKernelTraceFormat) {
+    return Status::invalid_argument(source + ": format " + value_text(doc["format"]) + ": not a kernel-benchmark " +
+                                    "trace (expected \"" + kKernelTraceFormat + "\")");
+  }
+  if (!doc.contains("version") || !doc["version"].is_number_integer() ||
+      doc["version"].get<long long>() != kKernelTraceVersion) {
+    return Status::invalid_argument(source + ": version " +
+                                    (doc.contains("version") ? value_text(doc["version"]) : "(missing)") +
+                                    ": this reader knows version " + std::to_string(kKernelTraceVersion));
+  }
+  return Status::ok();
+}
+
+// The provenance: strings, with device, software_stack, date and method among them.
+Status read_provenance(const Json& doc, const std::string& source, KernelTrace* t) {
+  if (!doc.contains("provenance") || !doc["provenance"].is_object()) {
+    return Status::invalid_argument(source +
+                                    ": provenance: missing (an object: device, driver, torch, cuda, "
+                                    "software_stack, date, method)");
+  }
+  for (const auto& [key, v] : doc["provenance"].items()) {
+    if (!v.is_string()) {
+      return Status::invalid_argument(source + ": provenance." + key + " " + value_text(v) + ": must be a string");
+    }
+    t->provenance.emplace_back(key, v.get<std::string>());
+  }
+  for (const char* key : {"device", "software_stack", "date", "method"}) {
+    if (t->provenance_of(key).empty()) {
+      return Status::invalid_argument(source + ": provenance." + key + ": missing (every profile fitted from the " +
+                                      "trace repeats it)");
+    }
+  }
+  return Status::ok();
+}
+
+// Top-level field `field`, a number > 0 (absent: an error when `required`, else `out` kept).
+Status positive_field(const Json& doc, const std::string& source, const char* field, bool required, double* out) {
+  if (!doc.contains(field)) {
+    return required ? Status::invalid_argument(source + ": " + field + ": missing") : Status::ok();
+  }
+  const Json& v = doc[field];
+  if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+    return Status::invalid_argument(source + ": " + field + " " + value_text(v) + ": must be a number > 0");
+  }
+  *out = v.get<double>();
+  return Status::ok();
+}
+
 }  // namespace
 
 std::string KernelTrace::provenance_of(const std::string& key) const {
@@ -142,56 +200,12 @@ StatusOr<KernelTrace> parse_kernel_trace(const std::string& text, const std::str
   } catch (const Json::parse_error& e) {
     return Status::invalid_argument(source + ": not valid JSON at byte " + std::to_string(e.byte) + "");
   }
-  if (!doc.is_object()) {
-    return Status::invalid_argument(source +
-                                    ": a kernel-benchmark trace is a JSON object (format, version, "
-                                    "provenance, peak_flops, records), got " +
-                                    value_text(doc));
-  }
-  if (!doc.contains("format"))
-    return Status::invalid_argument(source + ": format: missing (\"" + std::string(kKernelTraceFormat) + "\")");
-  if (!doc["format"].is_string() || doc["format"].get<std::string>() != kKernelTraceFormat) {
-    return Status::invalid_argument(source + ": format " + value_text(doc["format"]) + ": not a kernel-benchmark " +
-                                    "trace (expected \"" + kKernelTraceFormat + "\")");
-  }
-  if (!doc.contains("version") || !doc["version"].is_number_integer() ||
-      doc["version"].get<long long>() != kKernelTraceVersion) {
-    return Status::invalid_argument(source + ": version " +
-                                    (doc.contains("version") ? value_text(doc["version"]) : "(missing)") +
-                                    ": this reader knows version " + std::to_string(kKernelTraceVersion));
-  }
+  CT_RETURN_IF_ERROR(check_kernel_trace_format(doc, source));
   KernelTrace t;
   t.source = source;
-  if (!doc.contains("provenance") || !doc["provenance"].is_object()) {
-    return Status::invalid_argument(source +
-                                    ": provenance: missing (an object: device, driver, torch, cuda, "
-                                    "software_stack, date, method)");
-  }
-  for (const auto& [key, v] : doc["provenance"].items()) {
-    if (!v.is_string()) {
-      return Status::invalid_argument(source + ": provenance." + key + " " + value_text(v) + ": must be a string");
-    }
-    t.provenance.emplace_back(key, v.get<std::string>());
-  }
-  for (const char* key : {"device", "software_stack", "date", "method"}) {
-    if (t.provenance_of(key).empty()) {
-      return Status::invalid_argument(source + ": provenance." + key + ": missing (every profile fitted from the " +
-                                      "trace repeats it)");
-    }
-  }
-  const auto positive = [&](const char* field, bool required, double* out) -> Status {
-    if (!doc.contains(field)) {
-      return required ? Status::invalid_argument(source + ": " + field + ": missing") : Status::ok();
-    }
-    const Json& v = doc[field];
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
-      return Status::invalid_argument(source + ": " + field + " " + value_text(v) + ": must be a number > 0");
-    }
-    *out = v.get<double>();
-    return Status::ok();
-  };
-  CT_RETURN_IF_ERROR(positive("peak_flops", true, &t.peak_flops));
-  CT_RETURN_IF_ERROR(positive("memory_bandwidth", false, &t.memory_bandwidth));
+  CT_RETURN_IF_ERROR(read_provenance(doc, source, &t));
+  CT_RETURN_IF_ERROR(positive_field(doc, source, "peak_flops", true, &t.peak_flops));
+  CT_RETURN_IF_ERROR(positive_field(doc, source, "memory_bandwidth", false, &t.memory_bandwidth));
   if (!doc.contains("records") || !doc["records"].is_array()) {
     return Status::invalid_argument(source + ": records: missing (a list of measured kernels)");
   }

@@ -78,13 +78,8 @@ std::string config_json(const std::vector<std::string>& paths, const KinetoImpor
   return out + "}";
 }
 
-}  // namespace
-
-Status import_kineto(const std::vector<std::string>& inputs, const std::string& output,
-                     const KinetoImportOptions& options, KinetoImportStats* stats) {
-  KinetoImportStats local;
-  KinetoImportStats& st = stats != nullptr ? *stats : local;
-  st = KinetoImportStats();
+// At least one input; --rank only with one input, and not negative.
+Status check_import_options(const std::vector<std::string>& inputs, const KinetoImportOptions& options) {
   if (inputs.empty()) return Status::invalid_argument("import-kineto: no input files");
   if (options.rank && inputs.size() != 1) {
     return Status::invalid_argument("option 'rank': " + std::to_string(*options.rank) +
@@ -95,28 +90,53 @@ Status import_kineto(const std::vector<std::string>& inputs, const std::string& 
   if (options.rank && *options.rank < 0) {
     return Status::invalid_argument("option 'rank': " + std::to_string(*options.rank) + " is negative");
   }
+  return Status::ok();
+}
 
-  std::vector<Input> files(inputs.size());
+// Pass 1 over each input (scan): its header, streams, thread names and earliest time; its c10d operators in
+// time order, and its gradients credited to the kernels that computed them.
+Status scan_inputs(const std::vector<std::string>& inputs, const KinetoImportOptions& options, KinetoImportStats* st,
+                   std::vector<Input>* files) {
   for (size_t i = 0; i < inputs.size(); ++i) {
-    files[i].path = inputs[i];
-    files[i].position = i;
-    CT_RETURN_IF_ERROR(scan(&files[i], options, &st));
-    for (auto& [tid, ops] : files[i].comm_operators) {
+    Input& in = (*files)[i];
+    in.path = inputs[i];
+    in.position = i;
+    CT_RETURN_IF_ERROR(scan(&in, options, st));
+    for (auto& [tid, ops] : in.comm_operators) {
       std::stable_sort(ops.begin(), ops.end(),
                        [](const CommOperator& a, const CommOperator& b) { return a.ts < b.ts; });
     }
-    credit_gradients(&files[i]);
+    credit_gradients(&in);
   }
-  Metadata metadata;
-  CT_RETURN_IF_ERROR(assign_ranks(&files, options, &metadata.world_size));
-  // Output order: by rank, then each file's own order.
-  std::sort(files.begin(), files.end(), [](const Input& a, const Input& b) { return a.rank < b.rank; });
+  return Status::ok();
+}
+
+// The earliest first event over the inputs, on their common clock: the imported trace's time 0.
+std::optional<Micros> time_origin(const std::vector<Input>& files) {
   std::optional<Micros> origin;
   for (const Input& in : files) {
     if (!in.first_ts) continue;
     const Micros first = with_base(*in.first_ts, in.header.base_ns);
     if (!origin || first < *origin) origin = first;
   }
+  return origin;
+}
+
+}  // namespace
+
+Status import_kineto(const std::vector<std::string>& inputs, const std::string& output,
+                     const KinetoImportOptions& options, KinetoImportStats* stats) {
+  KinetoImportStats local;
+  KinetoImportStats& st = stats != nullptr ? *stats : local;
+  st = KinetoImportStats();
+  CT_RETURN_IF_ERROR(check_import_options(inputs, options));
+  std::vector<Input> files(inputs.size());
+  CT_RETURN_IF_ERROR(scan_inputs(inputs, options, &st, &files));
+  Metadata metadata;
+  CT_RETURN_IF_ERROR(assign_ranks(&files, options, &metadata.world_size));
+  // Output order: by rank, then each file's own order.
+  std::sort(files.begin(), files.end(), [](const Input& a, const Input& b) { return a.rank < b.rank; });
+  const std::optional<Micros> origin = time_origin(files);
   metadata.source = Source::kImported;
   metadata.system = "imported";
   for (const Input& in : files) {

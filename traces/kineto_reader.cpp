@@ -96,6 +96,11 @@ class KinetoFileReader {
   Status read_events(const EventFn& on_event);
   Status read_event(KinetoEvent* e);
   Status read_args(KinetoEvent* e);
+  bool read_c10d_arg(const std::string& key, Token v, KinetoEvent* e);  // false: not a c10d arg
+  void read_operator_arg(const std::string& key, Token v, KinetoEvent* e);
+  void note_field(const std::string& field, const std::string& problem);  // the event's first problem
+  void read_event_id(const std::string& key, Token v, KinetoEvent* e);
+  void arg_int(const std::string& key, Token v, int64_t min, int64_t max, std::optional<int64_t>* out);
   Status read_first_dims(KinetoEvent* e);
   Status read_first_type(KinetoEvent* e);
   Status check_complete(const KinetoEvent& e) const;
@@ -224,9 +229,6 @@ Status KinetoFileReader::read_event(KinetoEvent* e) {
   *e = KinetoEvent();
   problem_ = Status::ok();
   bool has_ph = false;
-  auto note = [&](const char* field, const std::string& problem) {
-    if (problem_.is_ok()) problem_ = bad(event_where(), std::string("field '") + field + "': " + problem);
-  };
   for (Token t = cursor_.next(); t != Token::kEndObject; t = cursor_.next()) {
     if (t == Token::kError) return syntax_error(cursor_, path_);
     const std::string key(cursor_.text());
@@ -238,33 +240,24 @@ Status KinetoFileReader::read_event(KinetoEvent* e) {
       e->ph.assign(cursor_.text());
       has_ph = true;
     } else if (key == "name" || key == "cat") {
-      if (!is_string) note(key.c_str(), "expected a string, got " + cursor_.describe_value(v));
+      if (!is_string) note_field(key, "expected a string, got " + cursor_.describe_value(v));
       if (is_string) (key == "name" ? e->name : e->cat).assign(cursor_.text());
       if (key == "name") e->has_name = is_string;
     } else if (key == "pid" || key == "tid") {
-      const bool is_pid = key == "pid";
-      std::optional<int64_t>& id = is_pid ? e->pid : e->tid;
-      if (v == Token::kNumber && cursor_.is_integer()) {
-        id = cursor_.integer();
-      } else if (is_string) {
-        id = id_from_string(cursor_.text());
-      } else {
-        note(key.c_str(), "expected an integer or a string, got " + cursor_.describe_value(v));
-      }
-      (is_pid ? e->has_pid : e->has_tid) = true;
+      read_event_id(key, v, e);
     } else if (key == "ts") {
       std::optional<Micros> ts;
       if (v != Token::kNumber) {
-        note("ts", "expected a number, got " + cursor_.describe_value(v));
+        note_field("ts", "expected a number, got " + cursor_.describe_value(v));
       } else if (!(ts = micros_from(cursor_))) {
-        note("ts", std::string(cursor_.number_text()) + " is out of range (|ts| must be below 1e17 us)");
+        note_field("ts", std::string(cursor_.number_text()) + " is out of range (|ts| must be below 1e17 us)");
       } else {
         e->ts = *ts;
         e->has_ts = true;
       }
     } else if (key == "dur") {
       if (v != Token::kNumber) {
-        note("dur", "expected a number, got " + cursor_.describe_value(v));
+        note_field("dur", "expected a number, got " + cursor_.describe_value(v));
       } else {
         e->dur = cursor_.number();
         e->dur_text.assign(cursor_.number_text());
@@ -275,12 +268,26 @@ Status KinetoFileReader::read_event(KinetoEvent* e) {
         CT_RETURN_IF_ERROR(read_args(e));
         continue;
       }
-      note("args", "expected an object, got " + cursor_.describe_value(v));
+      note_field("args", "expected an object, got " + cursor_.describe_value(v));
     }
     if (!cursor_.skip_rest_of_value(v)) return syntax_error(cursor_, path_);
   }
   if (!has_ph) return bad(event_where(), "missing field 'ph'");
   return Status::ok();
+}
+
+// "pid" or "tid": an integer, or a string (a thread's name) made an id.
+void KinetoFileReader::read_event_id(const std::string& key, Token v, KinetoEvent* e) {
+  const bool is_pid = key == "pid";
+  std::optional<int64_t>& id = is_pid ? e->pid : e->tid;
+  if (v == Token::kNumber && cursor_.is_integer()) {
+    id = cursor_.integer();
+  } else if (v == Token::kString) {
+    id = id_from_string(cursor_.text());
+  } else {
+    note_field(key, "expected an integer or a string, got " + cursor_.describe_value(v));
+  }
+  (is_pid ? e->has_pid : e->has_tid) = true;
 }
 
 Status KinetoFileReader::read_args(KinetoEvent* e) {
@@ -289,70 +296,85 @@ Status KinetoFileReader::read_args(KinetoEvent* e) {
     const std::string key(cursor_.text());
     const Token v = cursor_.next();
     if (v == Token::kError) return syntax_error(cursor_, path_);
-    auto note = [&](const std::string& problem) {
-      if (problem_.is_ok()) problem_ = bad(event_where(), "field 'args." + key + "': " + problem);
-    };
-    auto want_int = [&](int64_t min, int64_t max, std::optional<int64_t>* out) {
-      if (v != Token::kNumber || !cursor_.is_integer()) {
-        note("expected an integer, got " + cursor_.describe_value(v));
-      } else if (cursor_.integer() < min || cursor_.integer() > max) {
-        note(std::string(cursor_.number_text()) + " is out of range (" + std::to_string(min) + " to " +
-             std::to_string(max) + ")");
-      } else {
-        *out = cursor_.integer();
-      }
-    };
-    auto want_string = [&](std::string* out) {
-      if (v != Token::kString) return note("expected a string, got " + cursor_.describe_value(v));
-      out->assign(cursor_.text());
-    };
-    if (key == "Collective name") {
-      want_string(&e->collective);
-      e->has_collective = v == Token::kString;
-    } else if (key == "In msg nelems") {
-      // Bounded so that nelems x the widest dtype (16 B) fits in int64.
-      want_int(0, std::numeric_limits<int64_t>::max() / 16, &e->in_nelems);
-    } else if (key == "Group size") {
-      want_int(1, 1 << 24, &e->group_size);
-    } else if (key == "dtype") {
-      want_string(&e->dtype);
-    } else if (key == "Rank" || key == "Dst Rank" || key == "Src Rank" || key == "Global rank start" ||
-               key == "Global rank stride") {
-      // Optional and version-dependent: a value we cannot use (-1 for "not strided") is left out, not refused.
-      const int64_t min = key == "Global rank stride" ? 1 : 0;
-      if (v == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= min && cursor_.integer() < (1 << 24)) {
-        std::optional<int64_t>* out = key == "Rank"                ? &e->rank_arg
-                                      : key == "Dst Rank"          ? &e->dst_rank
-                                      : key == "Src Rank"          ? &e->src_rank
-                                      : key == "Global rank start" ? &e->global_rank_start
-                                                                   : &e->global_rank_stride;
-        *out = cursor_.integer();
-      }
-    } else if (key == "Process Group Ranks" && v == Token::kString) {
-      e->group_ranks = parse_rank_list(cursor_.text());
-    } else if (key == "name" && v == Token::kString) {
-      e->name_arg.assign(cursor_.text());  // the name given by a "ph": "M" event
-    } else if (key == "flops") {
-      // torch.profiler(with_flops=True) writes it on the operators it can count (GEMMs, convolutions).
-      if (v != Token::kNumber || !(cursor_.number() >= 0) || !std::isfinite(cursor_.number())) {
-        note("expected a number >= 0, got " + cursor_.describe_value(v));
-      } else {
-        e->flops = cursor_.number();
-      }
-    } else if (key == "bytes" && v == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= 0) {
-      e->bytes = cursor_.integer();  // memcpy and memset sizes; other uses of the name are not ours to check
-    } else if (key == "correlation" && v == Token::kNumber && cursor_.is_integer()) {
-      e->correlation = cursor_.integer();
-    } else if (key == "Input Dims" && v == Token::kBeginArray) {
+    if (key == "Input Dims" && v == Token::kBeginArray) {
       CT_RETURN_IF_ERROR(read_first_dims(e));
       continue;  // read_first_dims consumed the array
-    } else if (key == "Input type" && v == Token::kBeginArray) {
+    }
+    if (key == "Input type" && v == Token::kBeginArray) {
       CT_RETURN_IF_ERROR(read_first_type(e));
       continue;
     }
+    if (!read_c10d_arg(key, v, e)) read_operator_arg(key, v, e);
     if (!cursor_.skip_rest_of_value(v)) return syntax_error(cursor_, path_);
   }
   return Status::ok();
+}
+
+void KinetoFileReader::note_field(const std::string& field, const std::string& problem) {
+  if (problem_.is_ok()) problem_ = bad(event_where(), "field '" + field + "': " + problem);
+}
+
+void KinetoFileReader::arg_int(const std::string& key, Token v, int64_t min, int64_t max, std::optional<int64_t>* out) {
+  if (v != Token::kNumber || !cursor_.is_integer()) {
+    note_field("args." + key, "expected an integer, got " + cursor_.describe_value(v));
+  } else if (cursor_.integer() < min || cursor_.integer() > max) {
+    note_field("args." + key, std::string(cursor_.number_text()) + " is out of range (" + std::to_string(min) + " to " +
+                                  std::to_string(max) + ")");
+  } else {
+    *out = cursor_.integer();
+  }
+}
+
+// c10d's record_param_comms args: the collective, its size, its group and the ranks.
+bool KinetoFileReader::read_c10d_arg(const std::string& key, Token v, KinetoEvent* e) {
+  if (key == "Collective name" || key == "dtype") {
+    if (v != Token::kString) {
+      note_field("args." + key, "expected a string, got " + cursor_.describe_value(v));
+    } else {
+      (key == "dtype" ? e->dtype : e->collective).assign(cursor_.text());
+    }
+    if (key == "Collective name") e->has_collective = v == Token::kString;
+  } else if (key == "In msg nelems") {
+    // Bounded so that nelems x the widest dtype (16 B) fits in int64.
+    arg_int(key, v, 0, std::numeric_limits<int64_t>::max() / 16, &e->in_nelems);
+  } else if (key == "Group size") {
+    arg_int(key, v, 1, 1 << 24, &e->group_size);
+  } else if (key == "Rank" || key == "Dst Rank" || key == "Src Rank" || key == "Global rank start" ||
+             key == "Global rank stride") {
+    // Optional and version-dependent: a value we cannot use (-1 for "not strided") is left out, not refused.
+    const int64_t min = key == "Global rank stride" ? 1 : 0;
+    if (v == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= min && cursor_.integer() < (1 << 24)) {
+      std::optional<int64_t>* out = key == "Rank"                ? &e->rank_arg
+                                    : key == "Dst Rank"          ? &e->dst_rank
+                                    : key == "Src Rank"          ? &e->src_rank
+                                    : key == "Global rank start" ? &e->global_rank_start
+                                                                 : &e->global_rank_stride;
+      *out = cursor_.integer();
+    }
+  } else if (key == "Process Group Ranks") {
+    if (v == Token::kString) e->group_ranks = parse_rank_list(cursor_.text());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// An operator's or a runtime call's args: its name, FLOPs, bytes and correlation id.
+void KinetoFileReader::read_operator_arg(const std::string& key, Token v, KinetoEvent* e) {
+  if (key == "name" && v == Token::kString) {
+    e->name_arg.assign(cursor_.text());  // the name given by a "ph": "M" event
+  } else if (key == "flops") {
+    // torch.profiler(with_flops=True) writes it on the operators it can count (GEMMs, convolutions).
+    if (v != Token::kNumber || !(cursor_.number() >= 0) || !std::isfinite(cursor_.number())) {
+      note_field("args." + key, "expected a number >= 0, got " + cursor_.describe_value(v));
+    } else {
+      e->flops = cursor_.number();
+    }
+  } else if (key == "bytes" && v == Token::kNumber && cursor_.is_integer() && cursor_.integer() >= 0) {
+    e->bytes = cursor_.integer();  // memcpy and memset sizes; other uses of the name are not ours to check
+  } else if (key == "correlation" && v == Token::kNumber && cursor_.is_integer()) {
+    e->correlation = cursor_.integer();
+  }
 }
 
 // "Input Dims": [[d0, d1, ...], [...], ...], the opening '[' read. The first

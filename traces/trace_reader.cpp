@@ -3,6 +3,8 @@
 // is read in trace_reader_event.cpp.
 #include "traces/trace_reader.h"
 
+#include <optional>
+#include <set>
 
 #include "common/file_io.h"
 #include "common/text.h"
@@ -12,6 +14,99 @@ namespace clustertwin::traces {
 namespace {
 
 using Token = JsonCursor::Token;
+
+// What is wrong with a metadata field: the field as the message names it and the problem, or a syntax error
+// the cursor reports itself.
+struct MetadataProblem {
+  std::string field;
+  std::string problem;
+  bool syntax = false;
+};
+using MaybeProblem = std::optional<MetadataProblem>;
+
+MaybeProblem metadata_string(const std::string& key, Token v, const JsonCursor& c, std::string* out) {
+  if (v != Token::kString) return MetadataProblem{key, "expected a string, got " + c.describe_value(v)};
+  *out = std::string(c.text());
+  return std::nullopt;
+}
+
+MaybeProblem metadata_format_version(const std::string& key, Token v, const JsonCursor& c, Metadata* m) {
+  if (v != Token::kNumber || !c.is_integer()) {
+    return MetadataProblem{key, "expected an integer, got " + c.describe_value(v)};
+  }
+  if (c.integer() != kFormatVersion) {
+    return MetadataProblem{key, "version " + std::string(c.number_text()) + " is not supported (this build reads " +
+                                    std::to_string(kFormatVersion) + ")"};
+  }
+  m->format_version = kFormatVersion;
+  return std::nullopt;
+}
+
+MaybeProblem metadata_source(const std::string& key, Token v, const JsonCursor& c, Metadata* m) {
+  std::string s;
+  if (auto p = metadata_string(key, v, c, &s)) return p;
+  auto source = source_from_name(s);
+  if (!source)
+    return MetadataProblem{key, "unknown source " + quote_for_message(s) + " (allowed: real, sim, imported)"};
+  m->source = *source;
+  return std::nullopt;
+}
+
+MaybeProblem metadata_world_size(const std::string& key, Token v, const JsonCursor& c, Metadata* m) {
+  if (v != Token::kNumber || !c.is_integer()) {
+    return MetadataProblem{key, "expected an integer, got " + c.describe_value(v)};
+  }
+  if (c.integer() < 1 || c.integer() > (1 << 24)) {
+    return MetadataProblem{key, std::string(c.number_text()) + " is out of range (1 to 16777216)"};
+  }
+  m->world_size = static_cast<int>(c.integer());
+  return std::nullopt;
+}
+
+MaybeProblem metadata_seed(const std::string& key, Token v, const JsonCursor& c, Metadata* m) {
+  if (v != Token::kNumber || !c.is_integer() || c.integer() < 0) {
+    return MetadataProblem{key, "expected a non-negative integer, got " + c.describe_value(v)};
+  }
+  m->seed = static_cast<uint64_t>(c.integer());
+  return std::nullopt;
+}
+
+MaybeProblem metadata_streams(const std::string& key, Token v, JsonCursor& c, Metadata* m) {
+  if (v != Token::kBeginArray) return MetadataProblem{key, "expected an array of strings, got " + c.describe_value(v)};
+  for (;;) {
+    const Token s = c.next();
+    if (s == Token::kEndArray) break;
+    if (s == Token::kError) return MetadataProblem{"", "", true};
+    if (s != Token::kString) {
+      return MetadataProblem{key + "[" + std::to_string(m->streams.size()) + "]",
+                             "expected a string, got " + c.describe_value(s)};
+    }
+    m->streams.emplace_back(c.text());
+  }
+  return std::nullopt;
+}
+
+// Metadata field `key` (its value's first token `v`) into `m`.
+MaybeProblem read_metadata_field(const std::string& key, Token v, JsonCursor& c, Metadata* m) {
+  if (key == "format_version") return metadata_format_version(key, v, c, m);
+  if (key == "source") return metadata_source(key, v, c, m);
+  if (key == "system") return metadata_string(key, v, c, &m->system);
+  if (key == "variant") return metadata_string(key, v, c, &m->variant);
+  if (key == "hardware") return metadata_string(key, v, c, &m->hardware);
+  if (key == "model") return metadata_string(key, v, c, &m->model);
+  if (key == "clustertwin_version") return metadata_string(key, v, c, &m->clustertwin_version);
+  if (key == "world_size") return metadata_world_size(key, v, c, m);
+  if (key == "seed") return metadata_seed(key, v, c, m);
+  if (key == "config") {
+    if (v != Token::kBeginObject) return MetadataProblem{key, "expected an object, got " + c.describe_value(v)};
+    m->config_json.clear();
+    if (!copy_json_value(c, v, &m->config_json)) return MetadataProblem{"", "", true};
+    return std::nullopt;
+  }
+  if (key == "streams") return metadata_streams(key, v, c, m);
+  if (!c.skip_rest_of_value(v)) return MetadataProblem{"", "", true};  // "format" and fields of later versions
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -137,10 +232,7 @@ bool TraceReader::finish_document() {
 bool TraceReader::read_metadata() {
   if (has_metadata_) return fail(Status::invalid_argument(name_ + ": top level: 'metadata' appears twice"));
   Metadata m;
-  bool seen_version = false, seen_source = false, seen_world = false, seen_ctversion = false, seen_system = false;
-  auto bad = [&](const std::string& field, const std::string& problem) {
-    return fail(Status::invalid_argument(name_ + ": metadata: field '" + field + "': " + problem));
-  };
+  std::set<std::string> seen;
   for (;;) {
     Token t = cursor_->next();
     if (t == Token::kError) return fail_syntax();
@@ -148,82 +240,16 @@ bool TraceReader::read_metadata() {
     const std::string key(cursor_->text());
     const Token v = cursor_->next();
     if (v == Token::kError) return fail_syntax();
-    auto want_string = [&](std::string* out) {
-      if (v != Token::kString) return bad(key, "expected a string, got " + cursor_->describe_value(v));
-      *out = std::string(cursor_->text());
-      return true;
-    };
-    if (key == "format_version") {
-      if (v != Token::kNumber || !cursor_->is_integer()) {
-        return bad(key, "expected an integer, got " + cursor_->describe_value(v));
-      }
-      if (cursor_->integer() != kFormatVersion) {
-        return bad(key, "version " + std::string(cursor_->number_text()) + " is not supported (this build reads " +
-                            std::to_string(kFormatVersion) + ")");
-      }
-      m.format_version = kFormatVersion;
-      seen_version = true;
-    } else if (key == "source") {
-      std::string s;
-      if (!want_string(&s)) return false;
-      auto source = source_from_name(s);
-      if (!source) return bad(key, "unknown source " + quote_for_message(s) + " (allowed: real, sim, imported)");
-      m.source = *source;
-      seen_source = true;
-    } else if (key == "system") {
-      if (!want_string(&m.system)) return false;
-      seen_system = true;
-    } else if (key == "variant") {
-      if (!want_string(&m.variant)) return false;
-    } else if (key == "hardware") {
-      if (!want_string(&m.hardware)) return false;
-    } else if (key == "model") {
-      if (!want_string(&m.model)) return false;
-    } else if (key == "clustertwin_version") {
-      if (!want_string(&m.clustertwin_version)) return false;
-      seen_ctversion = true;
-    } else if (key == "world_size") {
-      if (v != Token::kNumber || !cursor_->is_integer()) {
-        return bad(key, "expected an integer, got " + cursor_->describe_value(v));
-      }
-      if (cursor_->integer() < 1 || cursor_->integer() > (1 << 24)) {
-        return bad(key, std::string(cursor_->number_text()) + " is out of range (1 to 16777216)");
-      }
-      m.world_size = static_cast<int>(cursor_->integer());
-      seen_world = true;
-    } else if (key == "seed") {
-      if (v != Token::kNumber || !cursor_->is_integer() || cursor_->integer() < 0) {
-        return bad(key, "expected a non-negative integer, got " + cursor_->describe_value(v));
-      }
-      m.seed = static_cast<uint64_t>(cursor_->integer());
-    } else if (key == "config") {
-      if (v != Token::kBeginObject) return bad(key, "expected an object, got " + cursor_->describe_value(v));
-      m.config_json.clear();
-      if (!copy_json_value(*cursor_, v, &m.config_json)) return fail_syntax();
-    } else if (key == "streams") {
-      if (v != Token::kBeginArray) return bad(key, "expected an array of strings, got " + cursor_->describe_value(v));
-      for (;;) {
-        const Token s = cursor_->next();
-        if (s == Token::kEndArray) break;
-        if (s == Token::kError) return fail_syntax();
-        if (s != Token::kString) {
-          return bad(key + "[" + std::to_string(m.streams.size()) + "]",
-                     "expected a string, got " + cursor_->describe_value(s));
-        }
-        m.streams.emplace_back(cursor_->text());
-      }
-    } else {
-      if (!cursor_->skip_rest_of_value(v)) return fail_syntax();  // "format" and fields of later versions
+    if (auto p = read_metadata_field(key, v, *cursor_, &m)) {
+      if (p->syntax) return fail_syntax();
+      return fail(Status::invalid_argument(name_ + ": metadata: field '" + p->field + "': " + p->problem));
     }
+    seen.insert(key);
   }
-  const char* missing = !seen_version     ? "format_version"
-                        : !seen_source    ? "source"
-                        : !seen_system    ? "system"
-                        : !seen_world     ? "world_size"
-                        : !seen_ctversion ? "clustertwin_version"
-                                          : nullptr;
-  if (missing != nullptr) {
-    return fail(Status::invalid_argument(name_ + ": metadata: missing field '" + missing + "'"));
+  for (const char* required : {"format_version", "source", "system", "world_size", "clustertwin_version"}) {
+    if (seen.count(required) == 0) {
+      return fail(Status::invalid_argument(name_ + ": metadata: missing field '" + required + "'"));
+    }
   }
   metadata_ = std::move(m);
   has_metadata_ = true;

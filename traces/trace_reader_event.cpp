@@ -1,5 +1,6 @@
 // TraceReader's reading of one event of 'traceEvents': its fields checked
 // against traces/FORMAT.md (phase, category, ids, times) and its args.
+#include <optional>
 #include <string>
 
 #include "common/text.h"
@@ -27,6 +28,139 @@ constexpr struct {
 } kFieldNames[] = {{kPh, "ph"},   {kName, "name"}, {kCat, "cat"}, {kPid, "pid"},
                    {kTid, "tid"}, {kTs, "ts"},     {kDur, "dur"}};
 
+// The required field `key` names, 0 for any other key.
+unsigned field_bit(std::string_view key) {
+  for (const auto& f : kFieldNames) {
+    if (key == f.name) return f.bit;
+  }
+  return 0;
+}
+
+const char* field_name(unsigned bit) {
+  const char* field = "";
+  for (const auto& f : kFieldNames) {
+    if (f.bit == bit) field = f.name;
+  }
+  return field;
+}
+
+// Required field `bit`'s value (token `v` at `cursor`) into `event`; what is wrong with it, or nothing.
+std::optional<std::string> read_required_field(unsigned bit, Token v, const JsonCursor& cursor, Event* event,
+                                               bool* is_metadata_event) {
+  switch (bit) {
+    case kPh:
+      if (v != Token::kString) return "expected a string, got " + cursor.describe_value(v);
+      if (cursor.text() == "M") {
+        *is_metadata_event = true;
+      } else if (cursor.text() != "X") {
+        return "unsupported phase " + quote_for_message(cursor.text()) +
+               " (allowed: X for complete events, M for names)";
+      }
+      break;
+    case kName:
+      if (v != Token::kString) return "expected a string, got " + cursor.describe_value(v);
+      event->name.assign(cursor.text());
+      break;
+    case kCat: {
+      if (v != Token::kString) return "expected a string, got " + cursor.describe_value(v);
+      auto category = category_from_name(cursor.text());
+      if (!category) {
+        return "unknown category " + quote_for_message(cursor.text()) + " (allowed: " + category_list() + ")";
+      }
+      event->category = *category;
+      break;
+    }
+    case kPid:
+    case kTid: {
+      if (v != Token::kNumber || !cursor.is_integer()) return "expected an integer, got " + cursor.describe_value(v);
+      if (cursor.integer() < 0) return std::string(cursor.number_text()) + " is negative";
+      (bit == kPid ? event->rank : event->stream) = cursor.integer();
+      break;
+    }
+    case kTs:
+    case kDur: {
+      if (v != Token::kNumber) return "expected a number, got " + cursor.describe_value(v);
+      const double x = cursor.number();
+      if (x < 0) return std::string(cursor.number_text()) + " is negative (must be >= 0)";
+      (bit == kTs ? event->ts_us : event->dur_us) = x;
+      break;
+    }
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+// The first required field an event lacks, given the fields `seen`: a metadata event needs ph and name only.
+const char* missing_field(unsigned seen, bool is_metadata_event) {
+  if (!(seen & kPh)) return "ph";
+  if (is_metadata_event) return (seen & kName) ? nullptr : "name";
+  for (const auto& f : kFieldNames) {
+    if (!(seen & f.bit)) return f.name;
+  }
+  static_assert(kRequiredComplete == 0x7F);
+  return nullptr;
+}
+
+// The args a trace event may carry (traces/FORMAT.md): integers with their least value, numbers >= 0, strings.
+constexpr struct {
+  const char* name;
+  int64_t min;
+  std::optional<int64_t> Event::*field;
+} kIntegerArgs[] = {{"task_id", 0, &Event::task_id},           {"step", 0, &Event::step},
+                    {"micro_batch", 0, &Event::micro_batch},   {"bytes", 0, &Event::bytes},
+                    {"group_size", 1, &Event::group_size},     {"group_start", 0, &Event::group_start},
+                    {"group_stride", 1, &Event::group_stride}, {"peer", 0, &Event::peer},
+                    {"grad_bytes", 0, &Event::grad_bytes}};
+constexpr struct {
+  const char* name;
+  std::optional<double> Event::*field;
+} kNumberArgs[] = {{"flops", &Event::flops},
+                   {"cpu_us", &Event::cpu_us},
+                   {"host_ts_us", &Event::host_ts_us},
+                   {"host_dur_us", &Event::host_dur_us}};
+constexpr struct {
+  const char* name;
+  std::string Event::*field;
+} kStringArgs[] = {{"cost_key", &Event::cost_key}, {"collective", &Event::collective}};
+
+// What is wrong with an arg's value, or a syntax error the cursor reports itself.
+struct ArgProblem {
+  std::string what;
+  bool syntax = false;
+};
+
+// Arg `key` (its value's first token `v`) into `event`; other keys are skipped.
+std::optional<ArgProblem> read_arg(const std::string& key, Token v, JsonCursor& cursor, Event* event) {
+  for (const auto& a : kIntegerArgs) {
+    if (key != a.name) continue;
+    if (v != Token::kNumber || !cursor.is_integer()) {
+      return ArgProblem{"expected an integer, got " + cursor.describe_value(v)};
+    }
+    if (cursor.integer() < a.min) {
+      return ArgProblem{std::string(cursor.number_text()) + " is out of range (must be >= " + std::to_string(a.min) +
+                        ")"};
+    }
+    event->*a.field = cursor.integer();
+    return std::nullopt;
+  }
+  for (const auto& a : kNumberArgs) {
+    if (key != a.name) continue;
+    if (v != Token::kNumber) return ArgProblem{"expected a number, got " + cursor.describe_value(v)};
+    if (cursor.number() < 0) return ArgProblem{std::string(cursor.number_text()) + " is negative (must be >= 0)"};
+    event->*a.field = cursor.number();
+    return std::nullopt;
+  }
+  for (const auto& a : kStringArgs) {
+    if (key != a.name) continue;
+    if (v != Token::kString) return ArgProblem{"expected a string, got " + cursor.describe_value(v)};
+    (event->*a.field).assign(cursor.text());
+    return std::nullopt;
+  }
+  if (!cursor.skip_rest_of_value(v)) return ArgProblem{"", true};
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool TraceReader::read_event(Event* event, bool* is_complete) {
@@ -43,28 +177,12 @@ bool TraceReader::read_event(Event* event, bool* is_complete) {
     if (t == Token::kEndObject) break;
     // Keys are compared before the value is read: the view dies with the next token.
     const std::string_view key = cursor_->text();
-    unsigned bit = 0;
-    int which = -1;
-    if (key == "ph")
-      bit = kPh;
-    else if (key == "name")
-      bit = kName;
-    else if (key == "cat")
-      bit = kCat;
-    else if (key == "pid")
-      bit = kPid;
-    else if (key == "tid")
-      bit = kTid;
-    else if (key == "ts")
-      bit = kTs;
-    else if (key == "dur")
-      bit = kDur;
-    else if (key == "args")
-      which = 0;
+    const unsigned bit = field_bit(key);
+    const bool is_args = key == "args";
     const Token v = cursor_->next();
     if (v == Token::kError) return fail_syntax();
     if (bit == 0) {
-      if (which == 0) {
+      if (is_args) {
         if (v != Token::kBeginObject) return bad("args", "expected an object, got " + cursor_->describe_value(v));
         if (!read_args(event)) return false;
       } else if (!cursor_->skip_rest_of_value(v)) {
@@ -72,68 +190,15 @@ bool TraceReader::read_event(Event* event, bool* is_complete) {
       }
       continue;
     }
-    const char* field = "";
-    for (const auto& f : kFieldNames) {
-      if (f.bit == bit) field = f.name;
-    }
+    const char* field = field_name(bit);
     if (seen & bit) return bad(field, "appears twice");
     seen |= bit;
-    switch (bit) {
-      case kPh:
-        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
-        if (cursor_->text() == "M") {
-          is_metadata_event = true;
-        } else if (cursor_->text() != "X") {
-          return bad(field, "unsupported phase " + quote_for_message(cursor_->text()) +
-                                " (allowed: X for complete events, M for names)");
-        }
-        break;
-      case kName:
-        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
-        event->name.assign(cursor_->text());
-        break;
-      case kCat: {
-        if (v != Token::kString) return bad(field, "expected a string, got " + cursor_->describe_value(v));
-        auto category = category_from_name(cursor_->text());
-        if (!category) {
-          return bad(field,
-                     "unknown category " + quote_for_message(cursor_->text()) + " (allowed: " + category_list() + ")");
-        }
-        event->category = *category;
-        break;
-      }
-      case kPid:
-      case kTid: {
-        if (v != Token::kNumber || !cursor_->is_integer()) {
-          return bad(field, "expected an integer, got " + cursor_->describe_value(v));
-        }
-        if (cursor_->integer() < 0) return bad(field, std::string(cursor_->number_text()) + " is negative");
-        (bit == kPid ? event->rank : event->stream) = cursor_->integer();
-        break;
-      }
-      case kTs:
-      case kDur: {
-        if (v != Token::kNumber) return bad(field, "expected a number, got " + cursor_->describe_value(v));
-        const double x = cursor_->number();
-        if (x < 0) return bad(field, std::string(cursor_->number_text()) + " is negative (must be >= 0)");
-        (bit == kTs ? event->ts_us : event->dur_us) = x;
-        break;
-      }
-      default:
-        break;
-    }
+    if (auto problem = read_required_field(bit, v, *cursor_, event, &is_metadata_event)) return bad(field, *problem);
   }
-  if (!(seen & kPh)) return fail(Status::invalid_argument(prefix + "missing field 'ph'"));
-  if (is_metadata_event) {
-    if (!(seen & kName)) return fail(Status::invalid_argument(prefix + "missing field 'name'"));
-    *is_complete = false;
-    return true;
+  if (const char* missing = missing_field(seen, is_metadata_event)) {
+    return fail(Status::invalid_argument(prefix + "missing field '" + missing + "'"));
   }
-  for (const auto& f : kFieldNames) {
-    if (!(seen & f.bit)) return fail(Status::invalid_argument(prefix + "missing field '" + f.name + "'"));
-  }
-  static_assert(kRequiredComplete == 0x7F);
-  *is_complete = true;
+  *is_complete = !is_metadata_event;
   return true;
 }
 
@@ -146,61 +211,10 @@ bool TraceReader::read_args(Event* event) {
     const std::string key(cursor_->text());
     const Token v = cursor_->next();
     if (v == Token::kError) return fail_syntax();
-    auto bad = [&](const std::string& problem) {
-      return fail(Status::invalid_argument(prefix + key + "': " + problem));
-    };
-    auto want_int = [&](std::optional<int64_t>* out, int64_t min) {
-      if (v != Token::kNumber || !cursor_->is_integer()) {
-        return bad("expected an integer, got " + cursor_->describe_value(v));
-      }
-      if (cursor_->integer() < min) {
-        return bad(std::string(cursor_->number_text()) + " is out of range (must be >= " + std::to_string(min) + ")");
-      }
-      *out = cursor_->integer();
-      return true;
-    };
-    auto want_string = [&](std::string* out) {
-      if (v != Token::kString) return bad("expected a string, got " + cursor_->describe_value(v));
-      out->assign(cursor_->text());
-      return true;
-    };
-    bool ok = true;
-    if (key == "task_id")
-      ok = want_int(&event->task_id, 0);
-    else if (key == "cost_key")
-      ok = want_string(&event->cost_key);
-    else if (key == "step")
-      ok = want_int(&event->step, 0);
-    else if (key == "micro_batch")
-      ok = want_int(&event->micro_batch, 0);
-    else if (key == "bytes")
-      ok = want_int(&event->bytes, 0);
-    else if (key == "group_size")
-      ok = want_int(&event->group_size, 1);
-    else if (key == "group_start")
-      ok = want_int(&event->group_start, 0);
-    else if (key == "group_stride")
-      ok = want_int(&event->group_stride, 1);
-    else if (key == "peer")
-      ok = want_int(&event->peer, 0);
-    else if (key == "grad_bytes")
-      ok = want_int(&event->grad_bytes, 0);
-    else if (key == "collective")
-      ok = want_string(&event->collective);
-    else if (key == "flops") {
-      if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
-      if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
-      event->flops = cursor_->number();
-    } else if (key == "cpu_us" || key == "host_ts_us" || key == "host_dur_us") {
-      if (v != Token::kNumber) return bad("expected a number, got " + cursor_->describe_value(v));
-      if (cursor_->number() < 0) return bad(std::string(cursor_->number_text()) + " is negative (must be >= 0)");
-      (key == "cpu_us"       ? event->cpu_us
-       : key == "host_ts_us" ? event->host_ts_us
-                             : event->host_dur_us) = cursor_->number();
-    } else if (!cursor_->skip_rest_of_value(v)) {
-      return fail_syntax();
+    if (auto problem = read_arg(key, v, *cursor_, event)) {
+      if (problem->syntax) return fail_syntax();
+      return fail(Status::invalid_argument(prefix + key + "': " + problem->what));
     }
-    if (!ok) return false;
   }
 }
 

@@ -1,5 +1,8 @@
 #include "traces/trace_writer.h"
 
+#include <optional>
+#include <string>
+
 #include "common/check.h"
 #include "common/file_io.h"
 #include "traces/json_cursor.h"
@@ -29,6 +32,50 @@ void append_name_event(std::string* out, const char* what, int64_t pid, int64_t 
   append_json_string(out, name);
   out->append("}}");
 }
+
+// An event's "args" object, each field written only where the event has it; the object left out when it has
+// none.
+class ArgsWriter {
+ public:
+  explicit ArgsWriter(std::string* text) : text_(*text), args_at_(text->size()) { text_.append(",\"args\":{"); }
+
+  void integer(const char* name, const std::optional<int64_t>& value) {
+    if (!value) return;
+    key(name);
+    append_json_int(&text_, *value);
+  }
+  void number(const char* name, const std::optional<double>& value) {
+    if (!value) return;
+    key(name);
+    append_json_number(&text_, *value);
+  }
+  void string(const char* name, const std::string& value) {
+    if (value.empty()) return;
+    key(name);
+    append_json_string(&text_, value);
+  }
+  // Closes the args and the event.
+  void finish() {
+    if (any_) {
+      text_.append("}}");
+    } else {
+      text_.resize(args_at_);
+      text_.push_back('}');
+    }
+  }
+
+ private:
+  void key(const char* name) {
+    text_.append(any_ ? ",\"" : "\"");
+    text_.append(name);
+    text_.append("\":");
+    any_ = true;
+  }
+
+  std::string& text_;
+  size_t args_at_;
+  bool any_ = false;
+};
 
 }  // namespace
 
@@ -119,81 +166,23 @@ void append_event_json(std::string* out, const Event& e) {
   append_json_number(&text, e.ts_us);
   text.append(",\"dur\":");
   append_json_number(&text, e.dur_us);
-  const size_t args_at = text.size();
-  text.append(",\"args\":{");
-  bool any = false;
-  auto field = [&](const char* name) {
-    text.append(any ? ",\"" : "\"");
-    text.append(name);
-    text.append("\":");
-    any = true;
-  };
-  if (e.task_id) {
-    field("task_id");
-    append_json_int(&text, *e.task_id);
-  }
-  if (!e.cost_key.empty()) {
-    field("cost_key");
-    append_json_string(&text, e.cost_key);
-  }
-  if (e.step) {
-    field("step");
-    append_json_int(&text, *e.step);
-  }
-  if (e.micro_batch) {
-    field("micro_batch");
-    append_json_int(&text, *e.micro_batch);
-  }
-  if (e.bytes) {
-    field("bytes");
-    append_json_int(&text, *e.bytes);
-  }
-  if (e.flops) {
-    field("flops");
-    append_json_number(&text, *e.flops);
-  }
-  if (!e.collective.empty()) {
-    field("collective");
-    append_json_string(&text, e.collective);
-  }
-  if (e.group_size) {
-    field("group_size");
-    append_json_int(&text, *e.group_size);
-  }
-  if (e.group_start) {
-    field("group_start");
-    append_json_int(&text, *e.group_start);
-  }
-  if (e.group_stride) {
-    field("group_stride");
-    append_json_int(&text, *e.group_stride);
-  }
-  if (e.peer) {
-    field("peer");
-    append_json_int(&text, *e.peer);
-  }
-  if (e.cpu_us) {
-    field("cpu_us");
-    append_json_number(&text, *e.cpu_us);
-  }
-  if (e.host_ts_us) {
-    field("host_ts_us");
-    append_json_number(&text, *e.host_ts_us);
-  }
-  if (e.host_dur_us) {
-    field("host_dur_us");
-    append_json_number(&text, *e.host_dur_us);
-  }
-  if (e.grad_bytes) {
-    field("grad_bytes");
-    append_json_int(&text, *e.grad_bytes);
-  }
-  if (any) {
-    text.append("}}");
-  } else {
-    text.resize(args_at);
-    text.push_back('}');
-  }
+  ArgsWriter args(&text);
+  args.integer("task_id", e.task_id);
+  args.string("cost_key", e.cost_key);
+  args.integer("step", e.step);
+  args.integer("micro_batch", e.micro_batch);
+  args.integer("bytes", e.bytes);
+  args.number("flops", e.flops);
+  args.string("collective", e.collective);
+  args.integer("group_size", e.group_size);
+  args.integer("group_start", e.group_start);
+  args.integer("group_stride", e.group_stride);
+  args.integer("peer", e.peer);
+  args.number("cpu_us", e.cpu_us);
+  args.number("host_ts_us", e.host_ts_us);
+  args.number("host_dur_us", e.host_dur_us);
+  args.integer("grad_bytes", e.grad_bytes);
+  args.finish();
 }
 
 void TraceWriter::write(const Event& e) {

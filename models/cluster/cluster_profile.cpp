@@ -277,6 +277,59 @@ Status read_step_wait(FieldReader& factor, std::map<int, double>* waits) {
 }
 
 // device_types, node_device_type, slowdown and costs: what varies across the cluster.
+// The cost keys' costs ("costs"), each with at least one field.
+Status read_costs(FieldReader& top, ClusterProfile* profile) {
+  CT_ASSIGN_OR_RETURN(costs, top.section("costs", kOptional));
+  for (const std::string& key : costs ? costs->keys() : std::vector<std::string>()) {
+    CT_ASSIGN_OR_RETURN(cost, costs->section(key, kRequired));
+    CostModel& model = profile->costs[key];
+    CT_RETURN_IF_ERROR(
+        cost->quantity("latency", Quantity::kTime, FieldReader::kNonNegative, &model.latency, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("per_request", Quantity::kTime, FieldReader::kNonNegative, &model.per_request, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("flop_rate", Quantity::kFlopRate, FieldReader::kNonNegative, &model.flop_rate, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("byte_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.byte_rate, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("step_latency", Quantity::kTime, FieldReader::kNonNegative, &model.step_latency, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("bus_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.bus_rate, kOptional));
+    CT_RETURN_IF_ERROR(
+        cost->quantity("step_wait", Quantity::kTime, FieldReader::kNonNegative, &model.step_wait, kOptional));
+    if (cost->keys().empty()) {
+      return costs->error(
+          key, "give at least one of latency, per_request, flop_rate, byte_rate, step_latency, bus_rate, step_wait");
+    }
+    CT_RETURN_IF_ERROR(cost->finish());
+  }
+  return Status::ok();
+}
+
+// The collectives' factors ("collectives"), each with at least one field.
+Status read_collective_factors(FieldReader& top, ClusterProfile* profile) {
+  CT_ASSIGN_OR_RETURN(collectives, top.section("collectives", kOptional));
+  for (const std::string& key : collectives ? collectives->keys() : std::vector<std::string>()) {
+    auto op = models::collective_op_from_name(key);
+    if (!op || *op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
+      return collectives->error(
+          key, "unknown collective '" + key + "' (allowed: allreduce, alltoall, allgather, reducescatter, broadcast)");
+    }
+    CT_ASSIGN_OR_RETURN(factor, collectives->section(key, kRequired));
+    CollectiveFactor& f = profile->collectives[key];
+    CT_RETURN_IF_ERROR(factor->number("efficiency", FieldReader::kUnitInterval, &f.efficiency, kOptional));
+    CT_RETURN_IF_ERROR(factor->number("congestion_peers", FieldReader::kNonNegative, &f.congestion_peers, kOptional));
+    CT_RETURN_IF_ERROR(
+        factor->quantity("per_peer", Quantity::kTime, FieldReader::kNonNegative, &f.per_peer, kOptional));
+    CT_RETURN_IF_ERROR(read_collective_fit(*factor, &f.fit));
+    CT_RETURN_IF_ERROR(read_step_wait(*factor, &f.step_wait));
+    if (factor->keys().empty())
+      return collectives->error(key, "give at least one of efficiency, congestion_peers, per_peer, fit, step_wait");
+    CT_RETURN_IF_ERROR(factor->finish());
+  }
+  return Status::ok();
+}
+
 Status read_variations(FieldReader& top, ClusterProfile* profile) {
   if (const ConfigNode* types = top.child("device_types")) {
     if (types->kind != ConfigNode::Kind::kList) {
@@ -313,50 +366,8 @@ Status read_variations(FieldReader& top, ClusterProfile* profile) {
       }
     }
   }
-  CT_ASSIGN_OR_RETURN(costs, top.section("costs", kOptional));
-  for (const std::string& key : costs ? costs->keys() : std::vector<std::string>()) {
-    CT_ASSIGN_OR_RETURN(cost, costs->section(key, kRequired));
-    CostModel& model = profile->costs[key];
-    CT_RETURN_IF_ERROR(
-        cost->quantity("latency", Quantity::kTime, FieldReader::kNonNegative, &model.latency, kOptional));
-    CT_RETURN_IF_ERROR(
-        cost->quantity("per_request", Quantity::kTime, FieldReader::kNonNegative, &model.per_request, kOptional));
-    CT_RETURN_IF_ERROR(
-        cost->quantity("flop_rate", Quantity::kFlopRate, FieldReader::kNonNegative, &model.flop_rate, kOptional));
-    CT_RETURN_IF_ERROR(
-        cost->quantity("byte_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.byte_rate, kOptional));
-    CT_RETURN_IF_ERROR(
-        cost->quantity("step_latency", Quantity::kTime, FieldReader::kNonNegative, &model.step_latency, kOptional));
-    CT_RETURN_IF_ERROR(
-        cost->quantity("bus_rate", Quantity::kBandwidth, FieldReader::kNonNegative, &model.bus_rate, kOptional));
-    CT_RETURN_IF_ERROR(
-        cost->quantity("step_wait", Quantity::kTime, FieldReader::kNonNegative, &model.step_wait, kOptional));
-    if (cost->keys().empty()) {
-      return costs->error(
-          key, "give at least one of latency, per_request, flop_rate, byte_rate, step_latency, bus_rate, step_wait");
-    }
-    CT_RETURN_IF_ERROR(cost->finish());
-  }
-  CT_ASSIGN_OR_RETURN(collectives, top.section("collectives", kOptional));
-  for (const std::string& key : collectives ? collectives->keys() : std::vector<std::string>()) {
-    auto op = models::collective_op_from_name(key);
-    if (!op || *op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
-      return collectives->error(
-          key, "unknown collective '" + key + "' (allowed: allreduce, alltoall, allgather, reducescatter, broadcast)");
-    }
-    CT_ASSIGN_OR_RETURN(factor, collectives->section(key, kRequired));
-    CollectiveFactor& f = profile->collectives[key];
-    CT_RETURN_IF_ERROR(factor->number("efficiency", FieldReader::kUnitInterval, &f.efficiency, kOptional));
-    CT_RETURN_IF_ERROR(factor->number("congestion_peers", FieldReader::kNonNegative, &f.congestion_peers, kOptional));
-    CT_RETURN_IF_ERROR(
-        factor->quantity("per_peer", Quantity::kTime, FieldReader::kNonNegative, &f.per_peer, kOptional));
-    CT_RETURN_IF_ERROR(read_collective_fit(*factor, &f.fit));
-    CT_RETURN_IF_ERROR(read_step_wait(*factor, &f.step_wait));
-    if (factor->keys().empty())
-      return collectives->error(key, "give at least one of efficiency, congestion_peers, per_peer, fit, step_wait");
-    CT_RETURN_IF_ERROR(factor->finish());
-  }
-  return Status::ok();
+  CT_RETURN_IF_ERROR(read_costs(top, profile));
+  return read_collective_factors(top, profile);
 }
 
 Status read_profile(const ConfigNode& root, const std::string& source, ClusterProfile* profile) {

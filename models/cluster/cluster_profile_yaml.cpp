@@ -85,6 +85,76 @@ void write_topology(Writer& w, const Topology& t) {
   write_link(w, 2, t.switch_link);
 }
 
+// Links within a node, to the host and out of the node, and the topology between nodes.
+void write_network(Writer& w, const ClusterProfile& p) {
+  if (p.intra_node.link.bandwidth > 0) {  // absent for one device per node
+    w.line(0, "intra_node:");
+    w.field(1, "kind", p.intra_node.kind == IntraNode::Kind::kSwitch ? "switch" : "full_mesh");
+    write_link(w, 1, p.intra_node.link);
+  }
+  w.line(0, "host_link:");
+  write_link(w, 1, p.host_link);
+  w.field(0, "host_memory_bandwidth", yaml_number(p.host_memory_bandwidth), "bytes/s");
+  w.line(0, "nics:");
+  w.field(1, "per_node", std::to_string(p.nics.per_node));
+  write_link(w, 1, p.nics.link);
+  w.field(1, "rail_optimized", p.nics.rail_optimized ? "true" : "false");
+  write_topology(w, p.topology);
+}
+
+// The cost keys' costs, under "costs:".
+void write_costs(Writer& w, const std::map<std::string, CostModel>& costs) {
+  if (costs.empty()) return;
+  w.line(0, "costs:");
+  for (const auto& [key, c] : costs) {
+    // Kernel names from imported traces hold ':', '<', ',', spaces: quoted unless plain.
+    const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
+    });
+    const std::string text = plain ? key : yaml_quoted(key);
+    if (text.size() < 1000) {
+      w.line(1, text + ":");
+    } else {
+      // YAML limits an implicit key to 1024 characters (a templated kernel's name runs longer): explicit.
+      w.line(1, "? " + text);
+      w.line(1, ":");
+    }
+    w.field(2, "latency", yaml_number(c.latency), "s");
+    if (c.per_request > 0) w.field(2, "per_request", yaml_number(c.per_request), "s");
+    if (c.flop_rate > 0) w.field(2, "flop_rate", yaml_number(c.flop_rate), "FLOP/s");
+    if (c.byte_rate > 0) w.field(2, "byte_rate", yaml_number(c.byte_rate), "bytes/s");
+    if (c.step_latency > 0) w.field(2, "step_latency", yaml_number(c.step_latency), "s per latency step");
+    if (c.bus_rate > 0) w.field(2, "bus_rate", yaml_number(c.bus_rate), "bus bytes/s");
+    if (c.step_wait > 0) w.field(2, "step_wait", yaml_number(c.step_wait), "s per latency step off the cores");
+  }
+}
+
+// The collectives' factors, step waits and fitted segments, under "collectives:".
+void write_collectives(Writer& w, const std::map<std::string, CollectiveFactor>& collectives) {
+  if (collectives.empty()) return;
+  w.line(0, "collectives:");
+  for (const auto& [op, f] : collectives) {
+    w.line(1, op + ":");
+    w.field(2, "efficiency", yaml_number(f.efficiency));
+    w.field(2, "congestion_peers", yaml_number(f.congestion_peers));
+    if (f.per_peer > 0) w.field(2, "per_peer", yaml_number(f.per_peer), "s");
+    if (!f.step_wait.empty()) {
+      w.line(2, "step_wait:  # shared cores: s per latency step waiting for the OS, by ranks on the node");
+      for (const auto& [ranks, seconds] : f.step_wait) {
+        w.line(3, "- ranks: " + std::to_string(ranks));
+        w.field(4, "seconds", yaml_number(seconds), "s");
+      }
+    }
+    if (f.fit.empty()) continue;
+    w.line(2, "fit:");
+    for (const CollectiveSegment& s : f.fit) {
+      w.line(3, "- from: " + yaml_number(s.from_bytes) + "  # bytes");
+      w.field(4, "step_latency", yaml_number(s.step_latency), "s");
+      w.field(4, "bus_bandwidth", yaml_number(s.bus_bandwidth), "bytes/s");
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::string& header) {
@@ -122,71 +192,14 @@ StatusOr<std::string> cluster_profile_yaml(const ClusterProfile& p, const std::s
     for (const auto& [node, type] : p.node_device_type)
       w.field(1, std::to_string(node), yaml_quoted(type));
   }
-  if (p.intra_node.link.bandwidth > 0) {  // absent for one device per node
-    w.line(0, "intra_node:");
-    w.field(1, "kind", p.intra_node.kind == IntraNode::Kind::kSwitch ? "switch" : "full_mesh");
-    write_link(w, 1, p.intra_node.link);
-  }
-  w.line(0, "host_link:");
-  write_link(w, 1, p.host_link);
-  w.field(0, "host_memory_bandwidth", yaml_number(p.host_memory_bandwidth), "bytes/s");
-  w.line(0, "nics:");
-  w.field(1, "per_node", std::to_string(p.nics.per_node));
-  write_link(w, 1, p.nics.link);
-  w.field(1, "rail_optimized", p.nics.rail_optimized ? "true" : "false");
-  write_topology(w, p.topology);
+  write_network(w, p);
   if (!p.slowdown.empty()) {
     w.line(0, "slowdown:");
     for (const auto& [rank, factor] : p.slowdown)
       w.field(1, std::to_string(rank), yaml_number(factor));
   }
-  if (!p.costs.empty()) {
-    w.line(0, "costs:");
-    for (const auto& [key, c] : p.costs) {
-      // Kernel names from imported traces hold ':', '<', ',', spaces: quoted unless plain.
-      const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char ch) {
-        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.';
-      });
-      const std::string text = plain ? key : yaml_quoted(key);
-      if (text.size() < 1000) {
-        w.line(1, text + ":");
-      } else {
-        // YAML limits an implicit key to 1024 characters (a templated kernel's name runs longer): explicit.
-        w.line(1, "? " + text);
-        w.line(1, ":");
-      }
-      w.field(2, "latency", yaml_number(c.latency), "s");
-      if (c.per_request > 0) w.field(2, "per_request", yaml_number(c.per_request), "s");
-      if (c.flop_rate > 0) w.field(2, "flop_rate", yaml_number(c.flop_rate), "FLOP/s");
-      if (c.byte_rate > 0) w.field(2, "byte_rate", yaml_number(c.byte_rate), "bytes/s");
-      if (c.step_latency > 0) w.field(2, "step_latency", yaml_number(c.step_latency), "s per latency step");
-      if (c.bus_rate > 0) w.field(2, "bus_rate", yaml_number(c.bus_rate), "bus bytes/s");
-      if (c.step_wait > 0) w.field(2, "step_wait", yaml_number(c.step_wait), "s per latency step off the cores");
-    }
-  }
-  if (!p.collectives.empty()) {
-    w.line(0, "collectives:");
-    for (const auto& [op, f] : p.collectives) {
-      w.line(1, op + ":");
-      w.field(2, "efficiency", yaml_number(f.efficiency));
-      w.field(2, "congestion_peers", yaml_number(f.congestion_peers));
-      if (f.per_peer > 0) w.field(2, "per_peer", yaml_number(f.per_peer), "s");
-      if (!f.step_wait.empty()) {
-        w.line(2, "step_wait:  # shared cores: s per latency step waiting for the OS, by ranks on the node");
-        for (const auto& [ranks, seconds] : f.step_wait) {
-          w.line(3, "- ranks: " + std::to_string(ranks));
-          w.field(4, "seconds", yaml_number(seconds), "s");
-        }
-      }
-      if (f.fit.empty()) continue;
-      w.line(2, "fit:");
-      for (const CollectiveSegment& s : f.fit) {
-        w.line(3, "- from: " + yaml_number(s.from_bytes) + "  # bytes");
-        w.field(4, "step_latency", yaml_number(s.step_latency), "s");
-        w.field(4, "bus_bandwidth", yaml_number(s.bus_bandwidth), "bytes/s");
-      }
-    }
-  }
+  write_costs(w, p.costs);
+  write_collectives(w, p.collectives);
   return w.text();
 }
 

@@ -206,6 +206,89 @@ struct RolloutPlan {
   double predicted_s = 0;
 };
 
+// T_a(n) above for each agent of a workload on a deployment's tensor parallelism.
+class RolloutModel {
+ public:
+  RolloutModel(const Workload& workload, bool predicted, const std::vector<int>& tp, const DeviceFacts& device,
+               const EngineEfficiency& efficiency)
+      : workload_(workload),
+        tp_(tp),
+        device_(device),
+        efficiency_(efficiency),
+        mean_(expected_response_tokens(workload)),
+        longest_(expected_longest_response_tokens(workload)),
+        in_flight_(workload.agents.size(), static_cast<double>(workload.global_batch)) {
+    for (const AgentRole& r : workload.agents)
+      last_turn_ = std::max(last_turn_, r.turn);
+    if (predicted) limit_in_flight();
+  }
+
+  int agents() const { return static_cast<int>(workload_.agents.size()); }
+  int last_turn() const { return last_turn_; }
+  int turn(int a) const { return workload_.agents[a].turn; }
+
+  // Agent a's rollout on n instances.
+  double agent_s(int a, int n) const {
+    const AgentRole& r = workload_.agents[a];
+    const double context = r.prompt_tokens + mean_[a] / 2;
+    const double per_instance = in_flight_[a] / n;
+    const double bytes =
+        weight_bytes(r.model) + per_instance * context * static_cast<double>(r.model.kv_bytes_per_token(2));
+    return longest_[a] *
+           (bytes / (tp_[a] * device_.memory_bandwidth * efficiency_.decode) + tp_exchange_s(r.model, tp_[a], device_));
+  }
+
+ private:
+  // Requests in flight at once per agent: the first turn's all at the start; a later turn's arrive one by one
+  // as the turn before answers them (flexmarl's per-sample flow), so by Little's law about its batch x its
+  // mean answer / the span it arrives over and is answered in (the earlier turn's longest answer plus its own).
+  // Barrier frameworks issue a turn's whole batch at once.
+  void limit_in_flight() {
+    std::vector<double> turn_longest(static_cast<size_t>(last_turn_) + 1, 0.0);
+    for (int a = 0; a < agents(); ++a)
+      turn_longest[turn(a)] = std::max(turn_longest[turn(a)], longest_[a]);
+    for (int a = 0; a < agents(); ++a) {
+      const int t = turn(a);
+      if (t == 0) continue;
+      double before = 0;
+      for (int u = t - 1; u >= 0 && before == 0; --u)
+        before = turn_longest[u];
+      in_flight_[a] = std::min(in_flight_[a], workload_.global_batch * mean_[a] / (before + longest_[a]));
+    }
+  }
+
+  const Workload& workload_;
+  const std::vector<int>& tp_;
+  const DeviceFacts& device_;
+  const EngineEfficiency& efficiency_;
+  std::vector<double> mean_, longest_, in_flight_;
+  int last_turn_ = 0;
+};
+
+// Each turn's slowest agent that fits is its candidate; a turn's gain per instance is what the
+// candidate's next instance cuts from it, divided by the agents tied (within 1%) at the turn's
+// slowest, which all need one before the turn ends sooner. The best turn's candidate gets it; -1 for none.
+int most_gaining_agent(const RolloutModel& m, const std::vector<int>& tp, const std::vector<int>& instances, int left) {
+  int best = -1;
+  double best_gain = -1;
+  for (int t = 0; t <= m.last_turn(); ++t) {
+    int slowest = -1, tied = 0;
+    double slowest_s = 0;
+    for (int a = 0; a < m.agents(); ++a) {
+      if (m.turn(a) != t || tp[a] > left) continue;
+      const double ta = m.agent_s(a, instances[a]);
+      if (slowest < 0 || ta > slowest_s) slowest = a, slowest_s = ta;
+    }
+    if (slowest < 0) continue;
+    for (int a = 0; a < m.agents(); ++a) {
+      if (m.turn(a) == t && m.agent_s(a, instances[a]) >= 0.99 * slowest_s) ++tied;
+    }
+    const double gain = (slowest_s - m.agent_s(slowest, instances[slowest] + 1)) / tied;
+    if (gain > best_gain) best = slowest, best_gain = gain;
+  }
+  return best;
+}
+
 RolloutPlan plan_rollout(const Workload& workload, Framework framework, const std::vector<int>& tp, int left,
                          const DeviceFacts& device, const EngineEfficiency& efficiency) {
   const int agents = static_cast<int>(workload.agents.size());
@@ -214,36 +297,7 @@ RolloutPlan plan_rollout(const Workload& workload, Framework framework, const st
   for (int a = 0; a < agents; ++a)
     left -= tp[a];
   const bool predicted = framework == Framework::kFlexMarl || framework == Framework::kNoAsync;
-  const std::vector<double> mean = expected_response_tokens(workload);
-  const std::vector<double> longest = expected_longest_response_tokens(workload);
-  int last_turn = 0;
-  for (const AgentRole& r : workload.agents)
-    last_turn = std::max(last_turn, r.turn);
-  // Requests in flight at once per agent: the first turn's all at the start; a later turn's arrive one by one
-  // as the turn before answers them (flexmarl's per-sample flow), so by Little's law about its batch x its
-  // mean answer / the span it arrives over and is answered in (the earlier turn's longest answer plus its own).
-  // Barrier frameworks issue a turn's whole batch at once.
-  std::vector<double> turn_longest(static_cast<size_t>(last_turn) + 1, 0.0);
-  for (int a = 0; a < agents; ++a)
-    turn_longest[workload.agents[a].turn] = std::max(turn_longest[workload.agents[a].turn], longest[a]);
-  std::vector<double> in_flight(agents, static_cast<double>(workload.global_batch));
-  for (int a = 0; a < agents && predicted; ++a) {
-    const int t = workload.agents[a].turn;
-    if (t == 0) continue;
-    double before = 0;
-    for (int u = t - 1; u >= 0 && before == 0; --u)
-      before = turn_longest[u];
-    in_flight[a] = std::min(in_flight[a], workload.global_batch * mean[a] / (before + longest[a]));
-  }
-  auto agent_s = [&](int a, int n) {
-    const AgentRole& r = workload.agents[a];
-    const double context = r.prompt_tokens + mean[a] / 2;
-    const double per_instance = in_flight[a] / n;
-    const double bytes =
-        weight_bytes(r.model) + per_instance * context * static_cast<double>(r.model.kv_bytes_per_token(2));
-    return longest[a] *
-           (bytes / (tp[a] * device.memory_bandwidth * efficiency.decode) + tp_exchange_s(r.model, tp[a], device));
-  };
+  const RolloutModel model(workload, predicted, tp, device, efficiency);
   for (int round = 0; left > 0; ++round) {
     int best = -1;
     if (!predicted) {
@@ -252,38 +306,77 @@ RolloutPlan plan_rollout(const Workload& workload, Framework framework, const st
         if (tp[a] <= left) best = a;
       }
     } else {
-      // Each turn's slowest agent that fits is its candidate; a turn's gain per instance is what the
-      // candidate's next instance cuts from it, divided by the agents tied (within 1%) at the turn's
-      // slowest, which all need one before the turn ends sooner. The best turn's candidate gets it.
-      double best_gain = -1;
-      for (int t = 0; t <= last_turn; ++t) {
-        int slowest = -1, tied = 0;
-        double slowest_s = 0;
-        for (int a = 0; a < agents; ++a) {
-          if (workload.agents[a].turn != t || tp[a] > left) continue;
-          const double ta = agent_s(a, plan.instances[a]);
-          if (slowest < 0 || ta > slowest_s) slowest = a, slowest_s = ta;
-        }
-        if (slowest < 0) continue;
-        for (int a = 0; a < agents; ++a) {
-          if (workload.agents[a].turn == t && agent_s(a, plan.instances[a]) >= 0.99 * slowest_s) ++tied;
-        }
-        const double gain = (slowest_s - agent_s(slowest, plan.instances[slowest] + 1)) / tied;
-        if (gain > best_gain) best = slowest, best_gain = gain;
-      }
+      best = most_gaining_agent(model, tp, plan.instances, left);
     }
     if (best < 0) break;
     plan.instances[best] += 1;
     left -= tp[best];
   }
-  for (int t = 0; t <= last_turn; ++t) {
+  for (int t = 0; t <= model.last_turn(); ++t) {
     double turn_s = 0;
     for (int a = 0; a < agents; ++a) {
-      if (workload.agents[a].turn == t) turn_s = std::max(turn_s, agent_s(a, plan.instances[a]));
+      if (model.turn(a) == t) turn_s = std::max(turn_s, model.agent_s(a, plan.instances[a]));
     }
     plan.predicted_s += turn_s;
   }
   return plan;
+}
+
+Status too_few_devices(int devices, int agents, const std::string& why) {
+  return Status::invalid_argument("workers " + std::to_string(devices) + ": too few for " + std::to_string(agents) +
+                                  " agents (" + why + ")");
+}
+
+// Colocated: each agent's engine spans all D devices (loaded when its phase starts); every agent trains
+// on all D.
+Status colocate(const Workload& workload, int devices, Deployment* d) {
+  const int agents = static_cast<int>(workload.agents.size());
+  d->rollout_devices = devices;
+  for (int a = 0; a < agents; ++a) {
+    d->instances.push_back(devices / d->tp[a]);
+    if (d->instances.back() < 1) {
+      return too_few_devices(
+          devices, agents,
+          "agent " + workload.agents[a].name + " needs " + std::to_string(d->tp[a]) + " per rollout instance");
+    }
+    if (devices < d->train_group[a]) {
+      return too_few_devices(
+          devices, agents,
+          "agent " + workload.agents[a].name + " trains on at least " + std::to_string(d->train_group[a]) + " devices");
+    }
+  }
+  return Status::ok();
+}
+
+// FlexMARL's co-design (our reconstruction of "agent-centric resource allocation"): as many trainer groups
+// as minimise the predicted step, max(predicted rollout + the last turn's training over the pool, the
+// batch's training over the pool), since the micro-batch pipeline runs the earlier turns' training under
+// rollout; ties go to fewer groups. Its ablations keep its pools.
+// The last turn's agents finish their samples in the rollout's last turn, so their training mostly
+// follows the rollout rather than running under it.
+int codesigned_trainer_groups(const Workload& workload, Framework framework, const Deployment& d, int devices,
+                              int most_groups, const DeviceFacts& device, const EngineEfficiency& efficiency) {
+  double training_s = 0, last_turn_s = 0;  // one group's seconds for every agent's batch, the last turn's
+  int last_turn = 0;
+  for (const AgentRole& r : workload.agents)
+    last_turn = std::max(last_turn, r.turn);
+  for (int a = 0; a < static_cast<int>(workload.agents.size()); ++a) {
+    const AgentRole& r = workload.agents[a];
+    const double agent_s =
+        train_s(expected_batch_train_flops(workload, a), d.trainer_group_devices, device, efficiency) +
+        optimizer_s(r.model, d.trainer_group_devices, device);
+    training_s += agent_s;
+    if (r.turn == last_turn && last_turn > 0) last_turn_s += agent_s;
+  }
+  int groups = 0;
+  double best_s = 0;
+  for (int g = 1; g <= most_groups; ++g) {
+    const RolloutPlan plan =
+        plan_rollout(workload, framework, d.tp, devices - g * d.trainer_group_devices, device, efficiency);
+    const double step_s = std::max(plan.predicted_s + last_turn_s / g, training_s / g);
+    if (g == 1 || step_s < best_s) groups = g, best_s = step_s;
+  }
+  return groups;
 }
 
 }  // namespace
@@ -293,10 +386,6 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
   const int agents = static_cast<int>(workload.agents.size());
   Deployment d;
   d.devices = devices;
-  auto too_few = [&](const std::string& why) {
-    return Status::invalid_argument("workers " + std::to_string(devices) + ": too few for " + std::to_string(agents) +
-                                    " agents (" + why + ")");
-  };
   for (const AgentRole& r : workload.agents) {
     const int tp = inference_tp(r.model, device);
     d.tp.push_back(tp);
@@ -305,59 +394,23 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
         decode_slots(r.model, tp, device.memory_bytes, r.prompt_tokens + workload.max_response_tokens / 2));
   }
   if (!disaggregated(framework)) {
-    // Colocated: each agent's engine spans all D devices (loaded when its phase starts); every agent trains
-    // on all D.
-    d.rollout_devices = devices;
-    for (int a = 0; a < agents; ++a) {
-      d.instances.push_back(devices / d.tp[a]);
-      if (d.instances.back() < 1) {
-        return too_few("agent " + workload.agents[a].name + " needs " + std::to_string(d.tp[a]) +
-                       " per rollout instance");
-      }
-      if (devices < d.train_group[a]) {
-        return too_few("agent " + workload.agents[a].name + " trains on at least " + std::to_string(d.train_group[a]) +
-                       " devices");
-      }
-    }
+    CT_RETURN_IF_ERROR(colocate(workload, devices, &d));
     return d;
   }
   d.trainer_group_devices = *std::max_element(d.train_group.begin(), d.train_group.end());
   const int one_each = std::accumulate(d.tp.begin(), d.tp.end(), 0);
   const int most_groups = (devices - one_each) / d.trainer_group_devices;
   if (most_groups < 1) {
-    return too_few("a rollout instance per agent and a training pool of " + std::to_string(d.trainer_group_devices) +
-                   " devices");
+    return too_few_devices(
+        devices, agents,
+        "a rollout instance per agent and a training pool of " + std::to_string(d.trainer_group_devices) + " devices");
   }
   if (framework == Framework::kMarti) {
     // MARTI: the training pool is a quarter of the devices (assumption), at least one group.
     d.trainer_groups =
         std::clamp(static_cast<int>(kTrainingPoolShare * devices) / d.trainer_group_devices, 1, most_groups);
   } else {
-    // FlexMARL's co-design (our reconstruction of "agent-centric resource allocation"): as many trainer groups
-    // as minimise the predicted step, max(predicted rollout + the last turn's training over the pool, the
-    // batch's training over the pool), since the micro-batch pipeline runs the earlier turns' training under
-    // rollout; ties go to fewer groups. Its ablations keep its pools.
-    // The last turn's agents finish their samples in the rollout's last turn, so their training mostly
-    // follows the rollout rather than running under it.
-    double training_s = 0, last_turn_s = 0;  // one group's seconds for every agent's batch, the last turn's
-    int last_turn = 0;
-    for (const AgentRole& r : workload.agents)
-      last_turn = std::max(last_turn, r.turn);
-    for (int a = 0; a < agents; ++a) {
-      const AgentRole& r = workload.agents[a];
-      const double agent_s =
-          train_s(expected_batch_train_flops(workload, a), d.trainer_group_devices, device, efficiency) +
-          optimizer_s(r.model, d.trainer_group_devices, device);
-      training_s += agent_s;
-      if (r.turn == last_turn && last_turn > 0) last_turn_s += agent_s;
-    }
-    double best_s = 0;
-    for (int g = 1; g <= most_groups; ++g) {
-      const RolloutPlan plan =
-          plan_rollout(workload, framework, d.tp, devices - g * d.trainer_group_devices, device, efficiency);
-      const double step_s = std::max(plan.predicted_s + last_turn_s / g, training_s / g);
-      if (g == 1 || step_s < best_s) d.trainer_groups = g, best_s = step_s;
-    }
+    d.trainer_groups = codesigned_trainer_groups(workload, framework, d, devices, most_groups, device, efficiency);
   }
   d.rollout_devices = devices - d.trainer_groups * d.trainer_group_devices;
   d.instances = plan_rollout(workload, framework, d.tp, d.rollout_devices, device, efficiency).instances;

@@ -193,6 +193,9 @@ class Orchestrator {
   Status schedule_sync(JobSink& sink);
   Status schedule_marti(JobSink& sink);
   Status schedule_flexmarl(JobSink& sink);
+  void balance_queues();                         // flexmarl's balancing of the rollout queues
+  Status dispatch_queues(JobSink& sink);         // the idle instances' rollouts
+  Status dispatch_micro_batches(JobSink& sink);  // flexmarl's training as micro-batches complete
   Status on_generated(int sample);
   Status reward(int sample, double value);
   bool idle(int rank) const { return jobs_[static_cast<size_t>(rank)].empty(); }

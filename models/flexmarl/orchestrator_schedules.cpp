@@ -168,28 +168,35 @@ Status Orchestrator::schedule_marti(JobSink& sink) {
 }
 
 Status Orchestrator::schedule_flexmarl(JobSink& sink) {
-  const int batch = o_.queries * o_.group;
-  const bool balance = o_.framework != Framework::kNoBalance;
   // Rollout: hierarchical balancing, then every idle instance takes its queue.
-  if (balance) {
-    for (const Migration& mv : balancer_->balance_within_agents()) {
-      std::deque<int>& from = queue_[static_cast<size_t>(mv.from_instance)];
-      std::deque<int>& to = queue_[static_cast<size_t>(mv.to_instance)];
-      for (int k = 0; k < mv.requests && !from.empty(); ++k) {
-        to.push_back(from.back());
-        from.pop_back();
-      }
-      ++counts_.migrations;
+  if (o_.framework != Framework::kNoBalance) balance_queues();
+  CT_RETURN_IF_ERROR(dispatch_queues(sink));
+  return dispatch_micro_batches(sink);
+}
+
+// Requests migrate between an agent's instances, and an instance moves to the agent that needs it most.
+void Orchestrator::balance_queues() {
+  for (const Migration& mv : balancer_->balance_within_agents()) {
+    std::deque<int>& from = queue_[static_cast<size_t>(mv.from_instance)];
+    std::deque<int>& to = queue_[static_cast<size_t>(mv.to_instance)];
+    for (int k = 0; k < mv.requests && !from.empty(); ++k) {
+      to.push_back(from.back());
+      from.pop_back();
     }
-    if (std::optional<Reassignment> move = balancer_->balance_across_agents()) {
-      ++counts_.reassignments;
-      std::deque<int>& waiting = unplaced_[static_cast<size_t>(move->to)];
-      while (!waiting.empty()) {
-        queue_[static_cast<size_t>(balancer_->place_unplaced(move->to))].push_back(waiting.front());
-        waiting.pop_front();
-      }
+    ++counts_.migrations;
+  }
+  if (std::optional<Reassignment> move = balancer_->balance_across_agents()) {
+    ++counts_.reassignments;
+    std::deque<int>& waiting = unplaced_[static_cast<size_t>(move->to)];
+    while (!waiting.empty()) {
+      queue_[static_cast<size_t>(balancer_->place_unplaced(move->to))].push_back(waiting.front());
+      waiting.pop_front();
     }
   }
+}
+
+// Every idle instance takes up to a rollout batch of its queue.
+Status Orchestrator::dispatch_queues(JobSink& sink) {
   for (size_t i = 0; i < queue_.size(); ++i) {
     const int rank = instance_rank_[i];
     if (queue_[i].empty() || !idle(rank)) continue;
@@ -202,6 +209,11 @@ Status Orchestrator::schedule_flexmarl(JobSink& sink) {
     }
     CT_RETURN_IF_ERROR(dispatch_generate(sink, rank, agent, std::move(take), static_cast<int>(i)));
   }
+  return Status::ok();
+}
+
+Status Orchestrator::dispatch_micro_batches(JobSink& sink) {
+  const int batch = o_.queries * o_.group;
   // Training: a micro-batch goes out as soon as its rows are complete (their
   // groups rewarded, advantages fixed), to an idle trainer of the agent.
   for (int a = 0; a < kAgents; ++a) {

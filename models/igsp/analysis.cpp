@@ -54,10 +54,11 @@ SeedSummary summarise(const std::vector<double>& values, double level) {
   return s;
 }
 
-StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics,
-                                         const std::vector<std::vector<double>>& metric_values,
-                                         const std::vector<std::string>& dimensions,
-                                         const std::vector<std::vector<double>>& retention) {
+namespace {
+
+// Names and values pair up, every list has a value per source, and the sources are 3..16.
+Status check_rho_inputs(const std::vector<std::string>& metrics, const std::vector<std::vector<double>>& metric_values,
+                        const std::vector<std::string>& dimensions, const std::vector<std::vector<double>>& retention) {
   if (metrics.size() != metric_values.size() || dimensions.size() != retention.size())
     return Status::invalid_argument("rho table: names and value lists do not pair up");
   const size_t n = metric_values.empty() ? 0 : metric_values[0].size();
@@ -68,13 +69,19 @@ StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics
   }
   if (n < 3 || n > 16)
     return Status::invalid_argument("rho table: " + std::to_string(n) + " sources, the exact test takes 3..16");
-  auto constant = [](const std::vector<double>& v) {
-    return std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
-  };
-  // A metric whose ranks equal or mirror an earlier one's (the two aggregation signs) repeats that
-  // metric's tests: it is reported, but counted once in Holm's family.
-  std::vector<size_t> same_as(metrics.size());
-  for (size_t m = 0; m < metrics.size(); ++m) {
+  return Status::ok();
+}
+
+bool is_constant(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [&](double x) { return x == v[0]; });
+}
+
+// A metric whose ranks equal or mirror an earlier one's (the two aggregation signs) repeats that
+// metric's tests: it is reported, but counted once in Holm's family. Returns, per metric, the first metric
+// with its ranks (itself if none).
+std::vector<size_t> first_with_same_ranks(const std::vector<std::vector<double>>& metric_values, size_t n) {
+  std::vector<size_t> same_as(metric_values.size());
+  for (size_t m = 0; m < metric_values.size(); ++m) {
     same_as[m] = m;
     const std::vector<double> rm = ranks(metric_values[m]);
     for (size_t earlier = 0; earlier < m && same_as[m] == m; ++earlier) {
@@ -87,6 +94,18 @@ StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics
       if (equal || mirrored) same_as[m] = earlier;
     }
   }
+  return same_as;
+}
+
+}  // namespace
+
+StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics,
+                                         const std::vector<std::vector<double>>& metric_values,
+                                         const std::vector<std::string>& dimensions,
+                                         const std::vector<std::vector<double>>& retention) {
+  CT_RETURN_IF_ERROR(check_rho_inputs(metrics, metric_values, dimensions, retention));
+  const size_t n = metric_values.empty() ? 0 : metric_values[0].size();
+  const std::vector<size_t> same_as = first_with_same_ranks(metric_values, n);
   std::vector<RhoCell> cells;
   std::vector<double> p;
   std::vector<size_t> defined;  // cells in the family
@@ -95,9 +114,9 @@ StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics
       RhoCell c;
       c.metric = metrics[m];
       c.dimension = dimensions[d];
-      if (constant(metric_values[m])) {
+      if (is_constant(metric_values[m])) {
         c.why = "the metric is the same for every source";
-      } else if (constant(retention[d])) {
+      } else if (is_constant(retention[d])) {
         c.why = "the retention is the same for every source";
       } else {
         auto rho = spearman_rho(metric_values[m], retention[d]);

@@ -63,10 +63,10 @@ const char* aggregation_sign_name(AggregationSign sign) {
   return sign == AggregationSign::kRepeated ? "repeated" : "unique";
 }
 
-StatusOr<std::vector<size_t>> select_min_aggregation(const std::vector<std::string>& candidates,
-                                                     const std::vector<double>& perplexity, size_t count, int strata,
-                                                     AggregationSign sign) {
-  const size_t n = candidates.size();
+namespace {
+
+// The sizes agree and `count` samples in `strata` strata can be chosen from n candidates.
+Status check_selection(size_t n, const std::vector<double>& perplexity, size_t count, int strata) {
   if (perplexity.size() != n) {
     return Status::invalid_argument("igsp selection: " + std::to_string(n) + " candidates but " +
                                     std::to_string(perplexity.size()) + " perplexities");
@@ -79,25 +79,55 @@ StatusOr<std::vector<size_t>> select_min_aggregation(const std::vector<std::stri
     return Status::invalid_argument("igsp selection: " + std::to_string(strata) + " strata for " +
                                     std::to_string(count) + " samples");
   }
-  // Each candidate's distinct 4-grams and its 4-gram count.
-  std::vector<std::vector<uint32_t>> grams(n);
-  std::vector<int64_t> totals(n, 0);
+  return Status::ok();
+}
+
+// Each candidate's distinct 4-grams (sorted) and its 4-gram count.
+struct CandidateGrams {
+  std::vector<std::vector<uint32_t>> grams;
+  std::vector<int64_t> totals;
+};
+
+CandidateGrams candidate_grams(const std::vector<std::string>& candidates) {
+  const size_t n = candidates.size();
+  CandidateGrams out;
+  out.grams.resize(n);
+  out.totals.assign(n, 0);
   for (size_t c = 0; c < n; ++c) {
     const std::string& s = candidates[c];
     for (size_t i = 0; i + 4 <= s.size(); ++i)
-      grams[c].push_back(gram_at(s, i));
-    totals[c] = static_cast<int64_t>(grams[c].size());
-    std::sort(grams[c].begin(), grams[c].end());
-    grams[c].erase(std::unique(grams[c].begin(), grams[c].end()), grams[c].end());
+      out.grams[c].push_back(gram_at(s, i));
+    out.totals[c] = static_cast<int64_t>(out.grams[c].size());
+    std::sort(out.grams[c].begin(), out.grams[c].end());
+    out.grams[c].erase(std::unique(out.grams[c].begin(), out.grams[c].end()), out.grams[c].end());
   }
-  // Quantile bins of perplexity (stable: equal perplexities keep index order).
+  return out;
+}
+
+// Quantile bins of perplexity (stable: equal perplexities keep index order), k of them.
+std::vector<std::vector<size_t>> perplexity_bins(const std::vector<double>& perplexity, size_t k) {
+  const size_t n = perplexity.size();
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return perplexity[a] < perplexity[b]; });
-  const size_t k = static_cast<size_t>(strata);
   std::vector<std::vector<size_t>> bins(k);
   for (size_t r = 0; r < n; ++r)
     bins[r * k / n].push_back(order[r]);
+  return bins;
+}
+
+}  // namespace
+
+StatusOr<std::vector<size_t>> select_min_aggregation(const std::vector<std::string>& candidates,
+                                                     const std::vector<double>& perplexity, size_t count, int strata,
+                                                     AggregationSign sign) {
+  const size_t n = candidates.size();
+  CT_RETURN_IF_ERROR(check_selection(n, perplexity, count, strata));
+  const CandidateGrams cg = candidate_grams(candidates);
+  const std::vector<std::vector<uint32_t>>& grams = cg.grams;
+  const std::vector<int64_t>& totals = cg.totals;
+  const size_t k = static_cast<size_t>(strata);
+  const std::vector<std::vector<size_t>> bins = perplexity_bins(perplexity, k);
   std::vector<size_t> quota(k, count / k);
   for (size_t b = 0; b < count % k; ++b)
     ++quota[b];

@@ -89,39 +89,55 @@ int64_t total_unique(const DenseBatch& dense, const std::vector<int>& order, con
   return total;
 }
 
-// Greedy growth (see the header).
-std::vector<int> grow_micro_batches(const DenseBatch& dense, const std::vector<int>& sizes) {
+// A key is scored when it is shared (2 <= f) and not held by most samples.
+bool is_scored(const DenseBatch& dense, int id) {
+  const int samples = static_cast<int>(dense.samples.size());
+  const int f = dense.frequency[static_cast<size_t>(id)];
+  return f >= 2 && 2 * f <= samples;
+}
+
+// Posting lists of the scored keys, in CSR form: postings[begin[id] .. begin[id+1]).
+struct Postings {
+  std::vector<int> begin;
+  std::vector<int> postings;
+};
+
+Postings scored_postings(const DenseBatch& dense) {
   const int samples = static_cast<int>(dense.samples.size());
   const size_t distinct = dense.frequency.size();
-  // A key is scored when it is shared (2 <= f) and not held by most samples.
-  auto scored = [&](int id) {
-    const int f = dense.frequency[static_cast<size_t>(id)];
-    return f >= 2 && 2 * f <= samples;
-  };
-
-  // Posting lists of the scored keys, in CSR form: postings[begin[id] .. begin[id+1]).
-  std::vector<int> begin(distinct + 1, 0);
+  Postings out;
+  out.begin.assign(distinct + 1, 0);
   for (size_t id = 0; id < distinct; ++id)
-    begin[id + 1] = begin[id] + (scored(static_cast<int>(id)) ? dense.frequency[id] : 0);
-  std::vector<int> postings(static_cast<size_t>(begin[distinct]));
-  {
-    std::vector<int> fill(begin.begin(), begin.end() - 1);
-    for (int s = 0; s < samples; ++s)
-      for (int id : dense.samples[static_cast<size_t>(s)])
-        if (scored(id)) postings[static_cast<size_t>(fill[static_cast<size_t>(id)]++)] = s;
-  }
+    out.begin[id + 1] = out.begin[id] + (is_scored(dense, static_cast<int>(id)) ? dense.frequency[id] : 0);
+  out.postings.resize(static_cast<size_t>(out.begin[distinct]));
+  std::vector<int> fill(out.begin.begin(), out.begin.end() - 1);
+  for (int s = 0; s < samples; ++s)
+    for (int id : dense.samples[static_cast<size_t>(s)])
+      if (is_scored(dense, id)) out.postings[static_cast<size_t>(fill[static_cast<size_t>(id)]++)] = s;
+  return out;
+}
 
-  // Seeds: most scored keys first, then the lowest index.
+// Seeds: most scored keys first, then the lowest index.
+std::vector<int> seed_order(const DenseBatch& dense) {
+  const int samples = static_cast<int>(dense.samples.size());
   std::vector<int> shared(static_cast<size_t>(samples), 0);
   for (int s = 0; s < samples; ++s)
     for (int id : dense.samples[static_cast<size_t>(s)])
-      shared[static_cast<size_t>(s)] += scored(id) ? 1 : 0;
+      shared[static_cast<size_t>(s)] += is_scored(dense, id) ? 1 : 0;
   std::vector<int> seeds(static_cast<size_t>(samples));
   std::iota(seeds.begin(), seeds.end(), 0);
   std::stable_sort(seeds.begin(), seeds.end(),
                    [&](int a, int b) { return shared[static_cast<size_t>(a)] > shared[static_cast<size_t>(b)]; });
-  size_t next_seed = 0;
+  return seeds;
+}
 
+// Greedy growth (see the header).
+std::vector<int> grow_micro_batches(const DenseBatch& dense, const std::vector<int>& sizes) {
+  const int samples = static_cast<int>(dense.samples.size());
+  const size_t distinct = dense.frequency.size();
+  const Postings scored = scored_postings(dense);
+  const std::vector<int> seeds = seed_order(dense);
+  size_t next_seed = 0;
   std::vector<int> order;
   order.reserve(static_cast<size_t>(samples));
   std::vector<char> assigned(static_cast<size_t>(samples), 0);
@@ -158,8 +174,8 @@ std::vector<int> grow_micro_batches(const DenseBatch& dense, const std::vector<i
       for (int id : dense.samples[static_cast<size_t>(pick)]) {
         if (in_batch[static_cast<size_t>(id)] == m) continue;
         in_batch[static_cast<size_t>(id)] = m;
-        for (int p = begin[static_cast<size_t>(id)]; p < begin[static_cast<size_t>(id) + 1]; ++p) {
-          const int s = postings[static_cast<size_t>(p)];
+        for (int p = scored.begin[static_cast<size_t>(id)]; p < scored.begin[static_cast<size_t>(id) + 1]; ++p) {
+          const int s = scored.postings[static_cast<size_t>(p)];
           if (assigned[static_cast<size_t>(s)]) continue;
           int& sc = score[static_cast<size_t>(s)];
           if (sc == 0) raised.push_back(s);

@@ -149,6 +149,27 @@ int shared_keys(const KeyGeneratorOptions& options) {
              : 0;
 }
 
+// Users: deal the samples, in a permutation of their positions, g to a user; a user's first sample
+// lends its history to the others.
+void share_user_histories(const KeyGeneratorOptions& options, int64_t index, int rank,
+                          std::vector<std::vector<int64_t>>* keys) {
+  const int samples = static_cast<int>(keys->size());
+  const int g = options.samples_per_user;
+  const int shared = shared_keys(options);
+  if (g <= 1 || shared <= 0 || samples <= 1) return;
+  std::vector<int> order(static_cast<size_t>(samples));
+  std::iota(order.begin(), order.end(), 0);
+  SplitMix64 rng(
+      mix64(mix64(mix64(options.seed ^ 0x75736572ULL) ^ static_cast<uint64_t>(index)) ^ static_cast<uint64_t>(rank)));
+  for (size_t i = order.size() - 1; i > 0; --i)
+    std::swap(order[i], order[static_cast<size_t>(rng.next_u64() % (i + 1))]);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i % static_cast<size_t>(g) == 0) continue;
+    const auto& first = (*keys)[static_cast<size_t>(order[i - i % static_cast<size_t>(g)])];
+    std::copy(first.begin(), first.begin() + shared, (*keys)[static_cast<size_t>(order[i])].begin());
+  }
+}
+
 }  // namespace
 
 int64_t independent_draws(const KeyGeneratorOptions& options, int samples) {
@@ -238,23 +259,7 @@ std::vector<std::vector<int64_t>> KeyGenerator::batch(int64_t index, int rank, i
     }
   }
 
-  // Users: deal the samples, in a permutation of their positions, g to a user; a user's first sample
-  // lends its history to the others.
-  const int g = options_.samples_per_user;
-  const int shared = shared_keys(options_);
-  if (g > 1 && shared > 0 && samples > 1) {
-    std::vector<int> order(static_cast<size_t>(samples));
-    std::iota(order.begin(), order.end(), 0);
-    SplitMix64 rng(
-        mix64(mix64(mix64(seed ^ 0x75736572ULL) ^ static_cast<uint64_t>(index)) ^ static_cast<uint64_t>(rank)));
-    for (size_t i = order.size() - 1; i > 0; --i)
-      std::swap(order[i], order[static_cast<size_t>(rng.next_u64() % (i + 1))]);
-    for (size_t i = 0; i < order.size(); ++i) {
-      if (i % static_cast<size_t>(g) == 0) continue;
-      const auto& first = keys[static_cast<size_t>(order[i - i % static_cast<size_t>(g)])];
-      std::copy(first.begin(), first.begin() + shared, keys[static_cast<size_t>(order[i])].begin());
-    }
-  }
+  share_user_histories(options_, index, rank, &keys);
   return keys;
 }
 

@@ -218,6 +218,46 @@ double total(const std::vector<double>& values) {
 
 }  // namespace
 
+namespace {
+
+// Measured on whole batches of the first ranks (about samples_to_draw samples): the unique keys of a
+// worker's batch, of its micro-batches, and of its clustered micro-batches.
+void measure_sampled_batches(const KeyGeneratorOptions& options, int64_t samples_to_draw, KeyStatsSummary* summary) {
+  const int batch_per_worker = summary->batch_per_worker, micro_batches = summary->micro_batches;
+  const int64_t wanted = (samples_to_draw + batch_per_worker - 1) / batch_per_worker;
+  summary->sampled_workers = static_cast<int>(std::clamp<int64_t>(wanted, 1, summary->workers));
+  const KeyGenerator generator(options);
+  double unique = 0, micro = 0, clustered = 0;
+  for (int rank = 0; rank < summary->sampled_workers; ++rank) {
+    const Batch batch = generator.batch(/*index=*/1, rank, batch_per_worker);
+    unique += static_cast<double>(requester_key_stats(batch, 1).unique_keys);
+    micro += static_cast<double>(micro_batch_key_stats(batch, {}, micro_batches, 1).total_unique());
+    StatusOr<Clustering> clustering = cluster_samples(batch, micro_batches);
+    CT_CHECK(clustering.is_ok()) << clustering.status().message();
+    clustered += static_cast<double>(clustering->total_unique);
+  }
+  const double draws = summary->sampled_workers;
+  summary->sampled_unique_per_worker = unique / draws;
+  summary->micro_batch_unique = micro / draws / micro_batches;
+  summary->clustered_micro_batch_unique = clustered / draws / micro_batches;
+}
+
+// The clustered micro-batch as D independent draws: bisect D (in log space) until the model's expected
+// distinct keys meet the measured mean; distinct keys grow monotonically with D. Returns D.
+double clustered_draws(const OwnerSums& sums, double measured_unique, double micro_draws, double all) {
+  auto distinct = [&](double d) { return total(sums.per_owner([&](double q) { return present(q, d); })); };
+  double lo = 1, hi = std::max(2.0, micro_draws * 4);
+  while (distinct(hi) < measured_unique && hi < all)
+    hi *= 2;
+  for (int i = 0; i < 40; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (distinct(mid) < measured_unique ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
 StatusOr<KeyStatsSummary> estimate_key_stats(const KeyGeneratorOptions& options, int workers, int batch_per_worker,
                                              int micro_batches, int64_t samples_to_draw, Sharding sharding) {
   CT_RETURN_IF_ERROR(validate(options));
@@ -257,34 +297,9 @@ StatusOr<KeyStatsSummary> estimate_key_stats(const KeyGeneratorOptions& options,
     return present(q, all) - absent * present(fresh * q, all);
   });
 
-  // Measured on whole batches of the first ranks.
-  const int64_t wanted = (samples_to_draw + batch_per_worker - 1) / batch_per_worker;
-  summary.sampled_workers = static_cast<int>(std::clamp<int64_t>(wanted, 1, workers));
-  const KeyGenerator generator(options);
-  double unique = 0, micro = 0, clustered = 0;
-  for (int rank = 0; rank < summary.sampled_workers; ++rank) {
-    const Batch batch = generator.batch(/*index=*/1, rank, batch_per_worker);
-    unique += static_cast<double>(requester_key_stats(batch, 1).unique_keys);
-    micro += static_cast<double>(micro_batch_key_stats(batch, {}, micro_batches, 1).total_unique());
-    StatusOr<Clustering> clustering = cluster_samples(batch, micro_batches);
-    CT_CHECK(clustering.is_ok()) << clustering.status().message();
-    clustered += static_cast<double>(clustering->total_unique);
-  }
-  const double draws = summary.sampled_workers;
-  summary.sampled_unique_per_worker = unique / draws;
-  summary.micro_batch_unique = micro / draws / micro_batches;
-  summary.clustered_micro_batch_unique = clustered / draws / micro_batches;
+  measure_sampled_batches(options, samples_to_draw, &summary);
 
-  // The clustered micro-batch as D independent draws: bisect D (in log space) until the model's expected
-  // distinct keys meet the measured mean; distinct keys grow monotonically with D.
-  auto distinct = [&](double d) { return total(sums.per_owner([&](double q) { return present(q, d); })); };
-  double lo = 1, hi = std::max(2.0, micro_draws * 4);
-  while (distinct(hi) < summary.clustered_micro_batch_unique && hi < all)
-    hi *= 2;
-  for (int i = 0; i < 40; ++i) {
-    const double mid = std::sqrt(lo * hi);
-    (distinct(mid) < summary.clustered_micro_batch_unique ? lo : hi) = mid;
-  }
+  const double hi = clustered_draws(sums, summary.clustered_micro_batch_unique, micro_draws, all);
   summary.clustered_micro_unique_per_pair = sums.per_owner([&](double q) { return present(q, hi); });
   return summary;
 }

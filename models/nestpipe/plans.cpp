@@ -112,6 +112,157 @@ std::string mb(const char* name, int m) {
   return std::string(name) + "[" + std::to_string(m) + "]";
 }
 
+// The All2All skew of a variant's embedding All2Alls (StepSizes::a2a_share).
+const std::vector<double>& a2a_share_of(Variant variant, const StepSizes& s) {
+  return variant == Variant::kNestPipe ? s.clustered_micro_a2a_share
+         : variant == Variant::kFwp    ? s.micro_a2a_share
+                                       : s.a2a_share;
+}
+
+// The sizes a plan can be built from: none negative, rows with bytes, a sharding group for 2dsp. `where`
+// starts each message.
+Status check_step_sizes(Variant variant, const StepSizes& s, int micro_batches, const std::string& where) {
+  if (micro_batches < 1) {
+    return Status::invalid_argument(where + "micro-batches " + std::to_string(micro_batches) + ": must be at least 1");
+  }
+  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"input_bytes", s.input_bytes},
+                                    {"key_bytes", s.key_bytes},
+                                    {"owner_rows_dedup", s.owner_rows_dedup},
+                                    {"owner_rows_per_requester", s.owner_rows_per_requester},
+                                    {"emb_a2a_bytes", s.emb_a2a_bytes},
+                                    {"micro_emb_a2a_bytes", s.micro_emb_a2a_bytes},
+                                    {"clustered_micro_emb_a2a_bytes", s.clustered_micro_emb_a2a_bytes},
+                                    {"patch_rows", s.patch_rows},
+                                    {"lookup_requests", s.lookup_requests},
+                                    {"replica_sync_rows", s.replica_sync_rows},
+                                    {"replica_sync_bytes", s.replica_sync_bytes},
+                                    {"dense_param_bytes", s.dense_param_bytes}}) {
+    if (value < 0) return Status::invalid_argument(where + name + " " + std::to_string(value) + ": must be >= 0");
+  }
+  if (s.row_bytes <= 0)
+    return Status::invalid_argument(where + "row_bytes " + std::to_string(s.row_bytes) + ": must be > 0");
+  if (s.dense_forward_flops < 0) return Status::invalid_argument(where + "dense_forward_flops: must be >= 0");
+  if (variant == Variant::k2dSp && s.sharding_group < 1) {
+    return Status::invalid_argument(where + "sharding group " + std::to_string(s.sharding_group) +
+                                    ": must be at least 1");
+  }
+  for (double v : a2a_share_of(variant, s)) {
+    if (!(v >= 0) || !std::isfinite(v)) return Status::invalid_argument(where + "an All2All share is not >= 0");
+  }
+  return Status::ok();
+}
+
+// What a variant changes in the step's plan.
+struct VariantShape {
+  Variant variant = Variant::kTorchRec;
+  bool dbp = false;           // rows prefetched into a double buffer and patched
+  bool ahead = false;         // batch i+1's rows gathered during batch i (dbp, semisync)
+  bool replica_sync = false;  // 2dsp's replicas average the rows they changed
+  int group = 0;              // the All2Alls' sharding group (0: the world)
+  int n = 1;                  // micro-batches
+  int64_t rows = 0;           // rows an owner gathers
+  int64_t emb = 0;            // the embedding All2All's bytes
+};
+
+VariantShape shape_of(Variant variant, const StepSizes& s, int micro_batches) {
+  VariantShape v;
+  v.variant = variant;
+  v.dbp = variant == Variant::kDbp || variant == Variant::kNestPipe;
+  const bool fwp = variant == Variant::kFwp || variant == Variant::kNestPipe;
+  v.group = variant == Variant::k2dSp ? s.sharding_group : 0;
+  v.n = fwp ? micro_batches : 1;
+  v.rows = v.dbp ? s.owner_rows_dedup : s.owner_rows_per_requester;
+  v.emb = variant == Variant::kNestPipe ? s.clustered_micro_emb_a2a_bytes
+          : variant == Variant::kFwp    ? s.micro_emb_a2a_bytes
+                                        : s.emb_a2a_bytes;
+  v.ahead = v.dbp || variant == Variant::kSemiSync;
+  v.replica_sync = variant == Variant::k2dSp && s.replica_sync_rows > 0;
+  return v;
+}
+
+// The input, the keys, and the rows: gathered from host memory by their owner, then copied to the device.
+//   synchronous: batch i's rows, after batch i-1's update
+//   dbp:         batch i+1's rows into the Prefetch buffer during batch i, after batch i-1's update; rows
+//                batch i then updates are patched (device to device) before batch i+1 reads them
+//   semisync:    as dbp without the patch, and batch i's update waits until batch i+1's rows are read
+//                (write after read): rows batch i updates are one step stale for batch i+1
+//   2dsp:        as synchronous, after the replicas' sync of batch i-1's rows
+void add_input_and_rows(const VariantShape& v, const StepSizes& s, Builder* b) {
+  // The input of batch i+2 and the keys of batch i+1 move during batch i (TorchRec's pipeline, kept by all).
+  b->add("h2d", TaskKind::kCopy, kCopy, "h2d").bytes = s.input_bytes;
+  b->task("h2d").batch_offset = 2;
+  b->collective("key_a2a", CollectiveOp::kAllToAll, s.key_bytes, v.group, "key_a2a", {}, {"h2d"}).batch_offset = 1;
+  const std::string updated = v.replica_sync ? "replica_write" : "emb_update";
+  if (v.ahead) {
+    b->add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {"key_a2a"}, {"emb_update"}).bytes =
+        v.rows * s.row_bytes;
+  } else {
+    b->add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {}, {"key_a2a", updated}).bytes =
+        v.rows * s.row_bytes;
+  }
+  b->task("lookup_gather").batch_offset = v.ahead ? 1 : 0;
+  b->task("lookup_gather").requests = v.dbp ? 1 : s.lookup_requests;
+  b->add("lookup_copy", TaskKind::kCopy, kCopy, "lookup_copy", {"lookup_gather"}).bytes = v.rows * s.row_bytes;
+  b->task("lookup_copy").batch_offset = v.ahead ? 1 : 0;
+}
+
+// Embedding All2All, dense forward and backward, gradient All2All: per micro-batch under fwp. Returns the
+// gradient All2Alls, which the update waits for.
+std::vector<std::string> add_micro_batches(const VariantShape& v, const StepSizes& s, Builder* b) {
+  const int n = v.n;
+  const std::vector<double>& share = a2a_share_of(v.variant, s);
+  std::vector<std::string> a2a_fwd_deps =
+      v.ahead ? std::vector<std::string>{} : std::vector<std::string>{"lookup_copy"};
+  std::vector<std::string> a2a_fwd_prev = v.dbp     ? std::vector<std::string>{"dbp_patch"}
+                                          : v.ahead ? std::vector<std::string>{"lookup_copy"}
+                                                    : std::vector<std::string>{};
+  for (int m = 0; m < n; ++m) {
+    Task& t = b->collective(n > 1 ? mb("emb_a2a_fwd", m) : "emb_a2a_fwd", CollectiveOp::kAllToAll, v.emb / n, v.group,
+                            "emb_a2a_fwd", a2a_fwd_deps, a2a_fwd_prev);
+    skew(&t, share, s.exact_skew);
+    if (n > 1) t.micro_batch = m;
+  }
+  for (int m = 0; m < n; ++m) {
+    const std::string suffix = n > 1 ? "[" + std::to_string(m) + "]" : "";
+    std::vector<std::string> fwd_prev =
+        m == 0 ? std::vector<std::string>{"dense_allreduce"} : std::vector<std::string>{};
+    Task& fwd =
+        b->add("dense_fwd" + suffix, TaskKind::kCompute, kCompute, "dense_fwd", {"emb_a2a_fwd" + suffix}, fwd_prev);
+    fwd.flops = s.dense_forward_flops / n;
+    Task& bwd = b->add("dense_bwd" + suffix, TaskKind::kCompute, kCompute, "dense_bwd", {"dense_fwd" + suffix});
+    bwd.flops = 2 * s.dense_forward_flops / n;
+    if (n > 1) fwd.micro_batch = bwd.micro_batch = m;
+  }
+  std::vector<std::string> all_grads;
+  for (int m = 0; m < n; ++m) {
+    const std::string suffix = n > 1 ? "[" + std::to_string(m) + "]" : "";
+    Task& t = b->collective("emb_a2a_bwd" + suffix, CollectiveOp::kAllToAll, v.emb / n, v.group, "emb_a2a_bwd",
+                            {"dense_bwd" + suffix});
+    skew(&t, share, s.exact_skew);
+    if (n > 1) t.micro_batch = m;
+    all_grads.push_back("emb_a2a_bwd" + suffix);
+  }
+  return all_grads;
+}
+
+// 2dsp: the shard's replicas (one per group, G workers apart) average the rows they changed, as TorchRec's
+// DMPCollection.sync all-reduces its shards' weights across the replica groups; the rows come from and go
+// back to host memory, where the tables live.
+// Reading the changed rows from host memory is the lookup's row gather (one list: the worker's own), and
+// writing the averages back is the update's row scatter: they are priced as those (lookup_gather,
+// emb_update), so that the twin prices one operation one way.
+void add_replica_sync(const StepSizes& s, Builder* b) {
+  Task& gather = b->add("replica_gather", TaskKind::kLookup, kLookup, "lookup_gather", {"emb_update"});
+  gather.bytes = s.replica_sync_rows * s.row_bytes;
+  gather.requests = 1;
+  Task& sync = b->collective("replica_allreduce", CollectiveOp::kAllReduce, s.replica_sync_bytes, 0,
+                             "replica_allreduce", {"replica_gather"});
+  sync.collective->group.kind = models::GroupSpec::Kind::kStride;
+  sync.collective->group.size = s.sharding_group;
+  b->add("replica_write", TaskKind::kHost, kUpdate, "emb_update", {"replica_allreduce"}).bytes =
+      s.replica_sync_rows * s.row_bytes;
+}
+
 }  // namespace
 
 std::string_view variant_name(Variant variant) {
@@ -144,128 +295,18 @@ std::vector<Variant> all_variants() {
 
 StatusOr<models::Plan> build_plan(Variant variant, const StepSizes& s, int micro_batches) {
   const std::string where = "nestpipe/" + std::string(variant_name(variant)) + ": ";
-  if (micro_batches < 1) {
-    return Status::invalid_argument(where + "micro-batches " + std::to_string(micro_batches) + ": must be at least 1");
-  }
-  for (const auto& [name, value] : {std::pair<const char*, int64_t>{"input_bytes", s.input_bytes},
-                                    {"key_bytes", s.key_bytes},
-                                    {"owner_rows_dedup", s.owner_rows_dedup},
-                                    {"owner_rows_per_requester", s.owner_rows_per_requester},
-                                    {"emb_a2a_bytes", s.emb_a2a_bytes},
-                                    {"micro_emb_a2a_bytes", s.micro_emb_a2a_bytes},
-                                    {"clustered_micro_emb_a2a_bytes", s.clustered_micro_emb_a2a_bytes},
-                                    {"patch_rows", s.patch_rows},
-                                    {"lookup_requests", s.lookup_requests},
-                                    {"replica_sync_rows", s.replica_sync_rows},
-                                    {"replica_sync_bytes", s.replica_sync_bytes},
-                                    {"dense_param_bytes", s.dense_param_bytes}}) {
-    if (value < 0) return Status::invalid_argument(where + name + " " + std::to_string(value) + ": must be >= 0");
-  }
-  if (s.row_bytes <= 0)
-    return Status::invalid_argument(where + "row_bytes " + std::to_string(s.row_bytes) + ": must be > 0");
-  if (s.dense_forward_flops < 0) return Status::invalid_argument(where + "dense_forward_flops: must be >= 0");
-  if (variant == Variant::k2dSp && s.sharding_group < 1) {
-    return Status::invalid_argument(where + "sharding group " + std::to_string(s.sharding_group) +
-                                    ": must be at least 1");
-  }
-
-  const bool dbp = variant == Variant::kDbp || variant == Variant::kNestPipe;
-  const bool fwp = variant == Variant::kFwp || variant == Variant::kNestPipe;
-  const int group = variant == Variant::k2dSp ? s.sharding_group : 0;
-  const int n = fwp ? micro_batches : 1;
-  const int64_t rows = dbp ? s.owner_rows_dedup : s.owner_rows_per_requester;
-  const int64_t emb = variant == Variant::kNestPipe ? s.clustered_micro_emb_a2a_bytes
-                      : variant == Variant::kFwp    ? s.micro_emb_a2a_bytes
-                                                    : s.emb_a2a_bytes;
-  const std::vector<double>& share = variant == Variant::kNestPipe ? s.clustered_micro_a2a_share
-                                     : variant == Variant::kFwp    ? s.micro_a2a_share
-                                                                   : s.a2a_share;
-  for (double v : share) {
-    if (!(v >= 0) || !std::isfinite(v)) return Status::invalid_argument(where + "an All2All share is not >= 0");
-  }
-
+  CT_RETURN_IF_ERROR(check_step_sizes(variant, s, micro_batches, where));
+  const VariantShape v = shape_of(variant, s, micro_batches);
   Builder b(variant);
-  // The input of batch i+2 and the keys of batch i+1 move during batch i (TorchRec's pipeline, kept by all).
-  b.add("h2d", TaskKind::kCopy, kCopy, "h2d").bytes = s.input_bytes;
-  b.task("h2d").batch_offset = 2;
-  b.collective("key_a2a", CollectiveOp::kAllToAll, s.key_bytes, group, "key_a2a", {}, {"h2d"}).batch_offset = 1;
-
-  // Rows: gathered from host memory by their owner, then copied to the device.
-  //   synchronous: batch i's rows, after batch i-1's update
-  //   dbp:         batch i+1's rows into the Prefetch buffer during batch i, after batch i-1's update; rows
-  //                batch i then updates are patched (device to device) before batch i+1 reads them
-  //   semisync:    as dbp without the patch, and batch i's update waits until batch i+1's rows are read
-  //                (write after read): rows batch i updates are one step stale for batch i+1
-  const bool ahead = dbp || variant == Variant::kSemiSync;
-  //   2dsp:        as synchronous, after the replicas' sync of batch i-1's rows
-  const bool replica_sync = variant == Variant::k2dSp && s.replica_sync_rows > 0;
-  const std::string updated = replica_sync ? "replica_write" : "emb_update";
-  if (ahead) {
-    b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {"key_a2a"}, {"emb_update"}).bytes =
-        rows * s.row_bytes;
-  } else {
-    b.add("lookup_gather", TaskKind::kLookup, kLookup, "lookup_gather", {}, {"key_a2a", updated}).bytes =
-        rows * s.row_bytes;
-  }
-  b.task("lookup_gather").batch_offset = ahead ? 1 : 0;
-  b.task("lookup_gather").requests = dbp ? 1 : s.lookup_requests;
-  b.add("lookup_copy", TaskKind::kCopy, kCopy, "lookup_copy", {"lookup_gather"}).bytes = rows * s.row_bytes;
-  b.task("lookup_copy").batch_offset = ahead ? 1 : 0;
-
-  // Embedding All2All, dense forward and backward, gradient All2All: per micro-batch under fwp.
-  std::vector<std::string> a2a_fwd_deps = ahead ? std::vector<std::string>{} : std::vector<std::string>{"lookup_copy"};
-  std::vector<std::string> a2a_fwd_prev = dbp     ? std::vector<std::string>{"dbp_patch"}
-                                          : ahead ? std::vector<std::string>{"lookup_copy"}
-                                                  : std::vector<std::string>{};
-  for (int m = 0; m < n; ++m) {
-    Task& t = b.collective(n > 1 ? mb("emb_a2a_fwd", m) : "emb_a2a_fwd", CollectiveOp::kAllToAll, emb / n, group,
-                           "emb_a2a_fwd", a2a_fwd_deps, a2a_fwd_prev);
-    skew(&t, share, s.exact_skew);
-    if (n > 1) t.micro_batch = m;
-  }
-  for (int m = 0; m < n; ++m) {
-    const std::string suffix = n > 1 ? "[" + std::to_string(m) + "]" : "";
-    std::vector<std::string> fwd_prev =
-        m == 0 ? std::vector<std::string>{"dense_allreduce"} : std::vector<std::string>{};
-    Task& fwd =
-        b.add("dense_fwd" + suffix, TaskKind::kCompute, kCompute, "dense_fwd", {"emb_a2a_fwd" + suffix}, fwd_prev);
-    fwd.flops = s.dense_forward_flops / n;
-    Task& bwd = b.add("dense_bwd" + suffix, TaskKind::kCompute, kCompute, "dense_bwd", {"dense_fwd" + suffix});
-    bwd.flops = 2 * s.dense_forward_flops / n;
-    if (n > 1) fwd.micro_batch = bwd.micro_batch = m;
-  }
-  std::vector<std::string> all_grads;
-  for (int m = 0; m < n; ++m) {
-    const std::string suffix = n > 1 ? "[" + std::to_string(m) + "]" : "";
-    Task& t = b.collective("emb_a2a_bwd" + suffix, CollectiveOp::kAllToAll, emb / n, group, "emb_a2a_bwd",
-                           {"dense_bwd" + suffix});
-    skew(&t, share, s.exact_skew);
-    if (n > 1) t.micro_batch = m;
-    all_grads.push_back("emb_a2a_bwd" + suffix);
-  }
+  add_input_and_rows(v, s, &b);
+  std::vector<std::string> all_grads = add_micro_batches(v, s, &b);
   // One update per batch: the frozen window ends here.
   if (variant == Variant::kSemiSync) all_grads.push_back("lookup_gather");
-  b.add("emb_update", TaskKind::kHost, kUpdate, "emb_update", all_grads).bytes = rows * s.row_bytes;
+  b.add("emb_update", TaskKind::kHost, kUpdate, "emb_update", all_grads).bytes = v.rows * s.row_bytes;
   b.collective("dense_allreduce", CollectiveOp::kAllReduce, s.dense_param_bytes, 0, "dense_allreduce",
-               {n > 1 ? mb("dense_bwd", n - 1) : "dense_bwd"});
-  if (replica_sync) {
-    // 2dsp: the shard's replicas (one per group, G workers apart) average the rows they changed, as TorchRec's
-    // DMPCollection.sync all-reduces its shards' weights across the replica groups; the rows come from and go
-    // back to host memory, where the tables live.
-    // Reading the changed rows from host memory is the lookup's row gather (one list: the worker's own), and
-    // writing the averages back is the update's row scatter: they are priced as those (lookup_gather,
-    // emb_update), so that the twin prices one operation one way.
-    Task& gather = b.add("replica_gather", TaskKind::kLookup, kLookup, "lookup_gather", {"emb_update"});
-    gather.bytes = s.replica_sync_rows * s.row_bytes;
-    gather.requests = 1;
-    Task& sync = b.collective("replica_allreduce", CollectiveOp::kAllReduce, s.replica_sync_bytes, 0,
-                              "replica_allreduce", {"replica_gather"});
-    sync.collective->group.kind = models::GroupSpec::Kind::kStride;
-    sync.collective->group.size = s.sharding_group;
-    b.add("replica_write", TaskKind::kHost, kUpdate, "emb_update", {"replica_allreduce"}).bytes =
-        s.replica_sync_rows * s.row_bytes;
-  }
-  if (dbp) {
+               {v.n > 1 ? mb("dense_bwd", v.n - 1) : "dense_bwd"});
+  if (v.replica_sync) add_replica_sync(s, &b);
+  if (v.dbp) {
     // Swaps the buffers and refreshes batch i+1's rows that batch i updated.
     b.add("dbp_patch", TaskKind::kCopy, kCopy, "dbp_patch", {"lookup_copy", "emb_update"}).bytes =
         s.patch_rows * s.row_bytes;

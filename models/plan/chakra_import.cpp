@@ -1,12 +1,9 @@
 // One Chakra execution graph per rank to a plan (chakra_plan.h).
 
 #include <algorithm>
-#include <iterator>
 #include <nlohmann/json.hpp>
-#include <queue>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "models/plan/chakra_node.h"
 #include "models/plan/chakra_plan.h"
@@ -16,7 +13,9 @@ namespace clustertwin::models {
 namespace {
 
 namespace ch = traces::chakra;
+using chakra_detail::MergedTasks;
 using chakra_detail::RankTask;
+using chakra_detail::Variant;
 
 // The rank each input holds: ct_rank in every file's metadata, else a name
 // ending in .<rank>.et on every file, else the input order; either must give
@@ -132,18 +131,10 @@ StatusOr<std::map<std::string, std::vector<int>>> metadata_process_groups(const 
   return out;
 }
 
-}  // namespace
-
-StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, const ChakraImportOptions& options) {
-  if (inputs.empty()) return Status::invalid_argument("import-chakra: no input file");
-  ChakraImport out;
+// The streams named by our own export, the same in every file; a file written elsewhere names none. Each file's
+// ct_world_size, where it has one, must be the number of files.
+StatusOr<std::vector<std::string>> exported_streams(const std::vector<ChakraInput>& inputs) {
   const int world = static_cast<int>(inputs.size());
-  out.world_size = world;
-  auto ranks = input_ranks(inputs);
-  if (!ranks.is_ok()) return ranks.status();
-  out.file_rank = *ranks;
-
-  // The streams named by our own export; a file written elsewhere names none.
   std::vector<std::string> ct_streams;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ch::GlobalMetadata& m = inputs[i].file.metadata;
@@ -169,8 +160,14 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
                                       "'s");
     }
   }
+  return ct_streams;
+}
 
-  // Process groups: --comm-groups first, then those the PyTorch converter records in a METADATA_NODE.
+// Process groups: --comm-groups first, then those the PyTorch converter records in a METADATA_NODE;
+// `from_metadata` counts the latter.
+StatusOr<ChakraImportOptions> with_metadata_groups(const std::vector<ChakraInput>& inputs,
+                                                   const ChakraImportOptions& options, int64_t* from_metadata) {
+  const int world = static_cast<int>(inputs.size());
   ChakraImportOptions with_groups = options;
   for (const ChakraInput& in : inputs) {
     for (const ch::Node& n : in.file.nodes) {
@@ -178,136 +175,55 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
       auto groups = metadata_process_groups(n, world);
       if (!groups.is_ok()) return groups.status().with_context(in.path + ": node " + std::to_string(n.id));
       for (auto& [name, members] : *groups) {
-        if (with_groups.comm_groups.emplace(name, members).second) ++out.groups_from_metadata;
+        if (with_groups.comm_groups.emplace(name, members).second) ++*from_metadata;
       }
     }
   }
+  return with_groups;
+}
 
-  // Each rank's tasks, in an order that respects its dependencies.
+// Each rank's tasks, in an order that respects its dependencies; `out` gains the files' counts.
+StatusOr<std::vector<std::vector<RankTask>>> tasks_per_rank(const std::vector<ChakraInput>& inputs,
+                                                            const std::vector<std::string>& ct_streams,
+                                                            const ChakraImportOptions& options, ChakraImport* out) {
+  const int world = static_cast<int>(inputs.size());
   std::vector<std::vector<RankTask>> per_rank(world);
   for (size_t i = 0; i < inputs.size(); ++i) {
     chakra_detail::FileCounts counts;
-    auto tasks = chakra_detail::rank_tasks(inputs[i], out.file_rank[i], world, ct_streams, with_groups, &counts);
+    auto tasks = chakra_detail::rank_tasks(inputs[i], out->file_rank[i], world, ct_streams, options, &counts);
     if (!tasks.is_ok()) return tasks.status();
-    per_rank[out.file_rank[i]] = std::move(tasks).value();
-    out.nodes += counts.nodes;
-    out.skipped += counts.skipped;
-    out.world_groups += counts.world_groups;
-    out.ctrl_deps_ignored += counts.ctrl_deps_ignored;
+    per_rank[out->file_rank[i]] = std::move(tasks).value();
+    out->nodes += counts.nodes;
+    out->skipped += counts.skipped;
+    out->world_groups += counts.world_groups;
+    out->ctrl_deps_ignored += counts.ctrl_deps_ignored;
   }
+  return per_rank;
+}
 
-  // Merge: a node with the same name and content on several ranks is one task. Their dependencies may differ
-  // by tasks that one of the ranks does not run (an export leaves those out of that rank's file): the task
-  // waits for all of them, and each rank for those it runs.
-  std::vector<std::unordered_set<std::string>> names_on(world);
-  for (int r = 0; r < world; ++r)
-    for (const RankTask& t : per_rank[r])
-      names_on[r].insert(t.task.name);
-  struct Variant {
-    RankTask task;
-    std::vector<int> ranks;
-    size_t key = SIZE_MAX;  // the earliest position it holds on any rank: the merged order's tie-break
-  };
-  // `extra` names tasks `a` waits for and `b` does not: each must be absent from all of b's ranks.
-  const auto absent_on = [&names_on](const std::vector<std::string>& a, const std::vector<std::string>& b,
-                                     const std::vector<int>& ranks) {
-    std::vector<std::string> extra;
-    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(extra));
-    for (const std::string& d : extra)
-      for (int r : ranks)
-        if (names_on[r].count(d)) return false;
-    return true;
-  };
-  const auto merged = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
-    std::vector<std::string> out;
-    std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-    return out;
-  };
-  std::vector<Variant> variants;
-  std::unordered_map<std::string, std::vector<int>> variants_of;        // task name -> variant indices
-  std::vector<std::unordered_map<std::string, int>> variant_at(world);  // rank -> task name -> variant
-  for (int r = 0; r < world; ++r) {
-    for (size_t pos = 0; pos < per_rank[r].size(); ++pos) {
-      const RankTask& t = per_rank[r][pos];
-      int found = -1;
-      for (int v : variants_of[t.task.name]) {
-        RankTask& u = variants[v].task;
-        const std::vector<int> here = {r};
-        if (u.same_but_deps(t) && absent_on(t.deps, u.deps, variants[v].ranks) && absent_on(u.deps, t.deps, here) &&
-            absent_on(t.prev_step_deps, u.prev_step_deps, variants[v].ranks) &&
-            absent_on(u.prev_step_deps, t.prev_step_deps, here)) {
-          found = v;
-          u.deps = merged(u.deps, t.deps);
-          u.prev_step_deps = merged(u.prev_step_deps, t.prev_step_deps);
-          break;
-        }
-      }
-      if (found < 0) {
-        found = static_cast<int>(variants.size());
-        variants.push_back({t, {}, pos});
-        variants_of[t.task.name].push_back(found);
-      }
-      variants[found].ranks.push_back(r);
-      variants[found].key = std::min(variants[found].key, pos);
-      variant_at[r][t.task.name] = found;
-    }
+// The plan's system and variant: our export's, else "chakra" and the file's name without its rank.
+void name_plan(const ChakraInput& first, Plan* plan) {
+  plan->system = metadata_string(first.file.metadata, "ct_system");
+  plan->variant = metadata_string(first.file.metadata, "ct_variant");
+  if (plan->system.empty() && plan->variant.empty()) {
+    plan->system = "chakra";
+    plan->variant = variant_name(first.path);
   }
+}
 
-  // One order for all ranks that keeps each rank's order of the tasks on a stream (stream order is plan order;
-  // a dependency needs no place in it).
-  std::vector<std::vector<int>> next(variants.size());
-  std::vector<int> indegree(variants.size(), 0);
-  for (int r = 0; r < world; ++r) {
-    std::unordered_map<std::string, int> last_on_stream;
-    for (const RankTask& t : per_rank[r]) {
-      const int v = variant_at[r][t.task.name];
-      if (auto it = last_on_stream.find(t.stream); it != last_on_stream.end()) {
-        next[it->second].push_back(v);
-        ++indegree[v];
-      }
-      last_on_stream[t.stream] = v;
-    }
-  }
-  using Ready = std::pair<size_t, int>;
-  std::priority_queue<Ready, std::vector<Ready>, std::greater<>> ready;
-  for (size_t v = 0; v < variants.size(); ++v)
-    if (indegree[v] == 0) ready.push({variants[v].key, static_cast<int>(v)});
-  std::vector<int> order;
-  while (!ready.empty()) {
-    const int v = ready.top().second;
-    ready.pop();
-    order.push_back(v);
-    for (int w : next[v])
-      if (--indegree[w] == 0) ready.push({variants[w].key, w});
-  }
-  if (order.size() != variants.size()) {
-    for (size_t v = 0; v < variants.size(); ++v) {
-      if (indegree[v] > 0) {
-        return Status::invalid_argument(inputs[0].path + " (and the other ranks' files): the ranks order '" +
-                                        variants[v].task.task.name +
-                                        "' differently with respect to the nodes they share");
-      }
-    }
-  }
-
-  // Names: unique; a node that differs between ranks is named for its first rank after the first variant.
-  Plan& plan = out.plan;
-  plan.system = metadata_string(inputs[0].file.metadata, "ct_system");
-  plan.variant = metadata_string(inputs[0].file.metadata, "ct_variant");
-  if (plan.system.empty() && plan.variant.empty()) {
-    plan.system = "chakra";
-    plan.variant = variant_name(inputs[0].path);
-  }
-  plan.streams = ct_streams;
-  out.exported_on = metadata_string(inputs[0].file.metadata, "ct_platform");
-  std::vector<int> task_of(variants.size());
+// The variants as tasks in `order`, without dependencies; returns each variant's task. Names: unique; a node that
+// differs between ranks is named for its first rank after the first variant.
+std::vector<int> add_variant_tasks(const MergedTasks& merged, const std::vector<int>& order, int world,
+                                   ChakraImport* out) {
+  Plan& plan = out->plan;
+  std::vector<int> task_of(merged.variants.size());
   std::set<std::string> names;
   for (int v : order) {
-    Variant& var = variants[v];
+    const Variant& var = merged.variants[v];
     Task t = var.task.task;
     t.id = static_cast<int>(plan.tasks.size());
     task_of[v] = t.id;
-    if (variants_of[var.task.task.name].front() != v) t.name += "@r" + std::to_string(var.ranks.front());
+    if (merged.variants_of.at(var.task.task.name).front() != v) t.name += "@r" + std::to_string(var.ranks.front());
     if (names.count(t.name)) t.name += "~" + std::to_string(t.id);
     names.insert(t.name);
     auto stream = std::find(plan.streams.begin(), plan.streams.end(), var.task.stream);
@@ -319,27 +235,61 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
     t.ranks = rank_ranges(var.ranks, world);
     if (var.task.duration) {
       t.cost_key = t.name;
-      out.durations[t.cost_key] = *var.task.duration;
-      ++out.by_duration;
+      out->durations[t.cost_key] = *var.task.duration;
+      ++out->by_duration;
     } else if (var.task.by_flops) {
-      ++out.by_flops;
+      ++out->by_flops;
     }
     plan.tasks.push_back(std::move(t));
   }
-  // Dependencies: on each rank of a task, the variant that rank runs.
+  return task_of;
+}
+
+// Dependencies: on each rank of a task, the variant that rank runs.
+void add_variant_dependencies(const MergedTasks& merged, const std::vector<int>& order, const std::vector<int>& task_of,
+                              Plan* plan) {
   for (int v : order) {
-    Task& t = plan.tasks[task_of[v]];
+    Task& t = plan->tasks[task_of[v]];
     std::set<int> deps, prev;
-    for (int r : variants[v].ranks) {
+    for (int r : merged.variants[v].ranks) {
+      const std::unordered_map<std::string, int>& variant_at = merged.variant_at[r];
       // The merged lists name tasks some of these ranks do not run: each rank waits for those it runs.
-      for (const std::string& d : variants[v].task.deps)
-        if (auto it = variant_at[r].find(d); it != variant_at[r].end()) deps.insert(task_of[it->second]);
-      for (const std::string& d : variants[v].task.prev_step_deps)
-        if (auto it = variant_at[r].find(d); it != variant_at[r].end()) prev.insert(task_of[it->second]);
+      for (const std::string& d : merged.variants[v].task.deps)
+        if (auto it = variant_at.find(d); it != variant_at.end()) deps.insert(task_of[it->second]);
+      for (const std::string& d : merged.variants[v].task.prev_step_deps)
+        if (auto it = variant_at.find(d); it != variant_at.end()) prev.insert(task_of[it->second]);
     }
     t.deps.assign(deps.begin(), deps.end());
     t.prev_step_deps.assign(prev.begin(), prev.end());
   }
+}
+
+}  // namespace
+
+StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, const ChakraImportOptions& options) {
+  if (inputs.empty()) return Status::invalid_argument("import-chakra: no input file");
+  ChakraImport out;
+  const int world = static_cast<int>(inputs.size());
+  out.world_size = world;
+  auto ranks = input_ranks(inputs);
+  if (!ranks.is_ok()) return ranks.status();
+  out.file_rank = *ranks;
+  auto ct_streams = exported_streams(inputs);
+  if (!ct_streams.is_ok()) return ct_streams.status();
+  auto with_groups = with_metadata_groups(inputs, options, &out.groups_from_metadata);
+  if (!with_groups.is_ok()) return with_groups.status();
+  auto per_rank = tasks_per_rank(inputs, *ct_streams, *with_groups, &out);
+  if (!per_rank.is_ok()) return per_rank.status();
+  const MergedTasks merged = chakra_detail::merge_rank_tasks(*per_rank);
+  auto order = chakra_detail::merged_order(merged, *per_rank, inputs[0].path);
+  if (!order.is_ok()) return order.status();
+
+  Plan& plan = out.plan;
+  name_plan(inputs[0], &plan);
+  plan.streams = *ct_streams;
+  out.exported_on = metadata_string(inputs[0].file.metadata, "ct_platform");
+  const std::vector<int> task_of = add_variant_tasks(merged, *order, world, &out);
+  add_variant_dependencies(merged, *order, task_of, &plan);
   if (plan.streams.empty()) plan.streams.push_back("compute");  // a plan needs one, even without tasks
 
   const std::string label = inputs.size() == 1 ? inputs[0].path : inputs[0].path + " (and the other ranks' files)";

@@ -133,6 +133,30 @@ std::optional<CollectiveOp> op_of(int64_t comm_type) {
   }
 }
 
+// A send's or recv's op, peer (as an offset from this rank) and tag.
+Status read_peer(const NodeReader& in, const ch::Node& node, int rank, int world, Collective* c) {
+  const bool send = node.type == static_cast<int>(NodeType::kCommSend);
+  c->op = send ? CollectiveOp::kSend : CollectiveOp::kRecv;
+  const char* self_key = send ? "comm_src" : "comm_dst";
+  const char* peer_key = send ? "comm_dst" : "comm_src";
+  CT_CHAKRA_TRY(self, in.integer(self_key));
+  if (self_or->has_value() && **self_or != rank) {
+    return in.fail(std::string(self_key) + " " + std::to_string(**self_or) + ", but this is the file of rank " +
+                   std::to_string(rank));
+  }
+  CT_CHAKRA_TRY(peer, in.required(peer_key, std::numeric_limits<int64_t>::min()));
+  const int64_t p = *peer_or;
+  if (p < 0 || p >= world) {
+    return in.fail(std::string(peer_key) + " " + std::to_string(p) + " is outside the world of " +
+                   std::to_string(world) + " rank(s) (give one file per rank)");
+  }
+  if (p == rank) return in.fail(std::string(peer_key) + " " + std::to_string(p) + " is this file's own rank");
+  c->peer_offset = static_cast<int>((p - rank + world) % world);
+  CT_CHAKRA_TRY(tag, in.integer("comm_tag", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
+  c->tag = static_cast<int>(tag_or->value_or(0));
+  return Status::ok();
+}
+
 // The communication part of a COMM_* node: op, sizes, peer, group.
 Status read_comm(const NodeReader& in, const ch::Node& node, int rank, int world, const ChakraImportOptions& options,
                  RankTask* out, FileCounts* counts) {
@@ -150,25 +174,7 @@ Status read_comm(const NodeReader& in, const ch::Node& node, int rank, int world
     }
     c.op = *op;
   } else {
-    const bool send = node.type == static_cast<int>(NodeType::kCommSend);
-    c.op = send ? CollectiveOp::kSend : CollectiveOp::kRecv;
-    const char* self_key = send ? "comm_src" : "comm_dst";
-    const char* peer_key = send ? "comm_dst" : "comm_src";
-    CT_CHAKRA_TRY(self, in.integer(self_key));
-    if (self_or->has_value() && **self_or != rank) {
-      return in.fail(std::string(self_key) + " " + std::to_string(**self_or) + ", but this is the file of rank " +
-                     std::to_string(rank));
-    }
-    CT_CHAKRA_TRY(peer, in.required(peer_key, std::numeric_limits<int64_t>::min()));
-    const int64_t p = *peer_or;
-    if (p < 0 || p >= world) {
-      return in.fail(std::string(peer_key) + " " + std::to_string(p) + " is outside the world of " +
-                     std::to_string(world) + " rank(s) (give one file per rank)");
-    }
-    if (p == rank) return in.fail(std::string(peer_key) + " " + std::to_string(p) + " is this file's own rank");
-    c.peer_offset = static_cast<int>((p - rank + world) % world);
-    CT_CHAKRA_TRY(tag, in.integer("comm_tag", std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
-    c.tag = static_cast<int>(tag_or->value_or(0));
+    CT_RETURN_IF_ERROR(read_peer(in, node, rank, world, &c));
   }
   CT_CHAKRA_TRY(group, in.text("ct_group"));
   CT_CHAKRA_TRY(pg, in.text("pg_name"));
@@ -200,21 +206,10 @@ Status read_comm(const NodeReader& in, const ch::Node& node, int rank, int world
   return Status::ok();
 }
 
-// Everything but the dependencies of one node.
-}  // namespace
-
-bool skipped_type(int type) {
-  return type == static_cast<int>(NodeType::kMetadata) || type == static_cast<int>(NodeType::kInvalid);
-}
-
-StatusOr<RankTask> convert_node(const ch::Node& node, const std::string& name, int rank, int world,
-                                const std::vector<std::string>& ct_streams, const ChakraImportOptions& options,
-                                const std::string& path, FileCounts* counts) {
-  const NodeReader in(node, path + ": node " + std::to_string(node.id) + " ('" + node.name + "')");
-  RankTask out;
-  out.node_id = node.id;
-  Task& t = out.task;
-  t.name = name;
+// The task's kind from the node's type (a collective's fields with it), and its FLOPs and bytes.
+Status read_task_kind(const NodeReader& in, const ch::Node& node, int rank, int world,
+                      const ChakraImportOptions& options, RankTask* out, FileCounts* counts) {
+  Task& t = out->task;
   const auto type = static_cast<NodeType>(node.type);
   CT_CHAKRA_TRY(cpu, in.flag("is_cpu_op"));
   CT_CHAKRA_TRY(num_ops, in.integer("num_ops", 0));
@@ -235,7 +230,7 @@ StatusOr<RankTask> convert_node(const ch::Node& node, const std::string& name, i
     case NodeType::kCommColl:
     case NodeType::kCommSend:
     case NodeType::kCommRecv:
-      CT_RETURN_IF_ERROR(read_comm(in, node, rank, world, options, &out, counts));
+      CT_RETURN_IF_ERROR(read_comm(in, node, rank, world, options, out, counts));
       break;
     default:
       if (node.type < 0 || node.type > static_cast<int>(NodeType::kCheckpoint)) {
@@ -247,56 +242,89 @@ StatusOr<RankTask> convert_node(const ch::Node& node, const std::string& name, i
     t.flops = static_cast<double>(num_ops_or->value_or(0));
     t.bytes = tensor_size_or->value_or(0);
   }
+  return Status::ok();
+}
 
-  // The stream: ours by index; a foreign file's by the stream it names, else by kind.
+// The stream: ours by index; a foreign file's by the stream it names, else by kind.
+Status read_stream(const NodeReader& in, const std::vector<std::string>& ct_streams, RankTask* out) {
+  const Task& t = out->task;
   CT_CHAKRA_TRY(stream, in.integer("stream", 0, 1 << 30));
   if (!ct_streams.empty()) {
     if (!stream_or->has_value() || **stream_or >= static_cast<int64_t>(ct_streams.size())) {
       return in.fail("attribute 'stream': " + (stream_or->has_value() ? std::to_string(**stream_or) : "missing") +
                      ", but the metadata's ct_streams name " + std::to_string(ct_streams.size()));
     }
-    out.stream = ct_streams[**stream_or];
+    out->stream = ct_streams[**stream_or];
   } else if (t.kind == TaskKind::kHost) {
-    out.stream = "host";
+    out->stream = "host";
   } else if (stream_or->has_value()) {
-    out.stream = "stream " + std::to_string(**stream_or);
+    out->stream = "stream " + std::to_string(**stream_or);
   } else {
-    out.stream = t.kind == TaskKind::kCompute ? "compute" : t.kind == TaskKind::kCollective ? "comm" : "copy";
+    out->stream = t.kind == TaskKind::kCompute ? "compute" : t.kind == TaskKind::kCollective ? "comm" : "copy";
   }
+  return Status::ok();
+}
 
-  // Pricing: as our export recorded it, else from the duration or the FLOPs.
+// Pricing: as our export recorded it, else from the duration or the FLOPs.
+Status read_pricing(const NodeReader& in, const ch::Node& node, const ChakraImportOptions& options, RankTask* out) {
+  Task& t = out->task;
   CT_CHAKRA_TRY(cost_key, in.text("ct_cost_key"));
   // Divided, not multiplied by 1e-6: 240 us is then the double nearest 240e-6.
   const double duration = static_cast<double>(node.duration_micros) / 1e6;
   if (cost_key_or->has_value()) {
     t.cost_key = **cost_key_or;
   } else if (t.kind == TaskKind::kHost) {
-    out.duration = duration;  // host work has no roofline
+    out->duration = duration;  // host work has no roofline
   } else if (t.kind == TaskKind::kCompute) {
     const bool flops_first = options.compute_cost == ChakraComputeCost::kFlops;
     if ((flops_first && t.flops > 0) || (!flops_first && node.duration_micros == 0 && t.flops > 0)) {
-      out.by_flops = true;
+      out->by_flops = true;
     } else if (node.duration_micros > 0) {
-      out.duration = duration;
+      out->duration = duration;
     }
   } else if ((t.kind == TaskKind::kCopy || t.kind == TaskKind::kLookup) && t.bytes == 0 && node.duration_micros > 0) {
-    out.duration = duration;
+    out->duration = duration;
   }
+  return Status::ok();
+}
 
+// The fields only our export writes (ct_*), each its default when absent.
+Status read_clustertwin_fields(const NodeReader& in, Task* t) {
   CT_CHAKRA_TRY(dtype, in.text("ct_dtype"));
-  t.dtype = dtype_or->value_or("");
+  t->dtype = dtype_or->value_or("");
   CT_CHAKRA_TRY(micro_batch, in.integer("ct_micro_batch", -1, std::numeric_limits<int>::max()));
-  t.micro_batch = static_cast<int>(micro_batch_or->value_or(-1));
+  t->micro_batch = static_cast<int>(micro_batch_or->value_or(-1));
   CT_CHAKRA_TRY(batch_offset, in.integer("ct_batch_offset", 0, std::numeric_limits<int>::max()));
-  t.batch_offset = static_cast<int>(batch_offset_or->value_or(0));
+  t->batch_offset = static_cast<int>(batch_offset_or->value_or(0));
   CT_CHAKRA_TRY(requests, in.integer("ct_requests", 0));
-  t.requests = requests_or->value_or(0);
+  t->requests = requests_or->value_or(0);
   CT_CHAKRA_TRY(grad_bytes, in.integer("ct_grad_bytes", 0));
-  t.grad_bytes = grad_bytes_or->value_or(0);
+  t->grad_bytes = grad_bytes_or->value_or(0);
   CT_CHAKRA_TRY(launches, in.integer("ct_launches", 0, std::numeric_limits<int>::max()));
-  t.launches = static_cast<int>(launches_or->value_or(0));
+  t->launches = static_cast<int>(launches_or->value_or(0));
   CT_CHAKRA_TRY(sync, in.integer("ct_sync", 0, 1));
-  t.sync = sync_or->value_or(0) == 1;
+  t->sync = sync_or->value_or(0) == 1;
+  return Status::ok();
+}
+
+}  // namespace
+
+bool skipped_type(int type) {
+  return type == static_cast<int>(NodeType::kMetadata) || type == static_cast<int>(NodeType::kInvalid);
+}
+
+// Everything but the dependencies of one node.
+StatusOr<RankTask> convert_node(const ch::Node& node, const std::string& name, int rank, int world,
+                                const std::vector<std::string>& ct_streams, const ChakraImportOptions& options,
+                                const std::string& path, FileCounts* counts) {
+  const NodeReader in(node, path + ": node " + std::to_string(node.id) + " ('" + node.name + "')");
+  RankTask out;
+  out.node_id = node.id;
+  out.task.name = name;
+  CT_RETURN_IF_ERROR(read_task_kind(in, node, rank, world, options, &out, counts));
+  CT_RETURN_IF_ERROR(read_stream(in, ct_streams, &out));
+  CT_RETURN_IF_ERROR(read_pricing(in, node, options, &out));
+  CT_RETURN_IF_ERROR(read_clustertwin_fields(in, &out.task));
   return out;
 }
 

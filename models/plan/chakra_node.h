@@ -1,11 +1,13 @@
 #pragma once
 
 // Internal to the Chakra import (chakra_import.cpp): one rank's file to
-// tasks, before the ranks are merged into one plan.
+// tasks, and the ranks' tasks merged into one order for the plan.
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/status.h"
@@ -60,5 +62,34 @@ StatusOr<RankTask> convert_node(const traces::chakra::Node& node, const std::str
 StatusOr<std::vector<RankTask>> rank_tasks(const ChakraInput& input, int rank, int world,
                                            const std::vector<std::string>& ct_streams,
                                            const ChakraImportOptions& options, FileCounts* counts);
+
+/// A task as the ranks that run it the same (RankTask) see it: their
+/// dependencies merged, each rank waiting for those it runs.
+struct Variant {
+  RankTask task;
+  std::vector<int> ranks;
+  size_t key = SIZE_MAX;  // the earliest position it holds on any rank: the merged order's tie-break
+};
+
+/// Every rank's tasks as variants (chakra_merge.cpp).
+struct MergedTasks {
+  std::vector<Variant> variants;
+  std::unordered_map<std::string, std::vector<int>> variants_of;  // task name -> variant indices
+  std::vector<std::unordered_map<std::string, int>> variant_at;   // rank -> task name -> variant
+};
+
+/// Merge: a node with the same name and content on several ranks is one
+/// task. Their dependencies may differ by tasks that one of the ranks does
+/// not run (an export leaves those out of that rank's file): the task waits
+/// for all of them, and each rank for those it runs. `per_rank[r]`: rank r's
+/// tasks in its order.
+MergedTasks merge_rank_tasks(const std::vector<std::vector<RankTask>>& per_rank);
+
+/// One order of the variants for all ranks that keeps each rank's order of
+/// the tasks on a stream (stream order is plan order; a dependency needs no
+/// place in it); ties by `key`. InvalidArgument naming `path` (the first
+/// rank's file) and a task the ranks order differently.
+StatusOr<std::vector<int>> merged_order(const MergedTasks& merged, const std::vector<std::vector<RankTask>>& per_rank,
+                                        const std::string& path);
 
 }  // namespace clustertwin::models::chakra_detail

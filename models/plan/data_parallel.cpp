@@ -56,10 +56,9 @@ Status spread_gradients(Plan* plan, const DataParallelOptions& options, const st
   return Status::ok();
 }
 
-}  // namespace
-
-StatusOr<Plan> add_data_parallel(const Plan& plan, const DataParallelOptions& options, const std::string& name) {
-  const std::string where = name + ": data parallelism: ";
+// The options against the plan: a bucket size, gradient bytes, a stream name the plan does not use yet.
+Status check_data_parallel(const Plan& plan, const DataParallelOptions& options, const std::string& name,
+                           const std::string& where) {
   if (options.bucket_bytes <= 0) {
     return Status::invalid_argument(where + "bucket_bytes " + std::to_string(options.bucket_bytes) + " must be > 0");
   }
@@ -73,10 +72,13 @@ StatusOr<Plan> add_data_parallel(const Plan& plan, const DataParallelOptions& op
     return Status::invalid_argument(where + "the plan already has a stream '" + options.stream +
                                     "' (data parallelism added twice?)");
   }
+  return Status::ok();
+}
 
-  Plan out = plan;
+// The gradients: the tasks' own grad_bytes, or grad_bytes_total spread over them; never both.
+Status place_gradients(const DataParallelOptions& options, const std::string& where, Plan* out) {
   int64_t marked = 0;
-  for (const Task& t : plan.tasks)
+  for (const Task& t : out->tasks)
     marked += t.grad_bytes;
   if (options.grad_bytes_total > 0) {
     if (marked > 0) {
@@ -84,16 +86,21 @@ StatusOr<Plan> add_data_parallel(const Plan& plan, const DataParallelOptions& op
                                       " bytes in all); grad_bytes_total " + std::to_string(options.grad_bytes_total) +
                                       " would replace them");
     }
-    CT_RETURN_IF_ERROR(spread_gradients(&out, options, where));
+    CT_RETURN_IF_ERROR(spread_gradients(out, options, where));
   } else if (marked == 0) {
     return Status::invalid_argument(where +
                                     "no task carries grad_bytes; give grad_bytes_total, the gradient bytes in all");
   } else if (!options.grads_first.empty() || !options.grads_last.empty()) {
     return Status::invalid_argument(where + "grads_first and grads_last place grad_bytes_total, which is not given");
   }
+  return Status::ok();
+}
 
+// An all-reduce per bucket of gradient bytes on a stream of its own, each after the task that fills it;
+// returns the last task with gradients.
+StatusOr<int> add_buckets(const DataParallelOptions& options, const std::string& where, Plan* out) {
   std::set<std::string> names;
-  for (const Task& t : out.tasks) {
+  for (const Task& t : out->tasks) {
     names.insert(t.name);
     if (t.grad_bytes > 0 && !t.ranks.empty()) {
       return Status::invalid_argument(where + "task '" + t.name +
@@ -101,14 +108,13 @@ StatusOr<Plan> add_data_parallel(const Plan& plan, const DataParallelOptions& op
                                       "needs the gradients on every rank");
     }
   }
-
-  const int stream = static_cast<int>(out.streams.size());
-  out.streams.push_back(options.stream);
-  const size_t own_tasks = out.tasks.size();
+  const int stream = static_cast<int>(out->streams.size());
+  out->streams.push_back(options.stream);
+  const size_t own_tasks = out->tasks.size();
   auto add_bucket = [&](int64_t bytes, int filled_by) -> Status {
     Task ar;
-    ar.id = static_cast<int>(out.tasks.size());
-    ar.name = options.stream + " " + std::to_string(out.tasks.size() - own_tasks);
+    ar.id = static_cast<int>(out->tasks.size());
+    ar.name = options.stream + " " + std::to_string(out->tasks.size() - own_tasks);
     if (!names.insert(ar.name).second) {
       return Status::invalid_argument(where + "the plan already has a task named '" + ar.name + "'");
     }
@@ -117,31 +123,47 @@ StatusOr<Plan> add_data_parallel(const Plan& plan, const DataParallelOptions& op
     ar.bytes = bytes;
     ar.collective = Collective{};  // an all-reduce over the world, the executor's algorithm
     ar.deps = {filled_by};
-    out.tasks.push_back(std::move(ar));
+    out->tasks.push_back(std::move(ar));
     return Status::ok();
   };
   int64_t open = 0;  // bytes of the bucket being filled
   int last_grad = -1;
   for (size_t id = 0; id < own_tasks; ++id) {
-    if (out.tasks[id].grad_bytes == 0) continue;
-    open += out.tasks[id].grad_bytes;
+    if (out->tasks[id].grad_bytes == 0) continue;
+    open += out->tasks[id].grad_bytes;
     last_grad = static_cast<int>(id);
     for (; open >= options.bucket_bytes; open -= options.bucket_bytes)
       CT_RETURN_IF_ERROR(add_bucket(options.bucket_bytes, last_grad));
   }
   if (open > 0) CT_RETURN_IF_ERROR(add_bucket(open, last_grad));
+  return last_grad;
+}
 
-  // The optimizer: the task after the last gradient's on its stream.
-  const int last_ar = out.tasks.back().id;
-  const int grad_stream = out.tasks[last_grad].stream;
+// The optimizer: the task after the last gradient's on its stream waits for the last all-reduce.
+void wait_for_gradients(int last_grad, size_t own_tasks, Plan* out) {
+  const int last_ar = out->tasks.back().id;
+  const int grad_stream = out->tasks[last_grad].stream;
   auto same_stream = [&](const Task& t) { return t.stream == grad_stream; };
-  auto next = std::find_if(out.tasks.begin() + last_grad + 1, out.tasks.begin() + own_tasks, same_stream);
-  if (next != out.tasks.begin() + own_tasks) {
+  auto next = std::find_if(out->tasks.begin() + last_grad + 1, out->tasks.begin() + own_tasks, same_stream);
+  if (next != out->tasks.begin() + own_tasks) {
     next->deps.push_back(last_ar);
   } else {
     // Nothing follows it in this step: the next step's first task on the stream waits for the reduced gradients.
-    std::find_if(out.tasks.begin(), out.tasks.begin() + own_tasks, same_stream)->prev_step_deps.push_back(last_ar);
+    std::find_if(out->tasks.begin(), out->tasks.begin() + own_tasks, same_stream)->prev_step_deps.push_back(last_ar);
   }
+}
+
+}  // namespace
+
+StatusOr<Plan> add_data_parallel(const Plan& plan, const DataParallelOptions& options, const std::string& name) {
+  const std::string where = name + ": data parallelism: ";
+  CT_RETURN_IF_ERROR(check_data_parallel(plan, options, name, where));
+  Plan out = plan;
+  CT_RETURN_IF_ERROR(place_gradients(options, where, &out));
+  const size_t own_tasks = out.tasks.size();
+  auto last_grad = add_buckets(options, where, &out);
+  if (!last_grad.is_ok()) return last_grad.status();
+  wait_for_gradients(*last_grad, own_tasks, &out);
   CT_RETURN_IF_ERROR(validate_plan(out, name));
   return out;
 }

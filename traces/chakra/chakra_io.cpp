@@ -31,106 +31,122 @@ std::vector<uint64_t> unsigned_values(const List& list) {
   return std::vector<uint64_t>(list.values().begin(), list.values().end());
 }
 
+// A scalar value case (or none set) of `a` into `out`; false for any other case.
+bool read_scalar(const pb::AttributeProto& a, Attribute::Value* out) {
+  using P = pb::AttributeProto;
+  switch (a.value_case()) {
+    case P::kDoubleVal:
+      *out = a.double_val();
+      return true;
+    case P::kFloatVal:
+      *out = static_cast<double>(a.float_val());
+      return true;
+    case P::kInt32Val:
+      *out = int64_t{a.int32_val()};
+      return true;
+    case P::kInt64Val:
+      *out = int64_t{a.int64_val()};
+      return true;
+    case P::kSint32Val:
+      *out = int64_t{a.sint32_val()};
+      return true;
+    case P::kSint64Val:
+      *out = int64_t{a.sint64_val()};
+      return true;
+    case P::kSfixed32Val:
+      *out = int64_t{a.sfixed32_val()};
+      return true;
+    case P::kSfixed64Val:
+      *out = int64_t{a.sfixed64_val()};
+      return true;
+    case P::kUint32Val:
+      *out = uint64_t{a.uint32_val()};
+      return true;
+    case P::kUint64Val:
+      *out = uint64_t{a.uint64_val()};
+      return true;
+    case P::kFixed32Val:
+      *out = uint64_t{a.fixed32_val()};
+      return true;
+    case P::kFixed64Val:
+      *out = uint64_t{a.fixed64_val()};
+      return true;
+    case P::kBoolVal:
+      *out = a.bool_val();
+      return true;
+    case P::kStringVal:
+      *out = a.string_val();
+      return true;
+    case P::kBytesVal:
+      *out = a.bytes_val();
+      return true;
+    case P::VALUE_NOT_SET:
+      *out = std::string();
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A list value case of `a` into `out`; false for any other case.
+bool read_list(const pb::AttributeProto& a, Attribute::Value* out) {
+  using P = pb::AttributeProto;
+  switch (a.value_case()) {
+    case P::kDoubleList:
+      *out = std::vector<double>(a.double_list().values().begin(), a.double_list().values().end());
+      return true;
+    case P::kFloatList:
+      *out = std::vector<double>(a.float_list().values().begin(), a.float_list().values().end());
+      return true;
+    case P::kInt32List:
+      *out = signed_values(a.int32_list());
+      return true;
+    case P::kInt64List:
+      *out = signed_values(a.int64_list());
+      return true;
+    case P::kSint32List:
+      *out = signed_values(a.sint32_list());
+      return true;
+    case P::kSint64List:
+      *out = signed_values(a.sint64_list());
+      return true;
+    case P::kSfixed32List:
+      *out = signed_values(a.sfixed32_list());
+      return true;
+    case P::kSfixed64List:
+      *out = signed_values(a.sfixed64_list());
+      return true;
+    case P::kUint32List:
+      *out = unsigned_values(a.uint32_list());
+      return true;
+    case P::kUint64List:
+      *out = unsigned_values(a.uint64_list());
+      return true;
+    case P::kFixed32List:
+      *out = unsigned_values(a.fixed32_list());
+      return true;
+    case P::kFixed64List:
+      *out = unsigned_values(a.fixed64_list());
+      return true;
+    case P::kBoolList:
+      *out = std::vector<bool>(a.bool_list().values().begin(), a.bool_list().values().end());
+      return true;
+    case P::kStringList:
+      *out = std::vector<std::string>(a.string_list().values().begin(), a.string_list().values().end());
+      return true;
+    case P::kBytesList:
+      *out = std::vector<std::string>(a.bytes_list().values().begin(), a.bytes_list().values().end());
+      return true;
+    default:
+      return false;
+  }
+}
+
 // A value case the reader does not know (a newer schema): kept as its name only.
 Attribute from_proto(const pb::AttributeProto& a) {
   Attribute out;
   out.name = a.name();
-  using P = pb::AttributeProto;
-  switch (a.value_case()) {
-    case P::kDoubleVal:
-      out.value = a.double_val();
-      break;
-    case P::kFloatVal:
-      out.value = static_cast<double>(a.float_val());
-      break;
-    case P::kInt32Val:
-      out.value = int64_t{a.int32_val()};
-      break;
-    case P::kInt64Val:
-      out.value = int64_t{a.int64_val()};
-      break;
-    case P::kSint32Val:
-      out.value = int64_t{a.sint32_val()};
-      break;
-    case P::kSint64Val:
-      out.value = int64_t{a.sint64_val()};
-      break;
-    case P::kSfixed32Val:
-      out.value = int64_t{a.sfixed32_val()};
-      break;
-    case P::kSfixed64Val:
-      out.value = int64_t{a.sfixed64_val()};
-      break;
-    case P::kUint32Val:
-      out.value = uint64_t{a.uint32_val()};
-      break;
-    case P::kUint64Val:
-      out.value = uint64_t{a.uint64_val()};
-      break;
-    case P::kFixed32Val:
-      out.value = uint64_t{a.fixed32_val()};
-      break;
-    case P::kFixed64Val:
-      out.value = uint64_t{a.fixed64_val()};
-      break;
-    case P::kBoolVal:
-      out.value = a.bool_val();
-      break;
-    case P::kStringVal:
-      out.value = a.string_val();
-      break;
-    case P::kBytesVal:
-      out.value = a.bytes_val();
-      break;
-    case P::kDoubleList:
-      out.value = std::vector<double>(a.double_list().values().begin(), a.double_list().values().end());
-      break;
-    case P::kFloatList:
-      out.value = std::vector<double>(a.float_list().values().begin(), a.float_list().values().end());
-      break;
-    case P::kInt32List:
-      out.value = signed_values(a.int32_list());
-      break;
-    case P::kInt64List:
-      out.value = signed_values(a.int64_list());
-      break;
-    case P::kSint32List:
-      out.value = signed_values(a.sint32_list());
-      break;
-    case P::kSint64List:
-      out.value = signed_values(a.sint64_list());
-      break;
-    case P::kSfixed32List:
-      out.value = signed_values(a.sfixed32_list());
-      break;
-    case P::kSfixed64List:
-      out.value = signed_values(a.sfixed64_list());
-      break;
-    case P::kUint32List:
-      out.value = unsigned_values(a.uint32_list());
-      break;
-    case P::kUint64List:
-      out.value = unsigned_values(a.uint64_list());
-      break;
-    case P::kFixed32List:
-      out.value = unsigned_values(a.fixed32_list());
-      break;
-    case P::kFixed64List:
-      out.value = unsigned_values(a.fixed64_list());
-      break;
-    case P::kBoolList:
-      out.value = std::vector<bool>(a.bool_list().values().begin(), a.bool_list().values().end());
-      break;
-    case P::kStringList:
-      out.value = std::vector<std::string>(a.string_list().values().begin(), a.string_list().values().end());
-      break;
-    case P::kBytesList:
-      out.value = std::vector<std::string>(a.bytes_list().values().begin(), a.bytes_list().values().end());
-      break;
-    case P::VALUE_NOT_SET:
-      out.value = std::string();
-      break;
-  }
+  if (!read_scalar(a, &out.value)) read_list(a, &out.value);
   return out;
 }
 
