@@ -3,8 +3,8 @@
 # (models/, sim/, real/, experiments/, tests/) and the CLI its entries
 # (cli/NAME/sim_command.cpp, cli/NAME/plan.cpp, cli/NAME/validate.cpp, cli/NAME/run.cpp),
 # so that a new system is its folders and one line of common/systems.def.
-# Each system's folder defines ct_sim_NAME (sim/), ct_run_NAME (real/) and
-# ct_NAME_study (experiments/).
+# Each system's folder defines ct_sim_NAME (sim/) and ct_run_NAME (real/);
+# experiments/NAME has the system's section of the demo report.
 set(CT_SYSTEMS_DEF "${PROJECT_SOURCE_DIR}/common/systems.def")
 file(STRINGS "${CT_SYSTEMS_DEF}" _ct_system_lines REGEX "^CT_SYSTEM\\(")
 set(CT_SYSTEMS "")
