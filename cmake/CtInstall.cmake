@@ -21,14 +21,18 @@ include(CMakePackageConfigHelpers)
 
 set(CT_EXPORTED_LIBRARIES ct_common ct_traces ct_plan ct_spec ct_device ct_cluster_profile ct_sim)
 # Each system of common/systems.def: its policy library (models/NAME, where
-# it has one) and its twin (sim/NAME); then the registry of twins.
+# it has one), its twin (sim/NAME) and its fits (calibrators/NAME, where it
+# has them); then the registry of twins and the calibrators' shared part.
 foreach(system IN LISTS CT_SYSTEMS)
   if(TARGET ct_${system}_policy)
     list(APPEND CT_EXPORTED_LIBRARIES ct_${system}_policy)
   endif()
   list(APPEND CT_EXPORTED_LIBRARIES ct_sim_${system})
+  if(TARGET ct_calibrate_${system})
+    list(APPEND CT_EXPORTED_LIBRARIES ct_calibrate_${system})
+  endif()
 endforeach()
-list(APPEND CT_EXPORTED_LIBRARIES ct_sim_twins ct_sim_mix ct_device_fit ct_calibrators)
+list(APPEND CT_EXPORTED_LIBRARIES ct_sim_twins ct_sim_mix ct_device_fit ct_calibrators_core ct_calibrators)
 set(CT_INSTALL_INCLUDE_DIR "${CMAKE_INSTALL_INCLUDEDIR}/clustertwin")
 set(CT_INSTALL_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/clustertwin")
 

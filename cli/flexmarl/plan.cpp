@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
-#include "calibrators/flexmarl_paper_fit.h"
+#include "calibrators/flexmarl/flexmarl_paper_fit.h"
 #include "cli/flexmarl/setup_flags.h"
 #include "common/parallel.h"
 #include "common/text.h"

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "calibrators/flexmarl_paper_fit.h"
+#include "calibrators/flexmarl/flexmarl_paper_fit.h"
 #include "cli/command.h"
 #include "cli/flexmarl/setup_flags.h"
 #include "common/progress.h"

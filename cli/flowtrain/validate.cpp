@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "calibrators/flowtrain_fit.h"
+#include "calibrators/flowtrain/flowtrain_fit.h"
 #include "calibrators/stats.h"
 #include "cli/command.h"
 #include "common/text.h"

@@ -9,7 +9,7 @@
 #include <map>
 #include <memory>
 
-#include "calibrators/nestpipe_paper_fit.h"
+#include "calibrators/nestpipe/nestpipe_paper_fit.h"
 #include "cli/nestpipe/setup_flags.h"
 #include "common/parallel.h"
 #include "common/text.h"

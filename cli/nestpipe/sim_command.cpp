@@ -7,7 +7,7 @@
 #include <memory>
 #include <thread>
 
-#include "calibrators/nestpipe_paper_fit.h"
+#include "calibrators/nestpipe/nestpipe_paper_fit.h"
 #include "cli/command.h"
 #include "cli/nestpipe/setup_flags.h"
 #include "common/progress.h"

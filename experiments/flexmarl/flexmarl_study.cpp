@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrators/flexmarl_paper_fit.h"
+#include "calibrators/flexmarl/flexmarl_paper_fit.h"
 #include "common/file_io.h"
 #include "common/gnuplot.h"
 #include "common/progress.h"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrators/nestpipe_paper_fit.h"
+#include "calibrators/nestpipe/nestpipe_paper_fit.h"
 #include "common/file_io.h"
 #include "common/gnuplot.h"
 #include "common/progress.h"

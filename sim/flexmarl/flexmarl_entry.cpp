@@ -6,7 +6,7 @@
 // A job has no calibration step: sync's engine decodes at the others'
 // efficiency unless `sync_decode_efficiency` says otherwise (`sim flexmarl
 // --calibration none`); the fit to the paper's sync step belongs to the
-// paper's own cluster (calibrators/flexmarl_paper_fit.h).
+// paper's own cluster (calibrators/flexmarl/flexmarl_paper_fit.h).
 
 #include <memory>
 #include <simgrid/s4u.hpp>

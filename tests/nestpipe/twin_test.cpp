@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "calibrators/nestpipe_paper_fit.h"
+#include "calibrators/nestpipe/nestpipe_paper_fit.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 
 namespace clustertwin::sim::nestpipe {

@@ -2,8 +2,8 @@
 # The registry's claim (docs/architecture.md, "Adding a system"): a new system
 # is one folder per layer plus one line of common/systems.def. This test adds
 # a stub fourth system to a scratch copy of the checkout, from the
-# files under tests/registry/stub/ (models/, sim/, real/, experiments/,
-# tests/ and cli/ folders of its own), appends CT_SYSTEM(stub, "Stub") to
+# files under tests/registry/stub/ (models/, sim/, calibrators/, real/,
+# experiments/, tests/ and cli/ folders of its own), appends CT_SYSTEM(stub, "Stub") to
 # common/systems.def, and checks:
 #
 #   - git in the copy sees only new files and common/systems.def changed

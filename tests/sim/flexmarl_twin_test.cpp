@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "calibrators/flexmarl_paper_fit.h"
+#include "calibrators/flexmarl/flexmarl_paper_fit.h"
 #include "models/flexmarl/agents.h"
 #include "traces/trace_reader.h"
 #include "traces/validator.h"

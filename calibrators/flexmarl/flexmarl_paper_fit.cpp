@@ -1,4 +1,4 @@
-#include "calibrators/flexmarl_paper_fit.h"
+#include "calibrators/flexmarl/flexmarl_paper_fit.h"
 
 #include <algorithm>
 #include <cmath>

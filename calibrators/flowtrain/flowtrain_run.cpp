@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "calibrators/flowtrain_fit.h"
+#include "calibrators/flowtrain/flowtrain_fit.h"
 #include "traces/trace_reader.h"
 
 namespace clustertwin::calibrators {

@@ -1,4 +1,4 @@
-#include "calibrators/flowtrain_fit.h"
+#include "calibrators/flowtrain/flowtrain_fit.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "calibrators/nestpipe_paper_fit.h"
+#include "calibrators/nestpipe/nestpipe_paper_fit.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "calibrators/process_fit.h"
+#include "calibrators/flexmarl/process_fit.h"
 
 #include <algorithm>
 #include <map>
