@@ -15,7 +15,7 @@
 
 namespace clustertwin::models::flowtrain {
 
-/// The tiny VLM's sizes (models/torch/tiny_vlm.h's options and parameter
+/// The tiny VLM's sizes (real/flowtrain/tiny_vlm.h's options and parameter
 /// counts), what sizes and FLOPs need.
 struct TinyFacts {
   int64_t tokens_per_image = 16, max_images = 8, context = 256;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "models/nestpipe/key_stats.h"
+#include "models/nestpipe/batch.h"
 
 namespace clustertwin::models::nestpipe {
 

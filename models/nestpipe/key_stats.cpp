@@ -116,14 +116,6 @@ std::vector<int64_t> patch_sizes(const StepKeyStats& step, const StepKeyStats& n
   return patch;
 }
 
-std::vector<int> micro_batch_sizes(int samples, int micro_batches) {
-  CT_CHECK(1 <= micro_batches && micro_batches <= samples) << micro_batches << " micro-batches of " << samples;
-  std::vector<int> sizes(static_cast<size_t>(micro_batches), samples / micro_batches);
-  for (int m = 0; m < samples % micro_batches; ++m)
-    ++sizes[static_cast<size_t>(m)];
-  return sizes;
-}
-
 int64_t MicroBatchKeyStats::total_unique() const {
   int64_t total = 0;
   for (int64_t u : unique)

@@ -5,13 +5,10 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/nestpipe/batch.h"
 #include "models/nestpipe/key_generator.h"
 
 namespace clustertwin::models::nestpipe {
-
-/// The sparse keys of one sample, and a worker's batch of samples.
-using SampleKeys = std::vector<int64_t>;
-using Batch = std::vector<SampleKeys>;
 
 /// How embedding rows are spread over the W workers that own them.
 ///   kModulo: owner = key mod W (row-wise sharding of one big table). The
@@ -82,11 +79,6 @@ StepKeyStats step_key_stats(std::span<const Batch> batches, Sharding sharding = 
 /// rows of step t+1 were also rows of step t (and so were updated by step t
 /// after step t+1 prefetched them). Both steps must have the same workers.
 std::vector<int64_t> patch_sizes(const StepKeyStats& step, const StepKeyStats& next_step);
-
-/// The sizes of a split of `samples` into `micro_batches` consecutive
-/// micro-batches: equal, and when they cannot be, the first `samples mod
-/// micro_batches` are one larger. Requires 1 <= micro_batches <= samples.
-std::vector<int> micro_batch_sizes(int samples, int micro_batches);
 
 /// FWP deduplicates per micro-batch: what each micro-batch sends.
 struct MicroBatchKeyStats {

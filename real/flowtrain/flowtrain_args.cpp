@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/torch/tiny_vlm.h"
+#include "real/flowtrain/tiny_vlm.h"
 #include "real/flowtrain/pool_transfer.h"
 #include "traces/json_text.h"
 
@@ -20,8 +20,8 @@ int encoder_count(const FlowTrainRunArgs& a, int world) {
   return a.encoder_workers > 0 ? a.encoder_workers : std::max(1, world / 4);
 }
 
-torch_models::TinyVlmOptions tiny_vlm_options(const FlowTrainRunArgs& a) {
-  torch_models::TinyVlmOptions o;
+TinyVlmOptions tiny_vlm_options(const FlowTrainRunArgs& a) {
+  TinyVlmOptions o;
   o.d_vision *= a.width;
   o.d_vision_ff *= a.width;
   o.d_model *= a.width;
@@ -45,7 +45,7 @@ StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
   if (a.width < 1 || a.width > 64) {
     return Status::invalid_argument("--width " + std::to_string(a.width) + ": must be in [1, 64]");
   }
-  const torch_models::TinyVlmOptions o = tiny_vlm_options(a);
+  const TinyVlmOptions o = tiny_vlm_options(a);
   if (a.micro_batch_tokens < o.context) {
     return Status::invalid_argument("--micro-batch-tokens " + std::to_string(a.micro_batch_tokens) +
                                     ": must hold the longest sample (" + std::to_string(o.context) + " tokens)");

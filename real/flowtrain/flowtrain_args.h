@@ -7,7 +7,7 @@
 #include <c10/core/Device.h>
 
 #include "common/status.h"
-#include "models/torch/tiny_vlm.h"
+#include "real/flowtrain/tiny_vlm.h"
 #include "real/flowtrain/flowtrain_command.h"
 
 namespace clustertwin::real::flowtrain {
@@ -21,7 +21,7 @@ int encoder_count(const FlowTrainRunArgs& a, int world);
 /// The tiny VLM of --width W: the defaults' widths (d_vision, its MLP,
 /// d_model, its MLP) times W, the same depth, heads and token counts, so that
 /// a GPU has work enough (W = 8: a step of tens of ms on an H200).
-torch_models::TinyVlmOptions tiny_vlm_options(const FlowTrainRunArgs& a);
+TinyVlmOptions tiny_vlm_options(const FlowTrainRunArgs& a);
 
 /// The mode, or InvalidArgument naming the first bad flag.
 StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world);

@@ -55,7 +55,7 @@ Status run_flowtrain(const FlowTrainRunArgs& a) {
   auto world = (*comm)->world(0);
   if (!world.is_ok()) return world.status();
 
-  auto model = torch_models::make_tiny_vlm(tiny_vlm_options(a), a.seed);
+  auto model = make_tiny_vlm(tiny_vlm_options(a), a.seed);
   if (!model.is_ok()) return model.status();
   Tracer tracer((*comm)->rank());
   Worker worker(a, *mode, **comm, **world, tracer, *model);

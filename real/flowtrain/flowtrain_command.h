@@ -1,7 +1,7 @@
 #pragma once
 
 // `clustertwin run flowtrain`: FlowTrain's real executor, one rank per
-// process, training the tiny VLM (models/torch/tiny_vlm.h) on the synthetic
+// process, training the tiny VLM (real/flowtrain/tiny_vlm.h) on the synthetic
 // multimodal dataset in one of three modes. No torch in this header:
 // cli/real_command.cpp includes it.
 //

@@ -12,13 +12,12 @@
 namespace clustertwin::real::flowtrain {
 
 namespace pf = ::clustertwin::models::flowtrain;
-namespace tm = ::clustertwin::torch_models;
 
 namespace {
 
 // The facts of the model the sizes and FLOPs need: its options and parameter counts.
-pf::TinyFacts tiny_facts(tm::TinyVlm& model) {
-  const tm::TinyVlmOptions& o = model->options();
+pf::TinyFacts tiny_facts(TinyVlm& model) {
+  const TinyVlmOptions& o = model->options();
   pf::TinyFacts f;
   f.tokens_per_image = o.tokens_per_image();
   f.max_images = o.max_images;
@@ -72,8 +71,7 @@ torch::Tensor on_cpu(const torch::Tensor& t) {
 
 }  // namespace
 
-Worker::Worker(const FlowTrainRunArgs& a, Mode mode, Communicator& comm, Group& world, Tracer& tracer,
-               tm::TinyVlm model)
+Worker::Worker(const FlowTrainRunArgs& a, Mode mode, Communicator& comm, Group& world, Tracer& tracer, TinyVlm model)
     : a_(a),
       mode_(mode),
       comm_(comm),
@@ -213,10 +211,10 @@ void Worker::record(const std::string& name, const std::string& cost_key, double
 }
 
 // The sample's tensors, made the first time this rank needs them (a data loader's work, traced).
-const tm::TinyVlmSample& Worker::load(const StepSample& s) {
+const TinyVlmSample& Worker::load(const StepSample& s) {
   if (!s.loaded) {
     const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
-    tm::TinyVlmSample d = tm::tiny_vlm_sample(o_, a_.seed, s.shape.id);
+    TinyVlmSample d = tiny_vlm_sample(o_, a_.seed, s.shape.id);
     d.images = upload(d.images);
     d.text = upload(d.text);
     s.data = std::move(d);

@@ -16,7 +16,7 @@
 
 #include "common/status.h"
 #include "models/flowtrain/tiny_plan.h"
-#include "models/torch/tiny_vlm.h"
+#include "real/flowtrain/tiny_vlm.h"
 #include "real/core/communicator.h"
 #include "real/core/tracer.h"
 #include "real/flowtrain/flowtrain_args.h"
@@ -29,7 +29,7 @@ namespace clustertwin::real::flowtrain {
 struct StepSample {
   ::clustertwin::models::flowtrain::TinySample shape;
   // A cache filled by Worker::load, so that a const sample can fill it.
-  mutable torch_models::TinyVlmSample data;
+  mutable TinyVlmSample data;
   mutable bool loaded = false;
 };
 
@@ -41,7 +41,7 @@ class Worker {
   /// Moves `model` to `comm.device()` and makes the optimizer of this rank's
   /// side (SGD with momentum 0.9; its state on the device too).
   Worker(const FlowTrainRunArgs& a, Mode mode, Communicator& comm, Group& world, Tracer& tracer,
-         torch_models::TinyVlm model);
+         TinyVlm model);
 
   /// The flowtrain mode's pools (collective; nothing in the other modes).
   Status setup_pools();
@@ -69,7 +69,7 @@ class Worker {
   // worker.cpp: the parts the modes share.
   void record(const std::string& name, const std::string& cost_key, double start_us, double cpu_start_us, double flops,
               int64_t bytes = 0);
-  const torch_models::TinyVlmSample& load(const StepSample& s);
+  const TinyVlmSample& load(const StepSample& s);
   torch::Tensor upload(const torch::Tensor& host) const;
   torch::Tensor backbone_sample(const StepSample& s, const torch::Tensor& image_tokens);
   torch::Tensor encode(const StepSample& s, bool with_graph);
@@ -89,8 +89,8 @@ class Worker {
   Group& world_;
   Tracer& tracer_;
   c10::Device device_;
-  torch_models::TinyVlm model_;
-  torch_models::TinyVlmOptions o_;
+  TinyVlm model_;
+  TinyVlmOptions o_;
   ::clustertwin::models::flowtrain::TinyFacts facts_;
   std::vector<::clustertwin::models::flowtrain::TinySample> shapes_;
   int encoders_ = 0, rank_ = 0, step_ = 0;

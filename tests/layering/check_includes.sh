@@ -11,7 +11,8 @@
 #            other executor's folder: what they share is real/core
 #   models/  never includes sim/, real/, calibrators/, experiments/ or cli/, and
 #            outside models/torch no libtorch header (<torch/, <ATen/, <c10/):
-#            the plans and policies both executors share
+#            the plans and policies both executors share; a system's folder
+#            (models/NAME) is included by no other folder of models/
 #   sim/     never includes real/, calibrators/, experiments/ or cli/; sim/core
 #            and sim/mix include no system's twin (sim/NAME): they reach
 #            twins through the registry (sim/core/twin.h)
@@ -75,6 +76,16 @@ twins=()
 for system in "${executors[@]}"; do twins+=("sim/$system"); done
 check sim/core "${twins[@]}"
 check sim/mix "${twins[@]}"
+
+# models/: a system's folder (models/nestpipe, ...) is its own: no other folder of models/ includes it, so
+# that the shared models (plans, profiles, specs, the torch modules) never depend on one system.
+for system in "${executors[@]}"; do
+  for folder in "$root"/models/*/; do
+    folder=${folder%/}
+    folder=models/${folder##*/}
+    [ "$folder" = "models/$system" ] || check "$folder" "models/$system"
+  done
+done
 
 # models/ outside models/torch: no libtorch header.
 torch_hits=$(cd "$root" && grep -rnE --include='*.h' --include='*.cpp' \

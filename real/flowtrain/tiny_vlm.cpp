@@ -1,4 +1,4 @@
-#include "models/torch/tiny_vlm.h"
+#include "real/flowtrain/tiny_vlm.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -14,8 +14,12 @@
 #include "models/flowtrain/vlm.h"
 #include "models/torch/init.h"
 
-namespace clustertwin::torch_models {
+namespace clustertwin::real::flowtrain {
 namespace {
+
+using torch_models::init_gpt2;
+using torch_models::layer_norm;
+using torch_models::linear;
 
 Status bad(const std::string& what) {
   return Status::invalid_argument(what);
@@ -212,4 +216,4 @@ TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& o, uint64_t seed, int64_t id
   return sample;
 }
 
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::real::flowtrain

@@ -31,7 +31,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::torch_models {
+namespace clustertwin::real::flowtrain {
 
 struct TinyVlmOptions {
   // Encoder side.
@@ -162,4 +162,4 @@ struct TinyVlmSample {
 /// learns the rule from the text and the stride, from the first token on, from the images' brightness.
 TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& options, uint64_t seed, int64_t id, double text_scale = 1.0 / 16);
 
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::real::flowtrain

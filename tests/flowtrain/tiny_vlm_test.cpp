@@ -1,4 +1,4 @@
-#include "models/torch/tiny_vlm.h"
+#include "real/flowtrain/tiny_vlm.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "models/flowtrain/vlm.h"
 
-namespace clustertwin::torch_models {
+namespace clustertwin::real::flowtrain {
 namespace {
 
 // SgdStepsReduceTheLoss: the step per predicted token, and the steps.
@@ -308,4 +308,4 @@ TEST(TinyVlmTest, BadOptionsAreNamed) {
 }
 
 }  // namespace
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::real::flowtrain
