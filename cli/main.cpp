@@ -1,5 +1,5 @@
-// clustertwin: one command with git-style subcommands (see ../shared/DESIGN.md
-// and README.md), built as two programs from this file: clustertwin (the twin,
+// clustertwin: one command with git-style subcommands (see
+// docs/architecture.md and README.md), built as two programs from this file: clustertwin (the twin,
 // plan, traces, calibration, the launcher; no libtorch) and clustertwin-torch
 // (everything, CT_CLI_WITH_TORCH), which clustertwin executes for the torch
 // commands (cli/torch_commands.h). Exit codes: 0 success, 2 bad input, 3 a check asked for failed

@@ -5,8 +5,8 @@
 // with its shape, data type, FLOPs or bytes and measured time, under a header
 // saying where and how it was measured. The format is traces/KERNELS.md;
 // `clustertwin calibrate device` fits a device profile from it
-// (calibrators/device_fit.h), and scripts/device_kernels.py writes one on a
-// GPU machine (scripts/device-check.sh).
+// (calibrators/device_fit.h), and scripts/device-check/kernel_bench.py
+// writes one on a GPU machine (scripts/device-check.sh).
 
 #include <map>
 #include <string>

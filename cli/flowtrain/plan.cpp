@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 
+#include "cli/flowtrain/setup_flags.h"
 #include "common/parallel.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
@@ -147,7 +148,7 @@ void add_plan_flowtrain(CLI::App* plan, Action* action) {
       ->capture_default_str();
   cmd->add_option("--pool-memory", a->pool, "Memory-pool room per encoder worker")->capture_default_str();
   cmd->add_option("--steps", a->setup.steps, "Steps of the exact runs (the first is warm-up)")->capture_default_str();
-  cmd->callback([a, action] { *action = [a] { return run_plan_flowtrain(*a); }; });
+  cmd->callback([a, action] { *action = [a] { return in_flowtrain_flag_words(run_plan_flowtrain(*a)); }; });
 }
 
 }  // namespace clustertwin::cli

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/flowtrain/setup_flags.h"
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
@@ -158,7 +159,7 @@ void add_sim_flowtrain_command(CLI::App& sim, Action* action) {
   cmd->add_flag("--json", a->json, "Print JSON: platform, model and rows");
   cmd->callback([a, action, gemm, attention] {
     a->efficiency_given = gemm->count() > 0 || attention->count() > 0;
-    *action = [a] { return run_sim_flowtrain(*a); };
+    *action = [a] { return in_flowtrain_flag_words(run_sim_flowtrain(*a)); };
   });
 }
 

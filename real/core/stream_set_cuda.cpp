@@ -1,7 +1,7 @@
 // The GPU's StreamSet (stream_set.h): one CUDA stream per plan stream from
 // the pool of the rank's device, and two timing events per task and step.
 // Built only against a CUDA-enabled libtorch (CT_HAVE_CUDA_TORCH); the
-// compile-only check of tests/real/cuda_paths_compile_test.cmake parses it
+// compile-only check of tests/real/cuda_paths_compile_check.sh parses it
 // on machines without one.
 
 #include <ATen/cuda/CUDAEvent.h>

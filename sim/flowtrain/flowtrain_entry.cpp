@@ -150,14 +150,9 @@ FlowTrainSetup job_setup(const FlowTrainJobSettings& settings, const JobFrame& f
 }
 
 SettingName job_setting_name(const JobFrame& frame) {
-  return [frame](const std::string& option) {
-    if (option == "profile") return frame.file + ": field 'profile': ";
-    // --pool-memory -> pool_memory, as a config file spells it.
-    std::string key = option.rfind("--", 0) == 0 ? option.substr(2) : option;
-    for (char& c : key) {
-      if (c == '-') c = '_';
-    }
-    return frame.where(key);
+  return [frame](const std::string& field) {
+    if (field == "profile") return frame.file + ": field 'profile': ";
+    return frame.where(field);
   };
 }
 

@@ -20,7 +20,7 @@ struct FlowTrainJobSettings : TwinSettings {
 FlowTrainSetup job_setup(const FlowTrainJobSettings& settings, const JobFrame& frame);
 
 /// How FlowTrain's messages name a setting of the job: "mix.yaml: field
-/// 'jobs[1].pool_memory': " for --pool-memory, the file's field 'profile'
+/// 'jobs[1].pool_memory': " for pool_memory, the file's field 'profile'
 /// for the profile.
 SettingName job_setting_name(const JobFrame& frame);
 

@@ -53,7 +53,7 @@ StatusOr<detail::Layouts> choose_layouts(const FlowTrainSetup& setup, const clus
   if (mode == FlowTrainMode::kMonolithic) {
     layouts.monolithic = models::flowtrain::best_monolithic_layout(in, setup.workers);
     if (!(layouts.monolithic.rate > 0)) {
-      return Status::invalid_argument(say("--model") + setup.model + ": no uniform layout of " +
+      return Status::invalid_argument(say("model") + setup.model + ": no uniform layout of " +
                                       std::to_string(setup.workers) + " workers fits the device's memory");
     }
     return layouts;
@@ -62,7 +62,7 @@ StatusOr<detail::Layouts> choose_layouts(const FlowTrainSetup& setup, const clus
   if (!split.is_ok()) {
     if (!name) return split.status();  // the allocator's own words, as `sim flowtrain` has always printed them
     const bool fixed = setup.encoder_workers > 0;
-    return Status::invalid_argument(say(fixed ? "--encoder-workers" : "--model") +
+    return Status::invalid_argument(say(fixed ? "encoder_workers" : "model") +
                                     (fixed ? std::to_string(setup.encoder_workers) : setup.model) + ": " +
                                     split.status().message());
   }

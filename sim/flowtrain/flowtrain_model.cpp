@@ -125,7 +125,7 @@ Status FlowTrainRun::drain(const char* what) {
     if (reactor_.empty()) {
       if (mode_ == FlowTrainMode::kFlowTrain) {
         return Status::invalid_argument(
-            "--pool-memory " + cluster::format_quantity(setup_.pool_bytes, cluster::Quantity::kSize) + ": the " +
+            "pool_memory " + cluster::format_quantity(setup_.pool_bytes, cluster::Quantity::kSize) + ": the " +
             std::to_string(layouts_.split.encoder.devices) +
             " encoder workers' pools cannot hold a whole micro-batch's embeddings (flowtrain stalled)");
       }

@@ -82,11 +82,12 @@ struct FlowTrainSetup {
   models::flowtrain::DeviceModel device;  // efficiencies; the rest comes from the profile
 };
 
-/// How a setting is named in a message: given the command line's option
-/// ("--pool-memory"; "profile" for the cluster profile), the words that
-/// start the message, before the bad value. Empty: the option and a space
-/// ("--pool-memory 1MB: smaller than one sample ..."); a job mix names its
-/// own field ("mix.yaml: field 'jobs[1].pool_memory': 1MB: ...").
+/// How a setting is named in a message: given the setup's field
+/// ("pool_memory"; "profile" for the cluster profile), the words that
+/// start the message, before the bad value. Empty: the field and a space
+/// ("pool_memory 1MB: smaller than one sample ...", which `sim flowtrain`
+/// says with its flag: --pool-memory); a job mix names its own field
+/// ("mix.yaml: field 'jobs[1].pool_memory': 1MB: ...").
 using SettingName = std::function<std::string(const std::string& option)>;
 
 /// InvalidArgument naming the setting (by `name`) and value: an unknown

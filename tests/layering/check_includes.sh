@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The layering rules of ../shared/DESIGN.md that an include can break, checked
+# The layering rules of docs/architecture.md that an include can break, checked
 # with grep over the sources (tests/CMakeLists.txt runs it as
 # LayeringTest.NoFileIncludesAcrossAForbiddenEdge):
 #
@@ -97,7 +97,7 @@ if [ -n "$torch_hits" ]; then
 fi
 
 if [ "$failed" -ne 0 ]; then
-  echo "check_includes.sh: forbidden includes (see ../shared/DESIGN.md, Layout)"
+  echo "check_includes.sh: forbidden includes (see docs/architecture.md, the layers)"
   exit 1
 fi
 echo "check_includes.sh: no forbidden include under common/, traces/, models/, sim/, calibrators/ or real/"

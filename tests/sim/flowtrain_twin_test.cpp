@@ -106,7 +106,7 @@ TEST(FlowTrainTwinTest, APoolTooSmallForAMicroBatchIsReportedNotAHang) {
   auto row = run_flowtrain(s, h100(), FlowTrainMode::kFlowTrain);
   ASSERT_FALSE(row.is_ok());
   EXPECT_EQ(row.status().message(),
-            "--pool-memory 15 MB: the 4 encoder workers' pools cannot hold a whole micro-batch's embeddings "
+            "pool_memory 15 MB: the 4 encoder workers' pools cannot hold a whole micro-batch's embeddings "
             "(flowtrain stalled)");
   s.pool_bytes = 8e9;
   EXPECT_TRUE(run_flowtrain(s, h100(), FlowTrainMode::kFlowTrain).is_ok());
