@@ -80,7 +80,9 @@ void add_plan_mix(CLI::App* plan, Action* action) {
       ->capture_default_str();
   cmd->add_option("--parallel", a->parallel, "Simulations at a time, each in its own process (default: cores)")
       ->check(CLI::Range(1, 256));
-  cmd->callback([a, action] { *action = [a] { return plan_mix(*a); }; });
+  cmd->callback([a, action] {
+    *action = [a] { return in_flag_words(plan_mix(*a), {{"placements", "--placements"}}); };
+  });
 }
 
 }  // namespace clustertwin::cli

@@ -108,7 +108,7 @@ void add_sim_mix_command(CLI::App& sim, Action* action) {
   cmd->add_option("--parallel", a->parallel,
                   "Simulations at a time (the mix and each job alone), each in its own process (default: cores)")
       ->check(CLI::Range(1, 256));
-  cmd->callback([a, action] { *action = [a] { return run_mix(*a); }; });
+  cmd->callback([a, action] { *action = [a] { return in_flag_words(run_mix(*a), {{"placement", "--placement"}}); }; });
 }
 
 }  // namespace clustertwin::cli

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/sweep_options.h"
 #include "common/file_io.h"
 #include "common/parallel.h"
 #include "models/cluster/cluster_profile.h"
@@ -45,19 +46,19 @@ struct MergeArgs {
 Status run_sweep(const SweepArgs& a) {
   sim::mix::SweepSpec spec;
   spec.mixes = a.mixes;
-  auto placements = sim::mix::parse_placement_list(a.placements);
+  auto placements = parse_placement_list(a.placements);
   if (!placements.is_ok()) return placements.status();
   spec.placements = std::move(placements).value();
-  auto seeds = sim::mix::parse_seed_list(a.seeds);
+  auto seeds = parse_seed_list(a.seeds);
   if (!seeds.is_ok()) return seeds.status();
   spec.seeds = std::move(seeds).value();
   sim::mix::Shard shard;
   if (!a.shard.empty()) {
-    auto s = sim::mix::parse_shard(a.shard);
+    auto s = parse_shard(a.shard);
     if (!s.is_ok()) return s.status();
     shard = *s;
   } else if (a.shard_from_env) {
-    auto s = sim::mix::shard_from_env([](const char* name) { return std::getenv(name); });
+    auto s = shard_from_env([](const char* name) { return std::getenv(name); });
     if (!s.is_ok()) return s.status();
     shard = *s;
   }

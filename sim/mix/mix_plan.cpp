@@ -373,14 +373,14 @@ StatusOr<MixPlan> plan_mix(const MixSpec& mix, const cluster::ClusterProfile& pr
   plan.seed = o.seed_given ? o.seed : mix.seed;
   plan.jobs = mix.jobs;
   plan.alone.resize(mix.jobs.size());
-  if (o.placements.empty()) return Status::invalid_argument("--placements: give at least one policy");
+  if (o.placements.empty()) return Status::invalid_argument("placements: give at least one policy");
   std::set<std::string> seen;
   for (const std::string& p : o.placements) {
     if (std::find(policies().begin(), policies().end(), p) == policies().end()) {
-      return Status::invalid_argument("--placements '" + p + "': unknown policy (allowed: " + plan_placement_list() +
+      return Status::invalid_argument("placements '" + p + "': unknown policy (allowed: " + plan_placement_list() +
                                       ")");
     }
-    if (!seen.insert(p).second) return Status::invalid_argument("--placements '" + p + "': given twice");
+    if (!seen.insert(p).second) return Status::invalid_argument("placements '" + p + "': given twice");
   }
   plan.placements = o.placements;
   // The fixed jobs against the profile, as `sim mix` checks them; sized jobs are checked as they are sized.

@@ -20,7 +20,7 @@ std::vector<int> pod_of_nodes(const cluster::ClusterProfile& profile) {
 StatusOr<std::vector<std::vector<int>>> place_jobs(const MixSpec& mix, const cluster::ClusterProfile& profile,
                                                    const std::string& policy, uint64_t seed) {
   if (policy != "packed" && policy != "spread" && policy != "random")
-    return Status::invalid_argument("--placement '" + policy + "': unknown policy (allowed: packed, spread, random)");
+    return Status::invalid_argument("placement '" + policy + "': unknown policy (allowed: packed, spread, random)");
   std::set<int> taken;
   for (const JobSpec& job : mix.jobs)
     taken.insert(job.nodes.begin(), job.nodes.end());

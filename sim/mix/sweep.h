@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,19 +41,6 @@ struct Shard {
 std::vector<SweepPoint> sweep_points(const SweepSpec& spec);
 /// The points of `spec` that `shard` runs, in index order.
 std::vector<SweepPoint> shard_points(const SweepSpec& spec, const Shard& shard);
-
-/// "1-8", "0,3,5-7": seeds, ascending and without repeats as written.
-/// InvalidArgument "--seeds VALUE: ..." otherwise.
-StatusOr<std::vector<uint64_t>> parse_seed_list(const std::string& text);
-/// "packed,spread,random": placement policies, each at most once.
-StatusOr<std::vector<std::string>> parse_placement_list(const std::string& text);
-/// "K/N" with 0 <= K < N. InvalidArgument "--shard VALUE: ..." otherwise.
-StatusOr<Shard> parse_shard(const std::string& text);
-/// The shard of a Slurm array task: SLURM_ARRAY_TASK_ID (K) and
-/// SLURM_ARRAY_TASK_COUNT (N), read through `getenv` (returns nullptr when
-/// unset). InvalidArgument names the variable and its value when one is
-/// missing, not a number, or K is not in [0, N).
-StatusOr<Shard> shard_from_env(const std::function<const char*(const char*)>& getenv);
 
 /// The sweep's id: 16 hex digits of a hash of the clustertwin version, the
 /// spec (labels, placements, seeds) and the bytes of every input the points

@@ -163,7 +163,7 @@ TEST(MixPlanTest, UnknownPoliciesAreRefused) {
   const cluster::ClusterProfile profile = leaves_of_two();
   auto p = plan(job("a", 7000), profile, {"packed", "tight"});
   ASSERT_FALSE(p.is_ok());
-  EXPECT_EQ(p.status().message(), "--placements 'tight': unknown policy (allowed: packed, spread, random, isolated)");
+  EXPECT_EQ(p.status().message(), "placements 'tight': unknown policy (allowed: packed, spread, random, isolated)");
 }
 
 TEST(MixPlanTest, IsolatedGivesEachJobPodsOfItsOwn) {
