@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 #include "calibrators/step_wait.h"
 #include "models/cluster/cluster_profile_yaml.h"
 #include "sim/core/task_cost.h"

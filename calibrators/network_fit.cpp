@@ -6,7 +6,7 @@
 #include <map>
 #include <tuple>
 
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 #include "sim/core/collective_bench.h"
 #include "traces/trace_reader.h"
 

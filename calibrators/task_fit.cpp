@@ -9,7 +9,7 @@
 #include <set>
 #include <tuple>
 
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 
 namespace clustertwin::calibrators {
 

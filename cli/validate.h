@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
 
@@ -42,7 +42,7 @@ double median_error(const std::vector<Check>& checks) {
   std::vector<double> errors;
   for (const Check& c : checks)
     errors.push_back(c.error);
-  return calibrators::quantile(errors, 0.5);
+  return quantile(errors, 0.5);
 }
 
 /// The head of a process twin's --json report: system, where the costs come

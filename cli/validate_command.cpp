@@ -11,7 +11,7 @@
 
 #include "calibrators/network_fit.h"
 #include "calibrators/replay.h"
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 #include "cli/command.h"
 #include "cli/validate.h"
 #include "common/text.h"
@@ -162,7 +162,7 @@ Status validate_replay(const ValidateArgs& a, const cluster::ClusterProfile& pro
     real_sum += r.real_step_s;
     twin_sum += r.twin_step_s;
   }
-  const double m = calibrators::quantile(errors, 0.5);
+  const double m = quantile(errors, 0.5);
   // The repetitions pooled: the twin's mean step against the runs' mean step (one configuration's runs give one
   // twin step when the profile prices them: then it is judged against their mean, not the median run's noise).
   const double pooled = real_sum > 0 ? twin_sum / real_sum - 1 : 0;
@@ -171,7 +171,7 @@ Status validate_replay(const ValidateArgs& a, const cluster::ClusterProfile& pro
     j["system"] = a.system;
     j["traces"] = results.size();
     j["step_error"] = m;
-    j["real_step_ms_median"] = calibrators::quantile(real_ms, 0.5);
+    j["real_step_ms_median"] = quantile(real_ms, 0.5);
     j["pooled_step_error"] = pooled;
     j["runs"] = nlohmann::ordered_json::array();
     for (const auto& r : results)
@@ -183,7 +183,7 @@ Status validate_replay(const ValidateArgs& a, const cluster::ClusterProfile& pro
     std::printf(
         "# %zu runs: median step-time error %s (real step median %.3f ms); pooled %s (the twin's mean step "
         "against the runs' mean)\n",
-        results.size(), percent(m).c_str(), calibrators::quantile(real_ms, 0.5), percent(pooled).c_str());
+        results.size(), percent(m).c_str(), quantile(real_ms, 0.5), percent(pooled).c_str());
   }
   return check(a, m, "median step-time error of " + std::to_string(results.size()) + " runs");
 }

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 #include "models/flexmarl/frameworks.h"
 #include "traces/trace_reader.h"
 

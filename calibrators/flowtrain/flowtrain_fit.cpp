@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 
 namespace clustertwin::calibrators {
 namespace {

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrators/flowtrain/flowtrain_fit.h"
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 #include "cli/command.h"
 #include "common/text.h"
 

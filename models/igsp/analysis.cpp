@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "models/igsp/statistics.h"
+#include "common/statistics.h"
 
 namespace clustertwin::igsp {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "calibrators/network_fit.h"
 #include "calibrators/replay.h"
-#include "calibrators/stats.h"
+#include "common/statistics.h"
 #include "sim/core/collective_bench.h"
 
 namespace clustertwin::calibrators {

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "models/igsp/statistics.h"
+#include "common/statistics.h"
 
 namespace clustertwin::igsp {
 namespace {

@@ -1,17 +1,35 @@
 #pragma once
 
-// The IGSP study's statistics: Spearman's rank correlation between a
-// calibration-set metric and a dimension's retention over the 15 sources,
-// its exact permutation p-value, and Holm's correction over the many
-// metric x dimension tests (../shared/papers/igsp.md: with n = 15 the 5%
-// critical |rho| is about 0.52, so exact p-values and a correction matter).
+// The statistics the layers share, one module: quantiles and a robust line
+// (the calibrators' fits: a few wild points, a descheduled process, must
+// not tilt a cost line), and Spearman's rank correlation with its exact
+// permutation p-value and Holm's correction (the IGSP study: with n = 15
+// sources the 5% critical |rho| is about 0.52, so exact p-values and a
+// correction over the many metric x dimension tests matter).
 
 #include <cstdint>
 #include <vector>
 
 #include "common/status.h"
 
-namespace clustertwin::igsp {
+namespace clustertwin {
+
+/// The q-quantile of `values` (linear interpolation between order
+/// statistics); 0 for none.
+double quantile(std::vector<double> values, double q);
+
+/// A line y = intercept + slope x.
+struct Line {
+  double intercept = 0;
+  double slope = 0;
+};
+
+/// A robust line through (x[i], y[i]) with weights w[i] (empty: all 1):
+/// iteratively reweighted least squares with Huber's weights, the scale the
+/// residuals' median absolute deviation, so that a few wild points (a
+/// descheduled process, a page fault) do not tilt it. With a single distinct
+/// x the slope is 0 and the intercept the weighted mean.
+Line robust_line(const std::vector<double>& x, const std::vector<double>& y, std::vector<double> w = {});
 
 /// Ranks 1..n, ties given their mean rank.
 std::vector<double> ranks(const std::vector<double>& values);
@@ -39,4 +57,4 @@ StatusOr<double> spearman_exact_p_for(int n, double rho);
 /// monotone and capped at 1.
 std::vector<double> holm_adjust(const std::vector<double>& p);
 
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin

@@ -1,7 +1,7 @@
 // Spearman's rho, its exact permutation p-value (checked against brute-force
 // enumeration of every ordering), and Holm's adjustment.
 
-#include "models/igsp/statistics.h"
+#include "common/statistics.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace clustertwin::igsp {
+namespace clustertwin {
 namespace {
 
 TEST(StatisticsTest, RanksAverageTies) {
@@ -122,4 +122,4 @@ TEST(StatisticsTest, HolmAdjustsInInputOrder) {
 }
 
 }  // namespace
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin
