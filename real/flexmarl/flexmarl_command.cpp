@@ -223,6 +223,76 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
   std::fflush(stdout);
 }
 
+// Large payloads through shared memory when every rank is on this machine; nullptr otherwise.
+StatusOr<std::unique_ptr<PayloadStore>> open_payloads(const FlexMarlArgs& a, Communicator& comm, Group& control,
+                                                      int world_size, bool local) {
+  std::unique_ptr<PayloadStore> payloads;
+  if (a.transport == "shm" || (a.transport == "auto" && local)) {
+    int64_t largest = 0;
+    for (int agent = 0; agent < cf::kTaskTurns; ++agent)
+      largest = std::max(largest, cf::task_params(agent));
+    // A trainer's state is the largest payload: weights, gradients and two moments, and two counters.
+    auto store = PayloadStore::open(comm, control, std::max(8, world_size + 4), 4 * largest + 16, a.timeout_s);
+    if (!store.is_ok()) return store.status();
+    payloads = std::move(*store);
+  }
+  return payloads;
+}
+
+// A worker rank: runs what the controller sends it, then adds its events to the trace.
+Status run_worker(const FlexMarlArgs& a, Communicator& comm, Group& control, const Links& links, real::Tracer& tracer,
+                  const traces::Metadata& metadata, const AdamOptions& adam, const sis::LossOptions& loss) {
+  WorkerOptions w;
+  w.adam = adam;
+  w.loss = loss;
+  w.rollout.topk = 4;
+  w.rollout.end_token = cf::kEnd;
+  w.rollout.seed = a.seed;
+  w.seed = a.seed;
+  w.fault_late_publish = a.fault_late_publish;
+  Worker worker(comm, links, tracer, w);
+  CT_RETURN_IF_ERROR(worker.run());
+  if (worker.aborted() || a.trace.empty()) return Status::ok();
+  return tracer.gather_and_write(comm, control, metadata, a.trace);
+}
+
+ControllerOptions controller_options(const FlexMarlArgs& a, Framework framework, sis::LossKind loss_kind, int trainers,
+                                     const AdamOptions& adam, const sis::LossOptions& loss) {
+  ControllerOptions c;
+  c.orchestrator.framework = framework;
+  c.orchestrator.queries = a.queries;
+  c.orchestrator.group = a.group;
+  c.orchestrator.micro_batch = a.micro_batch;
+  c.orchestrator.rollout_batch = a.rollout_batch;
+  c.orchestrator.trainers = trainers;
+  c.orchestrator.load_gap = a.load_gap;
+  c.orchestrator.token_normalised = loss_kind == sis::LossKind::kDapo;
+  c.orchestrator.seed = a.seed;
+  c.steps = a.steps;
+  c.topk = 4;
+  c.adam = adam;
+  c.loss = loss;
+  return c;
+}
+
+// The controller (rank 0): runs the steps, then writes the trace and the weights asked for and reports.
+Status run_controller(const FlexMarlArgs& a, Communicator& comm, Group& control, const Links& links,
+                      real::Tracer& tracer, const traces::Metadata& metadata, const ControllerOptions& c,
+                      int world_size, int trainers) {
+  Controller controller(comm, links, tracer, c);
+  auto report = controller.run();
+  if (!report.is_ok()) return report.status();
+  if (!a.trace.empty()) {
+    // The responses' lengths go along: the process twin replays them.
+    traces::Metadata with_responses = metadata;
+    with_responses.config_json = options_json(a, world_size, trainers, &report->steps);
+    CT_RETURN_IF_ERROR(tracer.gather_and_write(comm, control, with_responses, a.trace));
+  }
+  if (!a.dump_params.empty()) CT_RETURN_IF_ERROR(write_params(a.dump_params, *report, world_size));
+  print_report(a, *report, world_size, trainers, comm);
+  return Status::ok();
+}
+
 }  // namespace
 
 Status run_flexmarl(const FlexMarlArgs& a) {
@@ -250,21 +320,11 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   // store's set-up and the trace's gathering: host-side, over Gloo.
   auto control = (*comm)->control_group((*comm)->all_ranks(), 0);
   if (!control.is_ok()) return control.status();
-
-  // Large payloads through shared memory when every rank is on this machine.
-  std::unique_ptr<PayloadStore> payloads;
-  if (a.transport == "shm" || (a.transport == "auto" && local)) {
-    int64_t largest = 0;
-    for (int agent = 0; agent < cf::kTaskTurns; ++agent)
-      largest = std::max(largest, cf::task_params(agent));
-    // A trainer's state is the largest payload: weights, gradients and two moments, and two counters.
-    auto store = PayloadStore::open(**comm, **control, std::max(8, env->world_size + 4), 4 * largest + 16, a.timeout_s);
-    if (!store.is_ok()) return store.status();
-    payloads = std::move(*store);
-  }
+  auto payloads = open_payloads(a, **comm, **control, env->world_size, local);
+  if (!payloads.is_ok()) return payloads.status();
   // The controller keeps host copies; a worker's tensors are on its device.
   const at::Device here = (*comm)->rank() == 0 ? at::Device(at::kCPU) : (*comm)->device();
-  auto links = open_links(**comm, **control, payloads.get(), here);
+  auto links = open_links(**comm, **control, payloads->get(), here);
   if (!links.is_ok()) return links.status();
 
   sis::LossOptions loss;
@@ -279,47 +339,9 @@ Status run_flexmarl(const FlexMarlArgs& a) {
 
   const traces::Metadata metadata =
       real::real_run_metadata(**comm, "flexmarl", a.framework, options_json(a, env->world_size, trainers), a.seed);
-  if ((*comm)->rank() != 0) {
-    WorkerOptions w;
-    w.adam = adam;
-    w.loss = loss;
-    w.rollout.topk = 4;
-    w.rollout.end_token = cf::kEnd;
-    w.rollout.seed = a.seed;
-    w.seed = a.seed;
-    w.fault_late_publish = a.fault_late_publish;
-    Worker worker(**comm, *links, tracer, w);
-    CT_RETURN_IF_ERROR(worker.run());
-    if (worker.aborted() || a.trace.empty()) return Status::ok();
-    return tracer.gather_and_write(**comm, **control, metadata, a.trace);
-  }
-
-  ControllerOptions c;
-  c.orchestrator.framework = framework;
-  c.orchestrator.queries = a.queries;
-  c.orchestrator.group = a.group;
-  c.orchestrator.micro_batch = a.micro_batch;
-  c.orchestrator.rollout_batch = a.rollout_batch;
-  c.orchestrator.trainers = trainers;
-  c.orchestrator.load_gap = a.load_gap;
-  c.orchestrator.token_normalised = loss_kind == sis::LossKind::kDapo;
-  c.orchestrator.seed = a.seed;
-  c.steps = a.steps;
-  c.topk = 4;
-  c.adam = adam;
-  c.loss = loss;
-  Controller controller(**comm, *links, tracer, c);
-  auto report = controller.run();
-  if (!report.is_ok()) return report.status();
-  if (!a.trace.empty()) {
-    // The responses' lengths go along: the process twin replays them.
-    traces::Metadata with_responses = metadata;
-    with_responses.config_json = options_json(a, env->world_size, trainers, &report->steps);
-    CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **control, with_responses, a.trace));
-  }
-  if (!a.dump_params.empty()) CT_RETURN_IF_ERROR(write_params(a.dump_params, *report, env->world_size));
-  print_report(a, *report, env->world_size, trainers, **comm);
-  return Status::ok();
+  if ((*comm)->rank() != 0) return run_worker(a, **comm, **control, *links, tracer, metadata, adam, loss);
+  return run_controller(a, **comm, **control, *links, tracer, metadata,
+                        controller_options(a, framework, loss_kind, trainers, adam, loss), env->world_size, trainers);
 }
 
 }  // namespace clustertwin::real::flexmarl
