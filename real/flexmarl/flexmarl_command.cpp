@@ -26,14 +26,8 @@ int trainer_count(const FlexMarlArgs& a, int workers) {
   return a.trainers > 0 ? a.trainers : std::max(1, workers / 4);
 }
 
-Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::LossKind* loss) {
-  const std::optional<Framework> f = cf::framework_from_name(a.framework);
-  if (!f) {
-    return Status::invalid_argument("--framework '" + a.framework +
-                                    "': unknown (allowed: sync, marti, flexmarl, flexmarl-nobalance, "
-                                    "flexmarl-noasync)");
-  }
-  *framework = *f;
+// The step's batch: steps, queries, GRPO groups, micro- and rollout batches, load gap.
+Status check_batch_args(const FlexMarlArgs& a) {
   if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
   if (a.queries < 1) return Status::invalid_argument("--queries " + std::to_string(a.queries) + ": must be >= 1");
   if (a.group < 2) {
@@ -52,12 +46,11 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
     return Status::invalid_argument("--load-gap " + traces::json_number(a.load_gap) +
                                     ": must be > 0 (requests; with 0 every request would rebalance)");
   }
-  auto kind = sis::loss_kind_from_name(a.loss);
-  if (!kind.is_ok() ||
-      (*kind != sis::LossKind::kPpo && *kind != sis::LossKind::kDapo && *kind != sis::LossKind::kGspo)) {
-    return Status::invalid_argument("--loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
-  }
-  *loss = *kind;
+  return Status::ok();
+}
+
+// The run's own flags: learning rate, trainers, threads, timeout, device, backend and transport.
+Status check_run_flags(const FlexMarlArgs& a) {
   if (!(a.lr > 0) || !std::isfinite(a.lr))
     return Status::invalid_argument("--lr " + traces::json_number(a.lr) + ": must be > 0");
   if (a.trainers < 0) return Status::invalid_argument("--trainers " + std::to_string(a.trainers) + ": must be >= 0");
@@ -73,6 +66,11 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   if (a.transport != "shm" && a.transport != "gloo" && a.transport != "auto") {
     return Status::invalid_argument("--transport '" + a.transport + "': unknown (allowed: shm, gloo, auto)");
   }
+  return Status::ok();
+}
+
+// Enough processes for the framework: a controller, its rollout workers and trainers.
+Status check_world(const FlexMarlArgs& a, int world, Framework f) {
   const int workers = world - 1;
   const int agents = cf::kTaskTurns;
   if (workers < 1) {
@@ -82,14 +80,14 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   if (workers > 62) {
     return Status::invalid_argument("run flexmarl: " + std::to_string(world) + " processes: at most 63");
   }
-  if (*f == Framework::kMarti && workers - trainer_count(a, workers) < 1) {
+  if (f == Framework::kMarti && workers - trainer_count(a, workers) < 1) {
     const int trainers = trainer_count(a, workers);
     return Status::invalid_argument("run flexmarl --framework marti: " + std::to_string(world) + " processes leave " +
                                     std::to_string(workers - trainers) + " rollout workers; needs at least " +
                                     std::to_string(2 + trainers) + " (a controller, a rollout pool of one, " +
                                     std::to_string(trainers) + " trainer(s))");
   }
-  if (separates_trainers(*f)) {
+  if (separates_trainers(f)) {
     const int trainers = trainer_count(a, workers);
     if (workers - trainers < agents) {
       return Status::invalid_argument("run flexmarl --framework " + a.framework + ": " + std::to_string(world) +
@@ -100,6 +98,25 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
     }
   }
   return Status::ok();
+}
+
+Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::LossKind* loss) {
+  const std::optional<Framework> f = cf::framework_from_name(a.framework);
+  if (!f) {
+    return Status::invalid_argument("--framework '" + a.framework +
+                                    "': unknown (allowed: sync, marti, flexmarl, flexmarl-nobalance, "
+                                    "flexmarl-noasync)");
+  }
+  *framework = *f;
+  CT_RETURN_IF_ERROR(check_batch_args(a));
+  auto kind = sis::loss_kind_from_name(a.loss);
+  if (!kind.is_ok() ||
+      (*kind != sis::LossKind::kPpo && *kind != sis::LossKind::kDapo && *kind != sis::LossKind::kGspo)) {
+    return Status::invalid_argument("--loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
+  }
+  *loss = *kind;
+  CT_RETURN_IF_ERROR(check_run_flags(a));
+  return check_world(a, world, *f);
 }
 
 // The run's options as the trace's config; with `steps`, also each step's
