@@ -128,9 +128,7 @@ Status run_eval(const EvalArgs& a) {
   return Status::ok();
 }
 
-}  // namespace
-
-void add_igsp_command(CLI::App& app, Action* action) {
+void add_prune_command(CLI::App& app, Action* action) {
   auto p = std::make_shared<PruneArgs>();
   CLI::App* prune = app.add_subcommand("prune", torch_command_description("prune"));
   prune->add_option("--model", p->model, "Checkpoint to prune")->required();
@@ -149,16 +147,18 @@ void add_igsp_command(CLI::App& app, Action* action) {
   prune->add_option("--samples", p->samples, "Calibration windows of the model's context")->capture_default_str();
   prune->add_option("--seed", p->seed, "Seed of the calibration draw")->capture_default_str();
   prune->callback([p, action] { *action = [p] { return run_prune(*p); }; });
+}
 
+void add_eval_command(CLI::App& app, Action* action) {
   auto e = std::make_shared<EvalArgs>();
   CLI::App* eval = app.add_subcommand("eval", torch_command_description("eval"));
   eval->add_option("--model", e->model, "Checkpoint to score")->required();
   eval->add_option("--items", e->items, "Arithmetic and commonsense items each")->capture_default_str();
   eval->add_flag("--json", e->json, "Print JSON");
   eval->callback([e, action] { *action = [e] { return run_eval(*e); }; });
+}
 
-  CLI::App* igsp = app.add_subcommand("igsp", torch_command_description("igsp"));
-  igsp->require_subcommand(1, 1);
+void add_igsp_train_command(CLI::App* igsp, Action* action) {
   auto o = std::make_shared<real::igsp::TrainOptions>();
   o->max_minutes = 20;
   CLI::App* train = igsp->add_subcommand(
@@ -195,7 +195,9 @@ void add_igsp_command(CLI::App& app, Action* action) {
   train->add_option("--code", o->code_roots,
                     "Code text instead of the shipped pack: folders (their .h and .hpp files), packs or files");
   train->callback([o, action] { *action = [o] { return run_train(*o); }; });
+}
 
+void add_igsp_manifest_command(CLI::App* igsp, Action* action) {
   auto manifest_model = std::make_shared<std::string>();
   CLI::App* manifest = igsp->add_subcommand(
       "manifest",
@@ -209,7 +211,9 @@ void add_igsp_command(CLI::App& app, Action* action) {
       return write_output("-", checkpoint->meta_json + "\n");
     };
   });
+}
 
+void add_igsp_relocate_command(CLI::App* igsp, Action* action) {
   auto r = std::make_shared<RelocateArgs>();
   CLI::App* relocate = igsp->add_subcommand(
       "relocate",
@@ -228,6 +232,18 @@ void add_igsp_command(CLI::App& app, Action* action) {
       return Status::ok();
     };
   });
+}
+
+}  // namespace
+
+void add_igsp_command(CLI::App& app, Action* action) {
+  add_prune_command(app, action);
+  add_eval_command(app, action);
+  CLI::App* igsp = app.add_subcommand("igsp", torch_command_description("igsp"));
+  igsp->require_subcommand(1, 1);
+  add_igsp_train_command(igsp, action);
+  add_igsp_manifest_command(igsp, action);
+  add_igsp_relocate_command(igsp, action);
 }
 
 }  // namespace clustertwin::cli

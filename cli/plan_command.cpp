@@ -101,6 +101,191 @@ std::string plan_gnuplot_script(const PlanOptions& o, const PlanSystem& s, const
   return g;
 }
 
+// The search's question: the system's configurations and counts, the target and the progress line.
+sim::CapacityQuery capacity_query(const PlanOptions& o, const PlanSystem& s,
+                                  std::chrono::steady_clock::time_point started) {
+  sim::CapacityQuery q;
+  q.families = s.families;
+  q.ladder = s.ladder;
+  q.fits = s.fits;
+  q.target_throughput = o.target;
+  q.min_efficiency = o.min_efficiency;
+  q.keep = 1 + o.runner_ups;
+  q.noun = s.noun;
+  const std::string system = s.system;
+  q.progress = [started, system](int round, int evaluated) {
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    show_progress(false, "plan %s: round %d, %d points simulated, %.0f s", system.c_str(), round, evaluated, sec);
+  };
+  return q;
+}
+
+// The search's answer, as JSON or as the table: the answer, the runner-ups
+// and the configurations that do not meet the target.
+class PlanReport {
+ public:
+  PlanReport(const PlanOptions& o, const PlanSystem& s, const sim::CapacityAnswer& answer, double wall)
+      : o_(o),
+        s_(s),
+        answer_(answer),
+        families_(answer.families),
+        wall_(wall),
+        step_unit_(s.step_in_ms ? "ms" : "s"),
+        step_scale_(s.step_in_ms ? 1e3 : 1) {}
+
+  Status write_json() const {
+    nlohmann::ordered_json j;
+    j["system"] = s_.system;
+    j["platform"] = s_.platform;
+    for (const auto& [key, value] : s_.facts.items())
+      j[key] = value;
+    j["target_" + s_.unit_key] = o_.target;
+    j["min_efficiency"] = o_.min_efficiency;
+    j["efficiency_reference"] = s_.fits ? "each configuration's smallest count that fits" : "the first count";
+    j[std::string(counted()) + "_counts"] = {
+        {"first", s_.ladder.front()}, {"last", s_.ladder.back()}, {"count", s_.ladder.size()}};
+    j["simulated"] = answer_.evaluated;
+    j["exact_runs"] = answer_.exact;
+    j["rounds"] = answer_.rounds;
+    j["space"] = answer_.space;
+    j["wall_s"] = wall_;
+    if (!o_.plot.empty()) j["plot"] = o_.plot;
+    j["answer"] = nullptr;
+    j["runner_ups"] = nlohmann::ordered_json::array();
+    j["not_meeting"] = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < families_.size(); ++i) {
+      const sim::CapacityFamilyResult& r = families_[i];
+      if (!r.feasible()) {
+        j["not_meeting"].push_back(not_meeting_json(r));
+        continue;
+      }
+      auto p = point_json(r.answer);
+      if (i == 0) {
+        if (r.has_below) p["below"] = point_json(r.below);
+        p["confirm"] = s_.confirm(r.family, r.answer.workers);
+        j["answer"] = p;
+      } else {
+        j["runner_ups"].push_back(p);
+      }
+    }
+    j["points"] = nlohmann::ordered_json::array();
+    for (const sim::CapacityPoint& p : answer_.points)
+      j["points"].push_back(point_json(p));
+    return write_output("-", j.dump(1) + "\n");
+  }
+
+  void print_table() const {
+    print_header();
+    print_answer();
+    print_runner_ups();
+    print_not_meeting();
+    if (!o_.plot.empty()) std::printf("\nplot: %s (every simulated point)\n", o_.plot.c_str());
+  }
+
+ private:
+  // "worker" or "device": what the ladder counts, singular.
+  const char* counted() const { return s_.noun == "workers" ? "worker" : "device"; }
+
+  nlohmann::ordered_json point_json(const sim::CapacityPoint& p) const {
+    nlohmann::ordered_json j = {{"configuration", s_.families[p.family]}};
+    if (s_.describe) s_.describe(p.family, j);
+    if (!p.detail.empty()) j["detail"] = p.detail;
+    j[s_.noun] = p.workers;
+    j[std::string("step_") + step_unit_] = p.step_s * step_scale_;
+    j[s_.unit_key] = p.throughput;
+    j["efficiency"] = p.efficiency;
+    j["exact"] = p.exact;
+    return j;
+  }
+
+  nlohmann::ordered_json not_meeting_json(const sim::CapacityFamilyResult& r) const {
+    static constexpr const char* kKinds[] = {"meets", "too_few", "efficiency_too_low", "outranked", "no_fit"};
+    nlohmann::ordered_json p = {
+        {"configuration", s_.families[r.family]}, {"reason", kKinds[static_cast<int>(r.kind)]}, {"why_not", r.why_not}};
+    if (r.kind != sim::CapacityFamilyResult::Kind::kNoFit) p["last_simulated"] = point_json(r.answer);
+    if (r.kind == sim::CapacityFamilyResult::Kind::kTooFew || r.kind == sim::CapacityFamilyResult::Kind::kOutranked)
+      p["min_" + s_.noun] = r.min_workers;
+    return p;
+  }
+
+  void print_header() const {
+    std::printf("# clustertwin plan %s: %s\n", s_.system.c_str(), s_.title.c_str());
+    std::printf("# target %s %s%s; efficiency: per-%s throughput against %s\n", with_thousands(o_.target).c_str(),
+                s_.unit.c_str(),
+                o_.min_efficiency > 0
+                    ? (", efficiency at least " + format_number("%.1f", 100 * o_.min_efficiency) + "%").c_str()
+                    : "",
+                counted(),
+                s_.fits
+                    ? "the same configuration at its smallest count that fits"
+                    : ("one node (" + std::to_string(s_.ladder.front()) + " " + s_.noun + ") of the same configuration")
+                          .c_str());
+    std::printf(
+        "# searched %zu configurations x %zu %s counts (%s to %s, one node apart): %d of %d points "
+        "simulated in %d rounds, %.1f s\n\n",
+        s_.families.size(), s_.ladder.size(), counted(), with_thousands(s_.ladder.front()).c_str(),
+        with_thousands(s_.ladder.back()).c_str(), answer_.evaluated, answer_.space, answer_.rounds, wall_);
+  }
+
+  void print_answer() const {
+    if (!answer_.feasible()) {
+      std::printf("no configuration meets the target within %s %s\n", with_thousands(s_.ladder.back()).c_str(),
+                  s_.noun.c_str());
+      return;
+    }
+    const sim::CapacityFamilyResult& best = families_.front();
+    std::printf("answer: %s at %s %s%s\n", s_.families[best.family].c_str(),
+                with_thousands(best.answer.workers).c_str(), s_.noun.c_str(),
+                best.answer.detail.empty() ? "" : (" (" + best.answer.detail + ")").c_str());
+    std::printf("  step %.1f %s, %s %s, efficiency %.1f%%\n", best.answer.step_s * step_scale_, step_unit_,
+                with_thousands(best.answer.throughput).c_str(), s_.unit.c_str(), 100 * best.answer.efficiency);
+    if (best.has_below) {
+      std::printf("  at %s %s: %s %s, short of the target\n", with_thousands(best.below.workers).c_str(),
+                  s_.noun.c_str(), with_thousands(best.below.throughput).c_str(), s_.unit.c_str());
+    }
+    std::printf("  confirm: %s\n", s_.confirm(best.family, best.answer.workers).c_str());
+  }
+
+  void print_runner_ups() const {
+    bool header = false;
+    for (size_t i = 1; i < families_.size() && families_[i].feasible(); ++i) {
+      if (!header) {
+        std::printf("\nrunner-ups (each configuration's fewest %s; an estimate is %s):\n", s_.noun.c_str(),
+                    s_.estimate.c_str());
+        std::printf("  %-34s %8s %10s %12s %11s %9s%s\n", "configuration", s_.noun.c_str(),
+                    (std::string("step ") + step_unit_).c_str(), s_.unit.c_str(), "efficiency", "from",
+                    s_.detail_name.empty() ? "" : ("  " + s_.detail_name).c_str());
+        header = true;
+      }
+      const sim::CapacityPoint& p = families_[i].answer;
+      std::printf("  %-34s %8s %10.1f %12s %10.1f%% %9s%s\n", s_.families[p.family].c_str(),
+                  with_thousands(p.workers).c_str(), p.step_s * step_scale_, with_thousands(p.throughput).c_str(),
+                  100 * p.efficiency, p.exact ? "exact" : "estimate",
+                  p.detail.empty() ? "" : ("  " + p.detail).c_str());
+    }
+  }
+
+  void print_not_meeting() const {
+    bool header = false;
+    for (const sim::CapacityFamilyResult& r : families_) {
+      if (r.feasible()) continue;
+      if (!header) {
+        std::printf("\nnot among the answers:\n");
+        header = true;
+      }
+      std::printf("  %-34s %s\n", s_.families[r.family].c_str(), r.why_not.c_str());
+    }
+  }
+
+  const PlanOptions& o_;
+  const PlanSystem& s_;
+  const sim::CapacityAnswer& answer_;
+  const std::vector<sim::CapacityFamilyResult>& families_;
+  const double wall_;
+  const char* const step_unit_;
+  const double step_scale_;
+};
+
 }  // namespace
 
 Status check_plan_options(PlanOptions* o, int devices, const std::string& platform_name) {
@@ -127,152 +312,23 @@ Status check_plan_options(PlanOptions* o, int devices, const std::string& platfo
 }
 
 Status run_plan(const PlanOptions& o, const PlanSystem& s, std::chrono::steady_clock::time_point started) {
-  sim::CapacityQuery q;
-  q.families = s.families;
-  q.ladder = s.ladder;
-  q.fits = s.fits;
-  q.target_throughput = o.target;
-  q.min_efficiency = o.min_efficiency;
-  q.keep = 1 + o.runner_ups;
-  q.noun = s.noun;
-  const std::string system = s.system;
-  q.progress = [started, system](int round, int evaluated) {
-    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    show_progress(false, "plan %s: round %d, %d points simulated, %.0f s", system.c_str(), round, evaluated, sec);
-  };
-  auto answer = sim::search_capacity(q, s.evaluate);
+  auto answer = sim::search_capacity(capacity_query(o, s, started), s.evaluate);
   end_progress();
   if (!answer.is_ok()) return answer.status();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const std::vector<sim::CapacityFamilyResult>& families = answer->families;
-  const bool feasible = answer->feasible();
-  const char* step_unit = s.step_in_ms ? "ms" : "s";
-  const double step_scale = s.step_in_ms ? 1e3 : 1;
   if (!o.plot.empty()) {
     CT_RETURN_IF_ERROR(draw_png_with_gnuplot(
         o.plot, [&](const std::string& output) { return plan_gnuplot_script(o, s, *answer, output); }));
   }
-
-  auto point_json = [&](const sim::CapacityPoint& p) {
-    nlohmann::ordered_json j = {{"configuration", s.families[p.family]}};
-    if (s.describe) s.describe(p.family, j);
-    if (!p.detail.empty()) j["detail"] = p.detail;
-    j[s.noun] = p.workers;
-    j[std::string("step_") + step_unit] = p.step_s * step_scale;
-    j[s.unit_key] = p.throughput;
-    j["efficiency"] = p.efficiency;
-    j["exact"] = p.exact;
-    return j;
-  };
+  const PlanReport report(o, s, *answer, wall);
   if (o.json) {
-    nlohmann::ordered_json j;
-    j["system"] = s.system;
-    j["platform"] = s.platform;
-    for (const auto& [key, value] : s.facts.items())
-      j[key] = value;
-    j["target_" + s.unit_key] = o.target;
-    j["min_efficiency"] = o.min_efficiency;
-    j["efficiency_reference"] = s.fits ? "each configuration's smallest count that fits" : "the first count";
-    j[std::string(s.noun == "workers" ? "worker" : "device") + "_counts"] = {
-        {"first", q.ladder.front()}, {"last", q.ladder.back()}, {"count", q.ladder.size()}};
-    j["simulated"] = answer->evaluated;
-    j["exact_runs"] = answer->exact;
-    j["rounds"] = answer->rounds;
-    j["space"] = answer->space;
-    j["wall_s"] = wall;
-    if (!o.plot.empty()) j["plot"] = o.plot;
-    j["answer"] = nullptr;
-    j["runner_ups"] = nlohmann::ordered_json::array();
-    j["not_meeting"] = nlohmann::ordered_json::array();
-    for (size_t i = 0; i < families.size(); ++i) {
-      const sim::CapacityFamilyResult& r = families[i];
-      if (!r.feasible()) {
-        static constexpr const char* kKinds[] = {"meets", "too_few", "efficiency_too_low", "outranked", "no_fit"};
-        nlohmann::ordered_json p = {{"configuration", s.families[r.family]},
-                                    {"reason", kKinds[static_cast<int>(r.kind)]},
-                                    {"why_not", r.why_not}};
-        if (r.kind != sim::CapacityFamilyResult::Kind::kNoFit) p["last_simulated"] = point_json(r.answer);
-        if (r.kind == sim::CapacityFamilyResult::Kind::kTooFew || r.kind == sim::CapacityFamilyResult::Kind::kOutranked)
-          p["min_" + s.noun] = r.min_workers;
-        j["not_meeting"].push_back(p);
-        continue;
-      }
-      auto p = point_json(r.answer);
-      if (i == 0) {
-        if (r.has_below) p["below"] = point_json(r.below);
-        p["confirm"] = s.confirm(r.family, r.answer.workers);
-        j["answer"] = p;
-      } else {
-        j["runner_ups"].push_back(p);
-      }
-    }
-    j["points"] = nlohmann::ordered_json::array();
-    for (const sim::CapacityPoint& p : answer->points)
-      j["points"].push_back(point_json(p));
-    CT_RETURN_IF_ERROR(write_output("-", j.dump(1) + "\n"));
+    CT_RETURN_IF_ERROR(report.write_json());
   } else {
-    std::printf("# clustertwin plan %s: %s\n", s.system.c_str(), s.title.c_str());
-    std::printf(
-        "# target %s %s%s; efficiency: per-%s throughput against %s\n", with_thousands(o.target).c_str(),
-        s.unit.c_str(),
-        o.min_efficiency > 0 ? (", efficiency at least " + format_number("%.1f", 100 * o.min_efficiency) + "%").c_str()
-                             : "",
-        s.noun == "workers" ? "worker" : "device",
-        s.fits
-            ? "the same configuration at its smallest count that fits"
-            : ("one node (" + std::to_string(q.ladder.front()) + " " + s.noun + ") of the same configuration").c_str());
-    std::printf(
-        "# searched %zu configurations x %zu %s counts (%s to %s, one node apart): %d of %d points "
-        "simulated in %d rounds, %.1f s\n\n",
-        q.families.size(), q.ladder.size(), s.noun == "workers" ? "worker" : "device",
-        with_thousands(q.ladder.front()).c_str(), with_thousands(q.ladder.back()).c_str(), answer->evaluated,
-        answer->space, answer->rounds, wall);
-    if (feasible) {
-      const sim::CapacityFamilyResult& best = families.front();
-      std::printf("answer: %s at %s %s%s\n", s.families[best.family].c_str(),
-                  with_thousands(best.answer.workers).c_str(), s.noun.c_str(),
-                  best.answer.detail.empty() ? "" : (" (" + best.answer.detail + ")").c_str());
-      std::printf("  step %.1f %s, %s %s, efficiency %.1f%%\n", best.answer.step_s * step_scale, step_unit,
-                  with_thousands(best.answer.throughput).c_str(), s.unit.c_str(), 100 * best.answer.efficiency);
-      if (best.has_below) {
-        std::printf("  at %s %s: %s %s, short of the target\n", with_thousands(best.below.workers).c_str(),
-                    s.noun.c_str(), with_thousands(best.below.throughput).c_str(), s.unit.c_str());
-      }
-      std::printf("  confirm: %s\n", s.confirm(best.family, best.answer.workers).c_str());
-    } else {
-      std::printf("no configuration meets the target within %s %s\n", with_thousands(q.ladder.back()).c_str(),
-                  s.noun.c_str());
-    }
-    bool header = false;
-    for (size_t i = 1; i < families.size() && families[i].feasible(); ++i) {
-      if (!header) {
-        std::printf("\nrunner-ups (each configuration's fewest %s; an estimate is %s):\n", s.noun.c_str(),
-                    s.estimate.c_str());
-        std::printf("  %-34s %8s %10s %12s %11s %9s%s\n", "configuration", s.noun.c_str(),
-                    (std::string("step ") + step_unit).c_str(), s.unit.c_str(), "efficiency", "from",
-                    s.detail_name.empty() ? "" : ("  " + s.detail_name).c_str());
-        header = true;
-      }
-      const sim::CapacityPoint& p = families[i].answer;
-      std::printf("  %-34s %8s %10.1f %12s %10.1f%% %9s%s\n", s.families[p.family].c_str(),
-                  with_thousands(p.workers).c_str(), p.step_s * step_scale, with_thousands(p.throughput).c_str(),
-                  100 * p.efficiency, p.exact ? "exact" : "estimate",
-                  p.detail.empty() ? "" : ("  " + p.detail).c_str());
-    }
-    header = false;
-    for (const sim::CapacityFamilyResult& r : families) {
-      if (r.feasible()) continue;
-      if (!header) {
-        std::printf("\nnot among the answers:\n");
-        header = true;
-      }
-      std::printf("  %-34s %s\n", s.families[r.family].c_str(), r.why_not.c_str());
-    }
-    if (!o.plot.empty()) std::printf("\nplot: %s (every simulated point)\n", o.plot.c_str());
+    report.print_table();
   }
-  if (!feasible) {
+  if (!answer->feasible()) {
     return Status::check_failed("plan " + s.system + ": no configuration meets " + with_thousands(o.target) + " " +
-                                s.unit + " within " + with_thousands(q.ladder.back()) + " " + s.noun +
+                                s.unit + " within " + with_thousands(s.ladder.back()) + " " + s.noun +
                                 (o.min_efficiency > 0 ? " at the efficiency asked" : ""));
   }
   return Status::ok();

@@ -109,7 +109,7 @@ Status run_export(const ChakraArgs& a) {
   return Status::ok();
 }
 
-Status run_import(const ChakraArgs& a) {
+StatusOr<models::ChakraImportOptions> import_options(const ChakraArgs& a) {
   models::ChakraImportOptions options;
   if (a.compute_cost == "duration") {
     options.compute_cost = models::ChakraComputeCost::kDuration;
@@ -126,40 +126,41 @@ Status run_import(const ChakraArgs& a) {
     if (!groups.is_ok()) return groups.status();
     options.comm_groups = *groups;
   }
-  std::vector<models::ChakraInput> inputs;
-  for (const std::string& path : a.files) {
-    auto file = traces::chakra::read_et(path);
-    if (!file.is_ok()) return file.status();
-    inputs.push_back({path, std::move(file).value()});
-  }
-  auto imported = models::plan_from_chakra(inputs, options);
-  if (!imported.is_ok()) return imported.status();
-  const models::Plan& plan = imported->plan;
+  return options;
+}
 
-  std::string profile_path;
-  if (!imported->durations.empty()) {
-    // The measured durations become costs on top of the platform: a profile of their own.
-    auto profile = cluster::load_cluster_profile(a.platform);
-    if (!profile.is_ok()) return profile.status();
-    profile_path = a.profile_out;
-    if (profile_path.empty()) {
-      profile_path = ends_with(a.plan_out, ".json") ? a.plan_out.substr(0, a.plan_out.size() - 5) : a.plan_out;
-      profile_path += ".profile.yaml";
+// The measured durations become costs on top of the platform: a profile of
+// their own, written where --profile-out says (default: beside the plan).
+// Returns its path, "" when no task is priced by its duration.
+StatusOr<std::string> write_duration_profile(const ChakraArgs& a, const models::ChakraImport& imported) {
+  if (imported.durations.empty()) {
+    if (!a.profile_out.empty()) {
+      return Status::invalid_argument("--profile-out " + a.profile_out +
+                                      ": no task is priced by its duration_micros, so there is no cost to write");
     }
-    profile->name = std::filesystem::path(profile_path).stem().string();
-    for (const auto& [key, seconds] : imported->durations)
-      profile->costs[key] = cluster::CostModel{.latency = seconds};
-    auto yaml = cluster::cluster_profile_yaml(
-        *profile, "Written by clustertwin trace import-chakra: " + std::string(a.platform) + " with the " +
-                      std::to_string(imported->durations.size()) + " duration(s) of " + a.plan_out + "'s tasks");
-    if (!yaml.is_ok()) return yaml.status();
-    CT_RETURN_IF_ERROR(write_file_atomically(profile_path, *yaml));
-  } else if (!a.profile_out.empty()) {
-    return Status::invalid_argument("--profile-out " + a.profile_out +
-                                    ": no task is priced by its duration_micros, so there is no cost to write");
+    return std::string();
   }
-  CT_RETURN_IF_ERROR(models::write_plan(a.plan_out, plan));
+  auto profile = cluster::load_cluster_profile(a.platform);
+  if (!profile.is_ok()) return profile.status();
+  std::string profile_path = a.profile_out;
+  if (profile_path.empty()) {
+    profile_path = ends_with(a.plan_out, ".json") ? a.plan_out.substr(0, a.plan_out.size() - 5) : a.plan_out;
+    profile_path += ".profile.yaml";
+  }
+  profile->name = std::filesystem::path(profile_path).stem().string();
+  for (const auto& [key, seconds] : imported.durations)
+    profile->costs[key] = cluster::CostModel{.latency = seconds};
+  auto yaml = cluster::cluster_profile_yaml(
+      *profile, "Written by clustertwin trace import-chakra: " + std::string(a.platform) + " with the " +
+                    std::to_string(imported.durations.size()) + " duration(s) of " + a.plan_out + "'s tasks");
+  if (!yaml.is_ok()) return yaml.status();
+  CT_RETURN_IF_ERROR(write_file_atomically(profile_path, *yaml));
+  return profile_path;
+}
 
+// What the import made: the plan's tasks by kind, how they were priced, what was skipped, and how to run it.
+void print_import_summary(const ChakraArgs& a, const models::ChakraImport& imported, const std::string& profile_path) {
+  const models::Plan& plan = imported.plan;
   int counts[5] = {0, 0, 0, 0, 0};
   int p2p = 0;
   for (const models::Task& t : plan.tasks) {
@@ -171,40 +172,57 @@ Status run_import(const ChakraArgs& a) {
   std::printf(
       "%s: a plan of %zu tasks on %zu streams for %d rank(s) from %zu file(s) of %lld nodes: %d compute, %d host, "
       "%d collective (%d send/recv), %d copy, %d lookup\n",
-      a.plan_out.c_str(), plan.tasks.size(), plan.streams.size(), imported->world_size, a.files.size(),
-      static_cast<long long>(imported->nodes), counts[0], counts[4], counts[1], p2p, counts[2], counts[3]);
-  if (imported->by_duration > 0) {
+      a.plan_out.c_str(), plan.tasks.size(), plan.streams.size(), imported.world_size, a.files.size(),
+      static_cast<long long>(imported.nodes), counts[0], counts[4], counts[1], p2p, counts[2], counts[3]);
+  if (imported.by_duration > 0) {
     std::printf("# %lld task(s) priced by duration_micros: costs in %s (%s plus those durations)\n",
-                static_cast<long long>(imported->by_duration), profile_path.c_str(), a.platform.c_str());
+                static_cast<long long>(imported.by_duration), profile_path.c_str(), a.platform.c_str());
   }
-  if (imported->by_flops > 0) {
+  if (imported.by_flops > 0) {
     std::printf("# %lld compute task(s) priced by num_ops on the platform's roofline (peak FLOP/s x efficiency)\n",
-                static_cast<long long>(imported->by_flops));
+                static_cast<long long>(imported.by_flops));
   }
-  if (imported->skipped > 0) {
+  if (imported.skipped > 0) {
     std::printf("# %lld METADATA_NODE/INVALID_NODE node(s) skipped (no work; their dependencies pass through)\n",
-                static_cast<long long>(imported->skipped));
+                static_cast<long long>(imported.skipped));
   }
-  if (imported->ctrl_deps_ignored > 0) {
+  if (imported.ctrl_deps_ignored > 0) {
     std::printf("# %lld ctrl_deps not followed (as Chakra's feeder; --ctrl-deps follows them)\n",
-                static_cast<long long>(imported->ctrl_deps_ignored));
+                static_cast<long long>(imported.ctrl_deps_ignored));
   }
-  if (imported->groups_from_metadata > 0) {
+  if (imported.groups_from_metadata > 0) {
     std::printf("# %lld process group(s) read from METADATA_NODEs (process_group:init)\n",
-                static_cast<long long>(imported->groups_from_metadata));
+                static_cast<long long>(imported.groups_from_metadata));
   }
-  if (imported->world_groups > 0) {
+  if (imported.world_groups > 0) {
     std::printf("# %lld collective(s) name a pg_name whose members no file gives (--comm-groups): taken as the world\n",
-                static_cast<long long>(imported->world_groups));
+                static_cast<long long>(imported.world_groups));
   }
-  if (!imported->exported_on.empty()) {
+  if (!imported.exported_on.empty()) {
     std::printf(
         "# exported from a plan priced on profile '%s': its cost keys are kept, run on that profile for the "
         "same costs\n",
-        imported->exported_on.c_str());
+        imported.exported_on.c_str());
   }
-  std::printf("# run: clustertwin sim plan %s --workers %d%s\n", a.plan_out.c_str(), imported->world_size,
+  std::printf("# run: clustertwin sim plan %s --workers %d%s\n", a.plan_out.c_str(), imported.world_size,
               profile_path.empty() ? "" : (" --platform " + profile_path).c_str());
+}
+
+Status run_import(const ChakraArgs& a) {
+  auto options = import_options(a);
+  if (!options.is_ok()) return options.status();
+  std::vector<models::ChakraInput> inputs;
+  for (const std::string& path : a.files) {
+    auto file = traces::chakra::read_et(path);
+    if (!file.is_ok()) return file.status();
+    inputs.push_back({path, std::move(file).value()});
+  }
+  auto imported = models::plan_from_chakra(inputs, *options);
+  if (!imported.is_ok()) return imported.status();
+  auto profile_path = write_duration_profile(a, *imported);
+  if (!profile_path.is_ok()) return profile_path.status();
+  CT_RETURN_IF_ERROR(models::write_plan(a.plan_out, imported->plan));
+  print_import_summary(a, *imported, *profile_path);
   return Status::ok();
 }
 

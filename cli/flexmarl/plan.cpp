@@ -36,6 +36,48 @@ std::string placement_of(const models::flexmarl::Deployment& d) {
   return std::to_string(d.rollout_devices) + " rollout, " + std::to_string(d.devices - d.rollout_devices) + " training";
 }
 
+// The sim flexmarl command that runs the answer again, its flags where they differ from the defaults.
+std::string confirm_command(const FlexMarlPlanArgs& a, const std::string& framework, int devices) {
+  std::string c = "clustertwin sim flexmarl --platform " + a.plan.platform + " --framework " + framework +
+                  " --workers " + std::to_string(devices);
+  if (!a.agents.empty()) c += " --agents " + a.agents;
+  if (a.global_batch != FlexMarlPlanArgs{}.global_batch) c += " --global-batch " + std::to_string(a.global_batch);
+  if (a.calibration != "auto") c += " --calibration " + a.calibration;
+  if (a.device_profile != sim::flexmarl::kDefaultDeviceProfile) c += " --device-profile " + a.device_profile;
+  if (a.setup.steps != sim::flexmarl::FlexMarlSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
+  return c;
+}
+
+// The twin at each (framework, devices) point, side by side, with the
+// placement it deploys; estimates run kPlanEstimateSteps steps.
+StatusOr<std::vector<sim::CapacityPoint>> evaluate_points(const FlexMarlPlanArgs& a,
+                                                          const cluster::ClusterProfile& profile,
+                                                          const std::vector<models::flexmarl::Framework>& frameworks,
+                                                          const models::flexmarl::DeviceFacts& facts,
+                                                          const std::vector<std::string>& names,
+                                                          const std::vector<std::pair<int, int>>& points, bool exact) {
+  std::vector<StatusOr<sim::flexmarl::FlexMarlRow>> rows(points.size(), Status::internal("not run"));
+  parallel_for(points.size(), a.plan.parallel, [&](size_t k) {
+    sim::flexmarl::FlexMarlSetup setup = a.setup;
+    setup.devices = points[k].second;
+    if (!exact) setup.steps = kPlanEstimateSteps;
+    rows[k] = sim::flexmarl::run_flexmarl(setup, profile, frameworks[points[k].first]);
+  });
+  std::vector<sim::CapacityPoint> out(points.size());
+  for (size_t k = 0; k < points.size(); ++k) {
+    if (!rows[k].is_ok()) {
+      return rows[k].status().with_context(names[points[k].first] + " on " + std::to_string(points[k].second) +
+                                           " devices");
+    }
+    out[k].step_s = rows[k]->step_s;
+    out[k].throughput = rows[k]->tokens_per_s;
+    auto d = models::flexmarl::deploy(a.setup.workload, frameworks[points[k].first], points[k].second, facts,
+                                      a.setup.efficiency);
+    if (d.is_ok()) out[k].detail = placement_of(*d);
+  }
+  return out;
+}
+
 Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
@@ -82,38 +124,9 @@ Status run_plan_flexmarl(FlexMarlPlanArgs a) {
     return models::flexmarl::deploy(a.setup.workload, (*frameworks)[family], devices, facts, a.setup.efficiency)
         .is_ok();
   };
-  s.confirm = [&](int family, int devices) {
-    std::string c = "clustertwin sim flexmarl --platform " + a.plan.platform + " --framework " + s.families[family] +
-                    " --workers " + std::to_string(devices);
-    if (!a.agents.empty()) c += " --agents " + a.agents;
-    if (a.global_batch != FlexMarlPlanArgs{}.global_batch) c += " --global-batch " + std::to_string(a.global_batch);
-    if (a.calibration != "auto") c += " --calibration " + a.calibration;
-    if (a.device_profile != sim::flexmarl::kDefaultDeviceProfile) c += " --device-profile " + a.device_profile;
-    if (a.setup.steps != sim::flexmarl::FlexMarlSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
-    return c;
-  };
-  s.evaluate = [&](const std::vector<std::pair<int, int>>& points,
-                   bool exact) -> StatusOr<std::vector<sim::CapacityPoint>> {
-    std::vector<StatusOr<sim::flexmarl::FlexMarlRow>> rows(points.size(), Status::internal("not run"));
-    parallel_for(points.size(), a.plan.parallel, [&](size_t k) {
-      sim::flexmarl::FlexMarlSetup setup = a.setup;
-      setup.devices = points[k].second;
-      if (!exact) setup.steps = kPlanEstimateSteps;
-      rows[k] = sim::flexmarl::run_flexmarl(setup, *profile, (*frameworks)[points[k].first]);
-    });
-    std::vector<sim::CapacityPoint> out(points.size());
-    for (size_t k = 0; k < points.size(); ++k) {
-      if (!rows[k].is_ok()) {
-        return rows[k].status().with_context(s.families[points[k].first] + " on " + std::to_string(points[k].second) +
-                                             " devices");
-      }
-      out[k].step_s = rows[k]->step_s;
-      out[k].throughput = rows[k]->tokens_per_s;
-      auto d = models::flexmarl::deploy(a.setup.workload, (*frameworks)[points[k].first], points[k].second, facts,
-                                        a.setup.efficiency);
-      if (d.is_ok()) out[k].detail = placement_of(*d);
-    }
-    return out;
+  s.confirm = [&](int family, int devices) { return confirm_command(a, s.families[family], devices); };
+  s.evaluate = [&](const std::vector<std::pair<int, int>>& points, bool exact) {
+    return evaluate_points(a, *profile, *frameworks, facts, s.families, points, exact);
   };
   return run_plan(a.plan, s, started);
 }

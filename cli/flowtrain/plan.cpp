@@ -34,6 +34,70 @@ std::string layout_of(const sim::flowtrain::FlowTrainRow& r) {
          std::to_string(r.workers - r.encoder_workers) + " backbone " + s;
 }
 
+// Where each mode fits: the allocator's closed form at every count (the
+// split modes share one allocation), computed once, side by side.
+// (monolithic, workers) -> a layout fits.
+std::map<std::pair<bool, int>, bool> fits_by_count(const FlowTrainPlanArgs& a, const cluster::ClusterProfile& profile,
+                                                   const std::vector<int>& ladder) {
+  std::map<std::pair<bool, int>, bool> fit;
+  std::vector<std::pair<bool, int>> keys;
+  for (int w : ladder) {
+    for (bool mono : {true, false})
+      keys.push_back({mono, w});
+  }
+  std::vector<char> ok(keys.size(), 0);
+  parallel_for(keys.size(), a.plan.parallel, [&](size_t k) {
+    sim::flowtrain::FlowTrainSetup setup = a.setup;
+    setup.workers = keys[k].second;
+    const auto mode =
+        keys[k].first ? sim::flowtrain::FlowTrainMode::kMonolithic : sim::flowtrain::FlowTrainMode::kFlowTrain;
+    ok[k] = setup.workers >= 2 && sim::flowtrain::flowtrain_fits(setup, profile, mode).is_ok();
+  });
+  for (size_t k = 0; k < keys.size(); ++k)
+    fit[keys[k]] = ok[k] != 0;
+  return fit;
+}
+
+// The sim flowtrain command that runs the answer again, its flags where they differ from the defaults.
+std::string confirm_command(const FlowTrainPlanArgs& a, const std::string& mode, int workers) {
+  std::string c = "clustertwin sim flowtrain --platform " + a.plan.platform + " --mode " + mode + " --workers " +
+                  std::to_string(workers);
+  if (a.setup.model != sim::flowtrain::FlowTrainSetup{}.model) c += " --model " + a.setup.model;
+  if (a.setup.global_batch != sim::flowtrain::FlowTrainSetup{}.global_batch)
+    c += " --global-batch " + std::to_string(a.setup.global_batch);
+  if (a.setup.micro_batch_tokens != sim::flowtrain::FlowTrainSetup{}.micro_batch_tokens)
+    c += " --micro-batch-tokens " + std::to_string(a.setup.micro_batch_tokens);
+  if (a.pool != FlowTrainPlanArgs{}.pool) c += " --pool-memory " + a.pool;
+  if (a.setup.steps != sim::flowtrain::FlowTrainSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
+  return c;
+}
+
+// The twin at each (mode, workers) point, side by side; estimates run kPlanEstimateSteps steps.
+StatusOr<std::vector<sim::CapacityPoint>> evaluate_points(const FlowTrainPlanArgs& a,
+                                                          const cluster::ClusterProfile& profile,
+                                                          const std::vector<sim::flowtrain::FlowTrainMode>& modes,
+                                                          const std::vector<std::string>& names,
+                                                          const std::vector<std::pair<int, int>>& points, bool exact) {
+  std::vector<StatusOr<sim::flowtrain::FlowTrainRow>> rows(points.size(), Status::internal("not run"));
+  parallel_for(points.size(), a.plan.parallel, [&](size_t k) {
+    sim::flowtrain::FlowTrainSetup setup = a.setup;
+    setup.workers = points[k].second;
+    if (!exact) setup.steps = kPlanEstimateSteps;
+    rows[k] = sim::flowtrain::run_flowtrain(setup, profile, modes[points[k].first]);
+  });
+  std::vector<sim::CapacityPoint> out(points.size());
+  for (size_t k = 0; k < points.size(); ++k) {
+    if (!rows[k].is_ok()) {
+      return rows[k].status().with_context(names[points[k].first] + " at " + std::to_string(points[k].second) +
+                                           " workers");
+    }
+    out[k].step_s = rows[k]->step_s;
+    out[k].throughput = rows[k]->samples_per_s;
+    out[k].detail = layout_of(*rows[k]);
+  }
+  return out;
+}
+
 Status run_plan_flowtrain(FlowTrainPlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
@@ -67,61 +131,13 @@ Status run_plan_flowtrain(FlowTrainPlanArgs a) {
              {"micro_batch_tokens", a.setup.micro_batch_tokens}};
   s.describe = [&](int family, nlohmann::ordered_json& j) { j["mode"] = s.families[family]; };
 
-  // Where each mode fits: the allocator's closed form at every count (the
-  // split modes share one allocation), computed once, side by side.
-  std::map<std::pair<bool, int>, bool> fit;  // (monolithic, workers) -> a layout fits
-  {
-    std::vector<std::pair<bool, int>> keys;
-    for (int w : s.ladder) {
-      for (bool mono : {true, false})
-        keys.push_back({mono, w});
-    }
-    std::vector<char> ok(keys.size(), 0);
-    parallel_for(keys.size(), a.plan.parallel, [&](size_t k) {
-      sim::flowtrain::FlowTrainSetup setup = a.setup;
-      setup.workers = keys[k].second;
-      const auto mode =
-          keys[k].first ? sim::flowtrain::FlowTrainMode::kMonolithic : sim::flowtrain::FlowTrainMode::kFlowTrain;
-      ok[k] = setup.workers >= 2 && sim::flowtrain::flowtrain_fits(setup, *profile, mode).is_ok();
-    });
-    for (size_t k = 0; k < keys.size(); ++k)
-      fit[keys[k]] = ok[k] != 0;
-  }
+  const std::map<std::pair<bool, int>, bool> fit = fits_by_count(a, *profile, s.ladder);
   s.fits = [&](int family, int workers) {
     return fit.at({(*modes)[family] == sim::flowtrain::FlowTrainMode::kMonolithic, workers});
   };
-  s.confirm = [&](int family, int workers) {
-    std::string c = "clustertwin sim flowtrain --platform " + a.plan.platform + " --mode " + s.families[family] +
-                    " --workers " + std::to_string(workers);
-    if (a.setup.model != sim::flowtrain::FlowTrainSetup{}.model) c += " --model " + a.setup.model;
-    if (a.setup.global_batch != sim::flowtrain::FlowTrainSetup{}.global_batch)
-      c += " --global-batch " + std::to_string(a.setup.global_batch);
-    if (a.setup.micro_batch_tokens != sim::flowtrain::FlowTrainSetup{}.micro_batch_tokens)
-      c += " --micro-batch-tokens " + std::to_string(a.setup.micro_batch_tokens);
-    if (a.pool != FlowTrainPlanArgs{}.pool) c += " --pool-memory " + a.pool;
-    if (a.setup.steps != sim::flowtrain::FlowTrainSetup{}.steps) c += " --steps " + std::to_string(a.setup.steps);
-    return c;
-  };
-  s.evaluate = [&](const std::vector<std::pair<int, int>>& points,
-                   bool exact) -> StatusOr<std::vector<sim::CapacityPoint>> {
-    std::vector<StatusOr<sim::flowtrain::FlowTrainRow>> rows(points.size(), Status::internal("not run"));
-    parallel_for(points.size(), a.plan.parallel, [&](size_t k) {
-      sim::flowtrain::FlowTrainSetup setup = a.setup;
-      setup.workers = points[k].second;
-      if (!exact) setup.steps = kPlanEstimateSteps;
-      rows[k] = sim::flowtrain::run_flowtrain(setup, *profile, (*modes)[points[k].first]);
-    });
-    std::vector<sim::CapacityPoint> out(points.size());
-    for (size_t k = 0; k < points.size(); ++k) {
-      if (!rows[k].is_ok()) {
-        return rows[k].status().with_context(s.families[points[k].first] + " at " + std::to_string(points[k].second) +
-                                             " workers");
-      }
-      out[k].step_s = rows[k]->step_s;
-      out[k].throughput = rows[k]->samples_per_s;
-      out[k].detail = layout_of(*rows[k]);
-    }
-    return out;
+  s.confirm = [&](int family, int workers) { return confirm_command(a, s.families[family], workers); };
+  s.evaluate = [&](const std::vector<std::pair<int, int>>& points, bool exact) {
+    return evaluate_points(a, *profile, *modes, s.families, points, exact);
   };
   return run_plan(a.plan, s, started);
 }

@@ -91,6 +91,57 @@ std::string confirm_command(const NestPipePlanArgs& a, const NestPipeConfig& c, 
   return s;
 }
 
+// The estimates the search steers by: one measured step after the
+// pipelines fill. The exact runs: two measured steps, the figures the
+// answer's confirm command prints.
+sim::SimOptions sim_options(const NestPipePlanArgs& a, bool exact) {
+  sim::SimOptions o = sim::nestpipe::nestpipe_sim_options();
+  o.collective_shortcut = !a.no_shortcut;
+  o.warmup_steps = exact ? kExactWarmup : 2;
+  o.drain_steps = exact ? kExactDrain : 2;
+  o.steps = o.warmup_steps + o.drain_steps + (exact ? kExactMeasured : 1);
+  return o;
+}
+
+// The twin at each (configuration, workers) point: one sweep per split (the
+// key statistics depend on it), the sweeps side by side.
+StatusOr<std::vector<sim::CapacityPoint>> evaluate_points(const NestPipePlanArgs& a,
+                                                          const std::vector<NestPipeConfig>& configs,
+                                                          const cluster::ClusterProfile& profile,
+                                                          const std::vector<std::pair<int, int>>& points, bool exact) {
+  std::map<int, std::vector<size_t>> by_split;
+  for (size_t k = 0; k < points.size(); ++k) {
+    const NestPipeConfig& c = configs[points[k].first];
+    by_split[c.micro_batches > 0 ? c.micro_batches : a.setup.micro_batches].push_back(k);
+  }
+  std::vector<std::pair<int, std::vector<size_t>>> groups(by_split.begin(), by_split.end());
+  std::vector<sim::CapacityPoint> out(points.size());
+  std::vector<Status> failed(groups.size(), Status::ok());
+  const int threads = std::max(1, std::min<int>(a.plan.parallel, static_cast<int>(groups.size())));
+  parallel_for(groups.size(), threads, [&](size_t g) {
+    const auto& [micro_batches, indices] = groups[g];
+    sim::nestpipe::NestPipeSetup setup = a.setup;
+    setup.micro_batches = micro_batches;
+    sim::nestpipe::NestPipeSweep sweep;
+    sweep.parallel = std::max(1, a.plan.parallel / threads);
+    sweep.options = sim_options(a, exact);
+    for (size_t k : indices)
+      sweep.points.push_back({configs[points[k].first].variant, points[k].second});
+    auto rows = sim::nestpipe::run_nestpipe_sweep(setup, profile, sweep);
+    if (!rows.is_ok()) {
+      failed[g] = rows.status();
+      return;
+    }
+    for (size_t i = 0; i < indices.size(); ++i) {
+      out[indices[i]].step_s = (*rows)[i].step_ms / 1e3;
+      out[indices[i]].throughput = (*rows)[i].qps;
+    }
+  });
+  for (const Status& st : failed)
+    CT_RETURN_IF_ERROR(st);
+  return out;
+}
+
 Status run_plan_nestpipe(NestPipePlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   // Everything the user typed is checked before the (slow) calibration.
@@ -127,51 +178,8 @@ Status run_plan_nestpipe(NestPipePlanArgs a) {
     j["micro_batches"] = c.micro_batches > 0 ? c.micro_batches : a.setup.micro_batches;
   };
   s.confirm = [&](int family, int workers) { return confirm_command(a, (*configs)[family], workers); };
-  // The estimates the search steers by: one measured step after the
-  // pipelines fill. The exact runs: two measured steps, the figures the
-  // answer's confirm command prints.
-  auto options = [&a](bool exact) {
-    sim::SimOptions o = sim::nestpipe::nestpipe_sim_options();
-    o.collective_shortcut = !a.no_shortcut;
-    o.warmup_steps = exact ? kExactWarmup : 2;
-    o.drain_steps = exact ? kExactDrain : 2;
-    o.steps = o.warmup_steps + o.drain_steps + (exact ? kExactMeasured : 1);
-    return o;
-  };
-  s.evaluate = [&](const std::vector<std::pair<int, int>>& points,
-                   bool exact) -> StatusOr<std::vector<sim::CapacityPoint>> {
-    // One sweep per split (the key statistics depend on it), the sweeps side by side.
-    std::map<int, std::vector<size_t>> by_split;
-    for (size_t k = 0; k < points.size(); ++k) {
-      const NestPipeConfig& c = (*configs)[points[k].first];
-      by_split[c.micro_batches > 0 ? c.micro_batches : a.setup.micro_batches].push_back(k);
-    }
-    std::vector<std::pair<int, std::vector<size_t>>> groups(by_split.begin(), by_split.end());
-    std::vector<sim::CapacityPoint> out(points.size());
-    std::vector<Status> failed(groups.size(), Status::ok());
-    const int threads = std::max(1, std::min<int>(a.plan.parallel, static_cast<int>(groups.size())));
-    parallel_for(groups.size(), threads, [&](size_t g) {
-      const auto& [micro_batches, indices] = groups[g];
-      sim::nestpipe::NestPipeSetup setup = a.setup;
-      setup.micro_batches = micro_batches;
-      sim::nestpipe::NestPipeSweep sweep;
-      sweep.parallel = std::max(1, a.plan.parallel / threads);
-      sweep.options = options(exact);
-      for (size_t k : indices)
-        sweep.points.push_back({(*configs)[points[k].first].variant, points[k].second});
-      auto rows = sim::nestpipe::run_nestpipe_sweep(setup, *profile, sweep);
-      if (!rows.is_ok()) {
-        failed[g] = rows.status();
-        return;
-      }
-      for (size_t i = 0; i < indices.size(); ++i) {
-        out[indices[i]].step_s = (*rows)[i].step_ms / 1e3;
-        out[indices[i]].throughput = (*rows)[i].qps;
-      }
-    });
-    for (const Status& st : failed)
-      CT_RETURN_IF_ERROR(st);
-    return out;
+  s.evaluate = [&](const std::vector<std::pair<int, int>>& points, bool exact) {
+    return evaluate_points(a, *configs, *profile, points, exact);
   };
   return run_plan(a.plan, s, started);
 }

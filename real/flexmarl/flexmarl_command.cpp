@@ -26,14 +26,8 @@ int trainer_count(const FlexMarlArgs& a, int workers) {
   return a.trainers > 0 ? a.trainers : std::max(1, workers / 4);
 }
 
-Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::LossKind* loss) {
-  const std::optional<Framework> f = cf::framework_from_name(a.framework);
-  if (!f) {
-    return Status::invalid_argument("--framework '" + a.framework +
-                                    "': unknown (allowed: sync, marti, flexmarl, flexmarl-nobalance, "
-                                    "flexmarl-noasync)");
-  }
-  *framework = *f;
+// The step's batch: steps, queries, GRPO groups, micro- and rollout batches, load gap.
+Status check_batch_args(const FlexMarlArgs& a) {
   if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
   if (a.queries < 1) return Status::invalid_argument("--queries " + std::to_string(a.queries) + ": must be >= 1");
   if (a.group < 2) {
@@ -52,12 +46,11 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
     return Status::invalid_argument("--load-gap " + traces::json_number(a.load_gap) +
                                     ": must be > 0 (requests; with 0 every request would rebalance)");
   }
-  auto kind = sis::loss_kind_from_name(a.loss);
-  if (!kind.is_ok() ||
-      (*kind != sis::LossKind::kPpo && *kind != sis::LossKind::kDapo && *kind != sis::LossKind::kGspo)) {
-    return Status::invalid_argument("--loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
-  }
-  *loss = *kind;
+  return Status::ok();
+}
+
+// The run's own flags: learning rate, trainers, threads, timeout, device, backend and transport.
+Status check_run_flags(const FlexMarlArgs& a) {
   if (!(a.lr > 0) || !std::isfinite(a.lr))
     return Status::invalid_argument("--lr " + traces::json_number(a.lr) + ": must be > 0");
   if (a.trainers < 0) return Status::invalid_argument("--trainers " + std::to_string(a.trainers) + ": must be >= 0");
@@ -73,6 +66,11 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   if (a.transport != "shm" && a.transport != "gloo" && a.transport != "auto") {
     return Status::invalid_argument("--transport '" + a.transport + "': unknown (allowed: shm, gloo, auto)");
   }
+  return Status::ok();
+}
+
+// Enough processes for the framework: a controller, its rollout workers and trainers.
+Status check_world(const FlexMarlArgs& a, int world, Framework f) {
   const int workers = world - 1;
   const int agents = cf::kTaskTurns;
   if (workers < 1) {
@@ -82,14 +80,14 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   if (workers > 62) {
     return Status::invalid_argument("run flexmarl: " + std::to_string(world) + " processes: at most 63");
   }
-  if (*f == Framework::kMarti && workers - trainer_count(a, workers) < 1) {
+  if (f == Framework::kMarti && workers - trainer_count(a, workers) < 1) {
     const int trainers = trainer_count(a, workers);
     return Status::invalid_argument("run flexmarl --framework marti: " + std::to_string(world) + " processes leave " +
                                     std::to_string(workers - trainers) + " rollout workers; needs at least " +
                                     std::to_string(2 + trainers) + " (a controller, a rollout pool of one, " +
                                     std::to_string(trainers) + " trainer(s))");
   }
-  if (separates_trainers(*f)) {
+  if (separates_trainers(f)) {
     const int trainers = trainer_count(a, workers);
     if (workers - trainers < agents) {
       return Status::invalid_argument("run flexmarl --framework " + a.framework + ": " + std::to_string(world) +
@@ -100,6 +98,25 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
     }
   }
   return Status::ok();
+}
+
+Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::LossKind* loss) {
+  const std::optional<Framework> f = cf::framework_from_name(a.framework);
+  if (!f) {
+    return Status::invalid_argument("--framework '" + a.framework +
+                                    "': unknown (allowed: sync, marti, flexmarl, flexmarl-nobalance, "
+                                    "flexmarl-noasync)");
+  }
+  *framework = *f;
+  CT_RETURN_IF_ERROR(check_batch_args(a));
+  auto kind = sis::loss_kind_from_name(a.loss);
+  if (!kind.is_ok() ||
+      (*kind != sis::LossKind::kPpo && *kind != sis::LossKind::kDapo && *kind != sis::LossKind::kGspo)) {
+    return Status::invalid_argument("--loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
+  }
+  *loss = *kind;
+  CT_RETURN_IF_ERROR(check_run_flags(a));
+  return check_world(a, world, *f);
 }
 
 // The run's options as the trace's config; with `steps`, also each step's
@@ -223,6 +240,76 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
   std::fflush(stdout);
 }
 
+// Large payloads through shared memory when every rank is on this machine; nullptr otherwise.
+StatusOr<std::unique_ptr<PayloadStore>> open_payloads(const FlexMarlArgs& a, Communicator& comm, Group& control,
+                                                      int world_size, bool local) {
+  std::unique_ptr<PayloadStore> payloads;
+  if (a.transport == "shm" || (a.transport == "auto" && local)) {
+    int64_t largest = 0;
+    for (int agent = 0; agent < cf::kTaskTurns; ++agent)
+      largest = std::max(largest, cf::task_params(agent));
+    // A trainer's state is the largest payload: weights, gradients and two moments, and two counters.
+    auto store = PayloadStore::open(comm, control, std::max(8, world_size + 4), 4 * largest + 16, a.timeout_s);
+    if (!store.is_ok()) return store.status();
+    payloads = std::move(*store);
+  }
+  return payloads;
+}
+
+// A worker rank: runs what the controller sends it, then adds its events to the trace.
+Status run_worker(const FlexMarlArgs& a, Communicator& comm, Group& control, const Links& links, real::Tracer& tracer,
+                  const traces::Metadata& metadata, const AdamOptions& adam, const sis::LossOptions& loss) {
+  WorkerOptions w;
+  w.adam = adam;
+  w.loss = loss;
+  w.rollout.topk = 4;
+  w.rollout.end_token = cf::kEnd;
+  w.rollout.seed = a.seed;
+  w.seed = a.seed;
+  w.fault_late_publish = a.fault_late_publish;
+  Worker worker(comm, links, tracer, w);
+  CT_RETURN_IF_ERROR(worker.run());
+  if (worker.aborted() || a.trace.empty()) return Status::ok();
+  return tracer.gather_and_write(comm, control, metadata, a.trace);
+}
+
+ControllerOptions controller_options(const FlexMarlArgs& a, Framework framework, sis::LossKind loss_kind, int trainers,
+                                     const AdamOptions& adam, const sis::LossOptions& loss) {
+  ControllerOptions c;
+  c.orchestrator.framework = framework;
+  c.orchestrator.queries = a.queries;
+  c.orchestrator.group = a.group;
+  c.orchestrator.micro_batch = a.micro_batch;
+  c.orchestrator.rollout_batch = a.rollout_batch;
+  c.orchestrator.trainers = trainers;
+  c.orchestrator.load_gap = a.load_gap;
+  c.orchestrator.token_normalised = loss_kind == sis::LossKind::kDapo;
+  c.orchestrator.seed = a.seed;
+  c.steps = a.steps;
+  c.topk = 4;
+  c.adam = adam;
+  c.loss = loss;
+  return c;
+}
+
+// The controller (rank 0): runs the steps, then writes the trace and the weights asked for and reports.
+Status run_controller(const FlexMarlArgs& a, Communicator& comm, Group& control, const Links& links,
+                      real::Tracer& tracer, const traces::Metadata& metadata, const ControllerOptions& c,
+                      int world_size, int trainers) {
+  Controller controller(comm, links, tracer, c);
+  auto report = controller.run();
+  if (!report.is_ok()) return report.status();
+  if (!a.trace.empty()) {
+    // The responses' lengths go along: the process twin replays them.
+    traces::Metadata with_responses = metadata;
+    with_responses.config_json = options_json(a, world_size, trainers, &report->steps);
+    CT_RETURN_IF_ERROR(tracer.gather_and_write(comm, control, with_responses, a.trace));
+  }
+  if (!a.dump_params.empty()) CT_RETURN_IF_ERROR(write_params(a.dump_params, *report, world_size));
+  print_report(a, *report, world_size, trainers, comm);
+  return Status::ok();
+}
+
 }  // namespace
 
 Status run_flexmarl(const FlexMarlArgs& a) {
@@ -250,21 +337,11 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   // store's set-up and the trace's gathering: host-side, over Gloo.
   auto control = (*comm)->control_group((*comm)->all_ranks(), 0);
   if (!control.is_ok()) return control.status();
-
-  // Large payloads through shared memory when every rank is on this machine.
-  std::unique_ptr<PayloadStore> payloads;
-  if (a.transport == "shm" || (a.transport == "auto" && local)) {
-    int64_t largest = 0;
-    for (int agent = 0; agent < cf::kTaskTurns; ++agent)
-      largest = std::max(largest, cf::task_params(agent));
-    // A trainer's state is the largest payload: weights, gradients and two moments, and two counters.
-    auto store = PayloadStore::open(**comm, **control, std::max(8, env->world_size + 4), 4 * largest + 16, a.timeout_s);
-    if (!store.is_ok()) return store.status();
-    payloads = std::move(*store);
-  }
+  auto payloads = open_payloads(a, **comm, **control, env->world_size, local);
+  if (!payloads.is_ok()) return payloads.status();
   // The controller keeps host copies; a worker's tensors are on its device.
   const at::Device here = (*comm)->rank() == 0 ? at::Device(at::kCPU) : (*comm)->device();
-  auto links = open_links(**comm, **control, payloads.get(), here);
+  auto links = open_links(**comm, **control, payloads->get(), here);
   if (!links.is_ok()) return links.status();
 
   sis::LossOptions loss;
@@ -279,47 +356,9 @@ Status run_flexmarl(const FlexMarlArgs& a) {
 
   const traces::Metadata metadata =
       real::real_run_metadata(**comm, "flexmarl", a.framework, options_json(a, env->world_size, trainers), a.seed);
-  if ((*comm)->rank() != 0) {
-    WorkerOptions w;
-    w.adam = adam;
-    w.loss = loss;
-    w.rollout.topk = 4;
-    w.rollout.end_token = cf::kEnd;
-    w.rollout.seed = a.seed;
-    w.seed = a.seed;
-    w.fault_late_publish = a.fault_late_publish;
-    Worker worker(**comm, *links, tracer, w);
-    CT_RETURN_IF_ERROR(worker.run());
-    if (worker.aborted() || a.trace.empty()) return Status::ok();
-    return tracer.gather_and_write(**comm, **control, metadata, a.trace);
-  }
-
-  ControllerOptions c;
-  c.orchestrator.framework = framework;
-  c.orchestrator.queries = a.queries;
-  c.orchestrator.group = a.group;
-  c.orchestrator.micro_batch = a.micro_batch;
-  c.orchestrator.rollout_batch = a.rollout_batch;
-  c.orchestrator.trainers = trainers;
-  c.orchestrator.load_gap = a.load_gap;
-  c.orchestrator.token_normalised = loss_kind == sis::LossKind::kDapo;
-  c.orchestrator.seed = a.seed;
-  c.steps = a.steps;
-  c.topk = 4;
-  c.adam = adam;
-  c.loss = loss;
-  Controller controller(**comm, *links, tracer, c);
-  auto report = controller.run();
-  if (!report.is_ok()) return report.status();
-  if (!a.trace.empty()) {
-    // The responses' lengths go along: the process twin replays them.
-    traces::Metadata with_responses = metadata;
-    with_responses.config_json = options_json(a, env->world_size, trainers, &report->steps);
-    CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **control, with_responses, a.trace));
-  }
-  if (!a.dump_params.empty()) CT_RETURN_IF_ERROR(write_params(a.dump_params, *report, env->world_size));
-  print_report(a, *report, env->world_size, trainers, **comm);
-  return Status::ok();
+  if ((*comm)->rank() != 0) return run_worker(a, **comm, **control, *links, tracer, metadata, adam, loss);
+  return run_controller(a, **comm, **control, *links, tracer, metadata,
+                        controller_options(a, framework, loss_kind, trainers, adam, loss), env->world_size, trainers);
 }
 
 }  // namespace clustertwin::real::flexmarl

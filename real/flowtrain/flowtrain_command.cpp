@@ -38,6 +38,39 @@ Status write_parameters(const std::string& dir, int world,
   return write_state_dump(dir, dump);
 }
 
+// Rank 0's trace of a whole step, on the "step" stream.
+void record_step(Tracer& tracer, int step, double start_us) {
+  traces::Event e;
+  e.name = "step";
+  e.category = traces::Category::kCompute;
+  e.stream = 2;
+  e.ts_us = start_us;
+  e.dur_us = tracer.now_us() - start_us;
+  e.step = step;
+  e.cost_key = "flowtrain/step";
+  tracer.record(std::move(e));
+}
+
+// The training steps: each one's wall time, mean loss and model FLOPs into the report.
+Status run_steps(const FlowTrainRunArgs& a, Communicator& comm, Group& world, Tracer& tracer, Worker& worker,
+                 RunReport& report) {
+  for (int s = 0; s < a.steps; ++s) {
+    const auto start = std::chrono::steady_clock::now();
+    const double start_us = tracer.now_us();
+    auto loss = worker.step(s);
+    if (!loss.is_ok()) return loss.status();
+    // The step ends on every rank at once: the loss sum over the ranks doubles as the barrier.
+    torch::Tensor total = torch::full({1}, *loss, torch::TensorOptions().dtype(torch::kFloat64).device(comm.device()));
+    CT_RETURN_IF_ERROR(comm.all_reduce(world, total));
+    const double total_loss = total.item<double>();  // waits for the device too
+    report.step_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (comm.rank() == 0) record_step(tracer, s, start_us);
+    report.losses.push_back(total_loss / a.global_batch);
+    report.model_flops += worker.step_model_flops();
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status run_flowtrain(const FlowTrainRunArgs& a) {
@@ -65,31 +98,7 @@ Status run_flowtrain(const FlowTrainRunArgs& a) {
   CT_RETURN_IF_ERROR((*comm)->barrier(**world));
   tracer.start();
 
-  for (int s = 0; s < a.steps; ++s) {
-    const auto start = std::chrono::steady_clock::now();
-    const double start_us = tracer.now_us();
-    auto loss = worker.step(s);
-    if (!loss.is_ok()) return loss.status();
-    // The step ends on every rank at once: the loss sum over the ranks doubles as the barrier.
-    torch::Tensor total =
-        torch::full({1}, *loss, torch::TensorOptions().dtype(torch::kFloat64).device((*comm)->device()));
-    CT_RETURN_IF_ERROR((*comm)->all_reduce(**world, total));
-    const double total_loss = total.item<double>();  // waits for the device too
-    report.step_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if ((*comm)->rank() == 0) {
-      traces::Event e;
-      e.name = "step";
-      e.category = traces::Category::kCompute;
-      e.stream = 2;
-      e.ts_us = start_us;
-      e.dur_us = tracer.now_us() - start_us;
-      e.step = s;
-      e.cost_key = "flowtrain/step";
-      tracer.record(std::move(e));
-    }
-    report.losses.push_back(total_loss / a.global_batch);
-    report.model_flops += worker.step_model_flops();
-  }
+  CT_RETURN_IF_ERROR(run_steps(a, **comm, **world, tracer, worker, report));
   report.world_size = env->world_size;
   report.encoders = *mode == Mode::kMonolithic ? 0 : worker.encoders();
   if (!a.trace.empty()) {

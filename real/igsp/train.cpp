@@ -205,8 +205,10 @@ Status relocate_corpus(const std::string& checkpoint, const std::vector<std::str
   return Status::ok();
 }
 
-StatusOr<TrainReport> train_byte_lm(const TrainOptions& o, const std::function<void(const TrainProgress&)>& progress,
-                                    int report_every) {
+namespace {
+
+// The options train_byte_lm checks before reading the corpus.
+Status check_train_options(const TrainOptions& o) {
   CT_RETURN_IF_ERROR(torch_models::check_byte_lm_options(o.model));
   if (o.out.empty()) return Status::invalid_argument("--out: give the checkpoint to write");
   if (o.batch < 1) return Status::invalid_argument("--batch " + std::to_string(o.batch) + ": must be >= 1");
@@ -217,11 +219,11 @@ StatusOr<TrainReport> train_byte_lm(const TrainOptions& o, const std::function<v
   }
   if (!(o.checkpoint_minutes > 0))
     return Status::invalid_argument("--checkpoint-minutes " + std::to_string(o.checkpoint_minutes) + ": must be > 0");
-  auto corpus = training_corpus(o);
-  if (!corpus.is_ok()) return corpus.status();
+  return Status::ok();
+}
 
-  TrainReport report;
-  torch_models::ByteLm model{nullptr};
+// The model to train: the checkpoint at --out when resuming (the model asked for), else a fresh one.
+StatusOr<torch_models::ByteLm> starting_model(const TrainOptions& o) {
   if (o.resume) {
     auto checkpoint = torch_models::load_byte_lm(o.out);
     if (!checkpoint.is_ok()) return checkpoint.status().with_context("--resume");
@@ -229,13 +231,54 @@ StatusOr<TrainReport> train_byte_lm(const TrainOptions& o, const std::function<v
       return Status::invalid_argument(o.out + ": its model " + options_json(checkpoint->model->options()).dump() +
                                       " is not the one asked for " + options_json(o.model).dump());
     }
-    model = checkpoint->model;
-  } else {
-    auto fresh = torch_models::make_byte_lm(o.model, o.seed);
-    if (!fresh.is_ok()) return fresh.status();
-    model = *fresh;
+    return checkpoint->model;
   }
-  torch::optim::AdamW optimizer(model->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+  return torch_models::make_byte_lm(o.model, o.seed);
+}
+
+// One optimiser step on the batch of `step`; its loss before the update.
+double train_step(torch_models::ByteLm& model, torch::optim::AdamW& optimizer,
+                  const std::vector<clustertwin::igsp::DomainText>& corpus, const TrainOptions& o, int64_t step) {
+  const at::Tensor windows = batch_of(corpus, o.seed, step, o.batch, o.model.context + 1);
+  const at::Tensor inputs = windows.slice(1, 0, o.model.context), targets = windows.slice(1, 1);
+  for (auto& group : optimizer.param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate(o, step));
+  optimizer.zero_grad();
+  const at::Tensor logits = model->forward(inputs);
+  const at::Tensor loss =
+      torch::nn::functional::cross_entropy(logits.reshape({-1, o.model.vocab}), targets.reshape({-1}));
+  loss.backward();
+  optimizer.step();
+  return loss.item<double>();
+}
+
+// The progress since the last report: its steps' mean loss and tokens per second.
+TrainProgress progress_since(const TrainOptions& o, int64_t step, double loss_sum, int64_t loss_count,
+                             std::chrono::steady_clock::time_point last_report,
+                             std::chrono::steady_clock::time_point start, bool checkpointed) {
+  using Clock = std::chrono::steady_clock;
+  TrainProgress p;
+  p.step = step;
+  p.loss = loss_sum / static_cast<double>(loss_count);
+  const double since = std::chrono::duration<double>(Clock::now() - last_report).count();
+  p.tokens_per_s = since > 0 ? static_cast<double>(loss_count * o.batch * o.model.context) / since : 0;
+  p.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  p.checkpointed = checkpointed;
+  return p;
+}
+
+}  // namespace
+
+StatusOr<TrainReport> train_byte_lm(const TrainOptions& o, const std::function<void(const TrainProgress&)>& progress,
+                                    int report_every) {
+  CT_RETURN_IF_ERROR(check_train_options(o));
+  auto corpus = training_corpus(o);
+  if (!corpus.is_ok()) return corpus.status();
+
+  TrainReport report;
+  auto model = starting_model(o);
+  if (!model.is_ok()) return model.status();
+  torch::optim::AdamW optimizer((*model)->parameters(), torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
   if (o.resume) {
     auto step = load_state(optimizer, o.out + ".state");
     if (!step.is_ok()) return step.status();
@@ -253,40 +296,23 @@ StatusOr<TrainReport> train_byte_lm(const TrainOptions& o, const std::function<v
   int64_t loss_count = 0;
   int64_t step = report.first_step;
   auto checkpoint = [&](double loss) -> Status {
-    CT_RETURN_IF_ERROR(torch_models::save_byte_lm(model, manifest(o, *corpus, step, loss), o.out));
+    CT_RETURN_IF_ERROR(torch_models::save_byte_lm(*model, manifest(o, *corpus, step, loss), o.out));
     CT_RETURN_IF_ERROR(save_state(optimizer, step, o.out + ".state"));
     ++report.checkpoints;
     last_checkpoint = Clock::now();
     return Status::ok();
   };
-  model->train();
+  (*model)->train();
   while ((o.max_steps == 0 || step < o.max_steps) && (o.stop_at <= 0 || step < o.stop_at) &&
          (o.max_minutes == 0 || minutes_since(start) < o.max_minutes)) {
-    const at::Tensor windows = batch_of(*corpus, o.seed, step, o.batch, o.model.context + 1);
-    const at::Tensor inputs = windows.slice(1, 0, o.model.context), targets = windows.slice(1, 1);
-    for (auto& group : optimizer.param_groups())
-      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(learning_rate(o, step));
-    optimizer.zero_grad();
-    const at::Tensor logits = model->forward(inputs);
-    const at::Tensor loss =
-        torch::nn::functional::cross_entropy(logits.reshape({-1, o.model.vocab}), targets.reshape({-1}));
-    loss.backward();
-    optimizer.step();
+    report.last_loss = train_step(*model, optimizer, *corpus, o, step);
     ++step;
-    report.last_loss = loss.item<double>();
     loss_sum += report.last_loss;
     ++loss_count;
     const bool due = minutes_since(last_checkpoint) >= o.checkpoint_minutes;
     if (due) CT_RETURN_IF_ERROR(checkpoint(report.last_loss));
     if (progress && (step % report_every == 0 || due)) {
-      TrainProgress p;
-      p.step = step;
-      p.loss = loss_sum / static_cast<double>(loss_count);
-      const double since = std::chrono::duration<double>(Clock::now() - last_report).count();
-      p.tokens_per_s = since > 0 ? static_cast<double>(loss_count * o.batch * o.model.context) / since : 0;
-      p.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
-      p.checkpointed = due;
-      progress(p);
+      progress(progress_since(o, step, loss_sum, loss_count, last_report, start, due));
       loss_sum = 0;
       loss_count = 0;
       last_report = Clock::now();

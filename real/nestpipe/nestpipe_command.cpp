@@ -186,6 +186,176 @@ traces::Metadata metadata_for(const real::Communicator& comm, const models::Plan
   return m;
 }
 
+// The --model's spec, of a family the trainer runs.
+StatusOr<spec::RecommenderSpec> trainer_spec(const std::string& model) {
+  auto spec = spec::recommender_spec(model);
+  if (!spec.is_ok()) return spec.status().with_context("--model");
+  if (spec->family != "dlrm" && spec->family != "hstu") {
+    return Status::invalid_argument("--model " + model + ": family " + spec->family + " (allowed: dlrm, hstu)");
+  }
+  return spec;
+}
+
+// A run's step plan and the sizes it was built from.
+struct SizedPlan {
+  StepSizes sizes;
+  models::Plan plan;
+};
+
+// The plan's sizes come from this run's own first two batches, so a trace
+// replayed by the twin carries the byte counts that actually moved.
+StatusOr<SizedPlan> plan_from_own_batches(const NestPipeArgs& a, Variant variant, const spec::RecommenderSpec& spec,
+                                          BatchSource& source) {
+  auto first = source.step_keys(0);
+  if (!first.is_ok()) return first.status();
+  std::vector<Batch> second;
+  if (a.steps > 1) {
+    auto keys = source.step_keys(1);
+    if (!keys.is_ok()) return keys.status();
+    second = std::move(*keys);
+  }
+  auto stats = measured_key_stats(*first, second, a.micro_batches);
+  if (!stats.is_ok()) return stats.status();
+  Workload workload;
+  workload.spec = &spec;
+  workload.batch_per_worker = a.batch;
+  workload.micro_batches = a.micro_batches;
+  auto sizes = step_sizes(workload, *stats);
+  if (!sizes.is_ok()) return sizes.status();
+  auto plan = build_plan(variant, *sizes, a.micro_batches);
+  if (!plan.is_ok()) return plan.status();
+  return SizedPlan{*sizes, std::move(*plan)};
+}
+
+TrainerOptions trainer_options(const NestPipeArgs& a, Variant variant, const spec::RecommenderSpec& spec,
+                               const c10::Device& device) {
+  TrainerOptions t;
+  t.variant = variant;
+  t.steps = a.steps;
+  t.micro_batches = a.micro_batches;
+  t.samples = a.batch;
+  t.spec = spec;
+  t.vocabulary = a.vocab;
+  t.embedding_optimizer = a.optimizer == "sgd"
+                              ? EmbeddingOptimizer::sgd(static_cast<float>(a.lr))
+                              : EmbeddingOptimizer::rowwise_adagrad(static_cast<float>(a.lr), 1e-8f, 0.f);
+  t.dense_optimizer.kind = a.dense_optimizer == "adam" ? DenseOptimizer::Kind::kAdam : DenseOptimizer::Kind::kSgd;
+  t.dense_optimizer.lr = static_cast<float>(a.dense_lr);
+  t.patch = !a.no_patch;
+  t.seed = a.seed;
+  t.device = device;
+  t.store_on_device = a.store == "device";
+  return t;
+}
+
+// What every rank's trainer counted, gathered across ranks.
+struct RankTotals {
+  at::Tensor totals;     // the losses of each step summed over ranks, then the stale rows, then the patched rows
+  at::Tensor stale_all;  // 4 per rank: its earliest stale row's batch (INT64_MAX: none), key, read and expected
+};
+
+// Every rank's losses, stale and patched rows; the earliest stale row.
+StatusOr<RankTotals> gather_totals(real::Communicator& comm, real::Group& world, const Trainer& tr, int steps) {
+  RankTotals t;
+  t.totals = at::zeros({steps + 2}, at::kDouble);
+  for (int b = 0; b < steps; ++b)
+    t.totals[b] = tr.losses()[b];
+  t.totals[steps] = static_cast<double>(tr.stale_rows());
+  t.totals[steps + 1] = static_cast<double>(tr.patched_rows());
+  CT_RETURN_IF_ERROR(comm.all_reduce(world, t.totals));
+  const std::optional<StaleRow> mine = tr.first_stale();
+  at::Tensor stale_in = at::tensor(std::vector<int64_t>{mine ? mine->batch : INT64_MAX, mine ? mine->key : 0,
+                                                        mine ? mine->read : 0, mine ? mine->expected : 0},
+                                   at::kLong);
+  t.stale_all = at::zeros({4 * comm.world_size()}, at::kLong);
+  CT_RETURN_IF_ERROR(comm.all_gather(world, t.stale_all, stale_in));
+  return t;
+}
+
+// The trace keeps the tasks that did work (fill and drain steps do none).
+Status write_trace(const NestPipeArgs& a, real::Communicator& comm, real::Group& world,
+                   const std::vector<traces::Event>& events, const SizedPlan& planned, const Trainer& tr) {
+  real::Tracer kept(comm.rank());
+  for (const traces::Event& e : events) {
+    if (batch_of_event(e, planned.plan, tr) >= 0) kept.record(e);
+  }
+  const std::string config =
+      "{\"options\":" + options_json(a, comm.world_size()) + ",\"plan\":" + models::plan_to_json(planned.plan) +
+      ",\"sizes\":" + sizes_json(planned.sizes) + ",\"runner_steps\":" + std::to_string(tr.runner_steps()) +
+      ",\"prologue_steps\":" + std::to_string(Trainer::kPrologue) + "}";
+  return kept.gather_and_write(comm, world, metadata_for(comm, planned.plan, a.model, config, a.seed), a.trace);
+}
+
+// Rank 0's report of the run.
+struct RunSummary {
+  int world_size = 0;
+  double first_loss = 0, last_loss = 0;  // averaged over ranks
+  int64_t stale = 0, patched = 0;
+  double step_ms = 0;
+  int first_rank = -1;  // the rank that owns the earliest stale row, -1 when none
+  std::string first_stale_json = "null", first_stale_text;
+};
+
+RunSummary summarise(const NestPipeArgs& a, const RankTotals& t, int world_size, double step_ms) {
+  RunSummary s;
+  s.world_size = world_size;
+  s.first_loss = t.totals[0].item<double>() / world_size;
+  s.last_loss = t.totals[a.steps - 1].item<double>() / world_size;
+  s.stale = static_cast<int64_t>(t.totals[a.steps].item<double>());
+  s.patched = static_cast<int64_t>(t.totals[a.steps + 1].item<double>());
+  s.step_ms = step_ms;
+  for (int r = 0; r < world_size; ++r) {
+    const int64_t b = t.stale_all[4 * r].item<int64_t>();
+    if (b != INT64_MAX && (s.first_rank < 0 || b < t.stale_all[4 * s.first_rank].item<int64_t>())) s.first_rank = r;
+  }
+  if (s.first_rank >= 0) {
+    const int64_t* f = t.stale_all.data_ptr<int64_t>() + 4 * s.first_rank;
+    s.first_stale_json = "{\"batch\":" + std::to_string(f[0]) + ",\"key\":" + std::to_string(f[1]) +
+                         ",\"owner\":" + std::to_string(s.first_rank) + ",\"read\":" + std::to_string(f[2]) +
+                         ",\"expected\":" + std::to_string(f[3]) + "}";
+    s.first_stale_text = "batch " + std::to_string(f[0]) + ", key " + std::to_string(f[1]) + " (owner rank " +
+                         std::to_string(s.first_rank) + ") was read at version " + std::to_string(f[2]) +
+                         ", expected version " + std::to_string(f[3]);
+  }
+  return s;
+}
+
+void print_json(const NestPipeArgs& a, const RunSummary& s, const c10::Device& device, const std::string& backend) {
+  std::string out = "{\"variant\":";
+  traces::append_json_string(&out, a.variant);
+  out += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false");
+  out += ",\"device\":";
+  traces::append_json_string(&out, device.is_cuda() ? "cuda" : "cpu");
+  out += ",\"backend\":";
+  traces::append_json_string(&out, backend);
+  out += ",\"store\":";
+  traces::append_json_string(&out, a.store);
+  out += ",\"world_size\":" + std::to_string(s.world_size) + ",\"steps\":" + std::to_string(a.steps) +
+         ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
+         ",\"median_step_ms\":" + traces::json_number(s.step_ms) +
+         ",\"first_loss\":" + traces::json_number(s.first_loss) + ",\"last_loss\":" + traces::json_number(s.last_loss) +
+         ",\"stale_rows\":" + std::to_string(s.stale) + ",\"patched_rows\":" + std::to_string(s.patched) +
+         ",\"first_stale\":" + s.first_stale_json + "}\n";
+  std::fputs(out.c_str(), stdout);
+}
+
+void print_table(const NestPipeArgs& a, const RunSummary& s, const spec::RecommenderSpec& spec,
+                 const c10::Device& device, const std::string& comm_description) {
+  std::printf("# clustertwin run nestpipe: %d ranks, %s, %s, batch %d per rank in %d micro-batches, %s/%s\n",
+              s.world_size, comm_description.c_str(), a.model.c_str(), a.batch, a.micro_batches, a.optimizer.c_str(),
+              a.dense_optimizer.c_str());
+  std::printf("# embedding store: %lld rows x %d in %s\n", static_cast<long long>(a.vocab), spec.embedding_dim,
+              a.store == "device" ? "device memory" : (device.is_cuda() ? "pinned host memory" : "host memory"));
+  // dbp and nestpipe without their patch are the negative control: the label says so.
+  const std::string label = a.variant + (a.no_patch ? "-nopatch" : "");
+  std::printf("  %-16s %6s %17s %11s %11s %11s %13s\n", "variant", "steps", "median step (ms)", "first loss",
+              "last loss", "stale rows", "patched rows");
+  std::printf("  %-16s %6d %17.3f %11.6f %11.6f %11lld %13lld\n", label.c_str(), a.steps, s.step_ms, s.first_loss,
+              s.last_loss, static_cast<long long>(s.stale), static_cast<long long>(s.patched));
+  if (s.first_rank >= 0) std::printf("# first stale row: %s\n", s.first_stale_text.c_str());
+  if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
+}
+
 }  // namespace
 
 Status run_nestpipe(const NestPipeArgs& a) {
@@ -197,56 +367,19 @@ Status run_nestpipe(const NestPipeArgs& a) {
   CT_RETURN_IF_ERROR(check_args(a, &variant));
   auto device = real::choose_device(a.device, env->local_rank, real::device_support());
   if (!device.is_ok()) return device.status();
-  auto spec = spec::recommender_spec(a.model);
-  if (!spec.is_ok()) return spec.status().with_context("--model");
-  if (spec->family != "dlrm" && spec->family != "hstu") {
-    return Status::invalid_argument("--model " + a.model + ": family " + spec->family + " (allowed: dlrm, hstu)");
-  }
+  auto spec = trainer_spec(a.model);
+  if (!spec.is_ok()) return spec.status();
   const int features = spec->family == "hstu" ? spec->sequence_length + 1 : static_cast<int>(spec->tables.size());
   auto source = make_source(a, *spec, features, *env);
   if (!source.is_ok()) return source.status();
-
-  // The plan's sizes come from this run's own first two batches, so a trace
-  // replayed by the twin carries the byte counts that actually moved.
-  auto first = (*source)->step_keys(0);
-  if (!first.is_ok()) return first.status();
-  std::vector<Batch> second;
-  if (a.steps > 1) {
-    auto keys = (*source)->step_keys(1);
-    if (!keys.is_ok()) return keys.status();
-    second = std::move(*keys);
-  }
-  auto stats = measured_key_stats(*first, second, a.micro_batches);
-  if (!stats.is_ok()) return stats.status();
-  Workload workload;
-  workload.spec = &*spec;
-  workload.batch_per_worker = a.batch;
-  workload.micro_batches = a.micro_batches;
-  auto sizes = step_sizes(workload, *stats);
-  if (!sizes.is_ok()) return sizes.status();
-  auto plan = build_plan(variant, *sizes, a.micro_batches);
-  if (!plan.is_ok()) return plan.status();
+  auto planned = plan_from_own_batches(a, variant, *spec, **source);
+  if (!planned.is_ok()) return planned.status();
 
   // One intra-op thread per rank by default: ranks share the machine's
   // cores, and one thread keeps every CPU kernel's reduction order fixed.
   at::set_num_threads(a.threads);
-  TrainerOptions t;
-  t.variant = variant;
-  t.steps = a.steps;
-  t.micro_batches = a.micro_batches;
-  t.samples = a.batch;
-  t.spec = *spec;
-  t.vocabulary = a.vocab;
-  t.embedding_optimizer = a.optimizer == "sgd"
-                              ? EmbeddingOptimizer::sgd(static_cast<float>(a.lr))
-                              : EmbeddingOptimizer::rowwise_adagrad(static_cast<float>(a.lr), 1e-8f, 0.f);
-  t.dense_optimizer.kind = a.dense_optimizer == "adam" ? DenseOptimizer::Kind::kAdam : DenseOptimizer::Kind::kSgd;
-  t.dense_optimizer.lr = static_cast<float>(a.dense_lr);
-  t.patch = !a.no_patch;
-  t.seed = a.seed;
-  t.device = *device;
-  t.store_on_device = a.store == "device";
-  auto trainer = Trainer::create(t, std::move(*source), env->rank, env->world_size);
+  auto trainer =
+      Trainer::create(trainer_options(a, variant, *spec, *device), std::move(*source), env->rank, env->world_size);
   if (!trainer.is_ok()) return trainer.status();
 
   auto comm = real::connect_for_run(*env, a.device, a.backend, a.timeout_s);
@@ -258,7 +391,7 @@ Status run_nestpipe(const NestPipeArgs& a) {
   real::RunnerOptions runner_options;
   runner_options.steps = (*trainer)->runner_steps();
   runner_options.check_order = !a.no_check_order;
-  real::PlanRunner runner(*plan, **comm, tracer, runner_options);
+  real::PlanRunner runner(planned->plan, **comm, tracer, runner_options);
   (*trainer)->install(runner);
   CT_RETURN_IF_ERROR((*comm)->barrier(**world));
   tracer.start();
@@ -266,94 +399,22 @@ Status run_nestpipe(const NestPipeArgs& a) {
   const Trainer& tr = **trainer;
 
   if (!a.dump_state.empty()) CT_RETURN_IF_ERROR(write_state_dump(a.dump_state, tr.state_dump()));
-
-  // Every rank's losses, stale and patched rows; the earliest stale row.
-  at::Tensor totals = at::zeros({a.steps + 2}, at::kDouble);
-  for (int b = 0; b < a.steps; ++b)
-    totals[b] = tr.losses()[b];
-  totals[a.steps] = static_cast<double>(tr.stale_rows());
-  totals[a.steps + 1] = static_cast<double>(tr.patched_rows());
-  CT_RETURN_IF_ERROR((*comm)->all_reduce(**world, totals));
-  const std::optional<StaleRow> mine = tr.first_stale();
-  at::Tensor stale_in = at::tensor(std::vector<int64_t>{mine ? mine->batch : INT64_MAX, mine ? mine->key : 0,
-                                                        mine ? mine->read : 0, mine ? mine->expected : 0},
-                                   at::kLong);
-  at::Tensor stale_all = at::zeros({4 * (*comm)->world_size()}, at::kLong);
-  CT_RETURN_IF_ERROR((*comm)->all_gather(**world, stale_all, stale_in));
-
-  // The trace keeps the tasks that did work (fill and drain steps do none).
+  auto totals = gather_totals(**comm, **world, tr, a.steps);
+  if (!totals.is_ok()) return totals.status();
   const std::vector<traces::Event> events = tracer.events();
-  if (!a.trace.empty()) {
-    real::Tracer kept((*comm)->rank());
-    for (const traces::Event& e : events) {
-      if (batch_of_event(e, *plan, tr) >= 0) kept.record(e);
-    }
-    const std::string config = "{\"options\":" + options_json(a, (*comm)->world_size()) +
-                               ",\"plan\":" + models::plan_to_json(*plan) + ",\"sizes\":" + sizes_json(*sizes) +
-                               ",\"runner_steps\":" + std::to_string(tr.runner_steps()) +
-                               ",\"prologue_steps\":" + std::to_string(Trainer::kPrologue) + "}";
-    CT_RETURN_IF_ERROR(
-        kept.gather_and_write(**comm, **world, metadata_for(**comm, *plan, a.model, config, a.seed), a.trace));
-  }
+  if (!a.trace.empty()) CT_RETURN_IF_ERROR(write_trace(a, **comm, **world, events, *planned, tr));
   if ((*comm)->rank() != 0) return Status::ok();
 
-  const int world_size = (*comm)->world_size();
-  const double first_loss = totals[0].item<double>() / world_size;
-  const double last_loss = totals[a.steps - 1].item<double>() / world_size;
-  const int64_t stale = static_cast<int64_t>(totals[a.steps].item<double>());
-  const int64_t patched = static_cast<int64_t>(totals[a.steps + 1].item<double>());
-  const double step_ms = median_step_ms(events, *plan, tr, a.steps);
-  int first_rank = -1;
-  for (int r = 0; r < world_size; ++r) {
-    const int64_t b = stale_all[4 * r].item<int64_t>();
-    if (b != INT64_MAX && (first_rank < 0 || b < stale_all[4 * first_rank].item<int64_t>())) first_rank = r;
-  }
-  std::string first_stale_json = "null", first_stale_text;
-  if (first_rank >= 0) {
-    const int64_t* f = stale_all.data_ptr<int64_t>() + 4 * first_rank;
-    first_stale_json = "{\"batch\":" + std::to_string(f[0]) + ",\"key\":" + std::to_string(f[1]) +
-                       ",\"owner\":" + std::to_string(first_rank) + ",\"read\":" + std::to_string(f[2]) +
-                       ",\"expected\":" + std::to_string(f[3]) + "}";
-    first_stale_text = "batch " + std::to_string(f[0]) + ", key " + std::to_string(f[1]) + " (owner rank " +
-                       std::to_string(first_rank) + ") was read at version " + std::to_string(f[2]) +
-                       ", expected version " + std::to_string(f[3]);
-  }
+  const RunSummary s = summarise(a, *totals, (*comm)->world_size(), median_step_ms(events, planned->plan, tr, a.steps));
   if (a.json) {
-    std::string out = "{\"variant\":";
-    traces::append_json_string(&out, a.variant);
-    out += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false");
-    out += ",\"device\":";
-    traces::append_json_string(&out, device->is_cuda() ? "cuda" : "cpu");
-    out += ",\"backend\":";
-    traces::append_json_string(&out, (*comm)->backend());
-    out += ",\"store\":";
-    traces::append_json_string(&out, a.store);
-    out += ",\"world_size\":" + std::to_string(world_size) + ",\"steps\":" + std::to_string(a.steps) +
-           ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
-           ",\"median_step_ms\":" + traces::json_number(step_ms) +
-           ",\"first_loss\":" + traces::json_number(first_loss) + ",\"last_loss\":" + traces::json_number(last_loss) +
-           ",\"stale_rows\":" + std::to_string(stale) + ",\"patched_rows\":" + std::to_string(patched) +
-           ",\"first_stale\":" + first_stale_json + "}\n";
-    std::fputs(out.c_str(), stdout);
+    print_json(a, s, *device, (*comm)->backend());
   } else {
-    std::printf("# clustertwin run nestpipe: %d ranks, %s, %s, batch %d per rank in %d micro-batches, %s/%s\n",
-                world_size, (*comm)->describe().c_str(), a.model.c_str(), a.batch, a.micro_batches, a.optimizer.c_str(),
-                a.dense_optimizer.c_str());
-    std::printf("# embedding store: %lld rows x %d in %s\n", static_cast<long long>(a.vocab), spec->embedding_dim,
-                a.store == "device" ? "device memory" : (device->is_cuda() ? "pinned host memory" : "host memory"));
-    // dbp and nestpipe without their patch are the negative control: the label says so.
-    const std::string label = a.variant + (a.no_patch ? "-nopatch" : "");
-    std::printf("  %-16s %6s %17s %11s %11s %11s %13s\n", "variant", "steps", "median step (ms)", "first loss",
-                "last loss", "stale rows", "patched rows");
-    std::printf("  %-16s %6d %17.3f %11.6f %11.6f %11lld %13lld\n", label.c_str(), a.steps, step_ms, first_loss,
-                last_loss, static_cast<long long>(stale), static_cast<long long>(patched));
-    if (first_rank >= 0) std::printf("# first stale row: %s\n", first_stale_text.c_str());
-    if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
+    print_table(a, s, *spec, *device, (*comm)->describe());
   }
   std::fflush(stdout);
-  if (a.strict && stale > 0) {
-    return Status::internal("--strict: the version oracle found " + std::to_string(stale) +
-                            " stale rows; the first: " + first_stale_text);
+  if (a.strict && s.stale > 0) {
+    return Status::internal("--strict: the version oracle found " + std::to_string(s.stale) +
+                            " stale rows; the first: " + s.first_stale_text);
   }
   return Status::ok();
 }

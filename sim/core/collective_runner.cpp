@@ -120,154 +120,204 @@ struct NodePairTraffic {
 //  - everything else stays one flow per device pair.
 // Each flow starts late by what the rounds would have spent in latency beyond
 // its own route's: repeats x (device-level latency) - (flow route latency).
-void run_phase_as_flows(Platform& platform, const Phase& phase) {
-  const Round& round = phase.round;
-  const double repeats = phase.repeats;
-  // Without node aggregates (a platform file), every flow stays per device pair.
-  const bool aggregates = platform.has_node_aggregates();
-  const int spread = aggregates ? std::max(1, std::min(platform.devices_per_node(), platform.profile().nics.per_node))
-                                : std::numeric_limits<int>::max();
-  std::map<std::pair<int, int>, NodePairTraffic> listed;  // from round.messages
-  std::map<std::pair<int, int>, double> device_pairs;     // flows that stay per device pair
-  std::map<int, std::pair<double, int>> into_node;        // device -> (bytes, a node peer) of exchange traffic
-  std::vector<std::tuple<int, int, double>> node_flows;   // (representative source device, destination device, bytes)
+class PhaseFlows {
+ public:
+  PhaseFlows(Platform& platform, const Phase& phase)
+      : platform_(platform),
+        repeats_(phase.repeats),
+        // Without node aggregates (a platform file), every flow stays per device pair.
+        aggregates_(platform.has_node_aggregates()),
+        spread_(aggregates_ ? std::max(1, std::min(platform.devices_per_node(), platform.profile().nics.per_node))
+                            : std::numeric_limits<int>::max()) {}
 
-  for (const Message& m : round.messages) {
-    const int a = platform.node_of(m.src), b = platform.node_of(m.dst);
-    if (a == b) {
-      device_pairs[{m.src, m.dst}] += m.bytes * repeats;
-      continue;
+  // The round's listed messages: per device pair, or merged per node pair when spread enough.
+  void add_messages(const std::vector<Message>& messages) {
+    std::map<std::pair<int, int>, NodePairTraffic> listed;
+    for (const Message& m : messages) {
+      const int a = platform_.node_of(m.src), b = platform_.node_of(m.dst);
+      if (a == b) {
+        device_pairs_[{m.src, m.dst}] += m.bytes * repeats_;
+        continue;
+      }
+      NodePairTraffic& t = listed[{a, b}];
+      t.bytes += m.bytes * repeats_;
+      t.sources.insert(m.src);
+      t.destinations.insert(m.dst);
+      t.by_device[{m.src, m.dst}] += m.bytes * repeats_;
     }
-    NodePairTraffic& t = listed[{a, b}];
-    t.bytes += m.bytes * repeats;
-    t.sources.insert(m.src);
-    t.destinations.insert(m.dst);
-    t.by_device[{m.src, m.dst}] += m.bytes * repeats;
-  }
-  for (const auto& [nodes, t] : listed) {
-    if (static_cast<int>(t.sources.size()) >= spread && static_cast<int>(t.destinations.size()) >= spread &&
-        t.by_device.size() > 1) {
-      node_flows.emplace_back(*t.sources.begin(), *t.destinations.begin(), t.bytes);
-    } else {
-      for (const auto& [pair, bytes] : t.by_device)
-        device_pairs[pair] += bytes;
+    for (const auto& [nodes, t] : listed) {
+      if (static_cast<int>(t.sources.size()) >= spread_ && static_cast<int>(t.destinations.size()) >= spread_ &&
+          t.by_device.size() > 1) {
+        node_flows_.emplace_back(*t.sources.begin(), *t.destinations.begin(), t.bytes);
+      } else {
+        for (const auto& [pair, bytes] : t.by_device)
+          device_pairs_[pair] += bytes;
+      }
     }
   }
-  std::vector<std::tuple<int, int, int, double>> group_flows;  // (source device, group, destination device, bytes)
-  std::vector<std::tuple<int, int, double>> node_inside;       // (device, a peer in its node, bytes of the whole node)
-  for (const Exchange& x : round.exchanges) {
-    std::map<int, std::vector<size_t>> members_of_node;
+
+  void add_exchange(const Exchange& x) {
+    NodeMembers members_of_node;
     for (size_t i = 0; i < x.members.size(); ++i)
-      members_of_node[platform.node_of(x.members[i])].push_back(i);
-    // A uniform exchange among many nodes is merged per (node, switch group):
-    // every node sends as much as it receives, so the node uplinks and the
-    // group links carry it all; 96 x 8 flows instead of 96 x 95 at 1,536.
-    bool uniform = aggregates && static_cast<int>(members_of_node.size()) > platform.group_merge_min_nodes();
+      members_of_node[platform_.node_of(x.members[i])].push_back(i);
+    const bool uniform = is_uniform(x, members_of_node);
+    if (uniform) {
+      add_uniform_to_groups(x, members_of_node);
+      add_uniform_inside_nodes(x, members_of_node);
+    } else {
+      add_by_node_pair(x, members_of_node);
+    }
+  }
+
+  // Sends the phase's flows, each late by the latency its rounds would have spent.
+  void send() {
+    std::vector<Flow> flows;
+    auto add = [&](sg::Host* from, sg::Host* to, double bytes, double device_latency) {
+      const double delay = repeats_ * device_latency - platform_.latency(from, to);
+      flows.push_back({from, to, bytes, std::max(0.0, delay)});
+    };
+    Platform& p = platform_;
+    for (const auto& [src, dst, bytes] : node_flows_) {
+      add(p.node_endpoint(p.node_of(src)), p.node_endpoint(p.node_of(dst)), bytes,
+          p.latency(p.device(src), p.device(dst)));
+    }
+    for (const auto& [device, peer, bytes] : node_inside_) {
+      const int node = p.node_of(device);
+      add(p.node_endpoint(node), p.node_switch(node), bytes, p.latency(p.device(device), p.device(peer)));
+    }
+    for (const auto& [src, g, dst, bytes] : group_flows_) {
+      add(p.node_endpoint(p.node_of(src)), p.group_endpoint(g), bytes, p.latency(p.device(src), p.device(dst)));
+    }
+    for (const auto& [pair, bytes] : device_pairs_) {
+      add(p.device(pair.first), p.device(pair.second), bytes, p.latency(p.device(pair.first), p.device(pair.second)));
+    }
+    for (const auto& [device, owed] : into_node_) {
+      add(p.device(device), p.node_switch(p.node_of(device)), owed.first,
+          p.latency(p.device(device), p.device(owed.second)));
+    }
+    send_all(platform_, flows);
+  }
+
+ private:
+  using NodeMembers = std::map<int, std::vector<size_t>>;  // node -> indices into the exchange's members
+
+  // A uniform exchange among many nodes is merged per (node, switch group):
+  // every node sends as much as it receives, so the node uplinks and the
+  // group links carry it all; 96 x 8 flows instead of 96 x 95 at 1,536.
+  bool is_uniform(const Exchange& x, const NodeMembers& members_of_node) const {
+    bool uniform = aggregates_ && static_cast<int>(members_of_node.size()) > platform_.group_merge_min_nodes();
     for (size_t j = 1; uniform && j < x.bytes_to.size(); ++j)
       uniform = x.bytes_to[j] == x.bytes_to[0];
     for (const auto& [node, ids] : members_of_node) {
       uniform =
-          uniform && static_cast<int>(ids.size()) >= spread && ids.size() == members_of_node.begin()->second.size();
+          uniform && static_cast<int>(ids.size()) >= spread_ && ids.size() == members_of_node.begin()->second.size();
     }
-    if (uniform) {
-      std::map<int, double> to_group;  // bytes every sender owes one group
-      for (const auto& [node, ids] : members_of_node) {
-        for (size_t j : ids)
-          to_group[platform.group_of_node(node)] += x.bytes_to[j];
-      }
-      for (const auto& [a, senders] : members_of_node) {
-        double own = 0;  // what stays inside node a (sent through its switch, below)
-        for (size_t j : senders)
-          own += x.bytes_to[j];
-        for (const auto& [g, total] : to_group) {
-          const double per_sender = g == platform.group_of_node(a) ? total - own : total;
-          if (per_sender <= 0) continue;
-          int dst = -1;  // a device of group g on another node, for the latency of one round
-          for (const auto& [b, ids] : members_of_node) {
-            if (b != a && platform.group_of_node(b) == g) {
-              dst = x.members[ids.front()];
-              break;
-            }
-          }
-          if (dst < 0) continue;
-          group_flows.emplace_back(x.members[senders.front()], g, dst,
-                                   per_sender * static_cast<double>(senders.size()) * repeats);
-        }
-      }
+    return uniform;
+  }
+
+  // A uniform exchange across nodes: one flow from each node to each switch group.
+  void add_uniform_to_groups(const Exchange& x, const NodeMembers& members_of_node) {
+    std::map<int, double> to_group;  // bytes every sender owes one group
+    for (const auto& [node, ids] : members_of_node) {
+      for (size_t j : ids)
+        to_group[platform_.group_of_node(node)] += x.bytes_to[j];
     }
     for (const auto& [a, senders] : members_of_node) {
-      if (uniform && senders.size() > 1) {
-        // Inside the node too, one flow: every device sends (m - 1) shares through its own fabric link.
-        double inside = 0;
-        for (size_t i : senders) {
-          for (size_t j : senders) {
-            if (i != j) inside += x.bytes_to[j];
+      double own = 0;  // what stays inside node a (sent through its switch, below)
+      for (size_t j : senders)
+        own += x.bytes_to[j];
+      for (const auto& [g, total] : to_group) {
+        const double per_sender = g == platform_.group_of_node(a) ? total - own : total;
+        if (per_sender <= 0) continue;
+        int dst = -1;  // a device of group g on another node, for the latency of one round
+        for (const auto& [b, ids] : members_of_node) {
+          if (b != a && platform_.group_of_node(b) == g) {
+            dst = x.members[ids.front()];
+            break;
           }
         }
-        node_inside.emplace_back(x.members[senders[0]], x.members[senders[1]], inside * repeats);
+        if (dst < 0) continue;
+        group_flows_.emplace_back(x.members[senders.front()], g, dst,
+                                  per_sender * static_cast<double>(senders.size()) * repeats_);
       }
     }
+  }
+
+  // A uniform exchange inside each node: one flow too, every device sending
+  // (m - 1) shares through its own fabric link.
+  void add_uniform_inside_nodes(const Exchange& x, const NodeMembers& members_of_node) {
+    for (const auto& [a, senders] : members_of_node) {
+      if (senders.size() < 2) continue;
+      double inside = 0;
+      for (size_t i : senders) {
+        for (size_t j : senders) {
+          if (i != j) inside += x.bytes_to[j];
+        }
+      }
+      node_inside_.emplace_back(x.members[senders[0]], x.members[senders[1]], inside * repeats_);
+    }
+  }
+
+  // Any other exchange, node pair by node pair: into the node's switch inside
+  // a node, node endpoint to node endpoint when spread enough, else per device pair.
+  void add_by_node_pair(const Exchange& x, const NodeMembers& members_of_node) {
     for (const auto& [a, senders] : members_of_node) {
       for (const auto& [b, receivers] : members_of_node) {
-        if (uniform) continue;  // merged per group and per node above
         double to_b = 0;
         for (size_t j : receivers)
           to_b += x.bytes_to[j];
         if (a == b) {
-          if (senders.size() < 2) continue;
-          if (!aggregates) {
-            for (size_t i : senders) {
-              for (size_t j : receivers) {
-                if (i != j) device_pairs[{x.members[i], x.members[j]}] += x.bytes_to[j] * repeats;
-              }
-            }
-            continue;
-          }
-          for (size_t i : senders) {
-            auto& [bytes, peer] = into_node[x.members[i]];
-            bytes += (to_b - x.bytes_to[i]) * repeats;
-            peer = x.members[senders[i == senders[0] ? 1 : 0]];
-          }
-        } else if (static_cast<int>(senders.size()) >= spread && static_cast<int>(receivers.size()) >= spread) {
-          node_flows.emplace_back(x.members[senders[0]], x.members[receivers[0]],
-                                  to_b * static_cast<double>(senders.size()) * repeats);
+          if (senders.size() >= 2) add_inside_node(x, senders, to_b);
+        } else if (static_cast<int>(senders.size()) >= spread_ && static_cast<int>(receivers.size()) >= spread_) {
+          node_flows_.emplace_back(x.members[senders[0]], x.members[receivers[0]],
+                                   to_b * static_cast<double>(senders.size()) * repeats_);
         } else {
           for (size_t i : senders) {
             for (size_t j : receivers)
-              device_pairs[{x.members[i], x.members[j]}] += x.bytes_to[j] * repeats;
+              device_pairs_[{x.members[i], x.members[j]}] += x.bytes_to[j] * repeats_;
           }
         }
       }
     }
   }
 
-  std::vector<Flow> flows;
-  auto add = [&](sg::Host* from, sg::Host* to, double bytes, double device_latency) {
-    const double delay = repeats * device_latency - platform.latency(from, to);
-    flows.push_back({from, to, bytes, std::max(0.0, delay)});
-  };
-  for (const auto& [src, dst, bytes] : node_flows) {
-    add(platform.node_endpoint(platform.node_of(src)), platform.node_endpoint(platform.node_of(dst)), bytes,
-        platform.latency(platform.device(src), platform.device(dst)));
+  // A node's members' traffic to each other (`to_node`: what the exchange
+  // sends to the node's members): into the node's switch, or per device pair
+  // without node aggregates.
+  void add_inside_node(const Exchange& x, const std::vector<size_t>& senders, double to_node) {
+    if (!aggregates_) {
+      for (size_t i : senders) {
+        for (size_t j : senders) {
+          if (i != j) device_pairs_[{x.members[i], x.members[j]}] += x.bytes_to[j] * repeats_;
+        }
+      }
+      return;
+    }
+    for (size_t i : senders) {
+      auto& [bytes, peer] = into_node_[x.members[i]];
+      bytes += (to_node - x.bytes_to[i]) * repeats_;
+      peer = x.members[senders[i == senders[0] ? 1 : 0]];
+    }
   }
-  for (const auto& [device, peer, bytes] : node_inside) {
-    const int node = platform.node_of(device);
-    add(platform.node_endpoint(node), platform.node_switch(node), bytes,
-        platform.latency(platform.device(device), platform.device(peer)));
-  }
-  for (const auto& [src, g, dst, bytes] : group_flows) {
-    add(platform.node_endpoint(platform.node_of(src)), platform.group_endpoint(g), bytes,
-        platform.latency(platform.device(src), platform.device(dst)));
-  }
-  for (const auto& [pair, bytes] : device_pairs) {
-    add(platform.device(pair.first), platform.device(pair.second), bytes,
-        platform.latency(platform.device(pair.first), platform.device(pair.second)));
-  }
-  for (const auto& [device, owed] : into_node) {
-    add(platform.device(device), platform.node_switch(platform.node_of(device)), owed.first,
-        platform.latency(platform.device(device), platform.device(owed.second)));
-  }
-  send_all(platform, flows);
+
+  Platform& platform_;
+  const double repeats_;
+  const bool aggregates_;
+  const int spread_;  // source and destination devices a node pair's traffic needs to merge
+  std::map<std::pair<int, int>, double> device_pairs_;    // flows that stay per device pair
+  std::map<int, std::pair<double, int>> into_node_;       // device -> (bytes, a node peer) of exchange traffic
+  std::vector<std::tuple<int, int, double>> node_flows_;  // (representative source device, destination device, bytes)
+  std::vector<std::tuple<int, int, int, double>> group_flows_;  // (source device, group, destination device, bytes)
+  std::vector<std::tuple<int, int, double>> node_inside_;       // (device, a peer in its node, bytes of the whole node)
+};
+
+// The phase as flows (PhaseFlows): its listed messages, then its exchanges.
+void run_phase_as_flows(Platform& platform, const Phase& phase) {
+  PhaseFlows flows(platform, phase);
+  flows.add_messages(phase.round.messages);
+  for (const Exchange& x : phase.round.exchanges)
+    flows.add_exchange(x);
+  flows.send();
 }
 
 }  // namespace

@@ -18,10 +18,8 @@ namespace {
 using models::Task;
 using models::TaskKind;
 
-}  // namespace
-
-StatusOr<std::vector<std::vector<double>>> price_plan(const models::Plan& plan, const cluster::ClusterProfile& profile,
-                                                      const SimOptions& options) {
+// The step counts: at least one step measured after the warm-up and before the drain.
+Status check_steps(const SimOptions& options) {
   if (options.steps < 1)
     return Status::invalid_argument("--steps " + std::to_string(options.steps) + ": must be at least 1");
   if (options.warmup_steps < 0 || options.warmup_steps >= options.steps) {
@@ -33,38 +31,52 @@ StatusOr<std::vector<std::vector<double>>> price_plan(const models::Plan& plan, 
                                     ": warm-up plus drain steps must leave at least one of the " +
                                     std::to_string(options.steps) + " steps to measure");
   }
+  return Status::ok();
+}
+
+// A collective's seconds (on every rank): by its cost key when the profile
+// has one (a measured collective, replayed once its members meet), else by
+// the op's fitted time (a benchmarked network), else moved as flows over the
+// network (-1). Its algorithm is checked against its group now, not inside
+// the run.
+Status price_collective(const Task& t, const cluster::ClusterProfile& profile, const SimOptions& options,
+                        const std::function<int(int)>& node_of, const std::string& name, std::vector<double>& seconds) {
+  const bool p2p = t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv;
+  const std::vector<int> members =
+      p2p ? std::vector<int>{}
+          : models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);
+  auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
+  const cluster::CollectiveFactor* fitted = profile.fitted_collective(t.collective->op);
+  double s = -1.0;
+  if (cost != profile.costs.end()) {
+    s = cost->second.collective_seconds(t.collective->op, static_cast<double>(t.bytes),
+                                        p2p ? 2 : static_cast<int>(members.size()), static_cast<double>(t.requests));
+  } else if (!p2p && fitted != nullptr) {
+    s = fitted->fitted_seconds(t.collective->op, static_cast<double>(t.bytes), static_cast<int>(members.size()));
+  }
+  std::fill(seconds.begin(), seconds.end(), s);
+  if (p2p) return Status::ok();
+  auto schedule = build_schedule(*t.collective, t.bytes, members, node_of, t.name);
+  if (!schedule.is_ok()) return schedule.status().with_context(name);
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::vector<double>>> price_plan(const models::Plan& plan, const cluster::ClusterProfile& profile,
+                                                      const SimOptions& options) {
+  CT_RETURN_IF_ERROR(check_steps(options));
   CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, options.workers));
   const std::string name = plan.system + "/" + plan.variant;
   CT_RETURN_IF_ERROR(models::validate_plan(plan, name));
   CT_RETURN_IF_ERROR(models::validate_plan_for_world(plan, name, options.workers, profile.devices_per_node));
   std::vector<std::vector<double>> seconds(plan.tasks.size(), std::vector<double>(options.workers, 0.0));
-  auto node_of = [&](int r) {
+  const std::function<int(int)> node_of = [&](int r) {
     return profile.simgrid_platform.empty() ? r / std::min(options.workers, profile.devices_per_node) : r;
   };
   for (const Task& t : plan.tasks) {
     if (t.kind == TaskKind::kCollective) {
-      // Priced by its cost key when the profile has one (a measured collective, replayed once its members
-      // meet), else by the op's fitted time (a benchmarked network), else moved as flows over the network (-1).
-      const bool p2p =
-          t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv;
-      const std::vector<int> members =
-          p2p ? std::vector<int>{}
-              : models::group_members(t.collective->group, 0, options.workers, profile.devices_per_node);
-      auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
-      const cluster::CollectiveFactor* fitted = profile.fitted_collective(t.collective->op);
-      double s = -1.0;
-      if (cost != profile.costs.end()) {
-        s = cost->second.collective_seconds(t.collective->op, static_cast<double>(t.bytes),
-                                            p2p ? 2 : static_cast<int>(members.size()),
-                                            static_cast<double>(t.requests));
-      } else if (!p2p && fitted != nullptr) {
-        s = fitted->fitted_seconds(t.collective->op, static_cast<double>(t.bytes), static_cast<int>(members.size()));
-      }
-      std::fill(seconds[t.id].begin(), seconds[t.id].end(), s);
-      // Reject algorithms that do not fit the group now, not inside the run.
-      if (p2p) continue;
-      auto schedule = build_schedule(*t.collective, t.bytes, members, node_of, t.name);
-      if (!schedule.is_ok()) return schedule.status().with_context(name);
+      CT_RETURN_IF_ERROR(price_collective(t, profile, options, node_of, name, seconds[t.id]));
       continue;
     }
     if (t.kind == TaskKind::kCopy) {
