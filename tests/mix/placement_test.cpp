@@ -68,7 +68,7 @@ TEST(PlacementTest, RandomIsSeededAndUsesDistinctNodes) {
 TEST(PlacementTest, AnUnknownPolicyIsNamed) {
   auto nodes = place_jobs(parse_or_die(kThreeJobs), two_leaf_profile(1), "tight", 0);
   ASSERT_FALSE(nodes.is_ok());
-  EXPECT_EQ(nodes.status().message(), "--placement 'tight': unknown policy (allowed: packed, spread, random)");
+  EXPECT_EQ(nodes.status().message(), "placement 'tight': unknown policy (allowed: packed, spread, random)");
 }
 
 }  // namespace
