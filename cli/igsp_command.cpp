@@ -66,7 +66,7 @@ Status run_prune(const PruneArgs& a) {
   }
   if (!(a.sparsity >= 0 && a.sparsity < 1))
     return Status::invalid_argument("--sparsity " + std::to_string(a.sparsity) + ": must be in [0, 1)");
-  auto checkpoint = torch_models::load_byte_lm(a.model);
+  auto checkpoint = models::nets::load_byte_lm(a.model);
   if (!checkpoint.is_ok()) return checkpoint.status();
   auto corpus = real::igsp::corpus_for(checkpoint->meta_json, a.model);
   if (!corpus.is_ok()) return corpus.status();
@@ -88,7 +88,7 @@ Status run_prune(const PruneArgs& a) {
   nlohmann::ordered_json meta = nlohmann::ordered_json::parse(checkpoint->meta_json);
   meta["pruned"] = {{"method", a.method},   {"sparsity", a.sparsity}, {"nm", a.nm},     {"calib", a.calib},
                     {"samples", a.samples}, {"seed", a.seed},         {"from", a.model}};
-  CT_RETURN_IF_ERROR(torch_models::save_byte_lm(checkpoint->model, meta.dump(2), a.out));
+  CT_RETURN_IF_ERROR(models::nets::save_byte_lm(checkpoint->model, meta.dump(2), a.out));
   std::printf("pruned %zu Linears with %s on %lld samples of %s in %.1f s: %.2f%% of their weights zero; wrote %s\n",
               reports->size(), a.method.c_str(), static_cast<long long>(a.samples), a.calib.c_str(), seconds,
               100.0 * static_cast<double>(pruned) / static_cast<double>(std::max<int64_t>(1, total)), a.out.c_str());
@@ -103,7 +103,7 @@ struct EvalArgs {
 
 Status run_eval(const EvalArgs& a) {
   if (a.items < 1) return Status::invalid_argument("--items " + std::to_string(a.items) + ": must be >= 1");
-  auto checkpoint = torch_models::load_byte_lm(a.model);
+  auto checkpoint = models::nets::load_byte_lm(a.model);
   if (!checkpoint.is_ok()) return checkpoint.status();
   auto set = real::igsp::eval_set_for(checkpoint->meta_json, a.model, a.items);
   if (!set.is_ok()) return set.status();
@@ -113,7 +113,7 @@ Status run_eval(const EvalArgs& a) {
     j["model"] = a.model;
     j["scores"] = nlohmann::ordered_json::array();
     for (const auto& s : scores) {
-      j["scores"].push_back({{"dimension", clustertwin::igsp::domain_name(s.domain)},
+      j["scores"].push_back({{"dimension", clustertwin::models::igsp::domain_name(s.domain)},
                              {"metric", s.metric},
                              {"value", s.value},
                              {"items", s.items}});
@@ -122,8 +122,8 @@ Status run_eval(const EvalArgs& a) {
   }
   std::printf("# clustertwin eval: %s\n", a.model.c_str());
   for (const auto& s : scores) {
-    std::printf("  %-12s %-10s %8.4f  (%lld %s)\n", clustertwin::igsp::domain_name(s.domain), s.metric.c_str(), s.value,
-                static_cast<long long>(s.items), s.metric == "perplexity" ? "bytes" : "items");
+    std::printf("  %-12s %-10s %8.4f  (%lld %s)\n", clustertwin::models::igsp::domain_name(s.domain), s.metric.c_str(),
+                s.value, static_cast<long long>(s.items), s.metric == "perplexity" ? "bytes" : "items");
   }
   return Status::ok();
 }
@@ -206,7 +206,7 @@ void add_igsp_manifest_command(CLI::App* igsp, Action* action) {
   manifest->add_option("--model", *manifest_model, "Checkpoint")->required();
   manifest->callback([manifest_model, action] {
     *action = [manifest_model]() -> Status {
-      auto checkpoint = torch_models::load_byte_lm(*manifest_model);
+      auto checkpoint = models::nets::load_byte_lm(*manifest_model);
       if (!checkpoint.is_ok()) return checkpoint.status();
       return write_output("-", checkpoint->meta_json + "\n");
     };

@@ -31,6 +31,18 @@ struct Line {
 /// x the slope is 0 and the intercept the weighted mean.
 Line robust_line(const std::vector<double>& x, const std::vector<double>& y, std::vector<double> w = {});
 
+/// The p-quantile of Student's t with `df` degrees of freedom (p in (0, 1),
+/// df >= 1): bisection on the CDF, integrated by Simpson's rule.
+double student_t_quantile(double p, int df);
+
+/// A mean over seeds (or any runs) with its Student-t interval.
+struct SeedSummary {
+  int n = 0;
+  double mean = 0, sd = 0;   // sd: the sample standard deviation (0 for n = 1)
+  double low = 0, high = 0;  // the two-sided `level` t-interval of the mean (= mean for n = 1)
+};
+SeedSummary summarise(const std::vector<double>& values, double level = 0.95);
+
 /// Ranks 1..n, ties given their mean rank.
 std::vector<double> ranks(const std::vector<double>& values);
 

@@ -51,7 +51,7 @@ namespace {
 
 using namespace clustertwin;
 using namespace clustertwin::experiments::igsp::detail;
-using clustertwin::igsp::SeedSummary;
+using clustertwin::SeedSummary;
 using real::igsp::StudyRun;
 
 // Each run allocates and frees activations of a few MiB thousands of times. By default glibc gives such
@@ -152,7 +152,7 @@ class IgspStudy {
   void print_tables() const {
     std::string dense_line = "\nDense model:";
     for (const auto& s : result_.dense)
-      dense_line += std::string(" ") + clustertwin::igsp::domain_name(s.domain) + " " + s.metric + " " +
+      dense_line += std::string(" ") + clustertwin::models::igsp::domain_name(s.domain) + " " + s.metric + " " +
                     format_number("%.4f", s.value) + ";";
     std::printf("%s\n%s%s%s%s", dense_line.c_str(), retention_.text.c_str(), rho_.text.c_str(),
                 comparisons_.text.c_str(), tradeoff_.text.c_str());

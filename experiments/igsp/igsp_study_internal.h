@@ -34,7 +34,7 @@ void write(const std::string& path, const std::string& text);
 // Everything the tables need about one calibration set, over its seeds.
 struct SetSummary {
   std::string name, kind;
-  std::vector<clustertwin::igsp::SeedSummary> retention;  // per kDimensions
+  std::vector<clustertwin::SeedSummary> retention;  // per kDimensions
   std::vector<std::vector<double>> retention_by_seed;
   double perplexity = 0, unique = 0, repeated = 0, byte_coverage = 0, word_types = 0, volume = 0, mean_length = 0;
 };
@@ -65,7 +65,7 @@ RetentionTables tabulate_retention(const std::vector<SetSummary>& summary, const
 // the heat map's rho_grid.csv and the printed table.
 struct RhoTables {
   size_t sources = 0;
-  std::vector<clustertwin::igsp::RhoCell> cells;  // metric by metric, kDimensions inside
+  std::vector<clustertwin::models::igsp::RhoCell> cells;  // metric by metric, kDimensions inside
   std::string csv, grid, text;
 };
 RhoTables tabulate_rho(const std::vector<SetSummary>& summary);
@@ -85,7 +85,7 @@ struct Tradeoff {
   nlohmann::ordered_json json;
   std::string text;
 };
-Tradeoff check_tradeoff(const std::vector<clustertwin::igsp::RhoCell>& rho);
+Tradeoff check_tradeoff(const std::vector<clustertwin::models::igsp::RhoCell>& rho);
 
 // study.json: the options, the dense model's scores and every table.
 nlohmann::ordered_json study_json(const real::igsp::StudyOptions& options, const std::string& method,

@@ -8,8 +8,8 @@
 
 namespace clustertwin::experiments::igsp::detail {
 
-using clustertwin::igsp::SeedSummary;
-using clustertwin::igsp::summarise;
+using clustertwin::SeedSummary;
+using clustertwin::summarise;
 using real::igsp::StudyRun;
 
 std::vector<SetSummary> summarise_sets(const std::vector<StudyRun>& runs) {
@@ -54,7 +54,8 @@ Difference welch(const std::vector<double>& a, const std::vector<double>& b) {
   if (va + vb == 0) return d;  // every seed gave the same figure: the interval is that point
   const double df = (va + vb) * (va + vb) / (va * va / (sa.n - 1) + vb * vb / (sb.n - 1));
   const double half =
-      clustertwin::igsp::student_t_quantile(0.975, std::max(1, static_cast<int>(std::floor(df)))) * std::sqrt(va + vb);
+      clustertwin::student_t_quantile(0.975, std::max(1, static_cast<int>(std::floor(df)))) *
+      std::sqrt(va + vb);
   d.low = d.mean - half;
   d.high = d.mean + half;
   return d;

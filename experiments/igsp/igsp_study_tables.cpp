@@ -11,8 +11,8 @@
 namespace clustertwin::experiments::igsp::detail {
 namespace {
 
-using clustertwin::igsp::RhoCell;
-using clustertwin::igsp::SeedSummary;
+using clustertwin::SeedSummary;
+using clustertwin::models::igsp::RhoCell;
 using real::igsp::StudyRun;
 
 // The abstract's figures (../shared/papers/igsp.md), for the printed comparison only.
@@ -54,7 +54,7 @@ std::vector<RhoCell> rho_cells(const std::vector<const SetSummary*>& sources) {
     for (size_t d = 0; d < kDimensions.size(); ++d)
       retention_values[d].push_back(s->retention[d].mean);
   }
-  auto cells = clustertwin::igsp::rho_table(kMetrics, metric_values, kDimensions, retention_values);
+  auto cells = clustertwin::models::igsp::rho_table(kMetrics, metric_values, kDimensions, retention_values);
   if (!cells.is_ok()) fail(cells.status());
   return *cells;
 }
@@ -301,7 +301,7 @@ nlohmann::ordered_json study_json(const real::igsp::StudyOptions& options, const
   j["dense"] = nlohmann::ordered_json::array();
   for (const auto& s : result.dense)
     j["dense"].push_back(
-        {{"dimension", clustertwin::igsp::domain_name(s.domain)}, {"metric", s.metric}, {"value", s.value}});
+        {{"dimension", clustertwin::models::igsp::domain_name(s.domain)}, {"metric", s.metric}, {"value", s.value}});
   j["sets"] = nlohmann::ordered_json::array();
   for (const SetSummary& s : summary)
     j["sets"].push_back(set_json(s));

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "common/hash.h"
+#include "common/statistics.h"
 #include "common/text.h"
-#include "models/igsp/analysis.h"
 #include "real/sis/automaton_task.h"
 #include "real/sis/policy_loss.h"
 
@@ -238,12 +238,12 @@ StatusOr<StabilityStudy> run_stability_study(const StabilityOptions& o, const st
         study.runs.push_back(std::move(run));
         if (progress) progress(++done, total);
       }
-      const igsp::SeedSummary f = igsp::summarise(finals);
+      const SeedSummary f = summarise(finals);
       s.final_success = f.mean;
       // One seed has no interval: NaN here, null in the JSON, '-' in the table.
       s.final_low = f.n >= 2 ? f.low : kNaN;
       s.final_high = f.n >= 2 ? f.high : kNaN;
-      s.best_success = igsp::summarise(bests).mean;
+      s.best_success = summarise(bests).mean;
       s.reached = static_cast<int>(steps.size());
       std::sort(steps.begin(), steps.end());
       s.median_steps = steps.empty() ? kNaN : (steps[(steps.size() - 1) / 2] + steps[steps.size() / 2]) / 2;

@@ -6,54 +6,7 @@
 
 #include "common/statistics.h"
 
-namespace clustertwin::igsp {
-namespace {
-
-// P(T <= t) for t >= 0: 1/2 plus the density's integral over [0, t].
-double student_t_cdf(double t, int df) {
-  const double nu = df;
-  const double log_norm = std::lgamma((nu + 1) / 2) - std::lgamma(nu / 2) - 0.5 * std::log(nu * M_PI);
-  auto density = [&](double x) { return std::exp(log_norm - (nu + 1) / 2 * std::log1p(x * x / nu)); };
-  const int steps = 4000;  // even, for Simpson
-  const double h = t / steps;
-  double sum = density(0) + density(t);
-  for (int i = 1; i < steps; ++i)
-    sum += (i % 2 == 1 ? 4 : 2) * density(i * h);
-  return 0.5 + sum * h / 3;
-}
-
-}  // namespace
-
-double student_t_quantile(double p, int df) {
-  if (p == 0.5) return 0;
-  if (p < 0.5) return -student_t_quantile(1 - p, df);
-  double low = 0, high = 1;
-  while (student_t_cdf(high, df) < p && high < 1e6)
-    high *= 2;
-  for (int i = 0; i < 60; ++i) {
-    const double mid = (low + high) / 2;
-    (student_t_cdf(mid, df) < p ? low : high) = mid;
-  }
-  return (low + high) / 2;
-}
-
-SeedSummary summarise(const std::vector<double>& values, double level) {
-  SeedSummary s;
-  s.n = static_cast<int>(values.size());
-  if (s.n == 0) return s;
-  s.mean = std::accumulate(values.begin(), values.end(), 0.0) / s.n;
-  s.low = s.high = s.mean;
-  if (s.n < 2) return s;
-  double ss = 0;
-  for (double v : values)
-    ss += (v - s.mean) * (v - s.mean);
-  s.sd = std::sqrt(ss / (s.n - 1));
-  const double half = student_t_quantile(0.5 + level / 2, s.n - 1) * s.sd / std::sqrt(static_cast<double>(s.n));
-  s.low = s.mean - half;
-  s.high = s.mean + half;
-  return s;
-}
-
+namespace clustertwin::models::igsp {
 namespace {
 
 // Names and values pair up, every list has a value per source, and the sources are 3..16.
@@ -148,4 +101,4 @@ StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics
   return cells;
 }
 
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

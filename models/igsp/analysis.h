@@ -1,28 +1,17 @@
 #pragma once
 
 // The IGSP study's analysis, apart from the models that produce its numbers:
-// summaries over seeds with Student-t confidence intervals, and the table of
-// Spearman correlations between each calibration-set metric and each
+// the table of Spearman correlations between each calibration-set metric and each
 // dimension's retention over the sources, with exact permutation p-values
 // and Holm's correction over every test in the table.
 
 #include <string>
 #include <vector>
 
+#include "common/statistics.h"
 #include "common/status.h"
 
-namespace clustertwin::igsp {
-
-/// The p-quantile of Student's t with `df` degrees of freedom (p in (0, 1),
-/// df >= 1): bisection on the CDF, integrated by Simpson's rule.
-double student_t_quantile(double p, int df);
-
-struct SeedSummary {
-  int n = 0;
-  double mean = 0, sd = 0;   // sd: the sample standard deviation (0 for n = 1)
-  double low = 0, high = 0;  // the two-sided `level` t-interval of the mean (= mean for n = 1)
-};
-SeedSummary summarise(const std::vector<double>& values, double level = 0.95);
+namespace clustertwin::models::igsp {
 
 /// One cell of the rho table. `defined` is false when the metric (or the
 /// retention) does not vary over the sources, with `why` saying so.
@@ -44,4 +33,4 @@ StatusOr<std::vector<RhoCell>> rho_table(const std::vector<std::string>& metrics
                                          const std::vector<std::string>& dimensions,
                                          const std::vector<std::vector<double>>& retention);
 
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

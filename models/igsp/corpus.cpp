@@ -14,7 +14,7 @@
 #include "common/hash.h"
 #include "common/tar.h"
 
-namespace clustertwin::igsp {
+namespace clustertwin::models::igsp {
 namespace {
 
 // Deterministic draws on every platform: the engine is specified exactly, and
@@ -388,4 +388,4 @@ std::vector<ChoiceItem> commonsense_items(uint64_t seed, int count) {
   return out;
 }
 
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

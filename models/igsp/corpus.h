@@ -27,7 +27,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::igsp {
+namespace clustertwin::models::igsp {
 
 enum class Domain { kGeneral, kCode, kMath, kCommonsense };
 inline constexpr Domain kDomains[] = {Domain::kGeneral, Domain::kCode, Domain::kMath, Domain::kCommonsense};
@@ -100,4 +100,4 @@ std::vector<ChoiceItem> commonsense_items(uint64_t seed, int count);
 /// Whether an arithmetic operand pair is held out (a hash split, ~10%).
 bool heldout_pair(int a, int b, char op);
 
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

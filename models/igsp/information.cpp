@@ -6,7 +6,7 @@
 #include <numeric>
 #include <unordered_set>
 
-namespace clustertwin::igsp {
+namespace clustertwin::models::igsp {
 namespace {
 
 uint32_t gram_at(const std::string& s, size_t i) {
@@ -173,4 +173,4 @@ StatusOr<std::vector<size_t>> select_min_aggregation(const std::vector<std::stri
   return chosen;
 }
 
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

@@ -19,7 +19,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::igsp {
+namespace clustertwin::models::igsp {
 
 struct InformationMetrics {
   double unique_4gram_fraction = 0;
@@ -56,4 +56,4 @@ StatusOr<std::vector<size_t>> select_min_aggregation(const std::vector<std::stri
                                                      const std::vector<double>& perplexity, size_t count, int strata,
                                                      AggregationSign sign);
 
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

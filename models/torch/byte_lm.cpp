@@ -8,7 +8,7 @@
 #include "common/file_io.h"
 #include "models/torch/init.h"
 
-namespace clustertwin::torch_models {
+namespace clustertwin::models::nets {
 namespace {
 
 const char* const kOptionNames[] = {"vocab", "context", "d_model", "layers", "heads", "d_ff"};
@@ -191,4 +191,4 @@ StatusOr<ByteLmCheckpoint> load_byte_lm(const std::string& path) {
   return checkpoint;
 }
 
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::models::nets

@@ -28,7 +28,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::torch_models {
+namespace clustertwin::models::nets {
 
 struct ByteLmOptions {
   int64_t vocab = 256;  // bytes
@@ -127,4 +127,4 @@ struct ByteLmCheckpoint {
 };
 StatusOr<ByteLmCheckpoint> load_byte_lm(const std::string& path);
 
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::models::nets

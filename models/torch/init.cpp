@@ -4,7 +4,7 @@
 
 #include <memory>
 
-namespace clustertwin::torch_models {
+namespace clustertwin::models::nets {
 
 void init_gpt2(torch::nn::Module& model, uint64_t seed, const std::string& model_name) {
   torch::NoGradGuard no_grad;
@@ -30,4 +30,4 @@ void init_gpt2(torch::nn::Module& model, uint64_t seed, const std::string& model
   TORCH_CHECK(initialised == total, model_name, ": ", total - initialised, " parameters have no seeded init");
 }
 
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::models::nets

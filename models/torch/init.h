@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace clustertwin::torch_models {
+namespace clustertwin::models::nets {
 
 inline torch::nn::Linear linear(int64_t in, int64_t out) {
   return torch::nn::Linear(torch::nn::LinearOptions(in, out));
@@ -26,4 +26,4 @@ inline torch::nn::LayerNorm layer_norm(int64_t d) {
 /// `model_name`) if some parameter is left out.
 void init_gpt2(torch::nn::Module& model, uint64_t seed, const std::string& model_name);
 
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::models::nets

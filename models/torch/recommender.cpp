@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-namespace clustertwin::torch_models {
+namespace clustertwin::models::nets {
 namespace {
 
 namespace F = torch::nn::functional;
@@ -220,4 +220,4 @@ StatusOr<torch::nn::AnyModule> make_dense_model(const spec::RecommenderSpec& spe
                                   " is not one of hstu, dlrm");
 }
 
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::models::nets

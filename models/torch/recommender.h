@@ -30,7 +30,7 @@
 #include "common/status.h"
 #include "models/spec/recommender.h"
 
-namespace clustertwin::torch_models {
+namespace clustertwin::models::nets {
 
 // ---------------------------------------------------------------------------
 // DLRM
@@ -175,4 +175,4 @@ HstuDense make_hstu_dense(const HstuDenseOptions& options, uint64_t seed);
 /// and returns logits [B]; InvalidArgument for an unknown family.
 StatusOr<torch::nn::AnyModule> make_dense_model(const spec::RecommenderSpec& spec, uint64_t seed);
 
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::models::nets

@@ -34,9 +34,9 @@
 
 namespace clustertwin::real::flexmarl {
 
-using torch_models::ByteLm;
-using torch_models::ByteLmOptions;
-using torch_models::make_byte_lm;
+using models::nets::ByteLm;
+using models::nets::ByteLmOptions;
+using models::nets::make_byte_lm;
 
 /// One rolled-out, rewarded sample as the trainer sees it.
 struct TrainSample {

@@ -9,7 +9,7 @@
 namespace clustertwin::real::flexmarl {
 namespace {
 
-Status check(const torch_models::ByteLm& model, const std::vector<RolloutRequest>& requests,
+Status check(const models::nets::ByteLm& model, const std::vector<RolloutRequest>& requests,
              const RolloutOptions& options) {
   const int64_t vocab = model->options().vocab, context = model->options().context;
   if (options.topk < 1 || options.topk > vocab) {
@@ -50,7 +50,7 @@ int64_t draw(const at::Tensor& probs, at::Generator& generator) {
 }
 
 // Requests of one prompt length, decoded together.
-void generate_batch(torch_models::ByteLm& model, const std::vector<RolloutRequest>& requests,
+void generate_batch(models::nets::ByteLm& model, const std::vector<RolloutRequest>& requests,
                     const std::vector<size_t>& rows, const RolloutOptions& options, std::vector<RolloutResult>& out) {
   const int64_t b = static_cast<int64_t>(rows.size());
   const int64_t p = static_cast<int64_t>(requests[rows[0]].prompt.size());
@@ -66,7 +66,7 @@ void generate_batch(torch_models::ByteLm& model, const std::vector<RolloutReques
     generators.push_back(at::detail::createCPUGenerator(mix64(options.seed ^ mix64(r.key + 0x51ed27a3ull))));
   }
   const at::Device device = model->parameters().front().device();
-  torch_models::ByteLmImpl::DecodeState state;  // the KV cache, on the device
+  models::nets::ByteLmImpl::DecodeState state;  // the KV cache, on the device
   std::vector<at::Tensor> logsoftmax;           // [B, n, V] chunks, one per decode call, on the device
   at::Tensor input = to_device(prompt, device);
   for (;;) {
@@ -110,7 +110,7 @@ void generate_batch(torch_models::ByteLm& model, const std::vector<RolloutReques
 
 }  // namespace
 
-StatusOr<std::vector<RolloutResult>> generate(torch_models::ByteLm& model, const std::vector<RolloutRequest>& requests,
+StatusOr<std::vector<RolloutResult>> generate(models::nets::ByteLm& model, const std::vector<RolloutRequest>& requests,
                                               const RolloutOptions& options) {
   CT_RETURN_IF_ERROR(check(model, requests, options));
   at::NoGradGuard no_grad;

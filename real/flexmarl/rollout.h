@@ -60,7 +60,7 @@ struct RolloutOptions {
 /// request for an empty prompt, a token outside the vocabulary, a budget
 /// below 1, or a prompt plus budget past the context; for K outside
 /// [1, vocab].
-StatusOr<std::vector<RolloutResult>> generate(torch_models::ByteLm& model, const std::vector<RolloutRequest>& requests,
+StatusOr<std::vector<RolloutResult>> generate(models::nets::ByteLm& model, const std::vector<RolloutRequest>& requests,
                                               const RolloutOptions& options);
 
 }  // namespace clustertwin::real::flexmarl

@@ -17,9 +17,9 @@
 namespace clustertwin::real::flowtrain {
 namespace {
 
-using torch_models::init_gpt2;
-using torch_models::layer_norm;
-using torch_models::linear;
+using models::nets::init_gpt2;
+using models::nets::layer_norm;
+using models::nets::linear;
 
 Status bad(const std::string& what) {
   return Status::invalid_argument(what);

@@ -10,9 +10,9 @@
 namespace clustertwin::real::igsp {
 namespace {
 
-using clustertwin::igsp::AggregationSign;
-using clustertwin::igsp::Domain;
-using clustertwin::igsp::DomainText;
+using clustertwin::models::igsp::AggregationSign;
+using clustertwin::models::igsp::Domain;
+using clustertwin::models::igsp::DomainText;
 
 std::vector<std::string> split_domains(const std::string& name) {
   std::vector<std::string> out(1);
@@ -34,7 +34,7 @@ StatusOr<at::Tensor> source_windows(const std::vector<DomainText>& corpus, const
       return Status::invalid_argument("--calib '" + name + "': an empty calibration source name in the list");
     const std::string* found = nullptr;
     for (const auto& d : corpus) {
-      if (domain == clustertwin::igsp::domain_name(d.domain)) found = &d.train;
+      if (domain == clustertwin::models::igsp::domain_name(d.domain)) found = &d.train;
     }
     if (found == nullptr) {
       return Status::invalid_argument("--calib '" + domain +
@@ -65,7 +65,7 @@ StatusOr<at::Tensor> source_windows(const std::vector<DomainText>& corpus, const
 
 std::vector<std::string> study_source_names() {
   std::vector<std::string> out;
-  const int n = static_cast<int>(std::size(clustertwin::igsp::kDomains));
+  const int n = static_cast<int>(std::size(clustertwin::models::igsp::kDomains));
   for (int size = 1; size <= n; ++size) {
     for (int mask = 1; mask < (1 << n); ++mask) {
       if (__builtin_popcount(static_cast<unsigned>(mask)) != size) continue;
@@ -73,7 +73,7 @@ std::vector<std::string> study_source_names() {
       for (int d = 0; d < n; ++d) {
         if ((mask & (1 << d)) == 0) continue;
         if (!name.empty()) name += "+";
-        name += clustertwin::igsp::domain_name(clustertwin::igsp::kDomains[d]);
+        name += clustertwin::models::igsp::domain_name(clustertwin::models::igsp::kDomains[d]);
       }
       out.push_back(name);
     }
@@ -85,7 +85,7 @@ std::vector<std::string> generated_set_names() {
   return {"mix", "random", "selfcal", "sgs", "igsp", "igsp-repeated", "igsp-unique"};
 }
 
-StatusOr<IgspPool> igsp_pool(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor) {
+StatusOr<IgspPool> igsp_pool(models::nets::ByteLm& model, const SelfGenOptions& generation, int pool_factor) {
   if (pool_factor < 1)
     return Status::invalid_argument("igsp: pool factor " + std::to_string(pool_factor) + " must be >= 1");
   SelfGenOptions options = generation;
@@ -99,21 +99,21 @@ StatusOr<IgspPool> igsp_pool(torch_models::ByteLm& model, const SelfGenOptions& 
 }
 
 StatusOr<at::Tensor> igsp_select(const IgspPool& pool, int64_t samples, int strata, AggregationSign sign) {
-  auto chosen = clustertwin::igsp::select_min_aggregation(sample_texts(pool.candidates), pool.perplexities,
-                                                          static_cast<size_t>(samples), strata, sign);
+  auto chosen = clustertwin::models::igsp::select_min_aggregation(sample_texts(pool.candidates), pool.perplexities,
+                                                                  static_cast<size_t>(samples), strata, sign);
   if (!chosen.is_ok()) return chosen.status();
   std::vector<int64_t> rows(chosen->begin(), chosen->end());
   return pool.candidates.index_select(0, at::tensor(rows, at::TensorOptions().dtype(at::kLong)));
 }
 
-StatusOr<at::Tensor> igsp_set(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor,
+StatusOr<at::Tensor> igsp_set(models::nets::ByteLm& model, const SelfGenOptions& generation, int pool_factor,
                               int strata, AggregationSign sign) {
   auto pool = igsp_pool(model, generation, pool_factor);
   if (!pool.is_ok()) return pool.status();
   return igsp_select(*pool, generation.samples, strata, sign);
 }
 
-StatusOr<std::shared_ptr<const IgspPool>> IgspPoolCache::get(torch_models::ByteLm& model,
+StatusOr<std::shared_ptr<const IgspPool>> IgspPoolCache::get(models::nets::ByteLm& model,
                                                              const SelfGenOptions& generation, int pool_factor) {
   const Key key{generation.seed,  generation.samples, generation.length, generation.t_start,
                 generation.t_end, generation.ramp,    pool_factor};
@@ -149,7 +149,7 @@ size_t IgspPoolCache::size() const {
   return pools_.size();
 }
 
-StatusOr<CalibrationSet> make_calibration_set(const std::string& name, torch_models::ByteLm& model,
+StatusOr<CalibrationSet> make_calibration_set(const std::string& name, models::nets::ByteLm& model,
                                               const std::vector<DomainText>& corpus, const CalibrationSetOptions& o,
                                               IgspPoolCache* igsp_pools) {
   if (o.samples < 1) return Status::invalid_argument("--samples " + std::to_string(o.samples) + ": must be >= 1");

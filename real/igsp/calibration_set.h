@@ -68,8 +68,8 @@ class IgspPoolCache;
 /// candidates from, so that "igsp" and "igsp-unique" with one seed generate
 /// them once. InvalidArgument naming an unknown source or domain, or one
 /// whose text is too short for a sample ("an empty calibration source").
-StatusOr<CalibrationSet> make_calibration_set(const std::string& name, torch_models::ByteLm& model,
-                                              const std::vector<clustertwin::igsp::DomainText>& corpus,
+StatusOr<CalibrationSet> make_calibration_set(const std::string& name, models::nets::ByteLm& model,
+                                              const std::vector<clustertwin::models::igsp::DomainText>& corpus,
                                               const CalibrationSetOptions& options,
                                               IgspPoolCache* igsp_pools = nullptr);
 
@@ -79,16 +79,16 @@ struct IgspPool {
   at::Tensor candidates;
   std::vector<double> perplexities;
 };
-StatusOr<IgspPool> igsp_pool(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor);
+StatusOr<IgspPool> igsp_pool(models::nets::ByteLm& model, const SelfGenOptions& generation, int pool_factor);
 
 /// IGSP's choice of `samples` of the pool's candidates by
 /// igsp::select_min_aggregation; [samples, length] int64.
 StatusOr<at::Tensor> igsp_select(const IgspPool& pool, int64_t samples, int strata,
-                                 clustertwin::igsp::AggregationSign sign);
+                                 clustertwin::models::igsp::AggregationSign sign);
 
 /// IGSP itself: igsp_select of igsp_pool.
-StatusOr<at::Tensor> igsp_set(torch_models::ByteLm& model, const SelfGenOptions& generation, int pool_factor,
-                              int strata, clustertwin::igsp::AggregationSign sign);
+StatusOr<at::Tensor> igsp_set(models::nets::ByteLm& model, const SelfGenOptions& generation, int pool_factor,
+                              int strata, clustertwin::models::igsp::AggregationSign sign);
 
 /// IGSP pools made once and shared: both aggregation signs select from the
 /// same candidates, which cost more than the rest of a study's run. Safe to
@@ -98,7 +98,7 @@ StatusOr<at::Tensor> igsp_set(torch_models::ByteLm& model, const SelfGenOptions&
 class IgspPoolCache {
  public:
   /// The pool igsp_pool(model, generation, pool_factor) makes, or its error.
-  StatusOr<std::shared_ptr<const IgspPool>> get(torch_models::ByteLm& model, const SelfGenOptions& generation,
+  StatusOr<std::shared_ptr<const IgspPool>> get(models::nets::ByteLm& model, const SelfGenOptions& generation,
                                                 int pool_factor);
   /// Pools made so far (errors included).
   size_t size() const;

@@ -15,7 +15,7 @@
 namespace clustertwin::real::igsp {
 namespace {
 
-using clustertwin::igsp::Domain;
+using clustertwin::models::igsp::Domain;
 
 at::Tensor windows_of(const std::string& text, int64_t length, int max_windows) {
   const int64_t n = std::min<int64_t>(max_windows, static_cast<int64_t>(text.size()) / length);
@@ -37,7 +37,7 @@ std::string window_of(const std::string& text, int64_t context) {
 // (the Linears' GEMMs and the per-row norms and softmaxes do not mix rows).
 // `use(i, logits)` gets text i's logits [length, vocab], in no fixed order.
 template <typename Use>
-void forward_by_length(torch_models::ByteLm& model, const std::vector<std::string>& texts, const Use& use) {
+void forward_by_length(models::nets::ByteLm& model, const std::vector<std::string>& texts, const Use& use) {
   constexpr size_t kBatch = 64;  // rows per forward: enough to amortise the per-op overhead
   std::map<size_t, std::vector<size_t>> by_length;
   for (size_t i = 0; i < texts.size(); ++i)
@@ -76,7 +76,7 @@ std::vector<std::string> distinct_texts(const std::vector<std::string>& texts, s
 // checkpoint's folder), or a file of its own.
 struct Listed {
   std::string pack, pack_as_named;  // the pack as found and as the manifest names it; empty: a file
-  clustertwin::igsp::CorpusFile file;
+  clustertwin::models::igsp::CorpusFile file;
 };
 using ListedByDomain = std::map<std::string, std::vector<Listed>>;
 
@@ -119,10 +119,10 @@ Status list_corpus(const nlohmann::json& corpus, const std::string& checkpoint, 
 
 // The corpus read again must be the text trained on: every listed file
 // there, with its size and CRC-32, in the manifest's order, and no other.
-Status check_same_text(const std::vector<clustertwin::igsp::DomainText>& corpus, const ListedByDomain& listed,
+Status check_same_text(const std::vector<clustertwin::models::igsp::DomainText>& corpus, const ListedByDomain& listed,
                        const std::string& checkpoint) {
   for (const auto& have : corpus) {
-    const auto it = listed.find(clustertwin::igsp::domain_name(have.domain));
+    const auto it = listed.find(clustertwin::models::igsp::domain_name(have.domain));
     if (it == listed.end()) continue;
     const std::vector<Listed>& want = it->second;
     for (size_t i = 0; i < want.size(); ++i) {
@@ -147,7 +147,7 @@ Status check_same_text(const std::vector<clustertwin::igsp::DomainText>& corpus,
       }
     }
     if (have.files.size() != want.size()) {
-      return Status::invalid_argument(checkpoint + ": the " + clustertwin::igsp::domain_name(have.domain) +
+      return Status::invalid_argument(checkpoint + ": the " + clustertwin::models::igsp::domain_name(have.domain) +
                                       " corpus has " + std::to_string(have.files.size()) +
                                       " files here where its manifest lists " + std::to_string(want.size()) +
                                       ": not the text trained on");
@@ -158,7 +158,7 @@ Status check_same_text(const std::vector<clustertwin::igsp::DomainText>& corpus,
 
 }  // namespace
 
-std::vector<std::string> greedy_continuations(torch_models::ByteLm& model, const std::vector<std::string>& prompts,
+std::vector<std::string> greedy_continuations(models::nets::ByteLm& model, const std::vector<std::string>& prompts,
                                               int max_bytes) {
   at::NoGradGuard no_grad;
   const int64_t context = model->options().context;
@@ -198,8 +198,8 @@ std::vector<std::string> greedy_continuations(torch_models::ByteLm& model, const
   return out;
 }
 
-std::vector<std::vector<double>> option_scores(torch_models::ByteLm& model,
-                                               const std::vector<clustertwin::igsp::ChoiceItem>& items) {
+std::vector<std::vector<double>> option_scores(models::nets::ByteLm& model,
+                                               const std::vector<clustertwin::models::igsp::ChoiceItem>& items) {
   at::NoGradGuard no_grad;
   const int64_t context = model->options().context;
   struct Option {
@@ -242,8 +242,8 @@ std::vector<std::vector<double>> option_scores(torch_models::ByteLm& model,
   return out;
 }
 
-StatusOr<std::vector<clustertwin::igsp::DomainText>> corpus_for(const std::string& manifest_json,
-                                                                const std::string& checkpoint) {
+StatusOr<std::vector<clustertwin::models::igsp::DomainText>> corpus_for(const std::string& manifest_json,
+                                                                        const std::string& checkpoint) {
   nlohmann::json m;
   try {
     m = nlohmann::json::parse(manifest_json);
@@ -281,12 +281,12 @@ StatusOr<EvalSet> eval_set_for(const std::string& manifest_json, const std::stri
     if (d.domain == Domain::kGeneral) set.general_heldout = d.heldout;
     if (d.domain == Domain::kCode) set.code_heldout = d.heldout;
   }
-  set.arithmetic = clustertwin::igsp::arithmetic_items(seed, items);
-  set.facts = clustertwin::igsp::commonsense_items(seed, items);
+  set.arithmetic = clustertwin::models::igsp::arithmetic_items(seed, items);
+  set.facts = clustertwin::models::igsp::commonsense_items(seed, items);
   return set;
 }
 
-std::vector<DimensionScore> evaluate(torch_models::ByteLm& model, const EvalSet& set, int max_windows) {
+std::vector<DimensionScore> evaluate(models::nets::ByteLm& model, const EvalSet& set, int max_windows) {
   at::NoGradGuard no_grad;
   model->eval();
   std::vector<DimensionScore> out;

@@ -19,8 +19,8 @@ namespace clustertwin::real::igsp {
 /// What the dimensions are scored on.
 struct EvalSet {
   std::string general_heldout, code_heldout;
-  std::vector<clustertwin::igsp::ArithmeticItem> arithmetic;
-  std::vector<clustertwin::igsp::ChoiceItem> facts;
+  std::vector<clustertwin::models::igsp::ArithmeticItem> arithmetic;
+  std::vector<clustertwin::models::igsp::ChoiceItem> facts;
 };
 
 /// The evaluation set of a checkpoint trained by train_byte_lm: its
@@ -33,11 +33,11 @@ StatusOr<EvalSet> eval_set_for(const std::string& manifest_json, const std::stri
 
 /// The training corpus of a checkpoint (its manifest's seed, sizes and
 /// files, checked as eval_set_for checks them).
-StatusOr<std::vector<clustertwin::igsp::DomainText>> corpus_for(const std::string& manifest_json,
-                                                                const std::string& checkpoint);
+StatusOr<std::vector<clustertwin::models::igsp::DomainText>> corpus_for(const std::string& manifest_json,
+                                                                        const std::string& checkpoint);
 
 struct DimensionScore {
-  clustertwin::igsp::Domain domain = clustertwin::igsp::Domain::kGeneral;
+  clustertwin::models::igsp::Domain domain = clustertwin::models::igsp::Domain::kGeneral;
   std::string metric;  // "perplexity" or "accuracy"
   double value = 0;
   int64_t items = 0;  // bytes scored (perplexity) or questions
@@ -48,19 +48,19 @@ struct DimensionScore {
 /// Prompts of one length go through the model together, one byte per step for
 /// all of them, and each answer is the one a prompt gets alone, bit for bit
 /// (tested). Equal prompts are decoded once.
-std::vector<std::string> greedy_continuations(torch_models::ByteLm& model, const std::vector<std::string>& prompts,
+std::vector<std::string> greedy_continuations(models::nets::ByteLm& model, const std::vector<std::string>& prompts,
                                               int max_bytes);
 
 /// For each item and option, the mean log-probability per byte of the option
 /// after the question (the text's last `context` bytes), batched as
 /// greedy_continuations and equal to scoring each option alone. Options that
 /// read the same text (an item asked twice) share one forward of it.
-std::vector<std::vector<double>> option_scores(torch_models::ByteLm& model,
-                                               const std::vector<clustertwin::igsp::ChoiceItem>& items);
+std::vector<std::vector<double>> option_scores(models::nets::ByteLm& model,
+                                               const std::vector<clustertwin::models::igsp::ChoiceItem>& items);
 
 /// The four scores, in kDomains order. `max_windows`: held-out windows of
 /// context bytes per perplexity.
-std::vector<DimensionScore> evaluate(torch_models::ByteLm& model, const EvalSet& set, int max_windows = 64);
+std::vector<DimensionScore> evaluate(models::nets::ByteLm& model, const EvalSet& set, int max_windows = 64);
 
 /// 100 x pruned / dense (accuracy) or dense / pruned (perplexity), per
 /// dimension, and their mean last ("total").

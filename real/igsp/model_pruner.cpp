@@ -51,7 +51,7 @@ StatusOr<PruneMethod> prune_method_from_name(const std::string& name) {
   return Status::invalid_argument("--method '" + name + "': unknown (allowed: sparsegpt, wanda, magnitude)");
 }
 
-StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, const at::Tensor& calibration,
+StatusOr<std::vector<LinearReport>> prune_byte_lm(models::nets::ByteLm& model, const at::Tensor& calibration,
                                                   const ModelPruneOptions& options) {
   CT_RETURN_IF_ERROR(check_bytes(calibration, model->options().context, "calibration set"));
   if (options.batch_size < 1)
@@ -64,7 +64,7 @@ StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, c
     hidden.push_back(model->embed(calibration.slice(0, first, std::min(sequences, first + options.batch_size))));
   std::vector<LinearReport> reports;
   for (size_t b = 0; b < model->blocks().size(); ++b) {
-    torch_models::ByteLmBlock& block = model->blocks()[b];
+    models::nets::ByteLmBlock& block = model->blocks()[b];
     const std::string prefix = "block" + std::to_string(b) + ".";
     std::map<std::string, LinearStats> stats;
     for (const auto& [name, linear] : block->linears()) {
@@ -78,7 +78,7 @@ StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, c
     at::Tensor previous_input;                    // held, so that no later tensor can take its address
     std::string previous_name;
     Status tap_status;
-    const torch_models::LinearTap tap = [&](const std::string& name, const torch::Tensor& input) {
+    const models::nets::LinearTap tap = [&](const std::string& name, const torch::Tensor& input) {
       if (!tap_status.is_ok() || options.method == PruneMethod::kMagnitude) return;
       const bool same = previous_input.defined() && previous_input.is_same(input);
       const auto shared = reads_as.find(name);
@@ -138,7 +138,7 @@ StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, c
 namespace {
 
 // Each row's summed negative log-likelihood of its next bytes, [sequences] double.
-at::Tensor row_nll(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size) {
+at::Tensor row_nll(models::nets::ByteLm& model, const at::Tensor& bytes, int batch_size) {
   at::NoGradGuard no_grad;
   std::vector<at::Tensor> parts;
   for (int64_t first = 0; first < bytes.size(0); first += batch_size) {
@@ -153,13 +153,13 @@ at::Tensor row_nll(torch_models::ByteLm& model, const at::Tensor& bytes, int bat
 
 }  // namespace
 
-double byte_perplexity(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size) {
+double byte_perplexity(models::nets::ByteLm& model, const at::Tensor& bytes, int batch_size) {
   const int64_t count = bytes.size(0) * std::max<int64_t>(0, bytes.size(1) - 1);
   if (count == 0) return 0.0;
   return std::exp(row_nll(model, bytes, batch_size).sum().item<double>() / static_cast<double>(count));
 }
 
-std::vector<double> sample_perplexities(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size) {
+std::vector<double> sample_perplexities(models::nets::ByteLm& model, const at::Tensor& bytes, int batch_size) {
   std::vector<double> out;
   if (bytes.size(0) == 0 || bytes.size(1) < 2) return out;
   const at::Tensor nll = row_nll(model, bytes, batch_size).contiguous();

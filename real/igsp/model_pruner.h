@@ -44,14 +44,14 @@ struct LinearReport {
 /// <= the model's context). InvalidArgument for an empty calibration set,
 /// bytes out of range, sequences longer than the context, or what a layer's
 /// kernel rejects (naming the Linear).
-StatusOr<std::vector<LinearReport>> prune_byte_lm(torch_models::ByteLm& model, const at::Tensor& calibration,
+StatusOr<std::vector<LinearReport>> prune_byte_lm(models::nets::ByteLm& model, const at::Tensor& calibration,
                                                   const ModelPruneOptions& options);
 
 /// exp(mean negative log-likelihood of each next byte) over `bytes`
 /// ([sequences, T], T >= 2), in batches.
-double byte_perplexity(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size = 16);
+double byte_perplexity(models::nets::ByteLm& model, const at::Tensor& bytes, int batch_size = 16);
 
 /// The same per row of `bytes`: one perplexity per sequence.
-std::vector<double> sample_perplexities(torch_models::ByteLm& model, const at::Tensor& bytes, int batch_size = 16);
+std::vector<double> sample_perplexities(models::nets::ByteLm& model, const at::Tensor& bytes, int batch_size = 16);
 
 }  // namespace clustertwin::real::igsp

@@ -12,7 +12,7 @@
 namespace clustertwin::real::igsp {
 namespace {
 
-Status check(const torch_models::ByteLm& model, const SelfGenOptions& o) {
+Status check(const models::nets::ByteLm& model, const SelfGenOptions& o) {
   if (o.samples < 1) return Status::invalid_argument("--samples " + std::to_string(o.samples) + ": must be >= 1");
   if (o.length < 2 || o.length > model->options().context) {
     return Status::invalid_argument("sample length " + std::to_string(o.length) + ": must be in [2, context " +
@@ -24,12 +24,12 @@ Status check(const torch_models::ByteLm& model, const SelfGenOptions& o) {
 }
 
 // Continues every row of `start` ([B, k] int64) to `length` bytes; temperature(t) for position t; 0 is greedy.
-at::Tensor continue_rows(torch_models::ByteLm& model, at::Tensor start, int64_t length,
+at::Tensor continue_rows(models::nets::ByteLm& model, at::Tensor start, int64_t length,
                          const std::function<double(int64_t)>& temperature, at::Generator& generator) {
   at::NoGradGuard no_grad;
   model->eval();
   // Incremental decoding: each new byte costs one position, not the whole prefix again.
-  torch_models::ByteLmImpl::DecodeState state;
+  models::nets::ByteLmImpl::DecodeState state;
   std::vector<at::Tensor> parts = {start};
   at::Tensor logits = model->decode(start, state).select(1, start.size(1) - 1);  // [B, vocab]
   for (int64_t position = start.size(1); position < length; ++position) {
@@ -48,7 +48,7 @@ at::Tensor continue_rows(torch_models::ByteLm& model, at::Tensor start, int64_t 
 
 }  // namespace
 
-StatusOr<at::Tensor> self_cal(torch_models::ByteLm& model, const SelfGenOptions& o) {
+StatusOr<at::Tensor> self_cal(models::nets::ByteLm& model, const SelfGenOptions& o) {
   CT_RETURN_IF_ERROR(check(model, o));
   at::Generator generator = at::detail::createCPUGenerator(o.seed);
   const at::Tensor start = at::full({o.samples, 1}, static_cast<int64_t>('\n'), at::TensorOptions().dtype(at::kLong));
@@ -59,7 +59,7 @@ StatusOr<at::Tensor> self_cal(torch_models::ByteLm& model, const SelfGenOptions&
   return continue_rows(model, start, o.length, temperature, generator);
 }
 
-StatusOr<at::Tensor> sgs(torch_models::ByteLm& model, const std::vector<const std::string*>& sources,
+StatusOr<at::Tensor> sgs(models::nets::ByteLm& model, const std::vector<const std::string*>& sources,
                          const SelfGenOptions& o, int64_t prefix, int candidates_per_sample) {
   CT_RETURN_IF_ERROR(check(model, o));
   if (sources.empty()) return Status::invalid_argument("sgs: an empty calibration source list");

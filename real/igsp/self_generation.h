@@ -28,12 +28,12 @@ struct SelfGenOptions {
 };
 
 /// Self-Cal: `samples` texts of `length` bytes, as [samples, length] int64.
-StatusOr<at::Tensor> self_cal(torch_models::ByteLm& model, const SelfGenOptions& options);
+StatusOr<at::Tensor> self_cal(models::nets::ByteLm& model, const SelfGenOptions& options);
 
 /// SGS: `candidates_per_sample` continuations per kept sample, each from a
 /// prefix of `prefix` bytes drawn from `sources` (concatenated text), sampled
 /// at t_end; the `samples` of lowest perplexity under the model are kept.
-StatusOr<at::Tensor> sgs(torch_models::ByteLm& model, const std::vector<const std::string*>& sources,
+StatusOr<at::Tensor> sgs(models::nets::ByteLm& model, const std::vector<const std::string*>& sources,
                          const SelfGenOptions& options, int64_t prefix = 16, int candidates_per_sample = 2);
 
 }  // namespace clustertwin::real::igsp

@@ -32,8 +32,8 @@ Status check(const StudyOptions& o) {
 }
 
 // Bad set names fail here, before any run: build each once, cheaply, with one sample.
-Status check_set_names(const std::vector<std::string>& sets, torch_models::ByteLm& model,
-                       const std::vector<clustertwin::igsp::DomainText>& corpus,
+Status check_set_names(const std::vector<std::string>& sets, models::nets::ByteLm& model,
+                       const std::vector<clustertwin::models::igsp::DomainText>& corpus,
                        const CalibrationSetOptions& calibration) {
   for (const std::string& name : sets) {
     if (name == "selfcal" || name == "sgs" || name == "igsp" || name == "igsp-repeated" || name == "igsp-unique")
@@ -50,7 +50,7 @@ Status check_set_names(const std::vector<std::string>& sets, torch_models::ByteL
 Status check_dense_scores(const StudyOptions& options, const std::vector<DimensionScore>& dense) {
   for (const DimensionScore& s : dense) {
     if (options.require_dense_scores && (s.items == 0 || s.value <= 0)) {
-      const std::string dimension = clustertwin::igsp::domain_name(s.domain);
+      const std::string dimension = clustertwin::models::igsp::domain_name(s.domain);
       return Status::invalid_argument(
           options.checkpoint + ": " +
           (s.items == 0 ? "nothing held out to score " + dimension + " on"
@@ -64,7 +64,7 @@ Status check_dense_scores(const StudyOptions& options, const std::vector<Dimensi
 // What every run shares, read once.
 struct StudyInputs {
   const StudyOptions& options;
-  const std::vector<clustertwin::igsp::DomainText>& corpus;
+  const std::vector<clustertwin::models::igsp::DomainText>& corpus;
   const EvalSet& eval_set;
   const CalibrationSetOptions& calibration;
   const std::vector<DimensionScore>& dense;
@@ -73,14 +73,14 @@ struct StudyInputs {
 // One run: a fresh copy of the model, calibrated on run.set with run.seed,
 // pruned and scored against the dense model.
 Status calibrate_prune_score(const StudyInputs& in, IgspPoolCache& igsp_pools, StudyRun& run) {
-  auto copy = torch_models::load_byte_lm(in.options.checkpoint);
+  auto copy = models::nets::load_byte_lm(in.options.checkpoint);
   if (!copy.is_ok()) return copy.status();
   CalibrationSetOptions c = in.calibration;
   c.seed = run.seed;
   auto set = make_calibration_set(run.set, copy->model, in.corpus, c, &igsp_pools);
   if (!set.is_ok()) return set.status();
   run.kind = set->kind;
-  auto info = clustertwin::igsp::information_metrics(sample_texts(set->bytes));
+  auto info = clustertwin::models::igsp::information_metrics(sample_texts(set->bytes));
   if (!info.is_ok()) return Status::invalid_argument("calibration set " + run.set + ": " + info.status().message());
   run.information = *info;
   run.dense_perplexity = byte_perplexity(copy->model, set->bytes);
@@ -156,7 +156,7 @@ StatusOr<StudyResult> run_study(const StudyOptions& options,
   const std::vector<std::string> sets = options.sets.empty() ? default_study_sets() : options.sets;
 
   // What every run shares, read once: the corpus, the evaluation set and the dense scores.
-  auto dense = torch_models::load_byte_lm(options.checkpoint);
+  auto dense = models::nets::load_byte_lm(options.checkpoint);
   if (!dense.is_ok()) return dense.status();
   auto corpus = corpus_for(dense->meta_json, options.checkpoint);
   if (!corpus.is_ok()) return corpus.status();

@@ -47,7 +47,7 @@ std::vector<std::string> default_study_sets();
 struct StudyRun {
   std::string set, kind;
   uint64_t seed = 0;
-  clustertwin::igsp::InformationMetrics information;
+  clustertwin::models::igsp::InformationMetrics information;
   double dense_perplexity = 0;  // of the calibration set, under the dense model
   std::vector<DimensionScore> scores;
   std::vector<double> retention;  // per dimension (kDomains order), then the total

@@ -16,8 +16,8 @@
 namespace clustertwin::real::igsp {
 namespace {
 
-using clustertwin::igsp::Domain;
-using clustertwin::igsp::DomainText;
+using clustertwin::models::igsp::Domain;
+using clustertwin::models::igsp::DomainText;
 
 // The windows of step `step`: [batch, context + 1] bytes, each from a domain drawn uniformly.
 at::Tensor batch_of(const std::vector<DomainText>& corpus, uint64_t seed, int64_t step, int64_t batch, int64_t length) {
@@ -41,7 +41,7 @@ double learning_rate(const TrainOptions& o, int64_t step) {
   return o.lr * (0.1 + 0.9 * 0.5 * (1 + std::cos(M_PI * std::min(1.0, progress))));  // cosine to 10%
 }
 
-nlohmann::ordered_json options_json(const torch_models::ByteLmOptions& m) {
+nlohmann::ordered_json options_json(const models::nets::ByteLmOptions& m) {
   return {{"vocab", m.vocab},   {"context", m.context}, {"d_model", m.d_model},
           {"layers", m.layers}, {"heads", m.heads},     {"d_ff", m.d_ff}};
 }
@@ -57,7 +57,7 @@ std::string pack_from_checkpoint(const std::string& pack, const std::string& che
 // from one pack names it once).
 nlohmann::ordered_json domain_json(const DomainText& d, uint64_t seed, const std::string& checkpoint) {
   nlohmann::ordered_json dj;
-  dj["domain"] = clustertwin::igsp::domain_name(d.domain);
+  dj["domain"] = clustertwin::models::igsp::domain_name(d.domain);
   dj["train_bytes"] = d.train.size();
   dj["heldout_bytes"] = d.heldout.size();
   if (d.files.empty()) {
@@ -128,28 +128,29 @@ StatusOr<int64_t> load_state(torch::optim::AdamW& optimizer, const std::string& 
 
 StatusOr<std::vector<DomainText>> training_corpus(const TrainOptions& o) {
   std::vector<DomainText> corpus;
-  for (Domain d : clustertwin::igsp::kDomains) {
+  for (Domain d : clustertwin::models::igsp::kDomains) {
     switch (d) {
       case Domain::kGeneral:
       case Domain::kCode: {
         const std::vector<std::string>& roots = d == Domain::kGeneral ? o.general_roots : o.code_roots;
-        auto text = clustertwin::igsp::system_text(d, roots.empty() ? clustertwin::igsp::default_roots(d) : roots,
-                                                   o.domain_bytes);
+        auto text = clustertwin::models::igsp::system_text(
+            d, roots.empty() ? clustertwin::models::igsp::default_roots(d) : roots, o.domain_bytes);
         if (!text.is_ok()) return text.status();
         corpus.push_back(std::move(*text));
         break;
       }
       case Domain::kMath:
-        corpus.push_back(clustertwin::igsp::math_text(o.seed, o.domain_bytes));
+        corpus.push_back(clustertwin::models::igsp::math_text(o.seed, o.domain_bytes));
         break;
       case Domain::kCommonsense:
-        corpus.push_back(clustertwin::igsp::commonsense_text(o.seed, o.domain_bytes));
+        corpus.push_back(clustertwin::models::igsp::commonsense_text(o.seed, o.domain_bytes));
         break;
     }
     if (corpus.back().train.size() < static_cast<size_t>(o.model.context + 1)) {
-      return Status::invalid_argument(
-          std::string(clustertwin::igsp::domain_name(d)) + " corpus: " + std::to_string(corpus.back().train.size()) +
-          " training bytes, fewer than one window of " + std::to_string(o.model.context + 1));
+      return Status::invalid_argument(std::string(clustertwin::models::igsp::domain_name(d)) +
+                                      " corpus: " + std::to_string(corpus.back().train.size()) +
+                                      " training bytes, fewer than one window of " +
+                                      std::to_string(o.model.context + 1));
     }
   }
   return corpus;
@@ -157,7 +158,7 @@ StatusOr<std::vector<DomainText>> training_corpus(const TrainOptions& o) {
 
 Status relocate_corpus(const std::string& checkpoint, const std::vector<std::string>& general_roots,
                        const std::vector<std::string>& code_roots) {
-  auto c = torch_models::load_byte_lm(checkpoint);
+  auto c = models::nets::load_byte_lm(checkpoint);
   if (!c.is_ok()) return c.status();
   auto old = corpus_for(c->meta_json, checkpoint);  // the text as the manifest names it, checked
   if (!old.is_ok()) return old.status();
@@ -166,19 +167,19 @@ Status relocate_corpus(const std::string& checkpoint, const std::vector<std::str
   for (auto& dj : m.at("corpus")) {
     const DomainText* was = nullptr;
     for (const DomainText& d : *old) {
-      if (clustertwin::igsp::domain_name(d.domain) == dj.at("domain").get<std::string>()) was = &d;
+      if (clustertwin::models::igsp::domain_name(d.domain) == dj.at("domain").get<std::string>()) was = &d;
     }
     if (was == nullptr || (was->domain != Domain::kGeneral && was->domain != Domain::kCode)) continue;
     const std::vector<std::string>& roots = was->domain == Domain::kGeneral ? general_roots : code_roots;
     if (roots.empty()) continue;
-    auto now = clustertwin::igsp::system_text(was->domain, roots, domain_bytes);
+    auto now = clustertwin::models::igsp::system_text(was->domain, roots, domain_bytes);
     if (!now.is_ok()) return now.status().with_context(checkpoint);
     if (now->train != was->train || now->heldout != was->heldout) {
       std::string list;
       for (const std::string& r : roots)
         list += (list.empty() ? "" : ", ") + r;
       return Status::invalid_argument(
-          checkpoint + ": the " + clustertwin::igsp::domain_name(was->domain) + " text of " + list + " (" +
+          checkpoint + ": the " + clustertwin::models::igsp::domain_name(was->domain) + " text of " + list + " (" +
           std::to_string(now->train.size()) + " + " + std::to_string(now->heldout.size()) + " bytes, " +
           std::to_string(now->files.size()) + " files) is not the text its manifest names (" +
           std::to_string(was->train.size()) + " + " + std::to_string(was->heldout.size()) + " bytes, " +
@@ -186,8 +187,8 @@ Status relocate_corpus(const std::string& checkpoint, const std::vector<std::str
     }
     dj = domain_json(*now, seed, checkpoint);
   }
-  CT_RETURN_IF_ERROR(torch_models::save_byte_lm(c->model, m.dump(2), checkpoint));
-  auto written = torch_models::load_byte_lm(checkpoint);
+  CT_RETURN_IF_ERROR(models::nets::save_byte_lm(c->model, m.dump(2), checkpoint));
+  auto written = models::nets::load_byte_lm(checkpoint);
   if (!written.is_ok()) return written.status();
   auto same_bits = [](const at::Tensor& a, const at::Tensor& b) {
     const at::Tensor x = a.contiguous(), y = b.contiguous();
@@ -209,7 +210,7 @@ namespace {
 
 // The options train_byte_lm checks before reading the corpus.
 Status check_train_options(const TrainOptions& o) {
-  CT_RETURN_IF_ERROR(torch_models::check_byte_lm_options(o.model));
+  CT_RETURN_IF_ERROR(models::nets::check_byte_lm_options(o.model));
   if (o.out.empty()) return Status::invalid_argument("--out: give the checkpoint to write");
   if (o.batch < 1) return Status::invalid_argument("--batch " + std::to_string(o.batch) + ": must be >= 1");
   if (!(o.lr > 0)) return Status::invalid_argument("--lr " + std::to_string(o.lr) + ": must be > 0");
@@ -223,9 +224,9 @@ Status check_train_options(const TrainOptions& o) {
 }
 
 // The model to train: the checkpoint at --out when resuming (the model asked for), else a fresh one.
-StatusOr<torch_models::ByteLm> starting_model(const TrainOptions& o) {
+StatusOr<models::nets::ByteLm> starting_model(const TrainOptions& o) {
   if (o.resume) {
-    auto checkpoint = torch_models::load_byte_lm(o.out);
+    auto checkpoint = models::nets::load_byte_lm(o.out);
     if (!checkpoint.is_ok()) return checkpoint.status().with_context("--resume");
     if (options_json(checkpoint->model->options()) != options_json(o.model)) {
       return Status::invalid_argument(o.out + ": its model " + options_json(checkpoint->model->options()).dump() +
@@ -233,12 +234,13 @@ StatusOr<torch_models::ByteLm> starting_model(const TrainOptions& o) {
     }
     return checkpoint->model;
   }
-  return torch_models::make_byte_lm(o.model, o.seed);
+  return models::nets::make_byte_lm(o.model, o.seed);
 }
 
 // One optimiser step on the batch of `step`; its loss before the update.
-double train_step(torch_models::ByteLm& model, torch::optim::AdamW& optimizer,
-                  const std::vector<clustertwin::igsp::DomainText>& corpus, const TrainOptions& o, int64_t step) {
+double train_step(models::nets::ByteLm& model, torch::optim::AdamW& optimizer,
+                  const std::vector<clustertwin::models::igsp::DomainText>& corpus, const TrainOptions& o,
+                  int64_t step) {
   const at::Tensor windows = batch_of(corpus, o.seed, step, o.batch, o.model.context + 1);
   const at::Tensor inputs = windows.slice(1, 0, o.model.context), targets = windows.slice(1, 1);
   for (auto& group : optimizer.param_groups())
@@ -296,7 +298,7 @@ StatusOr<TrainReport> train_byte_lm(const TrainOptions& o, const std::function<v
   int64_t loss_count = 0;
   int64_t step = report.first_step;
   auto checkpoint = [&](double loss) -> Status {
-    CT_RETURN_IF_ERROR(torch_models::save_byte_lm(*model, manifest(o, *corpus, step, loss), o.out));
+    CT_RETURN_IF_ERROR(models::nets::save_byte_lm(*model, manifest(o, *corpus, step, loss), o.out));
     CT_RETURN_IF_ERROR(save_state(optimizer, step, o.out + ".state"));
     ++report.checkpoints;
     last_checkpoint = Clock::now();

@@ -27,7 +27,7 @@
 namespace clustertwin::real::igsp {
 
 struct TrainOptions {
-  torch_models::ByteLmOptions model;
+  models::nets::ByteLmOptions model;
   uint64_t seed = 0;
   int64_t batch = 16;
   double lr = 2e-3;
@@ -45,7 +45,7 @@ struct TrainOptions {
 };
 
 /// The four domains' text as TrainOptions asks for it.
-StatusOr<std::vector<clustertwin::igsp::DomainText>> training_corpus(const TrainOptions& options);
+StatusOr<std::vector<clustertwin::models::igsp::DomainText>> training_corpus(const TrainOptions& options);
 
 struct TrainProgress {
   int64_t step = 0;

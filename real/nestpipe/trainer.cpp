@@ -64,7 +64,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     buffer.patch_enabled = options.patch;
     t->buffer_ = std::make_unique<DualBuffer>(store.dim, buffer);
   }
-  auto model = torch_models::make_dense_model(options.spec, options.seed);
+  auto model = models::nets::make_dense_model(options.spec, options.seed);
   if (!model.is_ok()) return model.status();
   t->model_ = std::move(*model);
   t->model_.ptr()->to(options.device);

@@ -9,7 +9,7 @@
 
 #include "common/statistics.h"
 
-namespace clustertwin::igsp {
+namespace clustertwin::models::igsp {
 namespace {
 
 TEST(AnalysisTest, StudentQuantilesMatchTables) {
@@ -91,4 +91,4 @@ TEST(AnalysisTest, RhoTableRejectsMismatchedLengths) {
 }
 
 }  // namespace
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

@@ -14,7 +14,7 @@
 namespace clustertwin::real::igsp {
 namespace {
 
-torch_models::ByteLm pool_test_lm() {
+models::nets::ByteLm pool_test_lm() {
   return testing::tiny_byte_lm(4);
 }
 
@@ -29,7 +29,7 @@ CalibrationSetOptions pool_test_sets(uint64_t seed) {
 }
 
 TEST(IgspPoolCacheTest, BothSignsSelectFromOnePoolAsTheyDoAlone) {
-  torch_models::ByteLm m = pool_test_lm();
+  models::nets::ByteLm m = pool_test_lm();
   IgspPoolCache cache;
   // Another seed's pool first: a cache that mixed pools up would hand it out below.
   ASSERT_TRUE(make_calibration_set("igsp", m, {}, pool_test_sets(8), &cache).is_ok());
@@ -49,7 +49,7 @@ TEST(IgspPoolCacheTest, BothSignsSelectFromOnePoolAsTheyDoAlone) {
 }
 
 TEST(IgspPoolCacheTest, ThreadsAskingTogetherGetTheOnePool) {
-  torch_models::ByteLm m = pool_test_lm();
+  models::nets::ByteLm m = pool_test_lm();
   IgspPoolCache cache;
   SelfGenOptions g;
   g.samples = 6;
@@ -70,7 +70,7 @@ TEST(IgspPoolCacheTest, ThreadsAskingTogetherGetTheOnePool) {
 }
 
 TEST(IgspPoolCacheTest, APoolThatCannotBeMadeGivesEveryAskerItsError) {
-  torch_models::ByteLm m = pool_test_lm();
+  models::nets::ByteLm m = pool_test_lm();
   IgspPoolCache cache;
   SelfGenOptions g;
   g.samples = 6;
@@ -78,7 +78,7 @@ TEST(IgspPoolCacheTest, APoolThatCannotBeMadeGivesEveryAskerItsError) {
   const std::string why = "sample length 25: must be in [2, context 24]";
   EXPECT_EQ(cache.get(m, g, 3).status().message(), why);
   EXPECT_EQ(cache.get(m, g, 3).status().message(), why);
-  EXPECT_EQ(igsp_set(m, g, 3, 2, clustertwin::igsp::AggregationSign::kRepeated).status().message(), why);
+  EXPECT_EQ(igsp_set(m, g, 3, 2, clustertwin::models::igsp::AggregationSign::kRepeated).status().message(), why);
   EXPECT_EQ(cache.get(m, g, 0).status().message(), "igsp: pool factor 0 must be >= 1");
 }
 

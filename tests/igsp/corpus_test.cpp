@@ -17,7 +17,7 @@
 #include "common/file_io.h"
 #include "tests/common/tar_writer.h"
 
-namespace clustertwin::igsp {
+namespace clustertwin::models::igsp {
 namespace {
 
 TEST(CorpusTest, MathIsDeterministicAndRight) {
@@ -192,4 +192,4 @@ TEST(CorpusTest, SystemTextTakesRootsInTheOrderGiven) {
 }
 
 }  // namespace
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

@@ -26,7 +26,7 @@ TEST(EvaluateTest, ScoresATrainedCheckpointPerDimension) {
   o.max_steps = 30;
   auto trained = train_byte_lm(o, nullptr);
   ASSERT_TRUE(trained.is_ok()) << trained.status().message();
-  auto c = torch_models::load_byte_lm(o.out);
+  auto c = models::nets::load_byte_lm(o.out);
   ASSERT_TRUE(c.is_ok());
   auto set = eval_set_for(c->meta_json, o.out, 20);
   ASSERT_TRUE(set.is_ok()) << set.status().message();
@@ -59,7 +59,7 @@ TEST(EvaluateTest, ScoresATrainedCheckpointPerDimension) {
 }
 
 TEST(EvaluateTest, RetentionTurnsPerplexityAround) {
-  using clustertwin::igsp::Domain;
+  using clustertwin::models::igsp::Domain;
   const std::vector<DimensionScore> dense = {{Domain::kGeneral, "perplexity", 4, 1},
                                              {Domain::kCode, "perplexity", 2, 1},
                                              {Domain::kMath, "accuracy", 0.5, 1},
@@ -85,7 +85,7 @@ at::Tensor bytes_alone(const std::string& text) {
   return out;
 }
 
-std::string greedy_alone(torch_models::ByteLm& model, std::string text, int max_bytes) {
+std::string greedy_alone(models::nets::ByteLm& model, std::string text, int max_bytes) {
   std::string out;
   const size_t context = static_cast<size_t>(model->options().context);
   for (int i = 0; i < max_bytes; ++i) {
@@ -99,7 +99,7 @@ std::string greedy_alone(torch_models::ByteLm& model, std::string text, int max_
   return out;
 }
 
-double option_alone(torch_models::ByteLm& model, const std::string& question, const std::string& option) {
+double option_alone(models::nets::ByteLm& model, const std::string& question, const std::string& option) {
   std::string text = question + option;
   const size_t context = static_cast<size_t>(model->options().context);
   text = text.substr(text.size() > context ? text.size() - context : 0);
@@ -120,14 +120,14 @@ double option_alone(torch_models::ByteLm& model, const std::string& question, co
 // the longer questions slide, and an untrained model's answers run to the
 // 6-byte limit or stop early at a newline.
 TEST(EvaluateTest, BatchedScoresEqualScoringEachItemAlone) {
-  torch_models::ByteLmOptions options;
+  models::nets::ByteLmOptions options;
   options.context = 24;
   options.layers = 2;
-  auto model = torch_models::make_byte_lm(options, 3);
+  auto model = models::nets::make_byte_lm(options, 3);
   ASSERT_TRUE(model.is_ok());
   at::NoGradGuard no_grad;
   (*model)->eval();
-  const auto arithmetic = clustertwin::igsp::arithmetic_items(5, 60);
+  const auto arithmetic = clustertwin::models::igsp::arithmetic_items(5, 60);
   std::vector<std::string> prompts;
   for (const auto& item : arithmetic)
     prompts.push_back(item.prompt);
@@ -135,7 +135,7 @@ TEST(EvaluateTest, BatchedScoresEqualScoringEachItemAlone) {
   ASSERT_EQ(answers.size(), prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i)
     EXPECT_EQ(answers[i], greedy_alone(*model, prompts[i], 6)) << prompts[i];
-  const auto facts = clustertwin::igsp::commonsense_items(5, 40);
+  const auto facts = clustertwin::models::igsp::commonsense_items(5, 40);
   const std::vector<std::vector<double>> scores = option_scores(*model, facts);
   ASSERT_EQ(scores.size(), facts.size());
   for (size_t i = 0; i < facts.size(); ++i) {
@@ -156,13 +156,13 @@ TEST(EvaluateTest, BatchedScoresEqualScoringEachItemAlone) {
 // (the same distinct texts make the same batches), and the held-out sets do
 // repeat themselves (what makes this worth doing).
 TEST(EvaluateTest, RepeatedPromptsAndOptionsAreScoredOnce) {
-  torch_models::ByteLmOptions options;
+  models::nets::ByteLmOptions options;
   options.context = 24;
   options.layers = 2;
-  auto model = torch_models::make_byte_lm(options, 5);
+  auto model = models::nets::make_byte_lm(options, 5);
   ASSERT_TRUE(model.is_ok());
   (*model)->eval();
-  const auto arithmetic = clustertwin::igsp::arithmetic_items(5, 300);
+  const auto arithmetic = clustertwin::models::igsp::arithmetic_items(5, 300);
   std::vector<std::string> prompts, distinct;
   for (const auto& item : arithmetic) {
     prompts.push_back(item.prompt);
@@ -180,8 +180,8 @@ TEST(EvaluateTest, RepeatedPromptsAndOptionsAreScoredOnce) {
     EXPECT_EQ(twice[i], once[d]) << twice_prompts[i];
   }
 
-  const auto facts = clustertwin::igsp::commonsense_items(5, 100);
-  std::vector<clustertwin::igsp::ChoiceItem> doubled = facts;
+  const auto facts = clustertwin::models::igsp::commonsense_items(5, 100);
+  std::vector<clustertwin::models::igsp::ChoiceItem> doubled = facts;
   doubled.insert(doubled.end(), facts.begin(), facts.end());
   const auto single = option_scores(*model, facts);
   const auto repeated = option_scores(*model, doubled);

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace clustertwin::igsp {
+namespace clustertwin::models::igsp {
 namespace {
 
 TEST(InformationTest, HandCountedExample) {
@@ -103,4 +103,4 @@ TEST(InformationTest, SelectionRejectsBadSizes) {
 }
 
 }  // namespace
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

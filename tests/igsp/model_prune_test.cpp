@@ -15,8 +15,8 @@
 namespace clustertwin::real::igsp {
 namespace {
 
-torch_models::ByteLmOptions tiny() {
-  torch_models::ByteLmOptions o;
+models::nets::ByteLmOptions tiny() {
+  models::nets::ByteLmOptions o;
   o.context = 32;
   o.d_model = 64;
   o.layers = 2;
@@ -25,8 +25,8 @@ torch_models::ByteLmOptions tiny() {
   return o;
 }
 
-torch_models::ByteLm model(uint64_t seed = 3) {
-  auto m = torch_models::make_byte_lm(tiny(), seed);
+models::nets::ByteLm model(uint64_t seed = 3) {
+  auto m = models::nets::make_byte_lm(tiny(), seed);
   EXPECT_TRUE(m.is_ok());
   return *m;
 }
@@ -42,7 +42,7 @@ at::Tensor calibration(int64_t sequences, int64_t length) {
   return out;
 }
 
-std::vector<at::Tensor> untouched(torch_models::ByteLm& m) {
+std::vector<at::Tensor> untouched(models::nets::ByteLm& m) {
   std::vector<at::Tensor> out;
   for (const auto& p : m->named_parameters()) {
     const std::string& name = p.key();
@@ -55,7 +55,7 @@ std::vector<at::Tensor> untouched(torch_models::ByteLm& m) {
 
 TEST(ModelPruneTest, EveryBlockLinearReachesTheSparsityAndNothingElseChanges) {
   for (PruneMethod method : {PruneMethod::kSparseGpt, PruneMethod::kWanda, PruneMethod::kMagnitude}) {
-    torch_models::ByteLm m = model();
+    models::nets::ByteLm m = model();
     const std::vector<at::Tensor> before = untouched(m);
     ModelPruneOptions o;
     o.method = method;
@@ -90,20 +90,20 @@ TEST(ModelPruneTest, SharedStatisticsGiveEachLinearItsOwnBits) {
     o.layer.sparsity = 0.5;
     o.batch_size = 5;
     const at::Tensor bytes = calibration(12, 32);
-    torch_models::ByteLm pruned = model(), reference = model();
+    models::nets::ByteLm pruned = model(), reference = model();
     ASSERT_TRUE(prune_byte_lm(pruned, bytes, o).is_ok());
     at::NoGradGuard no_grad;
     std::vector<at::Tensor> hidden;
     for (int64_t first = 0; first < 12; first += 5)
       hidden.push_back(reference->embed(bytes.slice(0, first, std::min<int64_t>(12, first + 5))));
-    for (torch_models::ByteLmBlock& block : reference->blocks()) {
+    for (models::nets::ByteLmBlock& block : reference->blocks()) {
       std::map<std::string, HessianAccumulator> hessians;
       std::map<std::string, ColumnNormAccumulator> norms;
       for (const auto& [name, linear] : block->linears()) {
         hessians.emplace(name, HessianAccumulator(name, linear->weight.size(1)));
         norms.emplace(name, ColumnNormAccumulator(name, linear->weight.size(1)));
       }
-      const torch_models::LinearTap tap = [&](const std::string& name, const torch::Tensor& input) {
+      const models::nets::LinearTap tap = [&](const std::string& name, const torch::Tensor& input) {
         ASSERT_TRUE(hessians.at(name).add(input).is_ok());
         ASSERT_TRUE(norms.at(name).add(input).is_ok());
       };
@@ -132,12 +132,12 @@ TEST(ModelPruneTest, SharedStatisticsGiveEachLinearItsOwnBits) {
 // magnitude, at 50% and 2:4.
 TEST(ModelPruneTest, SparseGptKeepsTheOutputCloserThanMagnitude) {
   const at::Tensor calib = calibration(16, 32);
-  torch_models::ByteLm dense = model();
+  models::nets::ByteLm dense = model();
   at::NoGradGuard no_grad;
   const at::Tensor reference = dense->forward(calib);
   for (bool nm : {false, true}) {
     auto error = [&](PruneMethod method) {
-      torch_models::ByteLm m = model();
+      models::nets::ByteLm m = model();
       ModelPruneOptions o;
       o.method = method;
       o.layer.sparsity = 0.5;
@@ -155,14 +155,14 @@ TEST(ModelPruneTest, SparseGptKeepsTheOutputCloserThanMagnitude) {
 }
 
 TEST(ModelPruneTest, PerplexityOfAnUntrainedModelIsNearTheVocabulary) {
-  torch_models::ByteLm m = model();
+  models::nets::ByteLm m = model();
   const double ppl = byte_perplexity(m, calibration(8, 32), 3);
   EXPECT_GT(ppl, 200);
   EXPECT_LT(ppl, 320);
 }
 
 TEST(ModelPruneTest, BadCalibrationSetsAreOneLine) {
-  torch_models::ByteLm m = model();
+  models::nets::ByteLm m = model();
   ModelPruneOptions o;
   auto message = [&](const at::Tensor& calib) {
     auto r = prune_byte_lm(m, calib, o);

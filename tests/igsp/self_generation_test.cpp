@@ -11,12 +11,12 @@
 namespace clustertwin::real::igsp {
 namespace {
 
-torch_models::ByteLm tiny_lm() {
+models::nets::ByteLm tiny_lm() {
   return testing::tiny_byte_lm(2);
 }
 
 TEST(SelfGenerationTest, SelfCalIsSeededAndGreedyAtZero) {
-  torch_models::ByteLm m = tiny_lm();
+  models::nets::ByteLm m = tiny_lm();
   SelfGenOptions o;
   o.samples = 4;
   o.length = 20;
@@ -36,7 +36,7 @@ TEST(SelfGenerationTest, SelfCalIsSeededAndGreedyAtZero) {
 }
 
 TEST(SelfGenerationTest, SgsKeepsTheLowestPerplexityCandidates) {
-  torch_models::ByteLm m = tiny_lm();
+  models::nets::ByteLm m = tiny_lm();
   const std::string text = "the quick brown fox jumps over the lazy dog and runs far away into the woods";
   SelfGenOptions o;
   o.samples = 3;

@@ -13,7 +13,7 @@
 #include "common/file_io.h"
 #include "models/igsp/corpus.h"
 
-namespace clustertwin::igsp {
+namespace clustertwin::models::igsp {
 namespace {
 
 namespace fs = std::filesystem;
@@ -108,4 +108,4 @@ TEST(ShippedCorpusTest, PacksHoldTheTextTheManifestNames) {
 }
 
 }  // namespace
-}  // namespace clustertwin::igsp
+}  // namespace clustertwin::models::igsp

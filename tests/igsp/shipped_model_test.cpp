@@ -15,7 +15,7 @@ namespace {
 const std::string kData = std::string(CT_SOURCE_DIR) + "/models/igsp/data";
 
 TEST(ShippedModelTest, EmbeddedManifestIsTheShippedOneAndItsCorpusReadsBack) {
-  auto c = torch_models::load_byte_lm(kData + "/byte_lm.pt");
+  auto c = models::nets::load_byte_lm(kData + "/byte_lm.pt");
   ASSERT_TRUE(c.is_ok()) << c.status().message();
   auto shipped = read_file(kData + "/byte_lm.manifest.json");
   ASSERT_TRUE(shipped.is_ok()) << shipped.status().message();

@@ -32,14 +32,14 @@ inline std::string tiny_corpus_root(const std::string& name, int readmes = 1) {
 }
 
 /// An untrained 1-block, 32-wide model (context 24, 2 heads) initialised from `seed`.
-inline torch_models::ByteLm tiny_byte_lm(uint64_t seed) {
-  torch_models::ByteLmOptions o;
+inline models::nets::ByteLm tiny_byte_lm(uint64_t seed) {
+  models::nets::ByteLmOptions o;
   o.context = 24;
   o.d_model = 32;
   o.layers = 1;
   o.heads = 2;
   o.d_ff = 64;
-  auto m = torch_models::make_byte_lm(o, seed);
+  auto m = models::nets::make_byte_lm(o, seed);
   EXPECT_TRUE(m.is_ok());
   return *m;
 }

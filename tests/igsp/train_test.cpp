@@ -29,7 +29,7 @@ std::string root(const std::string& name) {
 }
 
 std::vector<at::Tensor> params(const std::string& path) {
-  auto c = torch_models::load_byte_lm(path);
+  auto c = models::nets::load_byte_lm(path);
   EXPECT_TRUE(c.is_ok()) << c.status().message();
   return c.is_ok() ? c->model->parameters() : std::vector<at::Tensor>{};
 }
@@ -67,7 +67,7 @@ TEST(TrainTest, LossFallsAndResumingEndsWhereAnUninterruptedRunEnds) {
     EXPECT_TRUE(at::equal(pa[i], pb[i])) << "parameter " << i;
 
   // The checkpoint's manifest names the corpus.
-  auto c = torch_models::load_byte_lm(a);
+  auto c = models::nets::load_byte_lm(a);
   ASSERT_TRUE(c.is_ok());
   const auto manifest = nlohmann::json::parse(c->meta_json);
   EXPECT_EQ(manifest.at("step"), 60);
@@ -109,7 +109,7 @@ TEST(TrainTest, RelocatingTheCorpusIntoPacksKeepsTheTextAndTheWeights) {
 
   const Status moved = relocate_corpus(model, {packs + "/general.tar"}, {packs + "/code.tar.gz"});
   ASSERT_TRUE(moved.is_ok()) << moved.message();
-  auto c = torch_models::load_byte_lm(model);
+  auto c = models::nets::load_byte_lm(model);
   ASSERT_TRUE(c.is_ok());
   const auto m = nlohmann::json::parse(c->meta_json);
   EXPECT_EQ(m.at("corpus")[0].at("pack"), "ct_relocate_corpus/general.tar");  // relative to the checkpoint's folder

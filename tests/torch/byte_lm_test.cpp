@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-namespace clustertwin::torch_models {
+namespace clustertwin::models::nets {
 namespace {
 
 ByteLmOptions tiny() {
@@ -140,4 +140,4 @@ TEST(ByteLmTest, BadCheckpointsAndOptionsAreOneLine) {
 }
 
 }  // namespace
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::models::nets

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace clustertwin::torch_models {
+namespace clustertwin::models::nets {
 namespace {
 
 spec::RecommenderSpec shipped(const std::string& name) {
@@ -325,4 +325,4 @@ TEST(HstuBlockTest, EarlierPositionsDoChangeLaterOutputs) {
 }
 
 }  // namespace
-}  // namespace clustertwin::torch_models
+}  // namespace clustertwin::models::nets
