@@ -25,6 +25,23 @@ SimOptions JobFrame::apply(SimOptions options) const {
   return options;
 }
 
+Status JobFrame::check_first_step_warms_up(cluster::FieldReader& entry, std::string_view system) const {
+  if (warmup < 0 && drain < 0) return Status::ok();
+  return entry.error(warmup >= 0 ? "warmup" : "drain", "a " + std::string(system) +
+                                                           " job warms up with its first step and has no drain: give "
+                                                           "only steps (>= 2)");
+}
+
+SimOptions JobFrame::first_step_warmup_options(int steps) const {
+  SimOptions options;
+  options.workers = workers;
+  options.seed = seed;
+  options.steps = steps;
+  options.warmup_steps = 1;
+  options.drain_steps = 0;
+  return options;
+}
+
 StatusOr<SimResult> run_alone(const TwinJob& job, const cluster::ClusterProfile& profile) {
   const auto wall_start = std::chrono::steady_clock::now();
   const int workers = job.options().workers;

@@ -87,6 +87,13 @@ struct JobFrame {
   /// `options` with the frame's workers, seed and steps (those it gives)
   /// and, on a shared fabric, no collective shortcut.
   SimOptions apply(SimOptions options) const;
+  /// For a twin whose first step is its warm-up and that has no drain
+  /// (FlowTrain's, FlexMARL's): an error naming warmup or drain, through
+  /// `entry`, when the frame gives either.
+  Status check_first_step_warms_up(cluster::FieldReader& entry, std::string_view system) const;
+  /// The options of such a twin's job: the frame's workers and seed,
+  /// `steps`, one warm-up step, no drain.
+  SimOptions first_step_warmup_options(int steps) const;
 };
 
 /// A system's twin, found through the registry.

@@ -150,10 +150,7 @@ class FlexMarlTwin : public Twin {
 
   StatusOr<std::shared_ptr<const TwinSettings>> read_settings(FieldReader& entry,
                                                               const JobFrame& frame) const override {
-    if (frame.warmup >= 0 || frame.drain >= 0) {
-      return entry.error(frame.warmup >= 0 ? "warmup" : "drain",
-                         "a flexmarl job warms up with its first step and has no drain: give only steps (>= 2)");
-    }
+    CT_RETURN_IF_ERROR(frame.check_first_step_warms_up(entry, "flexmarl"));
     if (frame.steps == 1) return entry.error("steps", "1 must be >= 2 (the first step is warm-up)");
     auto s = std::make_shared<FlexMarlJobSettings>();
     std::string framework(models::flexmarl::framework_name(s->framework));
@@ -187,14 +184,8 @@ class FlexMarlTwin : public Twin {
     auto d = deployment(settings, profile, frame);
     if (!d.is_ok()) return d.status();
     const FlexMarlSetup setup = job_setup(s, frame);
-    SimOptions options;
-    options.workers = frame.workers;
-    options.seed = frame.seed;
-    options.steps = setup.steps;
-    options.warmup_steps = 1;  // its first step
-    options.drain_steps = 0;
-    return std::unique_ptr<TwinJob>(
-        std::make_unique<FlexMarlTwinJob>(setup, profile, std::move(options), s.framework, std::move(d).value()));
+    return std::unique_ptr<TwinJob>(std::make_unique<FlexMarlTwinJob>(
+        setup, profile, frame.first_step_warmup_options(setup.steps), s.framework, std::move(d).value()));
   }
 
  private:

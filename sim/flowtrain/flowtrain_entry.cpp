@@ -102,10 +102,7 @@ class FlowTrainTwin : public Twin {
 
   StatusOr<std::shared_ptr<const TwinSettings>> read_settings(FieldReader& entry,
                                                               const JobFrame& frame) const override {
-    if (frame.warmup >= 0 || frame.drain >= 0) {
-      return entry.error(frame.warmup >= 0 ? "warmup" : "drain",
-                         "a flowtrain job warms up with its first step and has no drain: give only steps (>= 2)");
-    }
+    CT_RETURN_IF_ERROR(frame.check_first_step_warms_up(entry, "flowtrain"));
     auto s = std::make_shared<FlowTrainJobSettings>();
     CT_RETURN_IF_ERROR(read_mode(entry, &s->mode));
     CT_RETURN_IF_ERROR(read_setup(entry, &s->setup));
@@ -128,14 +125,8 @@ class FlowTrainTwin : public Twin {
     const FlowTrainSetup setup = job_setup(s, frame);
     auto job = FlowTrainJob::prepare(setup, profile, s.mode, job_setting_name(frame));
     if (!job.is_ok()) return job.status();
-    SimOptions options;
-    options.workers = frame.workers;
-    options.seed = frame.seed;
-    options.steps = setup.steps;
-    options.warmup_steps = 1;  // its first step
-    options.drain_steps = 0;
-    return std::unique_ptr<TwinJob>(
-        std::make_unique<FlowTrainTwinJob>(std::move(job).value(), std::move(options), profile.name));
+    return std::unique_ptr<TwinJob>(std::make_unique<FlowTrainTwinJob>(
+        std::move(job).value(), frame.first_step_warmup_options(setup.steps), profile.name));
   }
 };
 
