@@ -58,7 +58,8 @@ Status parse_fidelity(const std::string& text, sim::Fidelity* fidelity, bool* au
   return Status::ok();
 }
 
-Status run_collective(const SimArgs& a) {
+// The benchmark's options from the flags: the collective, its algorithm, sizes, workers and fidelity.
+StatusOr<sim::CollectiveBenchOptions> collective_options(const SimArgs& a) {
   sim::CollectiveBenchOptions o;
   auto op = models::collective_op_from_name(a.op);
   if (!op || *op == models::CollectiveOp::kRecv) {
@@ -84,6 +85,35 @@ Status run_collective(const SimArgs& a) {
   bool automatic = false;
   CT_RETURN_IF_ERROR(parse_fidelity(a.fidelity, &o.fidelity, &automatic));
   if (automatic) o.fidelity = o.workers <= sim::kStepFidelityMaxWorkers ? sim::Fidelity::kStep : sim::Fidelity::kFlow;
+  return o;
+}
+
+// The collective's rows as JSON: the benchmark's settings, then one object per size.
+std::string collective_json(const SimArgs& a, const sim::CollectiveBenchOptions& o, const std::string& algo,
+                            const std::string& platform, const std::vector<sim::CollectiveBenchRow>& rows) {
+  std::string out = "{\"op\":\"" + a.op + "\",\"algorithm\":\"" + algo + "\",\"workers\":" + std::to_string(o.workers) +
+                    ",\"platform\":";
+  traces::append_json_string(&out, platform);
+  out += ",\"fidelity\":\"" + std::string(sim::fidelity_name(o.fidelity)) + "\",\"rows\":[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    out += i > 0 ? ",{\"bytes\":" : "{\"bytes\":";
+    traces::append_json_int(&out, r.bytes);
+    out += ",\"time_us\":";
+    traces::append_json_number(&out, r.time_s * 1e6);
+    out += ",\"algbw_gbps\":";
+    traces::append_json_number(&out, r.algbw_gbps);
+    out += ",\"busbw_gbps\":";
+    traces::append_json_number(&out, r.busbw_gbps);
+    out += "}";
+  }
+  return out + "]}\n";
+}
+
+Status run_collective(const SimArgs& a) {
+  auto options = collective_options(a);
+  if (!options.is_ok()) return options.status();
+  const sim::CollectiveBenchOptions& o = *options;
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   auto rows = sim::bench_collective(o, *profile);
@@ -100,25 +130,7 @@ Status run_collective(const SimArgs& a) {
     }
     CT_RETURN_IF_ERROR(write_output(a.csv, csv));
   }
-  if (a.json) {
-    std::string out = "{\"op\":\"" + a.op + "\",\"algorithm\":\"" + algo +
-                      "\",\"workers\":" + std::to_string(o.workers) + ",\"platform\":";
-    traces::append_json_string(&out, profile->name);
-    out += ",\"fidelity\":\"" + std::string(sim::fidelity_name(o.fidelity)) + "\",\"rows\":[";
-    for (size_t i = 0; i < rows->size(); ++i) {
-      const auto& r = (*rows)[i];
-      out += i > 0 ? ",{\"bytes\":" : "{\"bytes\":";
-      traces::append_json_int(&out, r.bytes);
-      out += ",\"time_us\":";
-      traces::append_json_number(&out, r.time_s * 1e6);
-      out += ",\"algbw_gbps\":";
-      traces::append_json_number(&out, r.algbw_gbps);
-      out += ",\"busbw_gbps\":";
-      traces::append_json_number(&out, r.busbw_gbps);
-      out += "}";
-    }
-    return write_output("-", out + "]}\n");
-  }
+  if (a.json) return write_output("-", collective_json(a, o, algo, profile->name, *rows));
   std::printf("# clustertwin sim collective: %s (%s), %d workers on %s, fidelity %s\n", a.op.c_str(), algo.c_str(),
               o.workers, profile->name.c_str(), std::string(sim::fidelity_name(o.fidelity)).c_str());
   std::printf("# %14s %14s %12s %12s\n", "size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)");
@@ -129,28 +141,36 @@ Status run_collective(const SimArgs& a) {
   return Status::ok();
 }
 
+// --scale-compute: every compute task's FLOPs times the factor. Returns the header's lines.
+StatusOr<std::string> scale_plan_compute(const SimArgs& a, const cluster::ClusterProfile& profile, models::Plan* plan) {
+  if (!std::isfinite(a.scale_compute) || a.scale_compute <= 0) {
+    return Status::invalid_argument("--scale-compute " + format_number("%g", a.scale_compute) +
+                                    ": must be a positive number");
+  }
+  auto scaled = models::scale_compute(*plan, a.scale_compute, a.plan_file);
+  if (!scaled.is_ok()) return scaled.status();
+  *plan = std::move(scaled).value();
+  int fixed = 0;  // compute tasks whose cost ignores FLOPs
+  for (const models::Task& t : plan->tasks) {
+    auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
+    fixed += t.kind == models::TaskKind::kCompute && cost != profile.costs.end() && cost->second.flop_rate <= 0;
+  }
+  std::string said = "# compute scaled by " + traces::json_number(a.scale_compute) + " (FLOPs of every compute task)\n";
+  if (fixed > 0) {
+    said += "# note: " + std::to_string(fixed) + " compute task(s) are priced by a measured time alone (cost " +
+            "keys without a FLOP rate) and keep it\n";
+  }
+  return said;
+}
+
 // The what-if transformations sim plan applies before it runs the plan:
 // --scale-compute, then --data-parallel. Returns what it did, for the table's header.
 StatusOr<std::string> transform_plan(const SimArgs& a, const cluster::ClusterProfile& profile, models::Plan* plan) {
   std::string said;
   if (a.scale_compute != 1) {
-    if (!std::isfinite(a.scale_compute) || a.scale_compute <= 0) {
-      return Status::invalid_argument("--scale-compute " + format_number("%g", a.scale_compute) +
-                                      ": must be a positive number");
-    }
-    auto scaled = models::scale_compute(*plan, a.scale_compute, a.plan_file);
+    auto scaled = scale_plan_compute(a, profile, plan);
     if (!scaled.is_ok()) return scaled.status();
-    *plan = std::move(scaled).value();
-    int fixed = 0;  // compute tasks whose cost ignores FLOPs
-    for (const models::Task& t : plan->tasks) {
-      auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
-      fixed += t.kind == models::TaskKind::kCompute && cost != profile.costs.end() && cost->second.flop_rate <= 0;
-    }
-    said += "# compute scaled by " + traces::json_number(a.scale_compute) + " (FLOPs of every compute task)\n";
-    if (fixed > 0) {
-      said += "# note: " + std::to_string(fixed) + " compute task(s) are priced by a measured time alone (cost " +
-              "keys without a FLOP rate) and keep it\n";
-    }
+    said += *scaled;
   }
   if (!a.data_parallel) return said;
   models::DataParallelOptions o;
@@ -197,6 +217,40 @@ StatusOr<std::string> transform_plan(const SimArgs& a, const cluster::ClusterPro
   return said;
 }
 
+// The rows as CSV, one per worker count.
+std::string plan_csv(const std::vector<sim::SimResult>& results) {
+  std::string csv = "system,variant,platform,workers,fidelity,step_time_s,compute_s,comm_s,exposed_comm_s,mfu,wall_s\n";
+  for (const auto& r : results) {
+    csv += r.system + "," + r.variant + "," + r.platform + "," + std::to_string(r.workers) + "," +
+           std::string(sim::fidelity_name(r.fidelity)) + "," + traces::json_number(r.step_time_s) + "," +
+           traces::json_number(r.compute_s) + "," + traces::json_number(r.comm_s) + "," +
+           traces::json_number(r.exposed_comm_s) + "," + traces::json_number(r.mfu) + "," +
+           traces::json_number(r.wall_s) + "\n";
+  }
+  return csv;
+}
+
+// The table: a row per worker count and, for one count, each stream's utilisation.
+void print_plan_table(const SimArgs& a, const models::Plan& plan, const std::string& platform,
+                      const std::string& transformed, const std::vector<sim::SimResult>& results) {
+  std::printf("# clustertwin sim plan: %s/%s on %s\n", plan.system.c_str(), plan.variant.c_str(), platform.c_str());
+  std::printf("%s", transformed.c_str());
+  std::printf("# %8s %9s %14s %12s %12s %16s %8s %10s\n", "workers", "fidelity", "step (ms)", "compute (ms)",
+              "comm (ms)", "exposed comm (ms)", "MFU", "wall (s)");
+  for (const auto& r : results) {
+    std::printf("  %8d %9s %14.3f %12.3f %12.3f %16.3f %7.1f%% %10.2f\n", r.workers,
+                std::string(sim::fidelity_name(r.fidelity)).c_str(), r.step_time_s * 1e3, r.compute_s * 1e3,
+                r.comm_s * 1e3, r.exposed_comm_s * 1e3, r.mfu * 100, r.wall_s);
+  }
+  if (results.size() == 1) {
+    std::printf("# per stream: ");
+    for (const auto& s : results[0].streams)
+      std::printf("%s %.1f%% busy  ", s.stream.c_str(), s.utilization * 100);
+    std::printf("\n");
+  }
+  if (!a.trace_out.empty()) std::printf("# trace: %s (open in https://ui.perfetto.dev)\n", a.trace_out.c_str());
+}
+
 Status run_plan(const SimArgs& a) {
   auto plan = models::read_plan(a.plan_file);
   if (!plan.is_ok()) return plan.status();
@@ -227,66 +281,20 @@ Status run_plan(const SimArgs& a) {
     if (!r.is_ok()) return r.status().with_context(a.plan_file);
     results.push_back(std::move(r).value());
   }
-  if (!a.csv.empty()) {
-    std::string csv =
-        "system,variant,platform,workers,fidelity,step_time_s,compute_s,comm_s,exposed_comm_s,mfu,wall_s\n";
-    for (const auto& r : results) {
-      csv += r.system + "," + r.variant + "," + r.platform + "," + std::to_string(r.workers) + "," +
-             std::string(sim::fidelity_name(r.fidelity)) + "," + traces::json_number(r.step_time_s) + "," +
-             traces::json_number(r.compute_s) + "," + traces::json_number(r.comm_s) + "," +
-             traces::json_number(r.exposed_comm_s) + "," + traces::json_number(r.mfu) + "," +
-             traces::json_number(r.wall_s) + "\n";
-    }
-    CT_RETURN_IF_ERROR(write_output(a.csv, csv));
-  }
+  if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, plan_csv(results)));
   if (a.json) {
     std::string out = "{\"rows\":[";
     for (size_t i = 0; i < results.size(); ++i)
       out += (i > 0 ? "," : "") + sim::sim_result_to_json(results[i]);
     return write_output("-", out + "]}\n");
   }
-  std::printf("# clustertwin sim plan: %s/%s on %s\n", plan->system.c_str(), plan->variant.c_str(),
-              profile->name.c_str());
-  std::printf("%s", transformed->c_str());
-  std::printf("# %8s %9s %14s %12s %12s %16s %8s %10s\n", "workers", "fidelity", "step (ms)", "compute (ms)",
-              "comm (ms)", "exposed comm (ms)", "MFU", "wall (s)");
-  for (const auto& r : results) {
-    std::printf("  %8d %9s %14.3f %12.3f %12.3f %16.3f %7.1f%% %10.2f\n", r.workers,
-                std::string(sim::fidelity_name(r.fidelity)).c_str(), r.step_time_s * 1e3, r.compute_s * 1e3,
-                r.comm_s * 1e3, r.exposed_comm_s * 1e3, r.mfu * 100, r.wall_s);
-  }
-  if (results.size() == 1) {
-    std::printf("# per stream: ");
-    for (const auto& s : results[0].streams)
-      std::printf("%s %.1f%% busy  ", s.stream.c_str(), s.utilization * 100);
-    std::printf("\n");
-  }
-  if (!a.trace_out.empty()) std::printf("# trace: %s (open in https://ui.perfetto.dev)\n", a.trace_out.c_str());
+  print_plan_table(a, *plan, profile->name, *transformed, results);
   return Status::ok();
 }
 
-}  // namespace
-
-StatusOr<std::vector<int>> parse_workers(const std::string& text) {
-  std::vector<int> out;
-  for (const std::string& item : split_commas(text)) {
-    char* end = nullptr;
-    const long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 1 || value > (1 << 20)) {
-      return Status::invalid_argument("--workers '" + text + "': '" + item +
-                                      "' is not a worker count (a positive integer; several as 128,256,512)");
-    }
-    out.push_back(static_cast<int>(value));
-  }
-  return out;
-}
-
-void add_sim_command(CLI::App& app, Action* action) {
-  auto a = std::make_shared<SimArgs>();
-  CLI::App* sim = app.add_subcommand("sim", "Run the twin (SimGrid): collectives, hand-written plans, systems");
-  sim->require_subcommand(1, 1);
-
-  CLI::App* coll = sim->add_subcommand(
+// sim collective: its flags, into the shared arguments.
+void add_collective_command(CLI::App& sim, const std::shared_ptr<SimArgs>& a, Action* action) {
+  CLI::App* coll = sim.add_subcommand(
       "collective",
       "Simulate one collective at a range of sizes and print nccl-tests columns (size, time, algbw, busbw; "
       "GB = 1e9 bytes; busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for allgather, reducescatter and alltoall, "
@@ -310,8 +318,11 @@ void add_sim_command(CLI::App& app, Action* action) {
   coll->add_flag("--json", a->json, "Print JSON instead of the table");
   coll->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   coll->callback([a, action] { *action = [a] { return run_collective(*a); }; });
+}
 
-  CLI::App* plan = sim->add_subcommand(
+// sim plan: its flags, the what-if transformations' among them.
+void add_plan_command(CLI::App& sim, const std::shared_ptr<SimArgs>& a, Action* action) {
+  CLI::App* plan = sim.add_subcommand(
       "plan",
       "Run a hand-written step plan (JSON, see models/plan/README.md) on a platform and report step time, "
       "compute, communication, exposed communication, MFU and per-stream utilisation");
@@ -363,6 +374,31 @@ void add_sim_command(CLI::App& app, Action* action) {
   plan->add_option("--parallel", a->parallel, "Simulations run at once, each in its own process (default: cores)")
       ->check(CLI::Range(1, 256));
   plan->callback([a, action] { *action = [a] { return run_plan(*a); }; });
+}
+
+}  // namespace
+
+StatusOr<std::vector<int>> parse_workers(const std::string& text) {
+  std::vector<int> out;
+  for (const std::string& item : split_commas(text)) {
+    char* end = nullptr;
+    const long value = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || value < 1 || value > (1 << 20)) {
+      return Status::invalid_argument("--workers '" + text + "': '" + item +
+                                      "' is not a worker count (a positive integer; several as 128,256,512)");
+    }
+    out.push_back(static_cast<int>(value));
+  }
+  return out;
+}
+
+void add_sim_command(CLI::App& app, Action* action) {
+  auto a = std::make_shared<SimArgs>();
+  CLI::App* sim = app.add_subcommand("sim", "Run the twin (SimGrid): collectives, hand-written plans, systems");
+  sim->require_subcommand(1, 1);
+
+  add_collective_command(*sim, a, action);
+  add_plan_command(*sim, a, action);
 
 #define CT_SYSTEM(name, title) add_sim_##name##_command(*sim, action);
 #include "common/systems.def"

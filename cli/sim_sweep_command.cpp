@@ -43,62 +43,59 @@ struct MergeArgs {
   bool allow_missing = false;
 };
 
-Status run_sweep(const SweepArgs& a) {
-  sim::mix::SweepSpec spec;
-  spec.mixes = a.mixes;
+// The sweep's mixes, placements and seeds, and the shard this task runs, from the flags.
+Status parse_sweep(const SweepArgs& a, sim::mix::SweepSpec* spec, sim::mix::Shard* shard) {
+  spec->mixes = a.mixes;
   auto placements = parse_placement_list(a.placements);
   if (!placements.is_ok()) return placements.status();
-  spec.placements = std::move(placements).value();
+  spec->placements = std::move(placements).value();
   auto seeds = parse_seed_list(a.seeds);
   if (!seeds.is_ok()) return seeds.status();
-  spec.seeds = std::move(seeds).value();
-  sim::mix::Shard shard;
+  spec->seeds = std::move(seeds).value();
   if (!a.shard.empty()) {
     auto s = parse_shard(a.shard);
     if (!s.is_ok()) return s.status();
-    shard = *s;
+    *shard = *s;
   } else if (a.shard_from_env) {
     auto s = shard_from_env([](const char* name) { return std::getenv(name); });
     if (!s.is_ok()) return s.status();
-    shard = *s;
+    *shard = *s;
   }
+  return Status::ok();
+}
 
-  // Every mix is read and checked before any point runs: a bad file stops the task at once.
-  std::vector<sim::mix::MixSpec> mixes;
-  std::vector<cluster::ClusterProfile> profiles;
-  for (const std::string& file : spec.mixes) {
+// Every mix is read and checked before any point runs: a bad file stops the task at once.
+Status read_sweep_mixes(const std::vector<std::string>& files, std::vector<sim::mix::MixSpec>* mixes,
+                        std::vector<cluster::ClusterProfile>* profiles) {
+  for (const std::string& file : files) {
     auto mix = sim::mix::read_mix(file);
     if (!mix.is_ok()) return mix.status();
     auto profile = cluster::load_cluster_profile(mix->profile);
     if (!profile.is_ok()) return profile.status().with_context(file + ": field 'profile'");
     CT_RETURN_IF_ERROR(sim::mix::check_mix(*mix, *profile));
-    mixes.push_back(std::move(mix).value());
-    profiles.push_back(std::move(profile).value());
+    mixes->push_back(std::move(mix).value());
+    profiles->push_back(std::move(profile).value());
   }
-  auto id = sim::mix::sweep_id(spec, mixes);
-  if (!id.is_ok()) return id.status();
-  std::error_code ec;
-  std::filesystem::create_directories(a.out, ec);
-  if (ec) return Status::invalid_argument("--out " + a.out + ": cannot create the folder: " + ec.message());
+  return Status::ok();
+}
 
-  std::vector<sim::mix::SweepPoint> points = sim::mix::shard_points(spec, shard);
-  std::printf("# sweep %s: %zu points (%zu mixes x %zu placements x %zu seeds); shard %d/%d runs %zu of them into %s\n",
-              id->c_str(), spec.points(), spec.mixes.size(), spec.placements.size(), spec.seeds.size(), shard.index,
-              shard.count, points.size(), a.out.c_str());
-  if (a.resume) {
-    // A point whose file is there, of this sweep, is done; anything else there is run and replaced.
-    const size_t before = points.size();
-    std::erase_if(points, [&](const sim::mix::SweepPoint& p) {
-      const std::string path = a.out + "/" + sim::mix::point_file_name(p.index);
-      std::error_code exists_ec;
-      if (!std::filesystem::exists(path, exists_ec)) return false;
-      auto done = sim::mix::read_sweep_point(path);
-      return done.is_ok() && done->id == *id && done->result.point.index == p.index;
-    });
-    std::printf("# --resume: %zu of them done already, %zu to run\n", before - points.size(), points.size());
-  }
-  std::fflush(stdout);
-  // Points side by side, each mix's simulations sharing what is left of --parallel.
+// --resume: a point whose file is there, of this sweep, is done; anything else there is run and replaced.
+void drop_done_points(const std::string& out, const std::string& id, std::vector<sim::mix::SweepPoint>* points) {
+  const size_t before = points->size();
+  std::erase_if(*points, [&](const sim::mix::SweepPoint& p) {
+    const std::string path = out + "/" + sim::mix::point_file_name(p.index);
+    std::error_code exists_ec;
+    if (!std::filesystem::exists(path, exists_ec)) return false;
+    auto done = sim::mix::read_sweep_point(path);
+    return done.is_ok() && done->id == id && done->result.point.index == p.index;
+  });
+  std::printf("# --resume: %zu of them done already, %zu to run\n", before - points->size(), points->size());
+}
+
+// Points side by side, each mix's simulations sharing what is left of --parallel; each writes its file.
+Status run_points(const SweepArgs& a, const std::string& id, const sim::mix::SweepSpec& spec,
+                  const std::vector<sim::mix::MixSpec>& mixes, const std::vector<cluster::ClusterProfile>& profiles,
+                  const std::vector<sim::mix::SweepPoint>& points) {
   const int outer = std::max(1, std::min(a.parallel, static_cast<int>(points.size())));
   const int inner = std::max(1, a.parallel / outer);
   std::vector<Status> statuses(points.size());
@@ -114,7 +111,7 @@ Status run_sweep(const SweepArgs& a) {
     auto result = sim::mix::run_mix(mixes[p.mix], profiles[p.mix], o);
     const std::string path = a.out + "/" + sim::mix::point_file_name(p.index);
     statuses[i] =
-        result.is_ok() ? write_file_atomically(path, sim::mix::point_json(*id, spec, p, *result)) : result.status();
+        result.is_ok() ? write_file_atomically(path, sim::mix::point_json(id, spec, p, *result)) : result.status();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(print);
     std::printf("  point %zu: %s %s seed %llu -> %s (%.1f s%s)\n", p.index, spec.mixes[p.mix].c_str(),
@@ -126,6 +123,28 @@ Status run_sweep(const SweepArgs& a) {
     if (!statuses[i].is_ok()) return statuses[i].with_context("point " + std::to_string(points[i].index));
   }
   return Status::ok();
+}
+
+Status run_sweep(const SweepArgs& a) {
+  sim::mix::SweepSpec spec;
+  sim::mix::Shard shard;
+  CT_RETURN_IF_ERROR(parse_sweep(a, &spec, &shard));
+  std::vector<sim::mix::MixSpec> mixes;
+  std::vector<cluster::ClusterProfile> profiles;
+  CT_RETURN_IF_ERROR(read_sweep_mixes(spec.mixes, &mixes, &profiles));
+  auto id = sim::mix::sweep_id(spec, mixes);
+  if (!id.is_ok()) return id.status();
+  std::error_code ec;
+  std::filesystem::create_directories(a.out, ec);
+  if (ec) return Status::invalid_argument("--out " + a.out + ": cannot create the folder: " + ec.message());
+
+  std::vector<sim::mix::SweepPoint> points = sim::mix::shard_points(spec, shard);
+  std::printf("# sweep %s: %zu points (%zu mixes x %zu placements x %zu seeds); shard %d/%d runs %zu of them into %s\n",
+              id->c_str(), spec.points(), spec.mixes.size(), spec.placements.size(), spec.seeds.size(), shard.index,
+              shard.count, points.size(), a.out.c_str());
+  if (a.resume) drop_done_points(a.out, *id, &points);
+  std::fflush(stdout);
+  return run_points(a, *id, spec, mixes, profiles, points);
 }
 
 Status run_sweep_merge(const MergeArgs& a) {

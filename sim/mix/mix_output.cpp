@@ -103,6 +103,46 @@ std::string resilience_table(const MixResult& result) {
   return out;
 }
 
+// One job's object: its nodes, its runs alone and in the mix, its slowdown and resilience.
+void append_job(std::string* out, const JobResult& r) {
+  *out += "{\"name\":";
+  traces::append_json_string(out, r.name);
+  *out += ",\"runs\":";
+  traces::append_json_string(out, r.runs);
+  *out += ",\"workers\":" + std::to_string(r.workers) + ",\"nodes\":[";
+  for (size_t i = 0; i < r.nodes.size(); ++i)
+    *out += (i > 0 ? "," : "") + std::to_string(r.nodes[i]);
+  *out += "],\"pods\":" + std::to_string(r.pods) + ",\"fidelity\":\"" + std::string(fidelity_name(r.mixed.fidelity)) +
+          "\",\"steps\":" + std::to_string(r.mixed.steps) + ",\"alone\":";
+  append_run(out, r.alone);
+  *out += ",\"mix\":";
+  append_run(out, r.mixed);
+  *out += ",\"slowdown\":";
+  traces::append_json_number(out, r.slowdown);
+  if (r.has_resilience) append_resilience(out, r.resilience);
+  *out += "}";
+}
+
+// One contended link's object: its bandwidth, bytes, utilization and each job's bytes.
+void append_link(std::string* out, const ContendedLink& l) {
+  *out += "{\"link\":";
+  traces::append_json_string(out, l.link);
+  *out += ",\"bandwidth\":";
+  traces::append_json_number(out, l.bandwidth);
+  *out += ",\"bytes\":";
+  traces::append_json_number(out, l.bytes);
+  *out += ",\"utilization\":";
+  traces::append_json_number(out, l.utilization);
+  *out += ",\"bytes_by_job\":{";
+  for (size_t j = 0; j < l.bytes_by_job.size(); ++j) {
+    if (j > 0) *out += ",";
+    traces::append_json_string(out, l.bytes_by_job[j].first);
+    *out += ":";
+    traces::append_json_number(out, l.bytes_by_job[j].second);
+  }
+  *out += "}}";
+}
+
 }  // namespace
 
 std::string mix_result_json(const MixResult& result) {
@@ -116,23 +156,8 @@ std::string mix_result_json(const MixResult& result) {
   traces::append_json_number(&out, result.makespan_s);
   out += ",\"jobs\":[";
   for (size_t j = 0; j < result.jobs.size(); ++j) {
-    const JobResult& r = result.jobs[j];
-    out += j > 0 ? ",{\"name\":" : "{\"name\":";
-    traces::append_json_string(&out, r.name);
-    out += ",\"runs\":";
-    traces::append_json_string(&out, r.runs);
-    out += ",\"workers\":" + std::to_string(r.workers) + ",\"nodes\":[";
-    for (size_t i = 0; i < r.nodes.size(); ++i)
-      out += (i > 0 ? "," : "") + std::to_string(r.nodes[i]);
-    out += "],\"pods\":" + std::to_string(r.pods) + ",\"fidelity\":\"" + std::string(fidelity_name(r.mixed.fidelity)) +
-           "\",\"steps\":" + std::to_string(r.mixed.steps) + ",\"alone\":";
-    append_run(&out, r.alone);
-    out += ",\"mix\":";
-    append_run(&out, r.mixed);
-    out += ",\"slowdown\":";
-    traces::append_json_number(&out, r.slowdown);
-    if (r.has_resilience) append_resilience(&out, r.resilience);
-    out += "}";
+    if (j > 0) out += ",";
+    append_job(&out, result.jobs[j]);
   }
   out += "],\"failures\":";
   if (result.failures.present) {
@@ -146,23 +171,8 @@ std::string mix_result_json(const MixResult& result) {
   }
   out += ",\"shared_links\":" + std::to_string(result.shared_links) + ",\"contended_links\":[";
   for (size_t i = 0; i < result.contended.size(); ++i) {
-    const ContendedLink& l = result.contended[i];
-    out += i > 0 ? ",{\"link\":" : "{\"link\":";
-    traces::append_json_string(&out, l.link);
-    out += ",\"bandwidth\":";
-    traces::append_json_number(&out, l.bandwidth);
-    out += ",\"bytes\":";
-    traces::append_json_number(&out, l.bytes);
-    out += ",\"utilization\":";
-    traces::append_json_number(&out, l.utilization);
-    out += ",\"bytes_by_job\":{";
-    for (size_t j = 0; j < l.bytes_by_job.size(); ++j) {
-      if (j > 0) out += ",";
-      traces::append_json_string(&out, l.bytes_by_job[j].first);
-      out += ":";
-      traces::append_json_number(&out, l.bytes_by_job[j].second);
-    }
-    out += "}}";
+    if (i > 0) out += ",";
+    append_link(&out, result.contended[i]);
   }
   return out + "]}\n";
 }

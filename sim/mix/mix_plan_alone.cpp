@@ -22,6 +22,20 @@ MixSpec alone_mix(const MixSpec& mix, const JobSpec& job, int workers) {
   return one;
 }
 
+// `job`'s throughput alone at `workers`, packed from node 0, in the unit of its target.
+StatusOr<double> alone_throughput(const MixSpec& mix, const JobSpec& job, const cluster::ClusterProfile& profile,
+                                  uint64_t seed, int workers) {
+  MixOptions mo;
+  mo.placement = "packed";
+  mo.seed = seed;
+  mo.seed_given = true;
+  mo.parallel = 1;
+  mo.top_links = 0;
+  auto r = run_mix(alone_mix(mix, job, workers), profile, mo);
+  if (!r.is_ok()) return r.status();
+  return job_throughput(job.target, workers, r->jobs[0].alone.step_time_s);
+}
+
 }  // namespace
 
 Status size_job_alone(const MixSpec& mix, const JobSpec& job, const cluster::ClusterProfile& profile,
@@ -37,18 +51,8 @@ Status size_job_alone(const MixSpec& mix, const JobSpec& job, const cluster::Clu
         out[i] = seen.at(w);
         return;
       }
-      MixOptions mo;
-      mo.placement = "packed";
-      mo.seed = seed;
-      mo.seed_given = true;
-      mo.parallel = 1;
-      mo.top_links = 0;
-      auto r = run_mix(alone_mix(mix, job, w), profile, mo);
-      if (!r.is_ok()) {
-        out[i] = r.status();
-        return;
-      }
-      out[i] = job_throughput(job.target, w, r->jobs[0].alone.step_time_s);
+      out[i] = alone_throughput(mix, job, profile, seed, w);
+      if (!out[i].is_ok()) return;
       if (o.progress) {
         std::lock_guard<std::mutex> lock(progress_lock);
         o.progress("plan mix: " + job.name + " alone at " + std::to_string(w) + " workers: " + with_thousands(*out[i]) +

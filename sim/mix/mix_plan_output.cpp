@@ -81,6 +81,138 @@ std::string minimal_because(const MixPlan& plan) {
                                 : "each grown job one node smaller misses under every policy";
 }
 
+// One job's entry: its target, its alone size and, when there is an answer, its place in it.
+Json job_json(const MixPlan& plan, size_t k) {
+  const JobSpec& job = plan.jobs[k];
+  const AloneSize& a = plan.alone[k];
+  Json o = {{"name", job.name}, {"sized", a.searched}};
+  if (job.target.present()) {
+    o["target"] = {{target_unit_key(job.target.unit), job.target.value}};
+    if (job.target.unit == JobTarget::Unit::kSamplesPerS) o["target"]["batch_per_worker"] = job.target.batch_per_worker;
+  } else {
+    o["target"] = nullptr;
+  }
+  o["alone_workers"] = a.workers;
+  if (a.searched) {
+    o["alone_throughput"] = a.throughput;
+    o["alone_points"] = a.points;
+    if (a.has_below) o["alone_below"] = {{"workers", a.below_workers}, {"throughput", a.below_throughput}};
+  }
+  if (plan.feasible) {
+    const JobResult& r = plan.answer.result.jobs[k];
+    o["workers"] = r.workers;
+    o["nodes"] = r.nodes;
+    o["pods"] = r.pods;
+    if (job.target.present()) {
+      o["throughput_alone"] = job_throughput(job.target, r.workers, r.alone.step_time_s);
+      o["throughput_in_mix"] = job_throughput(job.target, r.workers, r.mixed.step_time_s);
+    }
+    o["slowdown"] = r.slowdown;
+  }
+  return o;
+}
+
+Json tries_json(const MixPlan& plan, const std::vector<MixTry>& tries) {
+  Json all = Json::array();
+  for (const MixTry& t : tries)
+    all.push_back(try_json(plan, t));
+  return all;
+}
+
+// "#   rec: target 3,000,000 samples/s: 560 workers (...)": how a job was sized alone.
+std::string alone_line(const JobSpec& job, const AloneSize& a) {
+  const std::string unit = target_unit_name(job.target.unit);
+  std::string line = "#   " + job.name + ": ";
+  if (!a.searched) {
+    line += std::to_string(job.workers) + " workers, fixed by the file" +
+            (job.target.present() ? "; target " + with_thousands(job.target.value) + " " + unit : "");
+  } else if (a.workers == 0) {
+    line += "target " + with_thousands(job.target.value) + " " + unit + ": not met alone";
+  } else {
+    line += "target " + with_thousands(job.target.value) + " " + unit + ": " + std::to_string(a.workers) +
+            " workers (" + with_thousands(a.throughput) + ")";
+    if (a.has_below) {
+      line += "; " + std::to_string(a.below_workers) + " workers: " + with_thousands(a.below_throughput) + ", short";
+    }
+    line += "; " + std::to_string(a.points) + " counts simulated";
+  }
+  return line + "\n";
+}
+
+// The table's header: the cluster, the policies, each job alone and the lower bound.
+std::string plan_header(const MixPlan& plan) {
+  std::string out = "# clustertwin plan mix: " + plan.file + " on " + plan.profile + " (" +
+                    std::to_string(plan.profile_nodes) + " nodes x " + std::to_string(plan.devices_per_node) +
+                    " devices): the fewest nodes on which every job meets its target\n";
+  std::string policies;
+  for (const std::string& p : plan.placements)
+    policies += (policies.empty() ? "" : ", ") + p;
+  out += "# policies, in order of preference: " + policies + "; seed " + std::to_string(plan.seed) + "\n";
+  out += "# alone (each job on an empty cluster, packed from node 0):\n";
+  for (size_t k = 0; k < plan.jobs.size(); ++k)
+    out += alone_line(plan.jobs[k], plan.alone[k]);
+  if (plan.lower_bound_nodes > 0)
+    out += "# lower bound: " + std::to_string(plan.lower_bound_nodes) + " nodes (the alone sizes together)\n";
+  return out;
+}
+
+// The answer's jobs, one row each: sizes, target, throughput alone and in the mix.
+std::string answer_jobs(const MixPlan& plan) {
+  const MixTry& a = plan.answer;
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-12s %8s %6s %5s %22s %14s %14s %10s %9s\n", "job", "workers", "nodes", "pods",
+                "target", "alone", "in mix", "of target", "slowdown");
+  out += line;
+  for (size_t k = 0; k < plan.jobs.size(); ++k) {
+    const JobSpec& job = plan.jobs[k];
+    const JobResult& r = a.result.jobs[k];
+    std::string target = "-", alone = "-", mixed = "-", share = "-";
+    if (job.target.present()) {
+      const double in_mix = job_throughput(job.target, r.workers, r.mixed.step_time_s);
+      target = with_thousands(job.target.value) + " " + target_unit_name(job.target.unit);
+      alone = with_thousands(job_throughput(job.target, r.workers, r.alone.step_time_s));
+      mixed = with_thousands(in_mix);
+      share = format_number("%.1f", 100 * in_mix / job.target.value) + "%";
+    }
+    std::snprintf(line, sizeof line, "  %-12s %8d %6zu %5d %22s %14s %14s %10s %8.3fx\n", job.name.c_str(), r.workers,
+                  r.nodes.size(), r.pods, target.c_str(), alone.c_str(), mixed.c_str(), share.c_str(), r.slowdown);
+    out += line;
+  }
+  return out;
+}
+
+// The answer: its size and why it is minimal, its jobs, the policies at it and one node fewer, its mix.
+std::string answer_section(const MixPlan& plan) {
+  const MixTry& a = plan.answer;
+  const int idle = a.pod_nodes - a.nodes;
+  std::string out = "answer: " + std::to_string(a.nodes) + " nodes (" + nodes_by_job(plan, a.workers) +
+                    "), placement " + a.placement + "; " +
+                    (a.nodes == plan.lower_bound_nodes
+                         ? "minimal: it equals the lower bound"
+                         : std::to_string(a.nodes - plan.lower_bound_nodes) +
+                               " above the lower bound (contention costs them); minimal: " + minimal_because(plan)) +
+                    "\n";
+  if (idle > 0) {
+    out += "  (their pods hold " + std::to_string(a.pod_nodes) + " nodes: " + std::to_string(idle) +
+           " left idle, free for work that stays inside a node)\n";
+  }
+  out += answer_jobs(plan);
+  out += "\n# every policy at the answer's sizes:\n";
+  for (const MixTry& t : plan.at_answer)
+    out += "#   " + t.placement + ": " + outcome(t) + "\n";
+  if (!plan.below.empty()) {
+    out += plan.below_every_split ? "# one node fewer (every split among the sized jobs), every policy misses:\n"
+                                  : "# one node fewer (each grown job a node smaller), every policy misses:\n";
+    for (const MixTry& t : plan.below)
+      out += "#   " + std::to_string(t.nodes) + " nodes (" + nodes_by_job(plan, t.workers) + ") " + t.placement + ": " +
+             outcome(t) + "\n";
+  }
+  out += "\n# the answer's mix, as `clustertwin sim mix` runs it with these sizes and nodes:\n";
+  out += mix_result_table(a.result);
+  return out;
+}
+
 }  // namespace
 
 std::string mix_plan_json(const MixPlan& plan) {
@@ -95,138 +227,31 @@ std::string mix_plan_json(const MixPlan& plan) {
   if (!plan.feasible) j["why_not"] = plan.why_not;
   j["lower_bound_nodes"] = plan.lower_bound_nodes;
   j["jobs"] = Json::array();
-  for (size_t k = 0; k < plan.jobs.size(); ++k) {
-    const JobSpec& job = plan.jobs[k];
-    const AloneSize& a = plan.alone[k];
-    Json o = {{"name", job.name}, {"sized", a.searched}};
-    if (job.target.present()) {
-      o["target"] = {{target_unit_key(job.target.unit), job.target.value}};
-      if (job.target.unit == JobTarget::Unit::kSamplesPerS)
-        o["target"]["batch_per_worker"] = job.target.batch_per_worker;
-    } else {
-      o["target"] = nullptr;
-    }
-    o["alone_workers"] = a.workers;
-    if (a.searched) {
-      o["alone_throughput"] = a.throughput;
-      o["alone_points"] = a.points;
-      if (a.has_below) o["alone_below"] = {{"workers", a.below_workers}, {"throughput", a.below_throughput}};
-    }
-    if (plan.feasible) {
-      const JobResult& r = plan.answer.result.jobs[k];
-      o["workers"] = r.workers;
-      o["nodes"] = r.nodes;
-      o["pods"] = r.pods;
-      if (job.target.present()) {
-        o["throughput_alone"] = job_throughput(job.target, r.workers, r.alone.step_time_s);
-        o["throughput_in_mix"] = job_throughput(job.target, r.workers, r.mixed.step_time_s);
-      }
-      o["slowdown"] = r.slowdown;
-    }
-    j["jobs"].push_back(o);
-  }
+  for (size_t k = 0; k < plan.jobs.size(); ++k)
+    j["jobs"].push_back(job_json(plan, k));
   if (plan.feasible) {
     j["answer"] = {{"nodes", plan.answer.nodes},
                    {"pod_nodes", plan.answer.pod_nodes},
                    {"placement", plan.answer.placement},
                    {"minimal", minimal_because(plan)}};
     j["answer"]["mix"] = Json::parse(mix_result_json(plan.answer.result));
-    j["at_answer"] = Json::array();
-    for (const MixTry& t : plan.at_answer)
-      j["at_answer"].push_back(try_json(plan, t));
-    j["one_node_fewer"] = Json::array();
-    for (const MixTry& t : plan.below)
-      j["one_node_fewer"].push_back(try_json(plan, t));
+    j["at_answer"] = tries_json(plan, plan.at_answer);
+    j["one_node_fewer"] = tries_json(plan, plan.below);
   } else {
     j["answer"] = nullptr;
   }
-  j["tries"] = Json::array();
-  for (const MixTry& t : plan.tries)
-    j["tries"].push_back(try_json(plan, t));
+  j["tries"] = tries_json(plan, plan.tries);
   j["simulations"] = plan.simulations;
   j["assumptions"] = assumptions();
   return j.dump(1) + "\n";
 }
 
 std::string mix_plan_table(const MixPlan& plan) {
-  std::string out = "# clustertwin plan mix: " + plan.file + " on " + plan.profile + " (" +
-                    std::to_string(plan.profile_nodes) + " nodes x " + std::to_string(plan.devices_per_node) +
-                    " devices): the fewest nodes on which every job meets its target\n";
-  std::string policies;
-  for (const std::string& p : plan.placements)
-    policies += (policies.empty() ? "" : ", ") + p;
-  out += "# policies, in order of preference: " + policies + "; seed " + std::to_string(plan.seed) + "\n";
-  out += "# alone (each job on an empty cluster, packed from node 0):\n";
-  for (size_t k = 0; k < plan.jobs.size(); ++k) {
-    const JobSpec& job = plan.jobs[k];
-    const AloneSize& a = plan.alone[k];
-    const std::string unit = target_unit_name(job.target.unit);
-    std::string line = "#   " + job.name + ": ";
-    if (!a.searched) {
-      line += std::to_string(job.workers) + " workers, fixed by the file" +
-              (job.target.present() ? "; target " + with_thousands(job.target.value) + " " + unit : "");
-    } else if (a.workers == 0) {
-      line += "target " + with_thousands(job.target.value) + " " + unit + ": not met alone";
-    } else {
-      line += "target " + with_thousands(job.target.value) + " " + unit + ": " + std::to_string(a.workers) +
-              " workers (" + with_thousands(a.throughput) + ")";
-      if (a.has_below) {
-        line += "; " + std::to_string(a.below_workers) + " workers: " + with_thousands(a.below_throughput) + ", short";
-      }
-      line += "; " + std::to_string(a.points) + " counts simulated";
-    }
-    out += line + "\n";
-  }
-  if (plan.lower_bound_nodes > 0)
-    out += "# lower bound: " + std::to_string(plan.lower_bound_nodes) + " nodes (the alone sizes together)\n";
-  out += "\n";
+  std::string out = plan_header(plan) + "\n";
   if (!plan.feasible) {
     out += "no answer: " + plan.why_not + "\n";
   } else {
-    const MixTry& a = plan.answer;
-    const int idle = a.pod_nodes - a.nodes;
-    out += "answer: " + std::to_string(a.nodes) + " nodes (" + nodes_by_job(plan, a.workers) + "), placement " +
-           a.placement + "; " +
-           (a.nodes == plan.lower_bound_nodes
-                ? "minimal: it equals the lower bound"
-                : std::to_string(a.nodes - plan.lower_bound_nodes) +
-                      " above the lower bound (contention costs them); minimal: " + minimal_because(plan)) +
-           "\n";
-    if (idle > 0) {
-      out += "  (their pods hold " + std::to_string(a.pod_nodes) + " nodes: " + std::to_string(idle) +
-             " left idle, free for work that stays inside a node)\n";
-    }
-    char line[512];
-    std::snprintf(line, sizeof line, "  %-12s %8s %6s %5s %22s %14s %14s %10s %9s\n", "job", "workers", "nodes", "pods",
-                  "target", "alone", "in mix", "of target", "slowdown");
-    out += line;
-    for (size_t k = 0; k < plan.jobs.size(); ++k) {
-      const JobSpec& job = plan.jobs[k];
-      const JobResult& r = a.result.jobs[k];
-      std::string target = "-", alone = "-", mixed = "-", share = "-";
-      if (job.target.present()) {
-        const double in_mix = job_throughput(job.target, r.workers, r.mixed.step_time_s);
-        target = with_thousands(job.target.value) + " " + target_unit_name(job.target.unit);
-        alone = with_thousands(job_throughput(job.target, r.workers, r.alone.step_time_s));
-        mixed = with_thousands(in_mix);
-        share = format_number("%.1f", 100 * in_mix / job.target.value) + "%";
-      }
-      std::snprintf(line, sizeof line, "  %-12s %8d %6zu %5d %22s %14s %14s %10s %8.3fx\n", job.name.c_str(), r.workers,
-                    r.nodes.size(), r.pods, target.c_str(), alone.c_str(), mixed.c_str(), share.c_str(), r.slowdown);
-      out += line;
-    }
-    out += "\n# every policy at the answer's sizes:\n";
-    for (const MixTry& t : plan.at_answer)
-      out += "#   " + t.placement + ": " + outcome(t) + "\n";
-    if (!plan.below.empty()) {
-      out += plan.below_every_split ? "# one node fewer (every split among the sized jobs), every policy misses:\n"
-                                    : "# one node fewer (each grown job a node smaller), every policy misses:\n";
-      for (const MixTry& t : plan.below)
-        out += "#   " + std::to_string(t.nodes) + " nodes (" + nodes_by_job(plan, t.workers) + ") " + t.placement +
-               ": " + outcome(t) + "\n";
-    }
-    out += "\n# the answer's mix, as `clustertwin sim mix` runs it with these sizes and nodes:\n";
-    out += mix_result_table(a.result);
+    out += answer_section(plan);
   }
   out += "\n# mixes tried, in order (" + std::to_string(plan.tries.size()) + "; " + std::to_string(plan.simulations) +
          " simulations with the alone searches):\n";

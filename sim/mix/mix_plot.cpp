@@ -16,19 +16,9 @@ std::string label(const std::string& name) {
   return out;
 }
 
-}  // namespace
-
-std::string mix_plot_script(const std::vector<MixResult>& by_placement, const MixResult& timelines,
-                            const std::string& output) {
-  bool goodput = false;
-  for (const JobResult& job : timelines.jobs)
-    goodput = goodput || job.has_resilience;
-  std::string s = "set terminal pngcairo size " + std::string(goodput ? "1400" : "800") + ",500 font ',10'\n";
-  s += "set output '" + output + "'\n";
-  if (goodput) s += "set multiplot layout 1,2\n";
-
-  // Slowdowns: one row per job, one column per placement.
-  s += "$slowdown << EOD\njob";
+// The slowdown histogram: one row per job, one column per placement.
+std::string slowdown_plot(const std::vector<MixResult>& by_placement) {
+  std::string s = "$slowdown << EOD\njob";
   for (const MixResult& r : by_placement)
     s += " " + r.placement;
   s += "\n";
@@ -57,10 +47,12 @@ std::string mix_plot_script(const std::vector<MixResult>& by_placement, const Mi
          " title columnheader(" + std::to_string(p + 2) + ")";
   }
   s += ", 1 with lines dt 2 lc 'black' title 'alone'\n";
-  if (!goodput) return s;
+  return s;
+}
 
-  // Goodput against the checkpoint interval, per job (the intervals sorted; Young's as a point).
-  s += "set style data linespoints\nset logscale x\nset grid xtics ytics\n";
+// Goodput against the checkpoint interval, per job (the intervals sorted; Young's as a point).
+std::string goodput_plot(const MixResult& timelines) {
+  std::string s = "set style data linespoints\nset logscale x\nset grid xtics ytics\n";
   s += "set title 'Goodput under node failures (placement " + timelines.placement + ")'\n";
   s += "set xlabel 'checkpoint interval (s of work)'\nset ylabel 'useful share of the horizon (%)'\n"
        "set key bottom center\nset yrange [*:*]\n";
@@ -90,8 +82,22 @@ std::string mix_plot_script(const std::vector<MixResult>& by_placement, const Mi
                ": Young sqrt(2CM)'";
     }
   }
-  s += plots + "\nunset multiplot\n";
-  return s;
+  return s + plots + "\nunset multiplot\n";
+}
+
+}  // namespace
+
+std::string mix_plot_script(const std::vector<MixResult>& by_placement, const MixResult& timelines,
+                            const std::string& output) {
+  bool goodput = false;
+  for (const JobResult& job : timelines.jobs)
+    goodput = goodput || job.has_resilience;
+  std::string s = "set terminal pngcairo size " + std::string(goodput ? "1400" : "800") + ",500 font ',10'\n";
+  s += "set output '" + output + "'\n";
+  if (goodput) s += "set multiplot layout 1,2\n";
+  s += slowdown_plot(by_placement);
+  if (!goodput) return s;
+  return s + goodput_plot(timelines);
 }
 
 }  // namespace clustertwin::sim::mix

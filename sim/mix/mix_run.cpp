@@ -100,28 +100,11 @@ StatusOr<std::string> run_together(const cluster::ClusterProfile& profile, const
   return encode(results, links);
 }
 
-}  // namespace
-
-StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& profile, const MixOptions& options) {
-  const auto wall_start = std::chrono::steady_clock::now();
-  MixResult out;
-  out.file = mix.file;
-  out.profile = profile.name;
-  out.placement = options.placement.empty() ? mix.placement : options.placement;
-  out.seed = options.seed_given ? options.seed : mix.seed;
-  out.failures = mix.failures;
-  auto placement = place_jobs(mix, profile, out.placement, out.seed);
-  if (!placement.is_ok()) return placement.status();
-  std::vector<JobSetup> setups;
-  for (size_t j = 0; j < mix.jobs.size(); ++j) {
-    auto setup = make_job_setup(mix, mix.jobs[j], profile, (*placement)[j], out.seed);
-    if (!setup.is_ok()) return setup.status();
-    setups.push_back(std::move(setup).value());
-  }
-
-  // Simulation 0 is the mix; simulation 1 + j is job j alone on the same nodes of the same platform. A mix of
-  // one job is that job alone, the same simulation (unless its trace is wanted twice).
-  const bool mix_is_alone = setups.size() == 1 && options.trace_dir.empty();
+// Simulation 0 is the mix; simulation 1 + j is job j alone on the same nodes of the same platform. Each runs in
+// its own process, options.parallel at a time.
+StatusOr<std::vector<Outcome>> run_simulations(const MixSpec& mix, const cluster::ClusterProfile& profile,
+                                               const MixOptions& options, const std::vector<JobSetup>& setups,
+                                               bool mix_is_alone) {
   std::vector<std::vector<const JobSetup*>> sims(1);
   for (const JobSetup& s : setups) {
     sims[0].push_back(&s);
@@ -140,7 +123,12 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
     if (!outcome.is_ok()) return outcome.status();
     outcomes.push_back(std::move(outcome).value());
   }
+  return outcomes;
+}
 
+// Each job's result: its nodes and pods, its step times alone and in the mix, its resilience; and the makespan.
+void add_job_results(const MixSpec& mix, const cluster::ClusterProfile& profile, const std::vector<JobSetup>& setups,
+                     const std::vector<Outcome>& outcomes, bool mix_is_alone, MixResult& out) {
   const Outcome& together = outcomes[0];
   const std::vector<int> pod = pod_of_nodes(profile);
   for (size_t j = 0; j < setups.size(); ++j) {
@@ -164,7 +152,11 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
       out.makespan_s = std::max(out.makespan_s, end);
     out.jobs.push_back(std::move(r));
   }
+}
 
+// The links several jobs used in the mix, busiest first, at most options.top_links of them.
+void add_contended_links(const std::vector<JobSetup>& setups, const Outcome& together, const MixOptions& options,
+                         MixResult& out) {
   // Links by name, each with the bytes of every job that used it in the mix.
   std::map<std::string, ContendedLink> links;
   for (size_t j = 0; j < setups.size(); ++j) {
@@ -187,6 +179,32 @@ StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& p
                    [](const ContendedLink& a, const ContendedLink& b) { return a.utilization > b.utilization; });
   if (static_cast<int>(shared.size()) > options.top_links) shared.resize(std::max(0, options.top_links));
   out.contended = std::move(shared);
+}
+
+}  // namespace
+
+StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& profile, const MixOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  MixResult out;
+  out.file = mix.file;
+  out.profile = profile.name;
+  out.placement = options.placement.empty() ? mix.placement : options.placement;
+  out.seed = options.seed_given ? options.seed : mix.seed;
+  out.failures = mix.failures;
+  auto placement = place_jobs(mix, profile, out.placement, out.seed);
+  if (!placement.is_ok()) return placement.status();
+  std::vector<JobSetup> setups;
+  for (size_t j = 0; j < mix.jobs.size(); ++j) {
+    auto setup = make_job_setup(mix, mix.jobs[j], profile, (*placement)[j], out.seed);
+    if (!setup.is_ok()) return setup.status();
+    setups.push_back(std::move(setup).value());
+  }
+  // A mix of one job is that job alone, the same simulation (unless its trace is wanted twice).
+  const bool mix_is_alone = setups.size() == 1 && options.trace_dir.empty();
+  auto outcomes = run_simulations(mix, profile, options, setups, mix_is_alone);
+  if (!outcomes.is_ok()) return outcomes.status();
+  add_job_results(mix, profile, setups, *outcomes, mix_is_alone, out);
+  add_contended_links(setups, (*outcomes)[0], options, out);
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return out;
 }

@@ -120,9 +120,8 @@ std::vector<std::string> short_mix_names(const SweepSpec& spec) {
   return names;
 }
 
-}  // namespace
-
-StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
+// The folder's point-*.json files, sorted.
+StatusOr<std::vector<std::string>> point_files(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     return Status::invalid_argument(dir + ": not a folder of sweep point files");
@@ -134,7 +133,15 @@ StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
   if (ec) return Status::invalid_argument(dir + ": cannot be listed: " + ec.message());
   if (files.empty()) return Status::invalid_argument(dir + ": no point-*.json file (run clustertwin sim sweep first)");
   std::sort(files.begin(), files.end());
+  return files;
+}
 
+}  // namespace
+
+StatusOr<MergedSweep> merge_sweep(const std::string& dir, bool allow_missing) {
+  auto listed = point_files(dir);
+  if (!listed.is_ok()) return listed.status();
+  const std::vector<std::string>& files = *listed;
   MergedSweep out;
   std::string first_file;
   std::vector<SweepPoint> order;  // the sweep's points, from the first file's spec
