@@ -41,29 +41,36 @@ struct FlexMarlArgs {
 
 namespace {
 
+// The workload and the engines' decode efficiency from the flags, into a.setup; `*measured_on` names the device
+// profile the efficiency was measured on ("" when given by --decode-efficiency).
+Status read_setup(FlexMarlArgs* a, std::string* measured_on) {
+  auto workload = models::flexmarl::workload_from_agents(a->agents);
+  if (!workload.is_ok()) return Status::invalid_argument("--agents " + workload.status().message());
+  a->setup.workload = std::move(*workload);
+  a->setup.workload.global_batch = a->global_batch;
+  a->setup.workload.micro_batch = a->micro_batch;
+  a->setup.workload.group = a->group;
+  a->setup.workload.inter_query = a->inter_query;
+  a->setup.workload.max_response_tokens = a->max_response;
+  if (a->decode_efficiency_given) {
+    if (!(a->decode_efficiency > 0 && a->decode_efficiency <= 1)) {
+      return Status::invalid_argument("--decode-efficiency " + format_number("%g", a->decode_efficiency) +
+                                      ": must be in (0, 1]");
+    }
+    a->setup.efficiency.decode = a->decode_efficiency;
+    return Status::ok();
+  }
+  auto measured = sim::flexmarl::engine_decode_efficiency(a->device_profile, measured_on);
+  if (!measured.is_ok()) return measured.status();
+  a->setup.efficiency.decode = *measured;
+  return Status::ok();
+}
+
 Status run_sim_flexmarl(FlexMarlArgs a) {
   auto frameworks = models::flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
-  auto workload = models::flexmarl::workload_from_agents(a.agents);
-  if (!workload.is_ok()) return Status::invalid_argument("--agents " + workload.status().message());
-  a.setup.workload = std::move(*workload);
-  a.setup.workload.global_batch = a.global_batch;
-  a.setup.workload.micro_batch = a.micro_batch;
-  a.setup.workload.group = a.group;
-  a.setup.workload.inter_query = a.inter_query;
-  a.setup.workload.max_response_tokens = a.max_response;
   std::string measured_on;
-  if (a.decode_efficiency_given) {
-    if (!(a.decode_efficiency > 0 && a.decode_efficiency <= 1)) {
-      return Status::invalid_argument("--decode-efficiency " + format_number("%g", a.decode_efficiency) +
-                                      ": must be in (0, 1]");
-    }
-    a.setup.efficiency.decode = a.decode_efficiency;
-  } else {
-    auto measured = sim::flexmarl::engine_decode_efficiency(a.device_profile, &measured_on);
-    if (!measured.is_ok()) return measured.status();
-    a.setup.efficiency.decode = *measured;
-  }
+  CT_RETURN_IF_ERROR(read_setup(&a, &measured_on));
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   CT_RETURN_IF_ERROR(sim::flexmarl::validate(a.setup, *profile));

@@ -280,64 +280,87 @@ StatusOr<MixSpec> read_mix(const std::string& path) {
   return parse_mix(*text, path, slash == std::string::npos ? "" : path.substr(0, slash));
 }
 
+namespace {
+
+Status mix_error(const MixSpec& mix, const std::string& field, const std::string& message) {
+  return Status::invalid_argument(mix.file + ": field '" + field + "': " + message);
+}
+
+// A job's size against the profile: given, within its devices, whole nodes beyond one.
+Status check_job_workers(const MixSpec& mix, const JobSpec& job, const cluster::ClusterProfile& profile) {
+  if (job.workers < 1) {
+    return mix_error(mix, job.field + ".workers",
+                     "missing: a mix runs jobs of a given size; `clustertwin plan mix` sizes a job by its target");
+  }
+  if (job.workers > profile.devices()) {
+    return mix_error(mix, job.field + ".workers",
+                     std::to_string(job.workers) + " is more workers than profile '" + profile.name + "' has (" +
+                         std::to_string(profile.devices()) + " devices)");
+  }
+  if (job.workers > profile.devices_per_node && job.workers % profile.devices_per_node != 0) {
+    return mix_error(mix, job.field + ".workers",
+                     std::to_string(job.workers) + " is not a multiple of devices_per_node " +
+                         std::to_string(profile.devices_per_node) + " of profile '" + profile.name +
+                         "' (a job takes whole nodes)");
+  }
+  return Status::ok();
+}
+
+// A job's explicit nodes: as many as its workers take, in the profile, no node in two jobs (`owner`: node -> job).
+Status check_job_nodes(const MixSpec& mix, const JobSpec& job, const cluster::ClusterProfile& profile,
+                       std::map<int, std::string>* owner) {
+  const int needed = nodes_needed(profile, job.workers);
+  if (static_cast<int>(job.nodes.size()) != needed) {
+    return mix_error(mix, job.field + ".nodes",
+                     std::to_string(job.nodes.size()) + " nodes given, " + std::to_string(job.workers) +
+                         " workers take " + std::to_string(needed) + " (" + std::to_string(profile.devices_per_node) +
+                         " devices a node)");
+  }
+  for (int node : job.nodes) {
+    if (node >= profile.nodes) {
+      return mix_error(mix, job.field + ".nodes",
+                       "node " + std::to_string(node) + " is not in profile '" + profile.name + "' (nodes 0-" +
+                           std::to_string(profile.nodes - 1) + ")");
+    }
+    auto [it, fresh] = owner->emplace(node, job.name);
+    if (!fresh) {
+      return mix_error(
+          mix, job.field + ".nodes",
+          "node " + std::to_string(node) + " is also job '" + it->second + "''s: explicit placements overlap");
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status check_mix(const MixSpec& mix, const cluster::ClusterProfile& profile) {
-  auto error = [&](const std::string& field, const std::string& message) {
-    return Status::invalid_argument(mix.file + ": field '" + field + "': " + message);
-  };
   if (!profile.simgrid_platform.empty()) {
-    return error("profile", "'" + mix.profile +
-                                "' is a SimGrid platform file: a mix places jobs on the nodes of a "
-                                "cluster profile (YAML)");
+    return mix_error(
+        mix, "profile",
+        "'" + mix.profile + "' is a SimGrid platform file: a mix places jobs on the nodes of a cluster profile (YAML)");
   }
   std::map<int, std::string> owner;  // node -> job, for explicit placements
   int total_nodes = 0;
   for (const JobSpec& job : mix.jobs) {
-    if (job.workers < 1) {
-      return error(job.field + ".workers",
-                   "missing: a mix runs jobs of a given size; `clustertwin plan mix` sizes a job by its target");
-    }
-    if (job.workers > profile.devices()) {
-      return error(job.field + ".workers", std::to_string(job.workers) + " is more workers than profile '" +
-                                               profile.name + "' has (" + std::to_string(profile.devices()) +
-                                               " devices)");
-    }
-    if (job.workers > profile.devices_per_node && job.workers % profile.devices_per_node != 0) {
-      return error(job.field + ".workers", std::to_string(job.workers) + " is not a multiple of devices_per_node " +
-                                               std::to_string(profile.devices_per_node) + " of profile '" +
-                                               profile.name + "' (a job takes whole nodes)");
-    }
+    CT_RETURN_IF_ERROR(check_job_workers(mix, job, profile));
     if (job.settings)
       CT_RETURN_IF_ERROR(find_twin(job.system)->check(*job.settings, profile, job_frame(job, mix.seed)));
-    const int needed = nodes_needed(profile, job.workers);
-    total_nodes += needed;
-    if (job.nodes.empty()) continue;
-    if (static_cast<int>(job.nodes.size()) != needed) {
-      return error(job.field + ".nodes", std::to_string(job.nodes.size()) + " nodes given, " +
-                                             std::to_string(job.workers) + " workers take " + std::to_string(needed) +
-                                             " (" + std::to_string(profile.devices_per_node) + " devices a node)");
-    }
-    for (int node : job.nodes) {
-      if (node >= profile.nodes) {
-        return error(job.field + ".nodes", "node " + std::to_string(node) + " is not in profile '" + profile.name +
-                                               "' (nodes 0-" + std::to_string(profile.nodes - 1) + ")");
-      }
-      auto [it, fresh] = owner.emplace(node, job.name);
-      if (!fresh) {
-        return error(job.field + ".nodes", "node " + std::to_string(node) + " is also job '" + it->second +
-                                               "''s: explicit placements overlap");
-      }
-    }
+    total_nodes += nodes_needed(profile, job.workers);
+    if (!job.nodes.empty()) CT_RETURN_IF_ERROR(check_job_nodes(mix, job, profile, &owner));
   }
   for (size_t i = 0; i < mix.failures.listed.size(); ++i) {
     if (mix.failures.listed[i].second >= profile.nodes) {
-      return error("failures.at", "node " + std::to_string(mix.failures.listed[i].second) + " is not in profile '" +
-                                      profile.name + "' (nodes 0-" + std::to_string(profile.nodes - 1) + ")");
+      return mix_error(mix, "failures.at",
+                       "node " + std::to_string(mix.failures.listed[i].second) + " is not in profile '" + profile.name +
+                           "' (nodes 0-" + std::to_string(profile.nodes - 1) + ")");
     }
   }
   if (total_nodes > profile.nodes) {
-    return error("jobs", "the jobs take " + std::to_string(total_nodes) + " nodes, more than profile '" + profile.name +
-                             "' has (" + std::to_string(profile.nodes) + " nodes of " +
-                             std::to_string(profile.devices_per_node) + " devices)");
+    return mix_error(mix, "jobs",
+                     "the jobs take " + std::to_string(total_nodes) + " nodes, more than profile '" + profile.name +
+                         "' has (" + std::to_string(profile.nodes) + " nodes of " +
+                         std::to_string(profile.devices_per_node) + " devices)");
   }
   return Status::ok();
 }

@@ -241,10 +241,12 @@ SimOptions nestpipe_sim_options() {
   return o;
 }
 
-StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup,
-                                                      const cluster::ClusterProfile& profile,
-                                                      const NestPipeSweep& sweep) {
-  CT_RETURN_IF_ERROR(validate(setup));
+namespace {
+
+// The sweep's (variant, workers) points: its explicit points, else variants x workers; each count checked
+// against the profile.
+StatusOr<std::vector<std::pair<Variant, int>>> sweep_points(const cluster::ClusterProfile& profile,
+                                                            const NestPipeSweep& sweep) {
   std::vector<std::pair<Variant, int>> wanted = sweep.points;
   if (wanted.empty()) {
     if (sweep.variants.empty()) return Status::invalid_argument("variants: give at least one variant");
@@ -258,24 +260,27 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
     if (w < 1) return Status::invalid_argument("workers " + std::to_string(w) + ": must be at least 1");
     CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, w));
   }
-  // Plans first (key statistics are the costly part at large scale; one per point).
-  struct Point {
-    Variant variant;
-    int workers;
-    models::Plan plan;
-  };
-  // Step sizes once per owner count, in parallel: they do not depend on the variant.
+  return wanted;
+}
+
+struct SweepPoint {
+  Variant variant;
+  int workers;
+  models::Plan plan;
+};
+
+// Each point's plan. Key statistics are the costly part at large scale: the step sizes are computed once per
+// owner count, in parallel (they do not depend on the variant).
+StatusOr<std::vector<SweepPoint>> sweep_plans(const NestPipeSetup& setup,
+                                              const std::vector<std::pair<Variant, int>>& wanted, int parallel) {
   std::map<int, StatusOr<models::nestpipe::StepSizes>> sizes;
   for (const auto& [v, w] : wanted)
     sizes.emplace(nestpipe_owners(setup, v, w), Status::internal("not computed"));
-  {
-    std::vector<int> owners;
-    for (const auto& [o, unused] : sizes)
-      owners.push_back(o);
-    parallel_for(owners.size(), sweep.parallel,
-                 [&](size_t i) { sizes.at(owners[i]) = nestpipe_step_sizes(setup, owners[i]); });
-  }
-  std::vector<Point> points;
+  std::vector<int> owners;
+  for (const auto& [o, unused] : sizes)
+    owners.push_back(o);
+  parallel_for(owners.size(), parallel, [&](size_t i) { sizes.at(owners[i]) = nestpipe_step_sizes(setup, owners[i]); });
+  std::vector<SweepPoint> points;
   for (const auto& [v, w] : wanted) {
     const auto& s = sizes.at(nestpipe_owners(setup, v, w));
     if (!s.is_ok()) return s.status();
@@ -283,6 +288,20 @@ StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup
     if (!plan.is_ok()) return plan.status();
     points.push_back({v, w, std::move(*plan)});
   }
+  return points;
+}
+
+}  // namespace
+
+StatusOr<std::vector<NestPipeRow>> run_nestpipe_sweep(const NestPipeSetup& setup,
+                                                      const cluster::ClusterProfile& profile,
+                                                      const NestPipeSweep& sweep) {
+  CT_RETURN_IF_ERROR(validate(setup));
+  auto wanted = sweep_points(profile, sweep);
+  if (!wanted.is_ok()) return wanted.status();
+  auto planned = sweep_plans(setup, *wanted, sweep.parallel);
+  if (!planned.is_ok()) return planned.status();
+  const std::vector<SweepPoint>& points = *planned;
   std::vector<StatusOr<SimResult>> results(points.size(), Status::internal("not run"));
   int done = 0;
   std::mutex progress_mutex;
