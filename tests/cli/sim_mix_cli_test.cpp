@@ -127,5 +127,37 @@ TEST(SimMixCliTest, BadMixFilesExit2WithOneLine) {
   }
 }
 
+// One bad value through the command line and through a mix file: the twin's library names the setting's field
+// and value once, and each caller says it in its own words: the flag that set it, or the file and the field
+// (issue 46: libraries speak their fields, cli/ maps them to flags).
+TEST(SimMixCliTest, ABadSettingSpeaksItsCallersWords) {
+  struct Case {
+    std::vector<std::string> flags;  // `clustertwin sim SYSTEM ...`
+    std::string job;                 // the same setting as a mix job
+    std::string flag_words, file_words, why;
+  } cases[] = {
+      {{"sim", "flowtrain", "--workers", "16", "--model", "300M+7B", "--pool-memory", "1MB"},
+       "{name: a, workers: 16, system: flowtrain, model: 300M+7B, pool_memory: 1MB}",
+       "--pool-memory 1 MB: ",
+       "field 'jobs[0].pool_memory': 1 MB: ",
+       "smaller than one sample"},
+      {{"sim", "flexmarl", "--platform", "h100-1024", "--workers", "32", "--calibration", "none", "--framework",
+        "marti", "--agents", "3x13B"},
+       "{name: a, workers: 32, system: flexmarl, framework: marti, agents: 3x13B}",
+       "--agents '3x13B': ",
+       "field 'jobs[0].agents': '3x13B': ",
+       "unknown model size '13B'"},
+  };
+  for (const Case& c : cases) {
+    const auto cli = run_clustertwin(c.flags);
+    expect_one_line_exit_2(cli, c.flag_words + c.why);
+    EXPECT_EQ(cli.err.find("field '"), std::string::npos) << cli.err;
+    const auto mix =
+        run_clustertwin({"sim", "mix", write_temp("setting_mix.yaml", "profile: h100-1024\njobs: [" + c.job + "]\n")});
+    expect_one_line_exit_2(mix, "setting_mix.yaml: " + c.file_words + c.why);
+    EXPECT_EQ(mix.err.find(" --"), std::string::npos) << mix.err;
+  }
+}
+
 }  // namespace
 }  // namespace clustertwin
