@@ -56,6 +56,26 @@ Status check_events_in_plan(const std::string& path, const RecordedRun& run) {
 
 }  // namespace
 
+StatusOr<SystemTrace> read_system_trace(const std::string& path, const std::string& system) {
+  auto trace = traces::read_trace(path);
+  if (!trace.is_ok()) return trace.status();
+  SystemTrace t;
+  t.path = path;
+  t.metadata = trace->metadata;
+  t.events = std::move(trace->events);
+  if (t.metadata.system != system) {
+    return Status::invalid_argument(path + ": field 'metadata.system': '" + t.metadata.system +
+                                    "' is not the system asked for ('" + system + "')");
+  }
+  try {
+    t.config = nlohmann::json::parse(t.metadata.config_json);
+  } catch (const nlohmann::json::exception&) {
+    return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
+  }
+  if (!t.config.is_object()) return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
+  return t;
+}
+
 StatusOr<RecordedRun> read_recorded_run(const std::string& path) {
   auto trace = traces::read_trace(path);
   if (!trace.is_ok()) return trace.status();

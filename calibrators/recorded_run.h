@@ -4,6 +4,7 @@
 // the plan it ran (from the metadata's config), its runner steps, and the
 // step time it took.
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <utility>
@@ -14,6 +15,20 @@
 #include "traces/event.h"
 
 namespace clustertwin::calibrators {
+
+/// A system's recorded trace (`clustertwin run SYSTEM --trace`) with its
+/// metadata's config parsed: what each system's own reader starts from.
+struct SystemTrace {
+  std::string path;
+  traces::Metadata metadata;
+  std::vector<traces::Event> events;
+  nlohmann::json config;  // a JSON object
+};
+
+/// InvalidArgument naming the file and the field when the trace is another
+/// system's (metadata.system is not `system`) or its config is not a JSON
+/// object; the reader's errors otherwise.
+StatusOr<SystemTrace> read_system_trace(const std::string& path, const std::string& system);
 
 /// A real run as its trace records it (`clustertwin run nestpipe --trace`):
 /// the events, and from the metadata's config the plan that ran, how many

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "calibrators/recorded_run.h"
 #include "common/statistics.h"
 #include "models/flexmarl/frameworks.h"
 #include "traces/trace_reader.h"
@@ -103,23 +104,13 @@ Status read_response_tokens(const std::string& path, const nlohmann::json& confi
 }  // namespace
 
 StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path) {
-  auto trace = traces::read_trace(path);
+  auto trace = read_system_trace(path, "flexmarl");
   if (!trace.is_ok()) return trace.status();
   FlexMarlRun run;
   run.path = path;
-  run.metadata = trace->metadata;
+  run.metadata = std::move(trace->metadata);
   run.events = std::move(trace->events);
-  if (run.metadata.system != "flexmarl") {
-    return Status::invalid_argument(path + ": field 'metadata.system': '" + run.metadata.system +
-                                    "' is not the system asked for ('flexmarl')");
-  }
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(run.metadata.config_json);
-  } catch (const nlohmann::json::exception&) {
-    return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
-  }
-  if (!config.is_object()) return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
+  const nlohmann::json& config = trace->config;
   CT_RETURN_IF_ERROR(read_flexmarl_setup(path, config, &run.setup));
   CT_RETURN_IF_ERROR(read_response_tokens(path, config, &run.setup));
   return run;

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "calibrators/flowtrain/flowtrain_fit.h"
+#include "calibrators/recorded_run.h"
 #include "traces/trace_reader.h"
 
 namespace clustertwin::calibrators {
@@ -101,23 +102,13 @@ Status read_step_times(FlowTrainRun* run) {
 }  // namespace
 
 StatusOr<FlowTrainRun> read_flowtrain_run(const std::string& path) {
-  auto trace = traces::read_trace(path);
+  auto trace = read_system_trace(path, "flowtrain");
   if (!trace.is_ok()) return trace.status();
   FlowTrainRun run;
   run.path = path;
-  run.metadata = trace->metadata;
+  run.metadata = std::move(trace->metadata);
   run.events = std::move(trace->events);
-  if (run.metadata.system != "flowtrain") {
-    return Status::invalid_argument(path + ": field 'metadata.system': '" + run.metadata.system +
-                                    "' is not the system asked for ('flowtrain')");
-  }
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(run.metadata.config_json);
-  } catch (const nlohmann::json::exception&) {
-    return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
-  }
-  if (!config.is_object()) return Status::invalid_argument(path + ": field 'metadata.config': not a JSON object");
+  const nlohmann::json& config = trace->config;
   sim::flowtrain::FlowTrainProcessSetup& s = run.setup;
   CT_RETURN_IF_ERROR(read_flowtrain_setup(path, config, &s));
   CT_RETURN_IF_ERROR(read_tiny_facts(path, config, &s.facts));

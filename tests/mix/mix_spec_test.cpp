@@ -147,6 +147,16 @@ INSTANTIATE_TEST_SUITE_P(
                 "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, decode_efficiency: 0.5, device_profile: "
                 "h200}]\n",
                 "mix.yaml: field 'jobs[0].device_profile': give decode_efficiency or device_profile, not both"},
+        BadFile{"flexmarl_load_gap", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, load_gap: 0}]\n",
+                "mix.yaml: field 'jobs[0].load_gap': 0 must be > 0"},
+        BadFile{"flexmarl_sync_decode_efficiency",
+                "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, sync_decode_efficiency: 0}]\n",
+                "mix.yaml: field 'jobs[0].sync_decode_efficiency': 0 must be in (0, 1]"},
+        BadFile{"flexmarl_decode_efficiency",
+                "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, decode_efficiency: 1.5}]\n",
+                "mix.yaml: field 'jobs[0].decode_efficiency': 1.5 must be in (0, 1]"},
+        BadFile{"flexmarl_micro_batch", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, micro_batch: 0}]\n",
+                "mix.yaml: field 'jobs[0].micro_batch': 0 must be >= 1"},
         BadFile{"flexmarl_drain", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, drain: 1}]\n",
                 "mix.yaml: field 'jobs[0].drain': a flexmarl job warms up with its first step and has no drain: "
                 "give only steps (>= 2)"},

@@ -56,6 +56,15 @@ cli="$copy/build/cli/clustertwin"
 out=$("$cli" sim stub --workers 8,16 --set flops=2e12) || fail "clustertwin sim stub failed: $out"
 echo "$out"
 grep -q "stub" <<<"$out" && [ "$(grep -c '^ ' <<<"$out")" -eq 2 ] || fail "sim stub printed no row per worker count"
+# The stub's settings through the generic command: a bad one is one line naming it, exit 2.
+set +e
+bad=$("$cli" sim stub --set flops=-1 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && [ "$bad" = "clustertwin: --set: field 'flops': -1 must be > 0" ] ||
+  fail "sim stub --set flops=-1: exit $rc, '$bad' (wanted exit 2 and one line naming the field)"
+bad=$("$cli" sim stub --set flops 2>&1) && fail "sim stub --set flops passed"
+grep -q "^clustertwin: --set 'flops': expected KEY=VALUE" <<<"$bad" || fail "sim stub --set flops: '$bad'"
 plan=$("$cli" plan stub --target-throughput 1000 --platform h100-1024) || fail "clustertwin plan stub failed: $plan"
 echo "$plan"
 grep -q "clustertwin sim stub" <<<"$plan" || fail "plan stub gave no command to confirm its answer"
