@@ -33,7 +33,7 @@ struct KeyFit {
   bool collective = false;  // latency_s is per latency step, seconds_per_unit per bus byte
   /// The cost: latency + size x seconds_per_unit. When the samples' sizes
   /// differ (several variants or scales pooled), a robust line
-  /// (calibrators/stats.h) gives the slope and the line passes through the
+  /// (common/statistics.h) gives the slope and the line passes through the
   /// mean (a step's mean is the sum of its tasks' means); else all of the
   /// mean time per unit of size (a fixed time for a key without a size).
   double latency_s = 0;
