@@ -11,9 +11,9 @@
 
 #include "calibrators/network_fit.h"
 #include "calibrators/replay.h"
-#include "common/statistics.h"
 #include "cli/command.h"
 #include "cli/validate.h"
+#include "common/statistics.h"
 #include "common/text.h"
 
 namespace clustertwin::cli {
@@ -111,19 +111,50 @@ void print_run(const ValidateArgs& a, const calibrators::ReplayResult& r, const 
   }
 }
 
-Status run_validate(const ValidateArgs& a) {
+// The registry's systems' sides of the command, and the options each added.
+struct ValidateCommand {
+  ValidateArgs args;
+  std::vector<std::pair<std::string, std::unique_ptr<SystemValidation>>> systems;
+  std::vector<std::pair<CLI::Option*, std::string>> system_options;  // an option and the system that added it
+};
+
+// Refuses an option that the chosen system does not take: another system's own, or --cores for a twin that does
+// not run on the machine's cores.
+Status check_system_options(const ValidateCommand& c, const SystemValidation* chosen) {
+  const ValidateArgs& a = c.args;
+  for (const auto& [option, owner] : c.system_options) {
+    if (option->count() > 0 && owner != a.system) {
+      return Status::invalid_argument(option->get_name() + ": an option of validate " + owner + ", not of validate " +
+                                      a.system);
+    }
+  }
+  if (a.cores_given && (chosen == nullptr || !chosen->takes_cores())) {
+    std::string takers;
+    for (const auto& [name, system] : c.systems) {
+      if (system->takes_cores()) takers += (takers.empty() ? "" : ", ") + name;
+    }
+    return Status::invalid_argument("--cores " + std::to_string(a.cores) + ": validate " + a.system +
+                                    " runs no twin on the machine's cores (those that do: " + takers + ")");
+  }
+  return Status::ok();
+}
+
+Status run_validate(const ValidateCommand& c) {
+  const ValidateArgs& a = c.args;
   if (a.max_error_given && !(a.max_error >= 0)) {
     return Status::invalid_argument("--max-error " + std::to_string(a.max_error) +
                                     ": must be >= 0 (a relative error: 0.05 is 5%)");
   }
+  const SystemValidation* chosen = nullptr;
+  for (const auto& [name, system] : c.systems) {
+    if (name == a.system) chosen = system.get();
+  }
+  CT_RETURN_IF_ERROR(check_system_options(c, chosen));
   auto profile = cluster::load_cluster_profile(a.profile);
   if (!profile.is_ok()) return profile.status();
   if (a.system == "collectives") return validate_collectives(a, *profile);
-#define CT_SYSTEM(name, title) \
-  if (a.system == #name) return validate_##name(a, *profile);
-#include "common/systems.def"
-#undef CT_SYSTEM
-  // Another system's recorded plan run (trace derive-plan's): replayed as NestPipe's are.
+  if (chosen != nullptr) return chosen->validate(a, *profile);
+  // Another system's recorded plan run (trace derive-plan's): replayed as a plan.
   return validate_replay(a, *profile);
 }
 
@@ -189,20 +220,23 @@ Status validate_replay(const ValidateArgs& a, const cluster::ClusterProfile& pro
 }
 
 void add_validate_command(CLI::App& app, Action* action) {
-  auto a = std::make_shared<ValidateArgs>();
+  auto c = std::make_shared<ValidateCommand>();
+  ValidateArgs* a = &c->args;
+#define CT_SYSTEM(name, title) c->systems.emplace_back(#name, make_##name##_validation());
+#include "common/systems.def"
+#undef CT_SYSTEM
+  std::string systems_help;
+  for (const auto& [name, system] : c->systems)
+    systems_help += system->help() + ", ";
   CLI::App* cmd = app.add_subcommand(
       "validate",
-      "Run the twin on what a recorded real run did and report its error. For nestpipe: the plan the trace "
-      "carries on the same worker count, priced by the profile's cost table when it prices every cost key (a "
-      "calibrated profile), by --costs-from's runs when given, else by the run itself (a replay); prints the "
-      "step-time error and each cost key's. For flexmarl and flowtrain: the process twin, which replays the run's "
-      "decisions or step plan on simulated ranks sharing the cores, priced by --costs-from's runs or by the run "
-      "itself. For `collectives`: the twin's benchmark at every size of a recorded collective benchmark, against "
-      "its mean. Exit code 3 when the error exceeds --max-error");
+      "Run the twin on what a recorded real run did and report its error: each system's twin on its runs (see "
+      "SYSTEM), priced by --costs-from's runs when given, else by the run itself (a replay), or by a calibrated "
+      "profile's cost table; a recorded plan run of any other system (trace derive-plan's) replays its plan. For "
+      "`collectives`: the twin's benchmark at every size of a recorded collective benchmark, against its mean. "
+      "Exit code 3 when the error exceeds --max-error");
   cmd->add_option("SYSTEM", a->system,
-                  "nestpipe, flexmarl (the process twin: the real controller's decisions on simulated processes "
-                  "sharing the profile's node_cores), flowtrain (the process twin: the real executor's step plan on "
-                  "simulated ranks sharing the cores), or collectives for a collective benchmark")
+                  systems_help + "collectives for a collective benchmark, or another system's recorded plan run")
       ->required();
   cmd->add_option("--real", a->real,
                   "A trace of `clustertwin run SYSTEM --trace`, or several comma-separated: repetitions of one "
@@ -212,29 +246,36 @@ void add_validate_command(CLI::App& app, Action* action) {
       ->capture_default_str();
   cmd->add_option("--costs-from", a->costs_from,
                   "Fit the costs on these other recorded runs (comma-separated: other variants, worker counts or "
-                  "seeds, pooled) and predict --real's step (nestpipe on a profile whose ranks share cores: the "
+                  "seeds, pooled) and predict --real's step (a plan run on a profile whose ranks share cores: the "
                   "runs' collectives' waits apart from their CPU work, as `calibrate --step-waits auto`)");
   CLI::Option* max_error =
       cmd->add_option("--max-error", a->max_error,
                       "Exit 3 when the absolute relative step-time error (collectives: the largest per size) exceeds "
                       "this (0.05 = 5%)");
-  CLI::Option* warmup = cmd->add_option(
-      "--warmup", a->warmup, "Runner steps after the pipeline prologue left out (flexmarl: first steps, default 1)");
+  CLI::Option* warmup =
+      cmd->add_option("--warmup", a->warmup,
+                      "Runner steps after the pipeline prologue left out (a process twin: first steps, default 1)");
   warmup->capture_default_str();
   cmd->add_option("--drain", a->drain, "Runner steps at the end left out")->capture_default_str();
-  cmd->add_option("--cores", a->cores,
-                  "flexmarl: run the twin on this many cores instead of the profile's node_cores (the machine the "
-                  "runs were recorded on, where the costs are fitted): a what-if");
-  cmd->add_option("--scale-costs", a->scale_costs,
-                  "flexmarl: KIND=FACTOR (repeatable), every fitted flexmarl/KIND/* job cost times FACTOR, e.g. "
-                  "generate=5 for a rollout-heavier task: a what-if");
+  CLI::Option* cores = cmd->add_option(
+      "--cores", a->cores,
+      "A twin that runs on the machine's cores: run it on this many cores instead of the profile's node_cores (the "
+      "machine the runs were recorded on, where the costs are fitted): a what-if");
   cmd->add_flag("--json", a->json,
                 "Print JSON: step_error (relative, signed), per_key, costs, runs, measured_steps (collectives: "
                 "sizes, max_abs_error)");
-  cmd->callback([a, action, max_error, warmup] {
+  for (const auto& [name, system] : c->systems) {
+    const size_t before = cmd->get_options().size();
+    system->add_options(*cmd);
+    const std::vector<CLI::Option*> options = cmd->get_options();
+    for (size_t i = before; i < options.size(); ++i)
+      c->system_options.emplace_back(options[i], name);
+  }
+  cmd->callback([c, a, action, max_error, warmup, cores] {
     a->max_error_given = max_error->count() > 0;
     a->warmup_given = warmup->count() > 0;
-    *action = [a] { return run_validate(*a); };
+    a->cores_given = cores->count() > 0;
+    *action = [c] { return run_validate(*c); };
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include "cli/validate.h"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrators/flexmarl/process_fit.h"
-#include "common/statistics.h"
 #include "cli/command.h"
+#include "common/statistics.h"
 #include "common/text.h"
 
 namespace clustertwin::cli {
@@ -79,12 +80,11 @@ void print_run(const calibrators::FlexMarlCheck& c) {
   }
 }
 
-}  // namespace
-
 // flexmarl: the process twin (sim/flexmarl/process_twin.h) on each run's
 // framework, worker count and response lengths, priced by --costs-from's
-// runs (or the run itself), on the profile's node cores.
-Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& profile) {
+// runs (or the run itself), on the profile's node cores; `scale_costs`: --scale-costs.
+Status validate_flexmarl_runs(const ValidateArgs& a, const std::vector<std::string>& scale_costs,
+                              const cluster::ClusterProfile& profile) {
   if (profile.cpu_cores() < 1) {
     return Status::invalid_argument("--profile " + a.profile +
                                     ": field 'node_cores' (or 'host.cores') missing: the process twin needs the "
@@ -93,7 +93,7 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
   const int first_step = a.warmup_given ? a.warmup : 1;
   if (a.cores < 0) return Status::invalid_argument("--cores " + std::to_string(a.cores) + ": must be >= 1");
   const int cores = a.cores > 0 ? a.cores : profile.cpu_cores();
-  auto scales = parse_scale_costs(a.scale_costs);
+  auto scales = parse_scale_costs(scale_costs);
   if (!scales.is_ok()) return scales.status();
   auto result = calibrators::check_flexmarl_runs(split_commas(a.real), costs_from_paths(a), first_step,
                                                  profile.cpu_cores(), cores, *scales);
@@ -121,6 +121,32 @@ Status validate_flexmarl(const ValidateArgs& a, const cluster::ClusterProfile& p
                 checks.size(), percent(m).c_str());
   }
   return check(a, m, "median step-time error");
+}
+
+class FlexMarlValidation final : public SystemValidation {
+ public:
+  std::string help() const override {
+    return "flexmarl (the process twin: the real controller's decisions on simulated processes sharing the "
+           "profile's node_cores)";
+  }
+  bool takes_cores() const override { return true; }
+  void add_options(CLI::App& validate) override {
+    validate.add_option("--scale-costs", scale_costs_,
+                        "flexmarl: KIND=FACTOR (repeatable), every fitted flexmarl/KIND/* job cost times FACTOR, "
+                        "e.g. generate=5 for a rollout-heavier task: a what-if");
+  }
+  Status validate(const ValidateArgs& a, const cluster::ClusterProfile& profile) const override {
+    return validate_flexmarl_runs(a, scale_costs_, profile);
+  }
+
+ private:
+  std::vector<std::string> scale_costs_;
+};
+
+}  // namespace
+
+std::unique_ptr<SystemValidation> make_flexmarl_validation() {
+  return std::make_unique<FlexMarlValidation>();
 }
 
 }  // namespace clustertwin::cli

@@ -9,15 +9,17 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrators/flowtrain/flowtrain_fit.h"
-#include "common/statistics.h"
 #include "cli/command.h"
+#include "common/statistics.h"
 #include "common/text.h"
 
 namespace clustertwin::cli {
 
+namespace {
+
 // flowtrain: the process twin (sim/flowtrain/process_twin.h) on each run's mode, ranks and batch, priced by
 // --costs-from's runs (or the run itself), on the profile's node cores (or --cores).
-Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& profile) {
+Status validate_flowtrain_runs(const ValidateArgs& a, const cluster::ClusterProfile& profile) {
   if (profile.cpu_cores() < 1 && a.cores < 1) {
     return Status::invalid_argument("--profile " + a.profile +
                                     ": field 'node_cores' (or 'host.cores') missing: the process twin needs the "
@@ -72,6 +74,23 @@ Status validate_flowtrain(const ValidateArgs& a, const cluster::ClusterProfile& 
                 checks.size(), percent(m).c_str());
   }
   return check(a, m, "median step-time error");
+}
+
+class FlowTrainValidation final : public SystemValidation {
+ public:
+  std::string help() const override {
+    return "flowtrain (the process twin: the real executor's step plan on simulated ranks sharing the cores)";
+  }
+  bool takes_cores() const override { return true; }
+  Status validate(const ValidateArgs& a, const cluster::ClusterProfile& profile) const override {
+    return validate_flowtrain_runs(a, profile);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SystemValidation> make_flowtrain_validation() {
+  return std::make_unique<FlowTrainValidation>();
 }
 
 }  // namespace clustertwin::cli
