@@ -17,9 +17,12 @@ StatusOr<std::unique_ptr<Platform>> Platform::place(const cluster::ClusterProfil
     return Status::invalid_argument("platform file '" + profile_.simgrid_platform +
                                     "': a job cannot be placed on a SimGrid platform file (it has no nodes)");
   }
+  // Before the division below: no workers would divide by zero.
+  if (workers < 1)
+    return Status::invalid_argument("job '" + name + "': " + std::to_string(workers) + " workers: at least 1");
   const int per_node = std::min(workers, devices_per_node_);
   const int needed = (workers + per_node - 1) / per_node;
-  if (workers < 1 || static_cast<int>(nodes.size()) != needed) {
+  if (static_cast<int>(nodes.size()) != needed) {
     return Status::invalid_argument("job '" + name + "': " + std::to_string(workers) + " workers need " +
                                     std::to_string(needed) + " nodes of " + std::to_string(devices_per_node_) +
                                     " devices, " + std::to_string(nodes.size()) + " given");

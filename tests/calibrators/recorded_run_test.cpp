@@ -2,6 +2,8 @@
 // of both, a heavy-tailed run keeps its slow steps, and a collective of one member is fitted and priced as the
 // local copy it is.
 
+#include "calibrators/recorded_run.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
