@@ -4,8 +4,9 @@
 # traces/, models/, sim/, real/ and calibrators/; for each one, one of:
 #
 #   - a same-named test: tests/**/STEM_test.cpp that includes a header of the
-#     source's unit, or that drives the programs (tests/cli/run_command.h,
-#     and no header of another unit of the source's folder);
+#     source's unit, or that drives the programs (tests/cli/run_command.h)
+#     from a tests folder named for the source's layer or folder and includes
+#     no header of the source's folder (tests/real/launcher_test.cpp);
 #   - a line `SOURCE  TEST  reason` in the allow-list: TEST exists and
 #     includes a header of the source's unit;
 #   - a line `SOURCE  -  reason` in the allow-list: no unit test makes sense
@@ -38,7 +39,9 @@ if [ ! -f "$allow" ]; then
   echo "$me: allow-list '$allow' does not exist" >&2
   exit 2
 fi
+allow=$(cd "$(dirname "$allow")" && pwd)/$(basename "$allow")
 cd "$root" || exit 2
+root=$(pwd)
 rel_allow=${allow#"$root"/}
 
 folders=()
