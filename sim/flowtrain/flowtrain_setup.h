@@ -61,6 +61,7 @@ Status use_device_profile(const cluster::DeviceProfile& device, const cluster::C
 /// The device model of `profile` with setup's efficiencies.
 models::flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
 
+// What the setup's checks and the model (flowtrain_model.h) both price with.
 namespace detail {
 
 inline constexpr double kBytesPerValue = 2;  // bf16 embeddings and gradients
