@@ -66,7 +66,7 @@ StatusOr<RecordedRun> read_recorded_run(const std::string& path);
 /// (its queue carries across the markers) and its markers come faster than
 /// the steps: a DLRM-like step whose host launches in 60 us what the device
 /// runs in 300 measured 2x too long by the markers and the drain of the
-/// window's last step (tests/calibrators/derive_plan_test.cpp). Stalled
+/// window's last step (tests/plan/import/kineto_plan_test.cpp). Stalled
 /// steps (stalled_steps, by the host's pace there) are left out.
 StatusOr<double> recorded_step_time(const RecordedRun& run, int first_step, int last_step);
 

@@ -41,7 +41,7 @@
 #include <vector>
 
 #include "calibrators/network_fit.h"
-#include "calibrators/replay.h"
+#include "calibrators/task_fit.h"
 #include "models/cluster/cluster_profile.h"
 
 namespace clustertwin::calibrators {

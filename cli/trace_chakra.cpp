@@ -1,5 +1,5 @@
 // clustertwin trace import-chakra|export-chakra: Chakra execution traces
-// (ASTRA-sim's workload format) to a plan and back (models/plan/chakra_plan.h).
+// (ASTRA-sim's workload format) to a plan and back (models/plan/import/chakra_plan.h).
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include "common/file_io.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/cluster/cluster_profile_yaml.h"
-#include "models/plan/chakra_plan.h"
+#include "models/plan/import/chakra_plan.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/task_cost.h"
 #include "traces/chakra/chakra_trace.h"
@@ -234,7 +234,7 @@ void add_trace_chakra_commands(CLI::App& trace, Action* action) {
       "import-chakra",
       "Read Chakra execution traces (one .et per rank, as ASTRA-sim takes them) into a plan for clustertwin sim "
       "plan: compute nodes priced by duration_micros (or num_ops), collectives and send/recv by size over the "
-      "modelled network, data_deps as dependencies (models/plan/chakra_plan.h; docs/bring-your-own-trace.md)");
+      "modelled network, data_deps as dependencies (models/plan/import/chakra_plan.h; docs/bring-your-own-trace.md)");
   import->add_option("FILES", args->files, "The .et files, one per rank (rank from NAME.<rank>.et, else the order)")
       ->required()
       ->expected(1, -1);

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "calibrators/derive_plan.h"
 #include "cli/command.h"
 #include "common/file_io.h"
 #include "common/text.h"
+#include "models/plan/import/kineto_plan.h"
 #include "models/plan/plan_json.h"
 #include "traces/kineto_import.h"
 #include "traces/summary.h"
@@ -73,10 +73,10 @@ Status run_derive(const TraceArgs& args) {
   }
   auto trace = traces::read_trace(args.file);
   if (!trace.is_ok()) return trace.status();
-  calibrators::DerivePlanOptions options;
+  models::DerivePlanOptions options;
   options.min_wait_us = args.min_wait_us;
   options.host_tasks = !args.no_host_tasks;
-  auto derived = calibrators::derive_plan(*trace, args.file, options);
+  auto derived = models::derive_plan(*trace, args.file, options);
   if (!derived.is_ok()) return derived.status();
   if (!args.plan_out.empty()) {
     CT_RETURN_IF_ERROR(write_file_atomically(args.plan_out, models::plan_to_json(derived->plan)));
@@ -141,9 +141,8 @@ void add_trace_command(CLI::App& app, Action* action) {
       "twin can run it at other worker counts: the device events of a profiler step become tasks on their "
       "streams, a task waits for another stream's where its stream sat idle until that one ended, every rank and "
       "step must repeat it; in a pipeline (sends and recvs), each group of ranks whose steps run alike gets its "
-      "own tasks, and every send must meet its recv on the peer (calibrators/derive_plan.h). Writes the trace again "
-      "with each event's step and task "
-      "and the plan in its metadata");
+      "own tasks, and every send must meet its recv on the peer (models/plan/import/kineto_plan.h). Writes the "
+      "trace again with each event's step and task and the plan in its metadata");
   derive->add_option("TRACE", args->file, "An imported trace (clustertwin trace import-kineto)")->required();
   derive->add_option("-o,--out", args->derive_out, "The trace with its plan, to write")->required();
   derive->add_option("--plan", args->plan_out, "Also write the plan alone (for clustertwin sim plan)");

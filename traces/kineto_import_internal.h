@@ -21,7 +21,7 @@
 
 #include "common/status.h"
 #include "traces/event.h"
-#include "traces/kineto_import.h"
+#include "traces/kineto_import_options.h"
 #include "traces/kineto_reader.h"
 
 namespace clustertwin::traces::detail {

@@ -1,6 +1,6 @@
 #include "sim/core/collective_shortcut.h"
 
-#include "sim/core/simulator.h"
+#include "sim/core/sim_options.h"
 
 namespace clustertwin::sim {
 

@@ -8,7 +8,7 @@
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
-#include "sim/core/simulator.h"
+#include "sim/core/sim_options.h"
 
 namespace clustertwin::sim {
 

@@ -24,8 +24,8 @@ using models::Task;
 
 }  // namespace
 
-PlanRun::Impl::Impl(const models::Plan& plan, Platform& platform, const SimOptions& options, Fidelity fidelity,
-                    std::vector<std::vector<double>> seconds, int stride)
+PlanRunImpl::PlanRunImpl(const models::Plan& plan, Platform& platform, const SimOptions& options, Fidelity fidelity,
+                         std::vector<std::vector<double>> seconds, int stride)
     : plan_(plan),
       platform_(platform),
       options_(options),
@@ -53,7 +53,7 @@ PlanRun::Impl::Impl(const models::Plan& plan, Platform& platform, const SimOptio
   alone_ = exclusive_network(plan, options, platform.devices_per_node(), seconds_);
 }
 
-void PlanRun::Impl::start() {
+void PlanRunImpl::start() {
   const int world = options_.workers;
   for (int rank = 0; rank < world; rank += stride_) {
     for (int stream = 0; stream < static_cast<int>(plan_.streams.size()); ++stream) {
@@ -73,7 +73,7 @@ void PlanRun::Impl::start() {
   }
 }
 
-Status PlanRun::Impl::check_complete() const {
+Status PlanRunImpl::check_complete() const {
   int64_t missing = 0;
   for (int rank = 0; rank < options_.workers; rank += stride_) {
     for (int step = 0; step < options_.steps; ++step) {
@@ -89,7 +89,7 @@ Status PlanRun::Impl::check_complete() const {
   return Status::ok();
 }
 
-bool PlanRun::Impl::deps_done(int rank, int step, const Task& t) const {
+bool PlanRunImpl::deps_done(int rank, int step, const Task& t) const {
   const RankState& r = ranks_[rank];
   for (int d : t.deps) {
     if (models::runs_on(plan_.tasks[d], rank, options_.workers) && !r.done[step][d]) return false;
@@ -102,12 +102,12 @@ bool PlanRun::Impl::deps_done(int rank, int step, const Task& t) const {
   return true;
 }
 
-bool PlanRun::Impl::queued(int rank, const std::vector<int>& tasks) const {
+bool PlanRunImpl::queued(int rank, const std::vector<int>& tasks) const {
   return platform_.host_pool(rank) != nullptr &&
          std::any_of(tasks.begin(), tasks.end(), [this](int id) { return plan_.tasks[id].launches > 0; });
 }
 
-void PlanRun::Impl::launch_loop(int rank, const std::vector<int>& tasks) {
+void PlanRunImpl::launch_loop(int rank, const std::vector<int>& tasks) {
   RankState& r = ranks_[rank];
   const double launch = platform_.profile().host.launch;
   for (int step = 0; step < options_.steps; ++step) {
@@ -136,7 +136,7 @@ void PlanRun::Impl::launch_loop(int rank, const std::vector<int>& tasks) {
   }
 }
 
-void PlanRun::Impl::stream_loop(int rank, int stream, const std::vector<int>& tasks) {
+void PlanRunImpl::stream_loop(int rank, int stream, const std::vector<int>& tasks) {
   RankState& r = ranks_[rank];
   const bool launched = queued(rank, tasks);
   for (int step = 0; step < options_.steps; ++step) {
@@ -162,7 +162,7 @@ void PlanRun::Impl::stream_loop(int rank, int stream, const std::vector<int>& ta
 
 PlanRun::PlanRun(const models::Plan& plan, Platform& platform, const SimOptions& options, Fidelity fidelity,
                  std::vector<std::vector<double>> seconds, int stride)
-    : impl_(std::make_unique<Impl>(plan, platform, options, fidelity, std::move(seconds), stride)) {}
+    : impl_(std::make_unique<PlanRunImpl>(plan, platform, options, fidelity, std::move(seconds), stride)) {}
 
 PlanRun::~PlanRun() = default;
 

@@ -8,12 +8,14 @@
 #include "models/cluster/cluster_profile.h"
 #include "models/plan/plan.h"
 #include "sim/core/plan_price.h"  // price_plan, symmetric_world, resolve_fidelity: what a run is started with
-#include "sim/core/simulator.h"
+#include "sim/core/sim_options.h"
+#include "sim/core/sim_result.h"
 #include "traces/event.h"
 
 namespace clustertwin::sim {
 
 class Platform;
+class PlanRunImpl;  // plan_run_impl.h: the run's state and its actors
 
 /// One plan's streams as SimGrid actors on a platform, in the current
 /// engine. Several runs may share one engine and one platform's links (a
@@ -49,8 +51,7 @@ class PlanRun {
   std::vector<traces::Event>& events();
 
  private:
-  class Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<PlanRunImpl> impl_;
 };
 
 /// Writes the events of a finished run as a trace (sorted by rank, stream

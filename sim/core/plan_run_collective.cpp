@@ -26,7 +26,7 @@ using models::Task;
 
 }  // namespace
 
-void PlanRun::Impl::collective(int rank, int step, const Task& t) {
+void PlanRunImpl::collective(int rank, int step, const Task& t) {
   const models::Collective& c = *t.collective;
   const int world = options_.workers;
   std::vector<int> members;
@@ -94,7 +94,7 @@ void PlanRun::Impl::collective(int rank, int step, const Task& t) {
   inst.cv->notify_all();
 }
 
-double PlanRun::Impl::local_copy_seconds(const Task& t, int rank) const {
+double PlanRunImpl::local_copy_seconds(const Task& t, int rank) const {
   // A group of one moves nothing over a network. c10d calls all-reduce and broadcast in place (NCCL and Gloo
   // then do nothing); all-to-all, all-gather and reduce-scatter write another buffer: a copy on the device,
   // its bytes read and written once at the device's memory bandwidth.
@@ -107,7 +107,7 @@ double PlanRun::Impl::local_copy_seconds(const Task& t, int rank) const {
   return rate > 0 ? 2.0 * static_cast<double>(t.bytes) / rate * platform_.profile().slowdown_of(rank) : 0;
 }
 
-double PlanRun::Impl::os_wait(const Task& t, int members, int rank) const {
+double PlanRunImpl::os_wait(const Task& t, int members, int rank) const {
   auto cost = platform_.profile().costs.find(t.cost_key);
   if (cost != platform_.profile().costs.end() && cost->second.step_wait > 0)
     return cluster::latency_steps(t.collective->op, members) * cost->second.step_wait;
@@ -118,7 +118,7 @@ double PlanRun::Impl::os_wait(const Task& t, int members, int rank) const {
          f->second.step_wait_at(ranks_on_node_[platform_.node_of(rank)]);
 }
 
-void PlanRun::Impl::run_network_collective(const Task& t, const InstanceKey& key, const std::vector<int>& members) {
+void PlanRunImpl::run_network_collective(const Task& t, const InstanceKey& key, const std::vector<int>& members) {
   // The profile's factor scales per-destination sizes too (split_bytes), not only the task's bytes.
   models::Collective c = *t.collective;
   const int64_t bytes = effective_bytes(c, send_bytes_[key], static_cast<int>(members.size()));
@@ -167,7 +167,7 @@ void PlanRun::Impl::run_network_collective(const Task& t, const InstanceKey& key
   if (price_key) prices_.record(*price_key, sg::Engine::get_clock() - start);
 }
 
-int64_t PlanRun::Impl::effective_bytes(const models::Collective& c, int64_t bytes, int group_size) const {
+int64_t PlanRunImpl::effective_bytes(const models::Collective& c, int64_t bytes, int group_size) const {
   const auto& factors = platform_.profile().collectives;
   auto it = factors.find(std::string(models::collective_op_name(c.op)));
   if (it == factors.end()) return bytes;

@@ -1,5 +1,5 @@
-// PlanRun::Impl, the state of one plan run and the parts of it (internal to
-// sim/core). Its members are defined by concept, one file each:
+// PlanRunImpl, the state of one plan run (PlanRun, plan_run.h, holds one) and
+// the parts of it (internal to sim/core). Its members are defined by concept, one file each:
 //
 //   plan_run.cpp             the stream actors: start, dependencies, the loop over steps and tasks
 //   plan_run_tasks.cpp       executing a compute, lookup, host or copy task
@@ -16,15 +16,14 @@
 #include "common/status.h"
 #include "models/plan/plan.h"
 #include "sim/core/collective_shortcut.h"
-#include "sim/core/plan_run.h"
-#include "sim/core/simulator.h"
+#include "sim/core/sim_options.h"
 #include "traces/event.h"
 
 namespace clustertwin::sim {
 
 class Platform;
 
-class PlanRun::Impl {
+class PlanRunImpl {
   // A collective in flight: who has arrived, and when it is over.
   struct Instance {
     int expected = 0;
@@ -48,8 +47,8 @@ class PlanRun::Impl {
 
  public:
   // `stride` 1 simulates every rank; devices_per_node simulates each node's first (symmetric mode).
-  Impl(const models::Plan& plan, Platform& platform, const SimOptions& options, Fidelity fidelity,
-       std::vector<std::vector<double>> seconds, int stride);
+  PlanRunImpl(const models::Plan& plan, Platform& platform, const SimOptions& options, Fidelity fidelity,
+              std::vector<std::vector<double>> seconds, int stride);
 
   void start();
   Status check_complete() const;

@@ -20,7 +20,7 @@ using models::Task;
 
 }  // namespace
 
-void PlanRun::Impl::record(int rank, int stream, int step, const Task& t, double start, double end) {
+void PlanRunImpl::record(int rank, int stream, int step, const Task& t, double start, double end) {
   int64_t group_size = 0, peer = -1;
   if (t.collective) {
     if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv) {

@@ -16,7 +16,7 @@ using models::TaskKind;
 
 }  // namespace
 
-void PlanRun::Impl::execute(int rank, int step, const Task& t) {
+void PlanRunImpl::execute(int rank, int step, const Task& t) {
   switch (t.kind) {
     case TaskKind::kCompute:
     case TaskKind::kLookup:

@@ -26,7 +26,8 @@
 #include "models/flexmarl/schedule.h"
 #include "sim/core/platform.h"
 #include "sim/core/reactor.h"
-#include "sim/flexmarl/flexmarl_twin.h"
+#include "sim/flexmarl/flexmarl_row.h"
+#include "sim/flexmarl/flexmarl_setup.h"
 
 namespace clustertwin::sim::flexmarl::detail {
 

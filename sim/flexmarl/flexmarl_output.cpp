@@ -9,6 +9,7 @@
 #include "common/text.h"
 #include "common/version.h"
 #include "sim/flexmarl/flexmarl_model.h"
+#include "sim/flexmarl/flexmarl_twin.h"
 #include "traces/trace_writer.h"
 
 namespace clustertwin::sim::flexmarl {

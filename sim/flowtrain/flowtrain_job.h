@@ -19,7 +19,8 @@
 
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
-#include "sim/flowtrain/flowtrain_twin.h"
+#include "sim/flowtrain/flowtrain_row.h"
+#include "sim/flowtrain/flowtrain_setup.h"
 
 namespace clustertwin::sim {
 class Platform;
@@ -80,5 +81,10 @@ class FlowTrainJob {
   explicit FlowTrainJob(std::shared_ptr<const detail::Prepared> prepared) : prepared_(std::move(prepared)) {}
   std::shared_ptr<const detail::Prepared> prepared_;
 };
+
+/// Whether `mode` can run `setup` on `profile`: the setup is valid and a
+/// layout fits the devices' memory (the allocator's closed form, no
+/// simulation); else the InvalidArgument run_flowtrain would return.
+Status flowtrain_fits(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, FlowTrainMode mode);
 
 }  // namespace clustertwin::sim::flowtrain

@@ -16,11 +16,6 @@
 
 namespace clustertwin::sim::flowtrain::detail {
 
-double peak_of(const cluster::ClusterProfile& profile) {
-  auto it = profile.device.peak_flops.find("bf16");
-  return it != profile.device.peak_flops.end() ? it->second : profile.device.peak_flops.begin()->second;
-}
-
 // Packs `items` into the fewest micro-batches of `capacity` tokens that the packer fits (from the token lower
 // bound), their count a multiple of `multiple` (the data-parallel replicas, so that each gets as many).
 StatusOr<models::flowtrain::Packing> pack(const std::vector<models::flowtrain::PackItem>& items, int64_t capacity,

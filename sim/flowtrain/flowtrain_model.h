@@ -27,22 +27,17 @@
 #include "models/flowtrain/packing.h"
 #include "sim/core/platform.h"
 #include "sim/core/reactor.h"
-#include "sim/flowtrain/flowtrain_twin.h"
+#include "sim/flowtrain/flowtrain_row.h"
+#include "sim/flowtrain/flowtrain_setup.h"
 
 namespace clustertwin::sim::flowtrain::detail {
 
 namespace sg = simgrid::s4u;
 using models::flowtrain::StackWork;
 
-inline constexpr double kBytesPerValue = 2;  // bf16 embeddings and gradients
 // Adam over a ZeRO-1 shard: fp32 master, m, v read and written, bf16 out.
 inline constexpr double kOptimizerBytesPerParam = 32;
 inline constexpr int kMeanSamples = 2048;  // dataset samples the allocator's means come from
-
-inline const char* const kModeNames[] = {"monolithic", "disagg-sync", "flowtrain"};
-
-/// The profile's bf16 peak (else its first), FLOP/s.
-double peak_of(const cluster::ClusterProfile& profile);
 
 // The step's samples and what each costs.
 struct StepSample {

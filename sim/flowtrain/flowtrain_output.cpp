@@ -8,6 +8,7 @@
 #include "common/text.h"
 #include "common/version.h"
 #include "sim/flowtrain/flowtrain_model.h"
+#include "sim/flowtrain/flowtrain_twin.h"
 #include "traces/trace_writer.h"
 
 namespace clustertwin::sim::flowtrain {

@@ -57,83 +57,11 @@
 
 #include "common/status.h"
 #include "models/cluster/cluster_profile.h"
-#include "models/cluster/device_profile.h"
-#include "models/flowtrain/allocator.h"
-#include "models/flowtrain/timing.h"
-#include "models/flowtrain/vlm.h"
+#include "sim/flowtrain/flowtrain_job.h"
+#include "sim/flowtrain/flowtrain_row.h"
+#include "sim/flowtrain/flowtrain_setup.h"
 
 namespace clustertwin::sim::flowtrain {
-
-enum class FlowTrainMode { kMonolithic, kDisaggSync, kFlowTrain };
-const char* flowtrain_mode_name(FlowTrainMode mode);
-/// "all" or a comma-separated list of monolithic, disagg-sync, flowtrain;
-/// InvalidArgument naming the unknown one.
-StatusOr<std::vector<FlowTrainMode>> parse_flowtrain_modes(const std::string& list);
-
-struct FlowTrainSetup {
-  std::string model = "6B+72B";
-  int workers = 1024;
-  int global_batch = 4096;             // samples per step
-  int64_t micro_batch_tokens = 16384;  // backbone tokens per packed micro-batch
-  int encoder_workers = -1;            // >= 1: force the split; -1: the allocator's
-  double pool_bytes = 8e9;             // pool room per encoder worker
-  int steps = 3;                       // simulated steps; the first is warm-up
-  models::flowtrain::DatasetOptions data;
-  models::flowtrain::DeviceModel device;  // efficiencies; the rest comes from the profile
-};
-
-/// How a setting is named in a message: given the setup's field
-/// ("pool_memory"; "profile" for the cluster profile), the words that
-/// start the message, before the bad value. Empty: the field and a space
-/// ("pool_memory 1MB: smaller than one sample ...", which `sim flowtrain`
-/// says with its flag: --pool-memory); a job mix names its own field
-/// ("mix.yaml: field 'jobs[1].pool_memory': 1MB: ...").
-using SettingName = std::function<std::string(const std::string& option)>;
-
-/// InvalidArgument naming the setting (by `name`) and value: an unknown
-/// model, the worker count against the profile, a split with no encoder or
-/// no backbone worker, a pool smaller than one sample, batch and
-/// micro-batch sizes, steps.
-Status validate(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, const SettingName& name = {});
-
-/// Sets setup's device curves from a measured device profile
-/// (models/cluster/device_profile.h). InvalidArgument naming both when the
-/// device profile's peak is not the platform's (within 1%): its efficiencies
-/// are shares of its own peak.
-Status use_device_profile(const cluster::DeviceProfile& device, const cluster::ClusterProfile& platform,
-                          FlowTrainSetup* setup);
-
-/// The device model of `profile` with setup's efficiencies.
-models::flowtrain::DeviceModel flowtrain_device(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile);
-
-/// A busy interval of a group of devices (the trace and the timeline).
-struct FlowTrainInterval {
-  int first_device = 0, devices = 1;
-  double start_s = 0, end_s = 0;
-  std::string kind;  // "train", "encoder", "backbone", "encoder-backward", "drain", "reduce-scatter", "optimizer"
-};
-
-struct FlowTrainRow {
-  std::string mode;
-  std::string model;
-  int workers = 0;
-  int encoder_workers = 0;  // 0 for monolithic (every worker runs both)
-  int encoder_tp = 0, backbone_tp = 0, backbone_pp = 0;
-  double step_s = 0;  // mean over the measured steps (all but the first)
-  double samples_per_s = 0;
-  double mfu = 0;
-  double speedup = 0;                // against monolithic (0 without it)
-  double allocator_rate = 0;         // what the allocator's closed form expected, samples/s
-  double micro_batch_imbalance = 0;  // max/mean backbone cost of the step's micro-batches
-  std::vector<double> step_times_s;
-  std::vector<FlowTrainInterval> last_step;  // times from the last step's start
-  double wall_s = 0;
-};
-
-/// Whether `mode` can run `setup` on `profile`: the setup is valid and a
-/// layout fits the devices' memory (the allocator's closed form, no
-/// simulation); else the InvalidArgument run_flowtrain would return.
-Status flowtrain_fits(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile, FlowTrainMode mode);
 
 /// Runs one mode (in a child process: SimGrid keeps global state).
 StatusOr<FlowTrainRow> run_flowtrain(const FlowTrainSetup& setup, const cluster::ClusterProfile& profile,

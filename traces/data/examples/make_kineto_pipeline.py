@@ -3,7 +3,7 @@
 synthetic two-stage pipeline on two ranks (rank 0 runs stage 0, rank 1
 stage 1) in the format PyTorch 2.x's profiler (Kineto) exports, three
 profiler steps per rank, for the point-to-point derivation of
-`trace derive-plan` (calibrators/derive_plan.h).
+`trace derive-plan` (models/plan/import/kineto_plan.h).
 
 Not recorded from a run: every time below is chosen. Both ranks' steps start
 together, every 1,400 us (ProfilerStep marker at S). Per step:

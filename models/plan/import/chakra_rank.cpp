@@ -5,7 +5,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "models/plan/chakra_node.h"
+#include "models/plan/import/chakra_node.h"
 
 namespace clustertwin::models::chakra_detail {
 namespace {

@@ -1,13 +1,13 @@
 // Point-to-point tasks of a derived plan: peers checked, tags given, and
-// every send matched with its recv across ranks (derive_steps.h).
+// every send matched with its recv across ranks (kineto_steps.h).
 
 #include <map>
 #include <set>
 #include <tuple>
 
-#include "calibrators/derive_steps.h"
+#include "models/plan/import/kineto_steps.h"
 
-namespace clustertwin::calibrators::derive {
+namespace clustertwin::models::kineto_detail {
 namespace {
 
 using models::CollectiveOp;
@@ -117,4 +117,4 @@ Status check_pairs(const traces::Trace& trace, const models::Plan& plan, const A
   return Status::ok();
 }
 
-}  // namespace clustertwin::calibrators::derive
+}  // namespace clustertwin::models::kineto_detail

@@ -7,9 +7,9 @@
 #include <map>
 #include <optional>
 
-#include "calibrators/derive_steps.h"
+#include "models/plan/import/kineto_steps.h"
 
-namespace clustertwin::calibrators::derive {
+namespace clustertwin::models::kineto_detail {
 
 using traces::Event;
 
@@ -139,4 +139,4 @@ void check_group_dependencies(const traces::Trace& trace, const RankSteps& ranks
   }
 }
 
-}  // namespace clustertwin::calibrators::derive
+}  // namespace clustertwin::models::kineto_detail

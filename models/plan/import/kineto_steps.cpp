@@ -1,8 +1,8 @@
-#include "calibrators/derive_steps.h"
+#include "models/plan/import/kineto_steps.h"
 
 #include <algorithm>
 
-namespace clustertwin::calibrators::derive {
+namespace clustertwin::models::kineto_detail {
 namespace {
 
 using traces::Category;
@@ -146,4 +146,4 @@ StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path
   return numbered;
 }
 
-}  // namespace clustertwin::calibrators::derive
+}  // namespace clustertwin::models::kineto_detail

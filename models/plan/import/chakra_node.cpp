@@ -1,6 +1,6 @@
 // One node of a rank's Chakra file to a task (chakra_node.h).
 
-#include "models/plan/chakra_node.h"
+#include "models/plan/import/chakra_node.h"
 
 #include <algorithm>
 #include <limits>

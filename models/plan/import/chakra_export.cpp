@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "models/plan/chakra_plan.h"
+#include "models/plan/import/chakra_plan.h"
 #include "models/plan/plan_validator.h"
 
 namespace clustertwin::models {

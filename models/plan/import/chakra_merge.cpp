@@ -4,7 +4,7 @@
 #include <iterator>
 #include <queue>
 
-#include "models/plan/chakra_node.h"
+#include "models/plan/import/chakra_node.h"
 
 namespace clustertwin::models::chakra_detail {
 namespace {

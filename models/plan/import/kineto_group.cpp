@@ -1,4 +1,4 @@
-// One rank group's part of a derived plan (derive_steps.h): the template
+// One rank group's part of a derived plan (kineto_steps.h): the template
 // step's events as tasks, the host's pieces, cross-stream dependencies from
 // idle gaps, and every step of the group's ranks matched to the template.
 
@@ -6,10 +6,10 @@
 #include <set>
 #include <tuple>
 
-#include "calibrators/derive_steps.h"
+#include "models/plan/import/kineto_steps.h"
 #include "models/plan/plan_validator.h"
 
-namespace clustertwin::calibrators::derive {
+namespace clustertwin::models::kineto_detail {
 
 using traces::Category;
 using traces::Event;
@@ -358,4 +358,4 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
   return match_ranks_steps(trace, ranks, ts.t, tmpl, path, g);
 }
 
-}  // namespace clustertwin::calibrators::derive
+}  // namespace clustertwin::models::kineto_detail

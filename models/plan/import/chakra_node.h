@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "models/plan/chakra_plan.h"
+#include "models/plan/import/chakra_plan.h"
 #include "models/plan/plan.h"
 
 namespace clustertwin::models::chakra_detail {

@@ -5,8 +5,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "models/plan/chakra_node.h"
-#include "models/plan/chakra_plan.h"
+#include "models/plan/import/chakra_node.h"
+#include "models/plan/import/chakra_plan.h"
 #include "models/plan/plan_validator.h"
 
 namespace clustertwin::models {

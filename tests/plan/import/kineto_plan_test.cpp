@@ -2,7 +2,7 @@
 // whose dependencies are known, the derived trace read back as a recorded
 // run, and traces that do not repeat one plan refused with what differs.
 
-#include "calibrators/derive_plan.h"
+#include "models/plan/import/kineto_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,13 @@
 #include "calibrators/replay.h"
 #include "traces/trace_writer.h"
 
-namespace clustertwin::calibrators {
+namespace clustertwin::models {
 namespace {
 
+using calibrators::fit_keys;
+using calibrators::KeyFit;
+using calibrators::read_recorded_run;
+using calibrators::task_samples;
 using traces::Category;
 using traces::Event;
 
@@ -449,4 +453,4 @@ TEST(DerivePlanTest, ADeviceBoundStepIsMeasuredAtTheDevicesPaceWhenTheHostRunsAh
 }
 
 }  // namespace
-}  // namespace clustertwin::calibrators
+}  // namespace clustertwin::models

@@ -11,15 +11,19 @@
 #include <cstdlib>
 #include <map>
 
-#include "calibrators/derive_plan.h"
 #include "calibrators/replay.h"
+#include "models/plan/import/kineto_plan.h"
 #include "traces/kineto_import.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
-namespace clustertwin::calibrators {
+namespace clustertwin::models {
 namespace {
 
+using calibrators::fit_keys;
+using calibrators::KeyFit;
+using calibrators::read_recorded_run;
+using calibrators::task_samples;
 using models::CollectiveOp;
 using models::RankRange;
 using traces::Category;
@@ -249,4 +253,4 @@ TEST(DerivePointToPointTest, PairsAndGroupsThatDoNotHoldAreRefusedWithOneLine) {
 }
 
 }  // namespace
-}  // namespace clustertwin::calibrators
+}  // namespace clustertwin::models

@@ -1,12 +1,12 @@
-// calibrators/derive_steps.h: a trace's device events by rank and profiler
+// models/plan/import/kineto_steps.h: a trace's device events by rank and profiler
 // step (which step an event belongs to, in what order, where each step ends),
 // and the names derive_plan gives them.
 
-#include "calibrators/derive_steps.h"
+#include "models/plan/import/kineto_steps.h"
 
 #include <gtest/gtest.h>
 
-namespace clustertwin::calibrators::derive {
+namespace clustertwin::models::kineto_detail {
 namespace {
 
 using traces::Category;
@@ -47,7 +47,7 @@ traces::Trace two_steps() {
   return t;
 }
 
-TEST(DeriveStepsTest, EventsGoToTheStepThatLaunchedThemInStartOrder) {
+TEST(KinetoStepsTest, EventsGoToTheStepThatLaunchedThemInStartOrder) {
   auto steps = steps_of(two_steps(), "t.json");
   ASSERT_TRUE(steps.is_ok()) << steps.status().message();
   ASSERT_EQ(steps->size(), 1u);
@@ -63,7 +63,7 @@ TEST(DeriveStepsTest, EventsGoToTheStepThatLaunchedThemInStartOrder) {
   EXPECT_EQ(s1.by_stream.at(8), (std::vector<size_t>{3}));
 }
 
-TEST(DeriveStepsTest, AStepEndsAtTheNextStartAndTheLastOneGapAfterItsMarker) {
+TEST(KinetoStepsTest, AStepEndsAtTheNextStartAndTheLastOneGapAfterItsMarker) {
   auto steps = steps_of(two_steps(), "t.json");
   ASSERT_TRUE(steps.is_ok()) << steps.status().message();
   const StepEvents& s0 = steps->at(0).at(0);
@@ -76,7 +76,7 @@ TEST(DeriveStepsTest, AStepEndsAtTheNextStartAndTheLastOneGapAfterItsMarker) {
   EXPECT_EQ(s1.marker_end_us, 240);
 }
 
-TEST(DeriveStepsTest, WithoutMarkersARankIsOneStepFromItsFirstLaunch) {
+TEST(KinetoStepsTest, WithoutMarkersARankIsOneStepFromItsFirstLaunch) {
   traces::Trace t;
   t.events = {step_event("x", Category::kCompute, 3, 0, 300, 5, 290.0), step_event("y", Category::kCopy, 3, 1, 280, 5),
               step_event("host work", Category::kHost, 3, 2, 100, 5)};
@@ -88,7 +88,7 @@ TEST(DeriveStepsTest, WithoutMarkersARankIsOneStepFromItsFirstLaunch) {
   EXPECT_EQ(s.last_end_us, 305);
 }
 
-TEST(DeriveStepsTest, NoDeviceEventsOrUnequalStepCountsAreOneLineNamingTheFile) {
+TEST(KinetoStepsTest, NoDeviceEventsOrUnequalStepCountsAreOneLineNamingTheFile) {
   traces::Trace host_only;
   host_only.events = {step_event("ProfilerStep#1", Category::kHost, 0, 0, 0, 10)};
   EXPECT_EQ(steps_of(host_only, "t.json").status().message(),
@@ -100,7 +100,7 @@ TEST(DeriveStepsTest, NoDeviceEventsOrUnequalStepCountsAreOneLineNamingTheFile) 
             "steps)");
 }
 
-TEST(DeriveStepsTest, NamesOfStreamsKeysAndPointToPointEvents) {
+TEST(KinetoStepsTest, NamesOfStreamsKeysAndPointToPointEvents) {
   const traces::Trace t = two_steps();
   EXPECT_EQ(stream_name(t, 7), "compute");
   EXPECT_EQ(stream_name(t, 9), "stream 9");
@@ -120,4 +120,4 @@ TEST(DeriveStepsTest, NamesOfStreamsKeysAndPointToPointEvents) {
 }
 
 }  // namespace
-}  // namespace clustertwin::calibrators::derive
+}  // namespace clustertwin::models::kineto_detail

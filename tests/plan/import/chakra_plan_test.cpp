@@ -1,8 +1,8 @@
-// A plan to Chakra execution traces and back (models/plan/chakra_plan.h):
+// A plan to Chakra execution traces and back (models/plan/import/chakra_plan.h):
 // export then import gives the same plan; files written elsewhere (Chakra's
 // converters' shapes, tests/data/chakra) import; bad files get one line.
 
-#include "models/plan/chakra_plan.h"
+#include "models/plan/import/chakra_plan.h"
 
 #include <gtest/gtest.h>
 

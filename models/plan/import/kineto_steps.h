@@ -1,8 +1,8 @@
 #pragma once
 
-// The pieces of derive_plan (derive_plan.h) that its files share: a trace's
+// The pieces of derive_plan (kineto_plan.h) that its files share: a trace's
 // device events by rank and profiler step, the names it gives them, and the
-// point-to-point checks. Internal to calibrators/.
+// point-to-point checks. Internal to models/plan/import/.
 
 #include <cstdint>
 #include <map>
@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "calibrators/derive_plan.h"
 #include "common/status.h"
+#include "models/plan/import/kineto_plan_options.h"
 #include "models/plan/plan.h"
 #include "traces/event.h"
 
-namespace clustertwin::calibrators::derive {
+namespace clustertwin::models::kineto_detail {
 
 /// One (rank, step): its start (the marker's, or its first device event's),
 /// its end where known, and its device events per stream id, in the order
@@ -24,7 +24,7 @@ namespace clustertwin::calibrators::derive {
 struct StepEvents {
   double start_us = 0;
   std::optional<double>
-      end_us;  // the next step's start (the last of several: estimated, derive_steps.cpp; one: its marker's end)
+      end_us;  // the next step's start (the last of several: estimated, kineto_steps.cpp; one: its marker's end)
   double marker_end_us = 0;  // its marker's own end (0 without markers)
   double last_end_us = 0;    // its last device event's end
   std::map<int64_t, std::vector<size_t>> by_stream;
@@ -36,7 +36,7 @@ using RankSteps = std::map<int64_t, std::map<int, StepEvents>>;
 /// Where each kept event landed: event index -> (step, task) of a plan.
 using Assigned = std::map<size_t, std::pair<int, int>>;
 
-/// Every rank's device events by profiler step (derive_plan.h says how),
+/// Every rank's device events by profiler step (kineto_plan.h says how),
 /// each stream's in start order. InvalidArgument naming `path` when there
 /// are none, or when two ranks record a different number of steps.
 StatusOr<RankSteps> steps_of(const traces::Trace& trace, const std::string& path);
@@ -71,7 +71,7 @@ struct Group {
 };
 
 /// The part of the plan `g->ranks` run, from the first one's step `tmpl`
-/// (derive_plan.h): tasks, host tasks, dependencies from its idle gaps, and
+/// (kineto_plan.h): tasks, host tasks, dependencies from its idle gaps, and
 /// every step of every rank of the group matched to it (g->mismatch).
 /// InvalidArgument naming `path`, the rank, step and event when a rank of
 /// the group cannot run it at all.
@@ -79,7 +79,7 @@ Status derive_group(const traces::Trace& trace, const RankSteps& ranks, int tmpl
                     const std::string& path, Group* g);
 
 /// The group's cross-stream dependencies checked on every step from
-/// `first_step` on of its template rank (derive_plan.h).
+/// `first_step` on of its template rank (kineto_plan.h).
 void check_group_dependencies(const traces::Trace& trace, const RankSteps& ranks, int tmpl, int first_step,
                               const DerivePlanOptions& options, Group* g);
 
@@ -97,4 +97,4 @@ void tag_point_to_point(models::Plan* plan, const std::vector<int>& launch_order
 Status check_pairs(const traces::Trace& trace, const models::Plan& plan, const Assigned& assigned, int first_kept,
                    const std::string& path);
 
-}  // namespace clustertwin::calibrators::derive
+}  // namespace clustertwin::models::kineto_detail

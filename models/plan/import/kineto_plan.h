@@ -80,19 +80,11 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/plan/import/kineto_plan_options.h"
 #include "models/plan/plan.h"
 #include "traces/event.h"
 
-namespace clustertwin::calibrators {
-
-struct DerivePlanOptions {
-  /// A stream idle for longer than this before a task waited for another stream.
-  double min_wait_us = 1.0;
-  /// Keep the host's side of the step as host tasks where the device waited for a launch.
-  bool host_tasks = true;
-  /// A launch that began within this many us of another stream's task's end waited for that task.
-  double sync_window_us = 10.0;
-};
+namespace clustertwin::models {
 
 struct DerivedRun {
   models::Plan plan;
@@ -117,4 +109,4 @@ struct DerivedRun {
 StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& path,
                                  const DerivePlanOptions& options = {});
 
-}  // namespace clustertwin::calibrators
+}  // namespace clustertwin::models

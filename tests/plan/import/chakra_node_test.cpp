@@ -1,8 +1,8 @@
-// models/plan/chakra_node.h: one node of a rank's Chakra file as a task. Its
+// models/plan/import/chakra_node.h: one node of a rank's Chakra file as a task. Its
 // kind from the node type, its stream, how it is priced, our own ct_* fields,
 // and each bad node named by the file, node and attribute.
 
-#include "models/plan/chakra_node.h"
+#include "models/plan/import/chakra_node.h"
 
 #include <gtest/gtest.h>
 

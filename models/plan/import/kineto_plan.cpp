@@ -1,4 +1,4 @@
-#include "calibrators/derive_plan.h"
+#include "models/plan/import/kineto_plan.h"
 
 #include <algorithm>
 #include <map>
@@ -7,16 +7,16 @@
 #include <set>
 #include <tuple>
 
-#include "calibrators/derive_steps.h"
+#include "models/plan/import/kineto_steps.h"
 #include "models/plan/plan_json.h"
 #include "models/plan/plan_validator.h"
 
-namespace clustertwin::calibrators {
+namespace clustertwin::models {
 namespace {
 
-using derive::Group;
-using derive::RankSteps;
-using derive::StepEvents;
+using kineto_detail::Group;
+using kineto_detail::RankSteps;
+using kineto_detail::StepEvents;
 using traces::Category;
 using traces::Event;
 
@@ -28,7 +28,7 @@ std::string signature(const traces::Trace& trace, const StepEvents& s, int64_t r
     out += "|";
     for (size_t idx : list) {
       const Event& e = trace.events[idx];
-      out += derive::key_of(e) + "/" + std::string(traces::category_name(e.category));
+      out += kineto_detail::key_of(e) + "/" + std::string(traces::category_name(e.category));
       if (e.category == Category::kComm) {
         out += "/" + e.collective + "/" + std::to_string(e.bytes.value_or(0));
         if (e.peer) out += "/" + std::to_string(*e.peer - rank);
@@ -71,7 +71,7 @@ std::vector<Group> rank_groups(const traces::Trace& trace, const RankSteps& rank
     for (const auto& [step, s] : steps)
       for (const auto& [stream, list] : s.by_stream)
         for (size_t idx : list)
-          point_to_point = point_to_point || derive::is_point_to_point(trace.events[idx]);
+          point_to_point = point_to_point || kineto_detail::is_point_to_point(trace.events[idx]);
   std::vector<Group> groups;
   std::map<std::string, size_t> by_signature;
   for (const auto& [rank, steps] : ranks) {
@@ -113,7 +113,8 @@ StatusOr<int> first_kept_step(const std::vector<Group>& groups, int tmpl, const 
 // One plan: a single group's as it is; several groups' tasks one after another, each group's restricted to
 // its ranks and named after them, on the union of their streams (by name). Returns each group's first task
 // id; `assigned` gets every group's events with their tasks in `plan`.
-std::vector<int> join_group_plans(const std::vector<Group>& groups, models::Plan* plan, derive::Assigned* assigned) {
+std::vector<int> join_group_plans(const std::vector<Group>& groups, models::Plan* plan,
+                                  kineto_detail::Assigned* assigned) {
   std::vector<int> offset;  // each group's first task id
   for (const Group& g : groups) {
     offset.push_back(static_cast<int>(plan->tasks.size()));
@@ -142,13 +143,13 @@ std::vector<int> join_group_plans(const std::vector<Group>& groups, models::Plan
 
 // Each rank's kept steps' spans, the host's pace for the measured step time (recorded_run.h): from a step's
 // start (its marker's, else its first launch) to the next step's start (the last step's estimated:
-// derive_steps.cpp); a step without markers to the later of its marker's end and its last device event's.
+// kineto_steps.cpp); a step without markers to the later of its marker's end and its last device event's.
 nlohmann::ordered_json step_spans(const RankSteps& ranks, int first_kept, int step_count) {
   nlohmann::ordered_json spans = nlohmann::ordered_json::array();
   for (const auto& [rank, steps] : ranks) {
     nlohmann::ordered_json own = nlohmann::ordered_json::array();
     for (int step = first_kept; step < step_count; ++step) {
-      const derive::StepEvents& s = steps.at(step);
+      const kineto_detail::StepEvents& s = steps.at(step);
       own.push_back({s.start_us, s.end_us && s.marker_end_us > 0 ? std::max(*s.end_us, s.start_us)
                                                                  : std::max(s.marker_end_us, s.last_end_us)});
     }
@@ -175,7 +176,7 @@ nlohmann::ordered_json derived_config(const nlohmann::json& config, const std::s
 }
 
 // The kept device events with their step (from the first kept) and task, as a recorded run's.
-void add_kept_events(const traces::Trace& trace, const derive::Assigned& assigned, int first_kept,
+void add_kept_events(const traces::Trace& trace, const kineto_detail::Assigned& assigned, int first_kept,
                      std::vector<Event>* out) {
   for (const auto& [idx, st] : assigned) {
     if (st.first < first_kept) continue;
@@ -191,7 +192,7 @@ void add_kept_events(const traces::Trace& trace, const derive::Assigned& assigne
 // Each kept (rank, step)'s host pieces: from the step's start (or the last cut) to the launch of the
 // event that holds its group template's cut; the tail to the marker's end. `offset`: each group's first task.
 void add_host_pieces(const traces::Trace& trace, const RankSteps& ranks, const std::vector<Group>& groups,
-                     const std::vector<int>& offset, const derive::Assigned& assigned, int first_kept,
+                     const std::vector<int>& offset, const kineto_detail::Assigned& assigned, int first_kept,
                      const models::Plan& plan, traces::Trace* out) {
   const std::vector<Event>& events = trace.events;
   std::map<std::tuple<int64_t, int, int>, size_t> event_of;  // rank, step, task -> event
@@ -246,18 +247,18 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
     return Status::invalid_argument(
         path + ": field 'metadata.config.plan': the trace already carries its plan; calibrate it as it is");
   }
-  auto steps_of = derive::steps_of(trace, path);
+  auto steps_of = kineto_detail::steps_of(trace, path);
   if (!steps_of.is_ok()) return steps_of.status();
   const RankSteps& ranks = *steps_of;
-  CT_RETURN_IF_ERROR(derive::check_peers(trace, ranks, path));
+  CT_RETURN_IF_ERROR(kineto_detail::check_peers(trace, ranks, path));
   const int step_count = static_cast<int>(ranks.begin()->second.size());
   const int tmpl = step_count >= 2 ? 1 : 0;
 
   std::vector<Group> groups = rank_groups(trace, ranks, tmpl);
   for (Group& g : groups) {
-    CT_RETURN_IF_ERROR(derive::derive_group(trace, ranks, tmpl, options, path, &g));
+    CT_RETURN_IF_ERROR(kineto_detail::derive_group(trace, ranks, tmpl, options, path, &g));
     CT_RETURN_IF_ERROR(models::validate_plan(g.plan, path + " (derived plan)"));
-    derive::tag_point_to_point(&g.plan, g.launch_order);
+    kineto_detail::tag_point_to_point(&g.plan, g.launch_order);
   }
   DerivedRun out;
   auto first_kept_or = first_kept_step(groups, tmpl, path, &out.notes);
@@ -265,17 +266,17 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   const int first_kept = *first_kept_or;
   const int kept_steps = step_count - first_kept;
   for (Group& g : groups) {
-    if (kept_steps > 1) derive::check_group_dependencies(trace, ranks, tmpl, first_kept, options, &g);
+    if (kept_steps > 1) kineto_detail::check_group_dependencies(trace, ranks, tmpl, first_kept, options, &g);
     out.notes.insert(out.notes.end(), g.notes.begin(), g.notes.end());
   }
 
   models::Plan& plan = out.plan;
   plan.system = trace.metadata.system.empty() ? "imported" : trace.metadata.system;
   plan.variant = "derived";
-  derive::Assigned assigned;
+  kineto_detail::Assigned assigned;
   const std::vector<int> offset = join_group_plans(groups, &plan, &assigned);
   CT_RETURN_IF_ERROR(models::validate_plan(plan, path + " (derived plan)"));
-  CT_RETURN_IF_ERROR(derive::check_pairs(trace, plan, assigned, first_kept, path));
+  CT_RETURN_IF_ERROR(kineto_detail::check_pairs(trace, plan, assigned, first_kept, path));
   const int world = trace.metadata.world_size;
   CT_RETURN_IF_ERROR(models::validate_plan_for_world(plan, path + " (derived plan)", world, world));
   // The trace of the run, as a recorded run's: device events with step and task, the plan in the config.
@@ -292,4 +293,4 @@ StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& 
   return out;
 }
 
-}  // namespace clustertwin::calibrators
+}  // namespace clustertwin::models
