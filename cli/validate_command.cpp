@@ -11,9 +11,9 @@
 
 #include "calibrators/network_fit.h"
 #include "calibrators/replay.h"
-#include "common/statistics.h"
 #include "cli/command.h"
 #include "cli/validate.h"
+#include "common/statistics.h"
 #include "common/text.h"
 
 namespace clustertwin::cli {
@@ -234,7 +234,14 @@ void add_validate_command(CLI::App& app, Action* action) {
   cmd->callback([a, action, max_error, warmup] {
     a->max_error_given = max_error->count() > 0;
     a->warmup_given = warmup->count() > 0;
-    *action = [a] { return run_validate(*a); };
+    *action = [a] {
+      // The calibrators name their parameters; validate's flags set them.
+      return in_flag_words(run_validate(*a), {{"reals", "--real"},
+                                              {"first_step", "--warmup"},
+                                              {"warmup", "--warmup"},
+                                              {"drain", "--drain"},
+                                              {"scales", "--scale-costs"}});
+    };
   });
 }
 
