@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "common/statistics.h"
 #include "calibrators/step_wait.h"
+#include "common/statistics.h"
 #include "models/cluster/cluster_profile_yaml.h"
 #include "sim/core/task_cost.h"
 #include "traces/trace_reader.h"
@@ -76,19 +76,19 @@ StatusOr<cluster::ClusterProfile> profile_with_step_waits(const cluster::Cluster
     if (!options.collectives_from_network) add_run_step_waits_by_default(in.tasks, &machine);
   } else if (options.step_waits != StepWaitSource::kNone) {
     const bool from_runs = options.step_waits == StepWaitSource::kRuns;
-    const std::string flag = from_runs ? "--step-waits runs" : "--step-waits benchmarks";
+    const std::string field = from_runs ? "step_waits runs" : "step_waits benchmarks";
     if (base.node_cores <= 0) {
-      return Status::invalid_argument(flag + ": needs a base whose ranks share cores (node_cores > 0); base '" +
+      return Status::invalid_argument(field + ": needs a base whose ranks share cores (node_cores > 0); base '" +
                                       base.name + "' has node_cores " + std::to_string(base.node_cores));
     }
     if (!from_runs && in.bench.empty()) {
-      return Status::invalid_argument(flag + ": needs collective benchmarks among the traces; " +
+      return Status::invalid_argument(field + ": needs collective benchmarks among the traces; " +
                                       std::to_string(run_traces) + " run trace(s) and no benchmark given");
     }
     if (from_runs) {
       const auto waits = measure_run_key_waits(in.tasks);
       if (waits.empty()) {
-        return Status::invalid_argument(flag + ": no collective among the " + std::to_string(run_traces) +
+        return Status::invalid_argument(field + ": no collective among the " + std::to_string(run_traces) +
                                         " run trace(s) records its CPU time (cpu_us) to measure a wait from");
       }
       add_key_waits(waits, &machine);

@@ -140,7 +140,7 @@ Status fit_curves(const traces::KernelTrace& trace, const std::map<std::string, 
 }  // namespace
 
 StatusOr<DeviceFit> fit_device_profile(const traces::KernelTrace& trace, const DeviceFitOptions& o) {
-  if (o.name.empty()) return Status::invalid_argument("--name '': the profile needs a name (for example h200)");
+  if (o.name.empty()) return Status::invalid_argument("name '': the profile needs a name (for example h200)");
   DeviceFit fit;
   std::map<std::string, std::vector<WeightedPoint>> by_curve = points_by_curve(trace, o, &fit);
   for (const char* needed : {"gemm", "attention"}) {

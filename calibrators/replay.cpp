@@ -82,6 +82,22 @@ void add_key_errors(const RecordedRun& run, const std::vector<KeyFit>& own,
   }
 }
 
+// The steps left between `warmup` and `drain`: at least one, named by the field that leaves none.
+Status check_window(const RecordedRun& run, int warmup, int drain) {
+  // A run whose steps have spans (a profiler trace's) is measured from its first step's start: no warm-up needed.
+  const int least_warmup = run.step_spans.empty() ? 1 : 0;
+  if (warmup < least_warmup) {
+    return Status::invalid_argument("warmup " + std::to_string(warmup) + ": must be at least " +
+                                    std::to_string(least_warmup));
+  }
+  if (drain < 0 || run.runner_steps - 1 - drain < run.prologue_steps + warmup) {
+    return Status::invalid_argument("drain " + std::to_string(drain) + ": with warmup " + std::to_string(warmup) +
+                                    ", leaves no step of the " + std::to_string(run.runner_steps) +
+                                    " recorded to measure");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<std::string>& costs_paths,
@@ -94,13 +110,7 @@ StatusOr<ReplayResult> replay(const std::string& trace_path, const std::vector<s
   r.workers = static_cast<int>(run->metadata.world_size);
   r.first_step = run->prologue_steps + warmup;
   r.last_step = run->runner_steps - 1 - drain;
-  // A run whose steps have spans (a profiler trace's) is measured from its first step's start: no warm-up needed.
-  const int least_warmup = run->step_spans.empty() ? 1 : 0;
-  if (warmup < least_warmup || drain < 0 || r.last_step < r.first_step) {
-    return Status::invalid_argument("--warmup " + std::to_string(warmup) + " --drain " + std::to_string(drain) +
-                                    ": leave no step of the " + std::to_string(run->runner_steps) +
-                                    " recorded to measure (warm-up at least " + std::to_string(least_warmup) + ")");
-  }
+  CT_RETURN_IF_ERROR(check_window(*run, warmup, drain));
   auto real = recorded_step_time(*run, r.first_step, r.last_step);
   if (!real.is_ok()) return real.status();
   r.real_step_s = *real;

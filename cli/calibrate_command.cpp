@@ -148,10 +148,12 @@ void add_calibrate_command(CLI::App& app, Action* action) {
   device->add_option("--name", d->name, "The profile's name (for example h200)")->required();
   device->add_option("--dtype", d->dtype, "Fit only the records of this data type")->capture_default_str();
   device->add_flag("--json", d->json, "Print the fit as JSON instead of tables");
-  device->callback([d, action] { *action = [d] { return run_calibrate_device(*d); }; });
+  device->callback([d, action] {
+    *action = [d] { return in_flag_words(run_calibrate_device(*d), {{"name", "--name"}}); };
+  });
   cmd->callback([a, action, device] {
     if (device->parsed()) return;  // the subcommand set the action
-    *action = [a] { return run_calibrate(*a); };
+    *action = [a] { return in_flag_words(run_calibrate(*a), {{"step_waits", "--step-waits"}}); };
   });
 }
 

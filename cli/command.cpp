@@ -18,6 +18,12 @@ Status in_flag_words(const Status& status,
   return status;
 }
 
+Status in_sim_option_words(const Status& status) {
+  return in_flag_words(
+      status,
+      {{"steps", "--steps"}, {"warmup_steps", "--warmup"}, {"drain_steps", "--drain"}, {"workers", "--workers"}});
+}
+
 Status write_output(const std::string& path, const std::string& text) {
   if (path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -85,4 +85,9 @@ Status write_output(const std::string& path, const std::string& text);
 /// Libraries name their fields; the command maps them to its flags.
 Status in_flag_words(const Status& status, std::initializer_list<std::pair<std::string_view, std::string_view>> fields);
 
+/// A twin run's step counts and size (sim::SimOptions: steps, warmup_steps,
+/// drain_steps, workers) in the words of the commands that set them
+/// (--steps, --warmup, --drain, --workers).
+Status in_sim_option_words(const Status& status);
+
 }  // namespace clustertwin::cli

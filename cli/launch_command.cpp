@@ -57,7 +57,13 @@ void add_launch_command(CLI::App& app, Action* action) {
     *action = [options, port, port_option] {
       if (port_option->count() > 0) options->master_port = *port;
       const StatusOr<int> code = real::launch(*options);
-      if (!code.is_ok()) return code.status();
+      if (!code.is_ok()) {
+        return in_flag_words(code.status(), {{"nproc", "--nproc"},
+                                             {"master_addr", "--master-addr"},
+                                             {"master_port", "--master-port"},
+                                             {"program", "--program"},
+                                             {"grace_s", "--grace"}});
+      }
       // A rank's own exit status is worth more than the three codes a Status maps to.
       if (*code != 0) std::exit(*code);
       return Status::ok();

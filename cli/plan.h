@@ -61,6 +61,10 @@ struct PlanSystem {
 /// --runner-ups, --json, --parallel and --plot to `cmd`.
 void add_plan_options(CLI::App* cmd, PlanOptions* o, const std::string& target_help, const std::string& platform_help);
 
+/// --target-throughput and --min-efficiency (sim::check_capacity_target), in
+/// the flags' words; for a planner to check before its slow preparations.
+Status check_plan_target(const PlanOptions& o);
+
 /// Checks the options a user typed, before any slow preparation; resolves
 /// max_workers against the platform's `devices`.
 Status check_plan_options(PlanOptions* o, int devices, const std::string& platform_name);

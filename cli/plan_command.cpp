@@ -288,8 +288,13 @@ class PlanReport {
 
 }  // namespace
 
+Status check_plan_target(const PlanOptions& o) {
+  return in_flag_words(sim::check_capacity_target(o.target, o.min_efficiency),
+                       {{"target_throughput", "--target-throughput"}, {"min_efficiency", "--min-efficiency"}});
+}
+
 Status check_plan_options(PlanOptions* o, int devices, const std::string& platform_name) {
-  CT_RETURN_IF_ERROR(sim::check_capacity_target(o->target, o->min_efficiency));
+  CT_RETURN_IF_ERROR(check_plan_target(*o));
   if (o->runner_ups < 0) {
     return Status::invalid_argument("--runner-ups " + std::to_string(o->runner_ups) + ": must be at least 0");
   }

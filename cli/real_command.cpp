@@ -19,9 +19,23 @@ const char kBackendHelp[] =
     "auto (NCCL when the tensors are on GPUs and each rank of the node has a GPU of its own, else Gloo), gloo (GPU "
     "tensors staged through host memory) or nccl";
 
+Status in_run_flag_words(const Status& status) {
+  return in_flag_words(status, {{"device", "--device"},
+                                {"backend", "--backend"},
+                                {"timeout_s", "--timeout"},
+                                {"threads", "--threads"},
+                                {"steps", "--steps"}});
+}
+
 namespace {
 
 using real::RealArgs;
+
+// run collectives' and run plan's own fields (real/core/run_commands.h RealArgs).
+Status in_real_flag_words(const Status& status) {
+  return in_run_flag_words(
+      in_flag_words(status, {{"ops", "--ops"}, {"sizes", "--sizes"}, {"iters", "--iters"}, {"warmup", "--warmup"}}));
+}
 
 void add_common(CLI::App* app, RealArgs* a) {
   app->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
@@ -54,7 +68,7 @@ void add_real_command(CLI::App& app, Action* action) {
   coll->add_option("--warmup", a->warmup, "Untimed iterations before")->capture_default_str();
   coll->add_flag("--json", a->json, "Print JSON instead of the table");
   add_common(coll, a.get());
-  coll->callback([a, action] { *action = [a] { return real::run_collectives(*a); }; });
+  coll->callback([a, action] { *action = [a] { return in_real_flag_words(real::run_collectives(*a)); }; });
 
   CLI::App* plan = run->add_subcommand(
       "plan",
@@ -65,7 +79,7 @@ void add_real_command(CLI::App& app, Action* action) {
   plan->add_flag("--no-check-order", a->no_check_order,
                  "Skip comparing each collective across ranks before running it (saves a small all-gather)");
   add_common(plan, a.get());
-  plan->callback([a, action] { *action = [a] { return real::run_plan(*a); }; });
+  plan->callback([a, action] { *action = [a] { return in_real_flag_words(real::run_plan(*a)); }; });
 
 #define CT_SYSTEM(name, title) add_run_##name(run, action);
 #include "common/systems.def"

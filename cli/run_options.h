@@ -11,6 +11,12 @@ namespace clustertwin::cli {
 extern const char kDeviceHelp[];
 extern const char kBackendHelp[];
 
+/// A `run` subcommand's error in its flags' words, for the fields every run's
+/// arguments share and real/core names (device, backend, timeout_s, threads,
+/// steps: "timeout_s 0: must be > 0" -> "--timeout 0: must be > 0"). A
+/// subcommand maps its own fields first (in_flag_words), then these.
+Status in_run_flag_words(const Status& status);
+
 #define CT_SYSTEM(name, title) void add_run_##name(CLI::App* run, Action* action);
 #include "common/systems.def"
 #undef CT_SYSTEM

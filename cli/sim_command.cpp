@@ -117,7 +117,7 @@ Status run_collective(const SimArgs& a) {
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   auto rows = sim::bench_collective(o, *profile);
-  if (!rows.is_ok()) return rows.status();
+  if (!rows.is_ok()) return in_flag_words(rows.status(), {{"sizes", "--bytes"}, {"workers", "--workers"}});
 
   const std::string algo(models::algorithm_name(sim::resolve_algorithm(o.op, o.algorithm)));
   if (!a.csv.empty()) {
@@ -278,7 +278,7 @@ Status run_plan(const SimArgs& a) {
   }
   std::vector<sim::SimResult> results;
   for (auto& r : sim::simulate_many(jobs, a.parallel)) {
-    if (!r.is_ok()) return r.status().with_context(a.plan_file);
+    if (!r.is_ok()) return in_sim_option_words(r.status()).with_context(a.plan_file);
     results.push_back(std::move(r).value());
   }
   if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, plan_csv(results)));

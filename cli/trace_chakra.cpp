@@ -78,7 +78,7 @@ Status run_export(const ChakraArgs& a) {
   auto profile = cluster::load_cluster_profile(a.platform);
   if (!profile.is_ok()) return profile.status();
   if (a.workers < 1) return Status::invalid_argument("--workers " + std::to_string(a.workers) + ": must be >= 1");
-  CT_RETURN_IF_ERROR(cluster::check_worker_count(*profile, a.workers));
+  CT_RETURN_IF_ERROR(in_flag_words(cluster::check_worker_count(*profile, a.workers), {{"workers", "--workers"}}));
   models::ChakraExportOptions options;
   options.world_size = a.workers;
   options.devices_per_node = profile->devices_per_node;

@@ -73,7 +73,7 @@ StatusOr<sim::SimResult> run_at(const Prepared& p, const TwinArgs& a, int worker
   frame.workers = workers;
   frame.seed = a.seed;
   frame.steps = a.steps;
-  CT_RETURN_IF_ERROR(cluster::check_worker_count(p.profile, workers));
+  CT_RETURN_IF_ERROR(in_flag_words(cluster::check_worker_count(p.profile, workers), {{"workers", "--workers"}}));
   CT_RETURN_IF_ERROR(p.twin->check(*p.settings, p.profile, frame));
   auto job = p.twin->prepare(*p.settings, p.profile, frame);
   if (!job.is_ok()) return job.status();
@@ -130,7 +130,7 @@ struct PlanTwinArgs {
 
 Status run_plan_twin(PlanTwinArgs a) {
   const auto started = std::chrono::steady_clock::now();
-  CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
+  CT_RETURN_IF_ERROR(check_plan_target(a.plan));
   a.twin.platform = a.plan.platform;
   auto p = prepare(a.twin);
   if (!p.is_ok()) return p.status();
@@ -179,7 +179,7 @@ void add_sim_twin_command(CLI::App& sim, Action* action, const std::string& syst
   cmd->add_option("--workers", a->workers, "Worker counts, comma-separated (whole nodes, or fewer than one)")
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "Print the rows as JSON");
-  cmd->callback([a, action] { *action = [a] { return run_sim_twin(*a); }; });
+  cmd->callback([a, action] { *action = [a] { return in_sim_option_words(run_sim_twin(*a)); }; });
 }
 
 void add_plan_twin(CLI::App* plan, Action* action, const std::string& system, const std::string& help) {

@@ -275,7 +275,14 @@ void add_validate_command(CLI::App& app, Action* action) {
     a->max_error_given = max_error->count() > 0;
     a->warmup_given = warmup->count() > 0;
     a->cores_given = cores->count() > 0;
-    *action = [c] { return run_validate(*c); };
+    *action = [c] {
+      // The calibrators name their parameters; validate's flags set them.
+      return in_flag_words(run_validate(*c), {{"reals", "--real"},
+                                              {"first_step", "--warmup"},
+                                              {"warmup", "--warmup"},
+                                              {"drain", "--drain"},
+                                              {"scales", "--scale-costs"}});
+    };
   });
 }
 

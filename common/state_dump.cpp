@@ -148,7 +148,7 @@ std::string state_dump_path(const std::string& dir, int rank) {
 Status write_state_dump(const std::string& dir, const StateDump& dump) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  if (error) return Status::io_error("--dump-state " + dir + ": cannot create the folder: " + error.message());
+  if (error) return Status::io_error(dir + ": cannot create the folder: " + error.message());
   return write_file_atomically(state_dump_path(dir, dump.rank), encode_state_dump(dump));
 }
 

@@ -67,7 +67,7 @@ StatusOr<double> flexmarl_sync_decode_efficiency(const sim::flexmarl::FlexMarlSe
   } else if (calibration == "auto") {
     paper = profile.name == "npu-768";
   } else if (calibration != "none") {
-    return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
+    return Status::invalid_argument("calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
   }
   if (fit_json != nullptr) *fit_json = "null";
   if (!paper) return setup.efficiency.decode;

@@ -294,7 +294,7 @@ void compare_jobs(const FlexMarlRun& run, const sim::flexmarl::ProcessTwinResult
 StatusOr<FlexMarlCheck> check_flexmarl(const FlexMarlRun& run, const sim::flexmarl::ProcessTwinCosts& costs, int cores,
                                        int first_step) {
   if (first_step < 0 || first_step >= run.setup.steps) {
-    return Status::invalid_argument("--warmup " + std::to_string(first_step) + ": the run has " +
+    return Status::invalid_argument("first_step " + std::to_string(first_step) + ": the run has " +
                                     std::to_string(run.setup.steps) + " steps (leave at least one measured)");
   }
   sim::flexmarl::ProcessTwinSetup setup = run.setup;
@@ -338,7 +338,14 @@ StatusOr<std::vector<FlexMarlCheck>> check_flexmarl_runs(const std::vector<std::
     if (!run.is_ok()) return run.status();
     runs.push_back(std::move(*run));
   }
-  if (runs.empty()) return Status::invalid_argument("--real: give at least one trace");
+  if (runs.empty()) return Status::invalid_argument("reals: give at least one trace");
+  for (const FlexMarlRun& run : runs) {
+    // Named here, before a path is put in front of check_flexmarl's errors, so that the field leads the message.
+    if (first_step < 0 || first_step >= run.setup.steps) {
+      return Status::invalid_argument("first_step " + std::to_string(first_step) + ": " + run.path + " has " +
+                                      std::to_string(run.setup.steps) + " steps (leave at least one measured)");
+    }
+  }
   for (const std::string& path : costs_from) {
     auto run = read_flexmarl_run(path);
     if (!run.is_ok()) return run.status();
@@ -362,7 +369,7 @@ StatusOr<std::vector<FlexMarlCheck>> check_flexmarl_runs(const std::vector<std::
         any = true;
       }
       if (!any) {
-        return Status::invalid_argument("--scale-costs: no cost key starts with '" + prefix +
+        return Status::invalid_argument("scales: no cost key starts with '" + prefix +
                                         "' (kinds: generate, train, step, load, swap-in, swap-out)");
       }
     }

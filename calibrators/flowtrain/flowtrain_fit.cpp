@@ -275,7 +275,7 @@ StatusOr<std::vector<FlowTrainCheck>> check_flowtrain_runs(const std::vector<std
     if (!run.is_ok()) return run.status();
     runs.push_back(std::move(*run));
   }
-  if (runs.empty()) return Status::invalid_argument("--real: give at least one trace");
+  if (runs.empty()) return Status::invalid_argument("reals: give at least one trace");
   for (const std::string& path : costs_from) {
     auto run = read_flowtrain_run(path);
     if (!run.is_ok()) return run.status();

@@ -341,7 +341,7 @@ StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, 
   } else if (calibration == "auto") {
     paper = profile->name == "npu-1536" || profile->name == "gpu-128";
   } else if (calibration != "none") {
-    return Status::invalid_argument("--calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
+    return Status::invalid_argument("calibration '" + calibration + "': unknown (allowed: auto, paper, none)");
   }
   if (!paper) {
     sim::nestpipe::add_nestpipe_default_costs(&*profile);

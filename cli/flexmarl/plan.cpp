@@ -80,7 +80,7 @@ StatusOr<std::vector<sim::CapacityPoint>> evaluate_points(const FlexMarlPlanArgs
 
 Status run_plan_flexmarl(FlexMarlPlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
-  CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
+  CT_RETURN_IF_ERROR(check_plan_target(a.plan));
   auto frameworks = models::flexmarl::parse_frameworks(a.frameworks);
   if (!frameworks.is_ok()) return frameworks.status();
   auto workload = models::flexmarl::workload_from_agents(a.agents);

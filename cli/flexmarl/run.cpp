@@ -7,6 +7,23 @@
 #include "real/flexmarl/flexmarl_command.h"
 
 namespace clustertwin::cli {
+namespace {
+
+// The library names FlexMarlArgs' fields (real/flexmarl/flexmarl_command.h); the command its flags.
+Status in_run_flexmarl_flag_words(const Status& status) {
+  return in_run_flag_words(in_flag_words(status, {{"framework", "--framework"},
+                                                  {"queries", "--queries"},
+                                                  {"group", "--group"},
+                                                  {"micro_batch", "--micro-batch"},
+                                                  {"rollout_batch", "--rollout-batch"},
+                                                  {"trainers", "--trainers"},
+                                                  {"load_gap", "--load-gap"},
+                                                  {"loss", "--loss"},
+                                                  {"lr", "--lr"},
+                                                  {"transport", "--transport"}}));
+}
+
+}  // namespace
 
 void add_run_flexmarl(CLI::App* run, Action* action) {
   auto a = std::make_shared<real::flexmarl::FlexMarlArgs>();
@@ -69,7 +86,7 @@ void add_run_flexmarl(CLI::App* run, Action* action) {
   fm->add_option("--threads", a->threads, "Intra-op threads per rank")->capture_default_str();
   fm->add_option("--seed", a->seed, "Seed of the problems, the policies and the sampling")->capture_default_str();
   fm->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
-  fm->callback([a, action] { *action = [a] { return real::flexmarl::run_flexmarl(*a); }; });
+  fm->callback([a, action] { *action = [a] { return in_run_flexmarl_flag_words(real::flexmarl::run_flexmarl(*a)); }; });
 }
 
 }  // namespace clustertwin::cli

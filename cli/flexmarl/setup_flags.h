@@ -14,7 +14,8 @@ inline Status in_flexmarl_flag_words(const Status& status) {
                                 {"load_gap", "--load-gap"},
                                 {"steps", "--steps"},
                                 {"device_profile", "--device-profile"},
-                                {"framework", "--framework"}});
+                                {"framework", "--framework"},
+                                {"calibration", "--calibration"}});
 }
 
 }  // namespace clustertwin::cli

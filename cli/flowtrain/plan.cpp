@@ -100,7 +100,7 @@ StatusOr<std::vector<sim::CapacityPoint>> evaluate_points(const FlowTrainPlanArg
 
 Status run_plan_flowtrain(FlowTrainPlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
-  CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
+  CT_RETURN_IF_ERROR(check_plan_target(a.plan));
   auto modes = sim::flowtrain::parse_flowtrain_modes(a.modes);
   if (!modes.is_ok()) return modes.status();
   auto pool = cluster::parse_quantity(a.pool, cluster::Quantity::kSize);

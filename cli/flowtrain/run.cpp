@@ -7,6 +7,21 @@
 #include "real/flowtrain/flowtrain_command.h"
 
 namespace clustertwin::cli {
+namespace {
+
+// The library names FlowTrainRunArgs' fields (real/flowtrain/run_args.h); the command its flags.
+Status in_run_flowtrain_flag_words(const Status& status) {
+  return in_run_flag_words(in_flag_words(status, {{"mode", "--mode"},
+                                                  {"global_batch", "--global-batch"},
+                                                  {"encoder_workers", "--encoder-workers"},
+                                                  {"micro_batch_tokens", "--micro-batch-tokens"},
+                                                  {"pool_slots", "--pool-slots"},
+                                                  {"lr", "--lr"},
+                                                  {"width", "--width"},
+                                                  {"pool_transfer", "--pool-transfer"}}));
+}
+
+}  // namespace
 
 void add_run_flowtrain(CLI::App* run, Action* action) {
   auto a = std::make_shared<real::flowtrain::FlowTrainRunArgs>();
@@ -51,7 +66,8 @@ void add_run_flowtrain(CLI::App* run, Action* action) {
   ft->add_option("--timeout", a->timeout_s, "Seconds a receive, pool access or collective may wait before failing")
       ->capture_default_str();
   ft->add_option("--threads", a->threads, "Intra-op threads per rank")->capture_default_str();
-  ft->callback([a, action] { *action = [a] { return real::flowtrain::run_flowtrain(*a); }; });
+  ft->callback(
+      [a, action] { *action = [a] { return in_run_flowtrain_flag_words(real::flowtrain::run_flowtrain(*a)); }; });
 }
 
 }  // namespace clustertwin::cli

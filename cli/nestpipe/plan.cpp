@@ -145,7 +145,7 @@ StatusOr<std::vector<sim::CapacityPoint>> evaluate_points(const NestPipePlanArgs
 Status run_plan_nestpipe(NestPipePlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   // Everything the user typed is checked before the (slow) calibration.
-  CT_RETURN_IF_ERROR(sim::check_capacity_target(a.plan.target, a.plan.min_efficiency));
+  CT_RETURN_IF_ERROR(check_plan_target(a.plan));
   CT_RETURN_IF_ERROR(sim::nestpipe::validate(a.setup));
   auto configs = nestpipe_configs(a);
   if (!configs.is_ok()) return configs.status();

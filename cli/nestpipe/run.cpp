@@ -7,6 +7,28 @@
 #include "real/nestpipe/nestpipe_command.h"
 
 namespace clustertwin::cli {
+namespace {
+
+// The library names NestPipeArgs' fields (real/nestpipe/nestpipe_command.h); the command its flags.
+Status in_run_nestpipe_flag_words(const Status& status) {
+  return in_run_flag_words(in_flag_words(status, {{"variant", "--variant"},
+                                                  {"micro_batches", "--micro-batches"},
+                                                  {"batch", "--batch"},
+                                                  {"model", "--model"},
+                                                  {"optimizer", "--optimizer"},
+                                                  {"dense_optimizer", "--dense-optimizer"},
+                                                  {"lr", "--lr"},
+                                                  {"dense_lr", "--dense-lr"},
+                                                  {"zipf", "--zipf"},
+                                                  {"overlap", "--overlap"},
+                                                  {"vocab", "--vocab"},
+                                                  {"criteo", "--criteo"},
+                                                  {"no_patch", "--no-patch"},
+                                                  {"strict", "--strict"},
+                                                  {"store", "--store"}}));
+}
+
+}  // namespace
 
 void add_run_nestpipe(CLI::App* run, Action* action) {
   auto a = std::make_shared<real::nestpipe::NestPipeArgs>();
@@ -54,7 +76,7 @@ void add_run_nestpipe(CLI::App* run, Action* action) {
       ->capture_default_str();
   np->add_option("--seed", a->seed, "Seed of the data, the embedding rows and the dense model")->capture_default_str();
   np->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
-  np->callback([a, action] { *action = [a] { return real::nestpipe::run_nestpipe(*a); }; });
+  np->callback([a, action] { *action = [a] { return in_run_nestpipe_flag_words(real::nestpipe::run_nestpipe(*a)); }; });
 }
 
 }  // namespace clustertwin::cli

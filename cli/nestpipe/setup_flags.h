@@ -20,7 +20,8 @@ inline Status in_nestpipe_flag_words(const Status& status) {
                                 {"replica_sync_every", "--sync-every"},
                                 {"sharding_group", "--sharding-group"},
                                 {"variants", "--variant"},
-                                {"workers", "--workers"}});
+                                {"workers", "--workers"},
+                                {"calibration", "--calibration"}});
 }
 
 }  // namespace clustertwin::cli

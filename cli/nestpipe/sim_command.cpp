@@ -177,7 +177,8 @@ void add_sim_nestpipe_command(CLI::App& sim, Action* action) {
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, model, calibration and rows");
   cmd->add_option("--parallel", a->parallel, "Simulations run at once (default: cores)")->check(CLI::Range(1, 256));
-  cmd->callback([a, action] { *action = [a] { return in_nestpipe_flag_words(run_sim_nestpipe(*a)); }; });
+  cmd->callback(
+      [a, action] { *action = [a] { return in_sim_option_words(in_nestpipe_flag_words(run_sim_nestpipe(*a))); }; });
 }
 
 }  // namespace clustertwin::cli

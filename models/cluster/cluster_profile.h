@@ -228,6 +228,7 @@ std::vector<std::string> shipped_profile_names();
 
 /// Checks that `workers` fits the profile: at least 1, a multiple of
 /// devices_per_node (or fewer than one node's devices), at most devices().
+/// InvalidArgument naming the field: "workers 12: not a multiple of ...".
 Status check_worker_count(const ClusterProfile& profile, int workers);
 
 /// Checks what relates fields to each other, for a profile parsed or built in

@@ -316,16 +316,16 @@ Status validate_cluster_profile(const ClusterProfile& profile, const std::string
 }
 
 Status check_worker_count(const ClusterProfile& profile, int workers) {
-  const std::string flag = "--workers " + std::to_string(workers) + ": ";
-  if (workers < 1) return Status::invalid_argument(flag + "must be at least 1");
+  const std::string field = "workers " + std::to_string(workers) + ": ";
+  if (workers < 1) return Status::invalid_argument(field + "must be at least 1");
   if (!profile.simgrid_platform.empty()) return Status::ok();  // the platform file's host count decides
   if (workers > profile.devices()) {
-    return Status::invalid_argument(flag + "more than the " + std::to_string(profile.devices()) +
+    return Status::invalid_argument(field + "more than the " + std::to_string(profile.devices()) +
                                     " devices of profile '" + profile.name + "'");
   }
   // Fewer workers than one node's devices use part of one node; more must fill whole nodes.
   if (workers > profile.devices_per_node && workers % profile.devices_per_node != 0) {
-    return Status::invalid_argument(flag + "not a multiple of devices_per_node " +
+    return Status::invalid_argument(field + "not a multiple of devices_per_node " +
                                     std::to_string(profile.devices_per_node) + " of profile '" + profile.name + "'");
   }
   return Status::ok();

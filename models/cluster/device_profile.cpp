@@ -106,12 +106,12 @@ StatusOr<DeviceProfile> load_device_profile(const std::string& name_or_path) {
   }
   if (name_or_path.find('/') != std::string::npos || ends_with(name_or_path, ".yaml") ||
       ends_with(name_or_path, ".yml")) {
-    return Status::invalid_argument("--device-profile " + name_or_path + ": no such file");
+    return Status::invalid_argument("device_profile " + name_or_path + ": no such file");
   }
   std::string shipped;
   for (const std::string& name : shipped_device_profile_names())
     shipped += (shipped.empty() ? "" : ", ") + name;
-  return Status::invalid_argument("--device-profile '" + name_or_path + "': no shipped device profile of that name (" +
+  return Status::invalid_argument("device_profile '" + name_or_path + "': no shipped device profile of that name (" +
                                   shipped + ") and no such file");
 }
 

@@ -52,6 +52,8 @@ struct DeviceProfile {
 StatusOr<DeviceProfile> parse_device_profile(const std::string& yaml_text, const std::string& source);
 
 /// A shipped device profile by name ("h200"), or a path to a YAML file.
+/// InvalidArgument naming the field that holds it for neither:
+/// "device_profile 'h300': no shipped device profile of that name ...".
 StatusOr<DeviceProfile> load_device_profile(const std::string& name_or_path);
 
 /// The names of the shipped device profiles.

@@ -50,7 +50,7 @@ Status run_once(Communicator& comm, Group& g, CollectiveOp op, Buffers& b) {
     case CollectiveOp::kBroadcast:
       return comm.broadcast(g, b.in, 0);
     default:
-      return Status::invalid_argument("--ops: " + std::string(models::collective_op_name(op)) +
+      return Status::invalid_argument("ops: " + std::string(models::collective_op_name(op)) +
                                       " is not benchmarked (allowed: allreduce, alltoall, allgather, reducescatter, "
                                       "broadcast)");
   }

@@ -9,7 +9,7 @@ namespace clustertwin::real {
 
 StatusOr<std::unique_ptr<Communicator>> Communicator::connect(const DistEnv& env, const CommOptions& options) {
   if (options.backend != "auto" && options.backend != "gloo" && options.backend != "nccl") {
-    return Status::invalid_argument("--backend '" + options.backend + "': unknown backend (allowed: auto, gloo, nccl)");
+    return Status::invalid_argument("backend '" + options.backend + "': unknown backend (allowed: auto, gloo, nccl)");
   }
   const DeviceSupport support = device_support();
   auto device = choose_device(options.device, env.local_rank, support);
@@ -18,16 +18,16 @@ StatusOr<std::unique_ptr<Communicator>> Communicator::connect(const DistEnv& env
   const bool own_gpu = device->is_cuda() && env.local_world_size <= support.gpus;
   if (options.backend == "nccl") {
     if (!compat::nccl_available()) {
-      return Status::invalid_argument("--backend nccl: this build's libtorch has no c10d NCCL (use --backend gloo)");
+      return Status::invalid_argument("backend nccl: this build's libtorch has no c10d NCCL (use gloo)");
     }
     if (!device->is_cuda()) {
-      return Status::invalid_argument("--backend nccl: the tensors are on the CPU (--device " + options.device +
-                                      "); NCCL needs --device cuda and a GPU per rank");
+      return Status::invalid_argument("backend nccl: the tensors are on the CPU (device " + options.device +
+                                      "); NCCL needs cuda and a GPU per rank");
     }
     if (!own_gpu) {
-      return Status::invalid_argument("--backend nccl: " + std::to_string(env.local_world_size) +
+      return Status::invalid_argument("backend nccl: " + std::to_string(env.local_world_size) +
                                       " ranks on this node share " + std::to_string(support.gpus) +
-                                      " GPU(s), and NCCL refuses two ranks on one GPU; use --backend gloo (GPU "
+                                      " GPU(s), and NCCL refuses two ranks on one GPU; use gloo (GPU "
                                       "tensors are then staged through host memory)");
     }
   }
@@ -247,7 +247,7 @@ Status Communicator::barrier(Group& g) {
 
 StatusOr<std::unique_ptr<Communicator>> connect_for_run(const DistEnv& env, const std::string& device,
                                                         const std::string& backend, double timeout_s) {
-  if (!(timeout_s > 0)) return Status::invalid_argument("--timeout " + std::to_string(timeout_s) + ": must be > 0");
+  if (!(timeout_s > 0)) return Status::invalid_argument("timeout_s " + std::to_string(timeout_s) + ": must be > 0");
   CommOptions options;
   options.device = device;
   options.backend = backend;

@@ -64,7 +64,7 @@ struct PendingSend {
 /// up as an error naming the operation after `timeout`, not as a hang.
 class Communicator {
  public:
-  /// InvalidArgument naming --device or --backend for a choice this build
+  /// InvalidArgument naming the device or backend field for a choice this build
   /// or machine cannot make; Internal when the rendezvous fails.
   static StatusOr<std::unique_ptr<Communicator>> connect(const DistEnv& env, const CommOptions& options);
 
@@ -136,8 +136,9 @@ class Communicator {
   std::map<std::tuple<bool, int, std::vector<int>>, std::unique_ptr<Group>> groups_;
 };
 
-/// Connects a `run` command: --device, --backend and --timeout (seconds)
-/// as the user gave them; errors name the flag (see Communicator::connect).
+/// Connects a `run` command: its device, backend and timeout_s (seconds)
+/// fields as the user gave them; errors name the field ("backend 'mpi': ...",
+/// see Communicator::connect), the command line maps it to its flag.
 StatusOr<std::unique_ptr<Communicator>> connect_for_run(const DistEnv& env, const std::string& device,
                                                         const std::string& backend, double timeout_s);
 

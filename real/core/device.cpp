@@ -20,14 +20,14 @@ DeviceSupport device_support() {
   return s;
 }
 
-StatusOr<c10::Device> choose_device(const std::string& flag, int local_rank, const DeviceSupport& support) {
+StatusOr<c10::Device> choose_device(const std::string& device, int local_rank, const DeviceSupport& support) {
   const bool gpu = support.cuda_built && support.gpus > 0;
-  if (flag == "cpu" || (flag == "auto" && !gpu)) return c10::Device(c10::kCPU);
-  if (flag != "cuda" && flag != "auto") {
-    return Status::invalid_argument("--device '" + flag + "': unknown device (allowed: cpu, cuda, auto)");
+  if (device == "cpu" || (device == "auto" && !gpu)) return c10::Device(c10::kCPU);
+  if (device != "cuda" && device != "auto") {
+    return Status::invalid_argument("device '" + device + "': unknown device (allowed: cpu, cuda, auto)");
   }
   if (!gpu) {
-    return Status::invalid_argument(std::string("--device cuda: ") +
+    return Status::invalid_argument(std::string("device cuda: ") +
                                     (support.cuda_built
                                          ? "no GPU is visible to this process"
                                          : "this build's libtorch has no CUDA (build against a CUDA-enabled libtorch: "

@@ -24,11 +24,12 @@ struct DeviceSupport {
 };
 DeviceSupport device_support();
 
-/// The device of `--device FLAG` for the rank with `local_rank` on its node:
-/// "cpu"; "cuda" (GPU local_rank mod the GPUs visible; InvalidArgument
-/// naming the flag when the build has no CUDA or no GPU is visible); "auto"
-/// (cuda where possible, else cpu). InvalidArgument for any other word.
-StatusOr<c10::Device> choose_device(const std::string& flag, int local_rank, const DeviceSupport& support);
+/// The device a run's `device` field names, for the rank with `local_rank`
+/// on its node: "cpu"; "cuda" (GPU local_rank mod the GPUs visible;
+/// InvalidArgument naming the field, "device cuda: ...", when the build has
+/// no CUDA or no GPU is visible); "auto" (cuda where possible, else cpu).
+/// InvalidArgument for any other word.
+StatusOr<c10::Device> choose_device(const std::string& device, int local_rank, const DeviceSupport& support);
 
 /// "cpu", or "cuda:0 (NVIDIA H200, 139.8 GiB)".
 std::string describe_device(c10::Device device);

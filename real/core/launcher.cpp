@@ -40,18 +40,17 @@ std::string format_seconds(double s) {
 
 Status validate(const LaunchOptions& o) {
   if (o.nproc < 1 || o.nproc > kMaxProcs) {
-    return Status::invalid_argument("--nproc " + std::to_string(o.nproc) + ": must be in 1.." +
+    return Status::invalid_argument("nproc " + std::to_string(o.nproc) + ": must be in 1.." +
                                     std::to_string(kMaxProcs));
   }
   if (o.master_port && (*o.master_port < 1 || *o.master_port > 65535)) {
-    return Status::invalid_argument("--master-port " + std::to_string(*o.master_port) +
-                                    ": not a port number (1..65535)");
+    return Status::invalid_argument("master_port " + std::to_string(*o.master_port) + ": not a port number (1..65535)");
   }
   if (o.master_addr.empty()) {
-    return Status::invalid_argument("--master-addr '': empty (give a host name or an IP address)");
+    return Status::invalid_argument("master_addr '': empty (give a host name or an IP address)");
   }
   if (!(o.grace_s >= 0 && o.grace_s <= kMaxGraceS)) {
-    return Status::invalid_argument("--grace " + format_seconds(o.grace_s) + ": must be in 0.." +
+    return Status::invalid_argument("grace_s " + format_seconds(o.grace_s) + ": must be in 0.." +
                                     format_seconds(kMaxGraceS) + " seconds");
   }
   if (o.program.empty() && o.args.empty()) {
@@ -84,16 +83,15 @@ StatusOr<std::string> resolve_program(const std::string& program) {
       if (is_executable_file(dir + "/" + program)) return dir + "/" + program;
       start = colon + 1;
     }
-    return Status::not_found("--program " + program + ": not found in PATH");
+    return Status::not_found("program " + program + ": not found in PATH");
   }
   struct stat info = {};
   if (::stat(program.c_str(), &info) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return Status::not_found("--program " + program + ": no such file");
-    return Status::invalid_argument("--program " + program + ": " + std::strerror(errno));
+    if (errno == ENOENT || errno == ENOTDIR) return Status::not_found("program " + program + ": no such file");
+    return Status::invalid_argument("program " + program + ": " + std::strerror(errno));
   }
-  if (!S_ISREG(info.st_mode)) return Status::invalid_argument("--program " + program + ": not a regular file");
-  if (::access(program.c_str(), X_OK) != 0)
-    return Status::invalid_argument("--program " + program + ": not executable");
+  if (!S_ISREG(info.st_mode)) return Status::invalid_argument("program " + program + ": not a regular file");
+  if (::access(program.c_str(), X_OK) != 0) return Status::invalid_argument("program " + program + ": not executable");
   return program;
 }
 
@@ -243,7 +241,7 @@ Status spawn(const SpawnPlan& plan, int rank, const SignalGuard& signals, ChildP
   if (got == static_cast<ssize_t>(sizeof error)) {
     const std::string why = plan.program + ": cannot execute: " + std::strerror(error);
     // ENOEXEC: a script without "#!" or a binary for another machine, the user's to fix.
-    if (error == ENOEXEC || error == EACCES) return Status::invalid_argument("--program " + why);
+    if (error == ENOEXEC || error == EACCES) return Status::invalid_argument("program " + why);
     return Status::io_error("launch: rank " + r + ": " + why);
   }
   return Status::ok();

@@ -46,7 +46,7 @@ struct LaunchOptions {
 /// written before a child exits is never lost; lines of one child's stream
 /// keep their order, lines longer than 64 KiB are split.
 ///
-/// Returns InvalidArgument/NotFound naming the flag for bad options (nproc
+/// Returns InvalidArgument/NotFound naming the field for bad options (nproc
 /// outside 1..1024, a port outside 1..65535, nothing to run, a program that is
 /// missing or not executable) and IoError when the system refuses a pipe, a
 /// fork or an exec. Installs its own handlers for SIGCHLD, SIGINT, SIGTERM,

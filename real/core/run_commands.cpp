@@ -30,7 +30,7 @@ Status write_output(const std::string& path, const std::string& text) {
 StatusOr<std::unique_ptr<Communicator>> connect(const RealArgs& a) {
   auto env = read_dist_env();
   if (!env.is_ok()) return env.status();
-  if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be at least 1");
+  if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be at least 1");
   // One intra-op thread per rank by default: N ranks share this machine's cores.
   at::set_num_threads(a.threads);
   return connect_for_run(*env, a.device, a.backend, a.timeout_s);
@@ -43,16 +43,16 @@ Status run_collectives(const RealArgs& a) {
   for (const std::string& name : split_commas(a.ops)) {
     auto op = models::collective_op_from_name(name);
     if (!op || *op == models::CollectiveOp::kSend || *op == models::CollectiveOp::kRecv) {
-      return Status::invalid_argument("--ops '" + a.ops + "': unknown collective '" + name +
+      return Status::invalid_argument("ops '" + a.ops + "': unknown collective '" + name +
                                       "' (allowed: allreduce, alltoall, allgather, reducescatter, broadcast)");
     }
     o.ops.push_back(*op);
   }
-  auto sizes = parse_sizes(a.sizes, "--sizes");
+  auto sizes = parse_sizes(a.sizes, "sizes");
   if (!sizes.is_ok()) return sizes.status();
   o.sizes = *sizes;
-  if (a.iters < 1) return Status::invalid_argument("--iters " + std::to_string(a.iters) + ": must be at least 1");
-  if (a.warmup < 0) return Status::invalid_argument("--warmup " + std::to_string(a.warmup) + ": must be >= 0");
+  if (a.iters < 1) return Status::invalid_argument("iters " + std::to_string(a.iters) + ": must be at least 1");
+  if (a.warmup < 0) return Status::invalid_argument("warmup " + std::to_string(a.warmup) + ": must be >= 0");
   o.iters = a.iters;
   o.warmup = a.warmup;
   auto comm = connect(a);
@@ -109,7 +109,7 @@ Status run_collectives(const RealArgs& a) {
 Status run_plan(const RealArgs& a) {
   auto plan = models::read_plan(a.plan_file);
   if (!plan.is_ok()) return plan.status();
-  if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
+  if (a.steps < 1) return Status::invalid_argument("steps " + std::to_string(a.steps) + ": must be at least 1");
   auto comm = connect(a);
   if (!comm.is_ok()) return comm.status();
   CT_RETURN_IF_ERROR(models::validate_plan_for_world(*plan, a.plan_file, (*comm)->world_size(),

@@ -28,22 +28,22 @@ int trainer_count(const FlexMarlArgs& a, int workers) {
 
 // The step's batch: steps, queries, GRPO groups, micro- and rollout batches, load gap.
 Status check_batch_args(const FlexMarlArgs& a) {
-  if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
-  if (a.queries < 1) return Status::invalid_argument("--queries " + std::to_string(a.queries) + ": must be >= 1");
+  if (a.steps < 1) return Status::invalid_argument("steps " + std::to_string(a.steps) + ": must be at least 1");
+  if (a.queries < 1) return Status::invalid_argument("queries " + std::to_string(a.queries) + ": must be >= 1");
   if (a.group < 2) {
-    return Status::invalid_argument("--group " + std::to_string(a.group) + ": GRPO needs at least 2 trajectories");
+    return Status::invalid_argument("group " + std::to_string(a.group) + ": GRPO needs at least 2 trajectories");
   }
   const int batch = a.queries * a.group;
   if (a.micro_batch < 1 || a.micro_batch > batch) {
-    return Status::invalid_argument("--micro-batch " + std::to_string(a.micro_batch) +
-                                    ": must be in [1, the global batch " + std::to_string(batch) + " (--queries " +
-                                    std::to_string(a.queries) + " x --group " + std::to_string(a.group) + ")]");
+    return Status::invalid_argument("micro_batch " + std::to_string(a.micro_batch) +
+                                    ": must be in [1, the global batch " + std::to_string(batch) + " (queries " +
+                                    std::to_string(a.queries) + " x group " + std::to_string(a.group) + ")]");
   }
   if (a.rollout_batch < 1) {
-    return Status::invalid_argument("--rollout-batch " + std::to_string(a.rollout_batch) + ": must be >= 1");
+    return Status::invalid_argument("rollout_batch " + std::to_string(a.rollout_batch) + ": must be >= 1");
   }
   if (!(a.load_gap > 0) || !std::isfinite(a.load_gap)) {
-    return Status::invalid_argument("--load-gap " + traces::json_number(a.load_gap) +
+    return Status::invalid_argument("load_gap " + traces::json_number(a.load_gap) +
                                     ": must be > 0 (requests; with 0 every request would rebalance)");
   }
   return Status::ok();
@@ -52,19 +52,19 @@ Status check_batch_args(const FlexMarlArgs& a) {
 // The run's own flags: learning rate, trainers, threads, timeout, device, backend and transport.
 Status check_run_flags(const FlexMarlArgs& a) {
   if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("--lr " + traces::json_number(a.lr) + ": must be > 0");
-  if (a.trainers < 0) return Status::invalid_argument("--trainers " + std::to_string(a.trainers) + ": must be >= 0");
-  if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
+    return Status::invalid_argument("lr " + traces::json_number(a.lr) + ": must be > 0");
+  if (a.trainers < 0) return Status::invalid_argument("trainers " + std::to_string(a.trainers) + ": must be >= 0");
+  if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be >= 1");
   if (!(a.timeout_s > 0))
-    return Status::invalid_argument("--timeout " + traces::json_number(a.timeout_s) + ": must be > 0");
+    return Status::invalid_argument("timeout_s " + traces::json_number(a.timeout_s) + ": must be > 0");
   if (a.device != "cpu" && a.device != "cuda" && a.device != "auto") {
-    return Status::invalid_argument("--device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
+    return Status::invalid_argument("device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
   }
   if (a.backend != "auto" && a.backend != "gloo" && a.backend != "nccl") {
-    return Status::invalid_argument("--backend '" + a.backend + "': unknown backend (allowed: auto, gloo, nccl)");
+    return Status::invalid_argument("backend '" + a.backend + "': unknown backend (allowed: auto, gloo, nccl)");
   }
   if (a.transport != "shm" && a.transport != "gloo" && a.transport != "auto") {
-    return Status::invalid_argument("--transport '" + a.transport + "': unknown (allowed: shm, gloo, auto)");
+    return Status::invalid_argument("transport '" + a.transport + "': unknown (allowed: shm, gloo, auto)");
   }
   return Status::ok();
 }
@@ -82,7 +82,7 @@ Status check_world(const FlexMarlArgs& a, int world, Framework f) {
   }
   if (f == Framework::kMarti && workers - trainer_count(a, workers) < 1) {
     const int trainers = trainer_count(a, workers);
-    return Status::invalid_argument("run flexmarl --framework marti: " + std::to_string(world) + " processes leave " +
+    return Status::invalid_argument("framework marti: " + std::to_string(world) + " processes leave " +
                                     std::to_string(workers - trainers) + " rollout workers; needs at least " +
                                     std::to_string(2 + trainers) + " (a controller, a rollout pool of one, " +
                                     std::to_string(trainers) + " trainer(s))");
@@ -90,9 +90,9 @@ Status check_world(const FlexMarlArgs& a, int world, Framework f) {
   if (separates_trainers(f)) {
     const int trainers = trainer_count(a, workers);
     if (workers - trainers < agents) {
-      return Status::invalid_argument("run flexmarl --framework " + a.framework + ": " + std::to_string(world) +
-                                      " processes leave " + std::to_string(workers - trainers) +
-                                      " rollout workers for " + std::to_string(agents) + " agents; needs at least " +
+      return Status::invalid_argument("framework " + a.framework + ": " + std::to_string(world) + " processes leave " +
+                                      std::to_string(workers - trainers) + " rollout workers for " +
+                                      std::to_string(agents) + " agents; needs at least " +
                                       std::to_string(1 + agents + trainers) + " (a controller, one rollout " +
                                       "instance per agent, " + std::to_string(trainers) + " trainer(s))");
     }
@@ -103,7 +103,7 @@ Status check_world(const FlexMarlArgs& a, int world, Framework f) {
 Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::LossKind* loss) {
   const std::optional<Framework> f = cf::framework_from_name(a.framework);
   if (!f) {
-    return Status::invalid_argument("--framework '" + a.framework +
+    return Status::invalid_argument("framework '" + a.framework +
                                     "': unknown (allowed: sync, marti, flexmarl, flexmarl-nobalance, "
                                     "flexmarl-noasync)");
   }
@@ -112,7 +112,7 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
   auto kind = sis::loss_kind_from_name(a.loss);
   if (!kind.is_ok() ||
       (*kind != sis::LossKind::kPpo && *kind != sis::LossKind::kDapo && *kind != sis::LossKind::kGspo)) {
-    return Status::invalid_argument("--loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
+    return Status::invalid_argument("loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
   }
   *loss = *kind;
   CT_RETURN_IF_ERROR(check_run_flags(a));
@@ -324,7 +324,7 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   if (!device.is_ok()) return device.status();
   const bool local = env->local_world_size == env->world_size;
   if (a.transport == "shm" && !local) {
-    return Status::invalid_argument("--transport shm: the ranks span several machines (LOCAL_WORLD_SIZE " +
+    return Status::invalid_argument("transport shm: the ranks span several machines (LOCAL_WORLD_SIZE " +
                                     std::to_string(env->local_world_size) + " of " + std::to_string(env->world_size) +
                                     "); use gloo or auto");
   }

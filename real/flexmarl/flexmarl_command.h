@@ -72,7 +72,8 @@ struct FlexMarlArgs {
 };
 
 /// This rank's part of a FlexMARL run; rank 0 prints the table (or JSON).
-/// InvalidArgument (exit 2) for bad flags before any rendezvous; Internal
+/// InvalidArgument (exit 2) naming the field of FlexMarlArgs and its value
+/// ("load_gap 0: must be > 0 ...") before any rendezvous; Internal
 /// (exit 1) when the experience store catches a version violation.
 Status run_flexmarl(const FlexMarlArgs& args);
 

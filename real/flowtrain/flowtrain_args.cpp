@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "real/flowtrain/tiny_vlm.h"
 #include "real/flowtrain/pool_transfer.h"
+#include "real/flowtrain/tiny_vlm.h"
 #include "traces/json_text.h"
 
 namespace clustertwin::real::flowtrain {
@@ -36,43 +36,42 @@ StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
   } else if (a.mode == "disagg-sync") {
     mode = Mode::kDisaggSync;
   } else if (a.mode != "flowtrain") {
-    return Status::invalid_argument("--mode '" + a.mode + "': unknown (allowed: monolithic, disagg-sync, flowtrain)");
+    return Status::invalid_argument("mode '" + a.mode + "': unknown (allowed: monolithic, disagg-sync, flowtrain)");
   }
-  if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
+  if (a.steps < 1) return Status::invalid_argument("steps " + std::to_string(a.steps) + ": must be at least 1");
   if (a.global_batch < 1) {
-    return Status::invalid_argument("--global-batch " + std::to_string(a.global_batch) + ": must be >= 1");
+    return Status::invalid_argument("global_batch " + std::to_string(a.global_batch) + ": must be >= 1");
   }
   if (a.width < 1 || a.width > 64) {
-    return Status::invalid_argument("--width " + std::to_string(a.width) + ": must be in [1, 64]");
+    return Status::invalid_argument("width " + std::to_string(a.width) + ": must be in [1, 64]");
   }
   const TinyVlmOptions o = tiny_vlm_options(a);
   if (a.micro_batch_tokens < o.context) {
-    return Status::invalid_argument("--micro-batch-tokens " + std::to_string(a.micro_batch_tokens) +
+    return Status::invalid_argument("micro_batch_tokens " + std::to_string(a.micro_batch_tokens) +
                                     ": must hold the longest sample (" + std::to_string(o.context) + " tokens)");
   }
   if (a.pool_slots < 1) {
-    return Status::invalid_argument("--pool-slots " + std::to_string(a.pool_slots) +
+    return Status::invalid_argument("pool_slots " + std::to_string(a.pool_slots) +
                                     ": smaller than one sample (a slot holds one sample's embeddings)");
   }
   if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("--lr " + traces::json_number(a.lr) + ": must be > 0");
-  if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
+    return Status::invalid_argument("lr " + traces::json_number(a.lr) + ": must be > 0");
+  if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be >= 1");
   if (!(a.timeout_s > 0))
-    return Status::invalid_argument("--timeout " + traces::json_number(a.timeout_s) + ": must be > 0");
+    return Status::invalid_argument("timeout_s " + traces::json_number(a.timeout_s) + ": must be > 0");
   if (!one_of(a.device, {"cpu", "cuda", "auto"})) {
-    return Status::invalid_argument("--device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
+    return Status::invalid_argument("device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
   }
   if (!one_of(a.backend, {"auto", "gloo", "nccl"})) {
-    return Status::invalid_argument("--backend '" + a.backend + "': unknown backend (allowed: auto, gloo, nccl)");
+    return Status::invalid_argument("backend '" + a.backend + "': unknown backend (allowed: auto, gloo, nccl)");
   }
   if (!one_of(a.pool_transfer, {"auto", "host", "cuda-ipc"})) {
-    return Status::invalid_argument("--pool-transfer '" + a.pool_transfer +
-                                    "': unknown (allowed: auto, host, cuda-ipc)");
+    return Status::invalid_argument("pool_transfer '" + a.pool_transfer + "': unknown (allowed: auto, host, cuda-ipc)");
   }
   if (mode != Mode::kMonolithic) {
     const int e = encoder_count(a, world);
     if (a.encoder_workers < 0 || e >= world) {
-      return Status::invalid_argument("--encoder-workers " + std::to_string(a.encoder_workers) + " of " +
+      return Status::invalid_argument("encoder_workers " + std::to_string(a.encoder_workers) + " of " +
                                       std::to_string(world) + " ranks: each side needs at least one worker (1.." +
                                       std::to_string(world - 1) + "; launch --nproc 2 or more)");
     }
@@ -83,12 +82,12 @@ StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
 Status check_device_args(const FlowTrainRunArgs& a, c10::Device device) {
   if (a.pool_transfer != "cuda-ipc") return Status::ok();
   if (!device.is_cuda()) {
-    return Status::invalid_argument("--pool-transfer cuda-ipc: the tensors are on the CPU (--device " + a.device +
+    return Status::invalid_argument("pool_transfer cuda-ipc: the tensors are on the CPU (device " + a.device +
                                     "); CUDA IPC hands GPU memory between processes (use host or auto)");
   }
   if (!cuda_ipc_built()) {
     return Status::invalid_argument(
-        "--pool-transfer cuda-ipc: this build has no CUDA IPC path (configure with -DCT_CUDA=ON against a "
+        "pool_transfer cuda-ipc: this build has no CUDA IPC path (configure with -DCT_CUDA=ON against a "
         "CUDA-enabled libtorch)");
   }
   return Status::ok();

@@ -38,35 +38,14 @@
 // CUDA IPC where the build and every rank allow it, else through pinned
 // host memory (pool_transfer.h); the run's first lines say which.
 
-#include <cstdint>
-#include <string>
-
 #include "common/status.h"
+#include "real/flowtrain/run_args.h"
 
 namespace clustertwin::real::flowtrain {
 
-struct FlowTrainRunArgs {
-  std::string mode = "flowtrain";  // monolithic | disagg-sync | flowtrain
-  int steps = 3;
-  int global_batch = 16;             // samples per step
-  int encoder_workers = 0;           // split modes: ranks [0, E); 0: a quarter of the ranks, at least 1
-  int64_t micro_batch_tokens = 256;  // backbone tokens per packed micro-batch (the model's context)
-  int pool_slots = 16;               // flowtrain: embedding slots (the run-ahead bound)
-  double lr = 0.05;                  // SGD with momentum 0.9
-  int width = 1;                     // the tiny VLM's widths (d_vision, d_model and their MLPs) times this
-  uint64_t seed = 0;
-  std::string trace;
-  std::string dump_params;  // DIR: the final parameters, DIR/rank-0.bin (float64)
-  bool json = false;
-  int threads = 1;
-  double timeout_s = 120;
-  std::string device = "auto";         // cpu | cuda | auto (cuda when this build has CUDA and a GPU is visible)
-  std::string backend = "auto";        // auto | gloo | nccl (communicator.h)
-  std::string pool_transfer = "auto";  // flowtrain mode: auto (cuda-ipc on a GPU where it works) | host | cuda-ipc
-};
-
 /// This rank's part of a FlowTrain run; rank 0 prints the table (or JSON).
-/// InvalidArgument (exit 2) for bad flags before any rendezvous.
+/// InvalidArgument (exit 2) naming the field of FlowTrainRunArgs and its
+/// value ("global_batch 0: must be >= 1") before any rendezvous.
 Status run_flowtrain(const FlowTrainRunArgs& args);
 
 }  // namespace clustertwin::real::flowtrain

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "models/flowtrain/tiny_plan.h"
-#include "real/flowtrain/flowtrain_command.h"
+#include "real/flowtrain/run_args.h"
 
 namespace clustertwin::real::flowtrain {
 

@@ -73,8 +73,8 @@ class CriteoSource : public BatchSource {
     for (int64_t i = 0; i < lines; ++i) {
       if (!reader_->next(&s)) {
         if (!reader_->status().is_ok()) return reader_->status();
-        return Status::invalid_argument("--criteo " + options_.path + ": ends at line " +
-                                        std::to_string(reader_->line_number()) + " in batch " + std::to_string(index));
+        return Status::invalid_argument(options_.path + ": ends at line " + std::to_string(reader_->line_number()) +
+                                        " in batch " + std::to_string(index));
       }
       if (i % options_.world != options_.rank) continue;
       b.keys.push_back(criteo_keys(s, options_.vocabulary));
@@ -117,9 +117,9 @@ StatusOr<std::unique_ptr<BatchSource>> criteo_source(const CriteoSourceOptions& 
   for (int64_t i = 0; i < needed; ++i) {
     if (!(*scan)->next(&s)) {
       if (!(*scan)->status().is_ok()) return (*scan)->status();
-      return Status::invalid_argument("--criteo " + options.path + ": " + std::to_string(i) + " lines, the run needs " +
-                                      std::to_string(needed) + " (WORLD_SIZE " + std::to_string(options.world) +
-                                      " x --batch " + std::to_string(options.samples) + " x --steps " +
+      return Status::invalid_argument(options.path + ": " + std::to_string(i) + " lines, the run needs " +
+                                      std::to_string(needed) + " (world " + std::to_string(options.world) +
+                                      " x samples " + std::to_string(options.samples) + " x batches " +
                                       std::to_string(options.batches) + ")");
     }
     const int64_t step = i / per_step;

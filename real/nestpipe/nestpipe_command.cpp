@@ -40,49 +40,49 @@ constexpr char kRunVariants[] = "torchrec, semisync, dbp, fwp, nestpipe";
 Status check_args(const NestPipeArgs& a, Variant* variant) {
   if (a.variant == "2dsp") {
     return Status::invalid_argument(
-        "--variant 2dsp: twin-only (its replicas synchronise periodically, not every step); run it with "
+        "variant 2dsp: twin-only (its replicas synchronise periodically, not every step); run it with "
         "'clustertwin sim', or run one of " +
         std::string(kRunVariants));
   }
   const std::optional<Variant> v = variant_from_name(a.variant);
   if (!v) {
-    return Status::invalid_argument("--variant '" + a.variant + "': unknown variant (allowed: " + kRunVariants + ")");
+    return Status::invalid_argument("variant '" + a.variant + "': unknown variant (allowed: " + kRunVariants + ")");
   }
   *variant = *v;
-  if (a.steps < 1) return Status::invalid_argument("--steps " + std::to_string(a.steps) + ": must be at least 1");
-  if (a.batch < 1) return Status::invalid_argument("--batch " + std::to_string(a.batch) + ": must be at least 1");
+  if (a.steps < 1) return Status::invalid_argument("steps " + std::to_string(a.steps) + ": must be at least 1");
+  if (a.batch < 1) return Status::invalid_argument("batch " + std::to_string(a.batch) + ": must be at least 1");
   if (a.micro_batches < 1 || a.batch % a.micro_batches != 0) {
-    return Status::invalid_argument("--micro-batches " + std::to_string(a.micro_batches) + ": must divide --batch " +
+    return Status::invalid_argument("micro_batches " + std::to_string(a.micro_batches) + ": must divide batch " +
                                     std::to_string(a.batch));
   }
   if (a.optimizer != "sgd" && a.optimizer != "adagrad") {
-    return Status::invalid_argument("--optimizer '" + a.optimizer + "': unknown (allowed: sgd, adagrad)");
+    return Status::invalid_argument("optimizer '" + a.optimizer + "': unknown (allowed: sgd, adagrad)");
   }
   if (a.dense_optimizer != "sgd" && a.dense_optimizer != "adam") {
-    return Status::invalid_argument("--dense-optimizer '" + a.dense_optimizer + "': unknown (allowed: sgd, adam)");
+    return Status::invalid_argument("dense_optimizer '" + a.dense_optimizer + "': unknown (allowed: sgd, adam)");
   }
   if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("--lr " + traces::json_number(a.lr) + ": must be > 0");
+    return Status::invalid_argument("lr " + traces::json_number(a.lr) + ": must be > 0");
   if (!(a.dense_lr > 0) || !std::isfinite(a.dense_lr)) {
-    return Status::invalid_argument("--dense-lr " + traces::json_number(a.dense_lr) + ": must be > 0");
+    return Status::invalid_argument("dense_lr " + traces::json_number(a.dense_lr) + ": must be > 0");
   }
   if (!(a.zipf > 0) || !std::isfinite(a.zipf)) {
-    return Status::invalid_argument("--zipf " + traces::json_number(a.zipf) + ": must be > 0");
+    return Status::invalid_argument("zipf " + traces::json_number(a.zipf) + ": must be > 0");
   }
   if (!(a.overlap >= 0 && a.overlap <= 1)) {
-    return Status::invalid_argument("--overlap " + traces::json_number(a.overlap) + ": must be in [0, 1]");
+    return Status::invalid_argument("overlap " + traces::json_number(a.overlap) + ": must be in [0, 1]");
   }
   if (a.vocab < 1 || a.vocab > (int64_t{1} << 53)) {
-    return Status::invalid_argument("--vocab " + std::to_string(a.vocab) + ": must be in [1, 2^53]");
+    return Status::invalid_argument("vocab " + std::to_string(a.vocab) + ": must be in [1, 2^53]");
   }
   if (a.no_patch && *v != Variant::kDbp && *v != Variant::kNestPipe) {
-    return Status::invalid_argument("--no-patch: --variant " + a.variant + " has no patch (only dbp and nestpipe)");
+    return Status::invalid_argument("no_patch: variant " + a.variant + " has no patch (only dbp and nestpipe)");
   }
-  if (a.threads < 1) return Status::invalid_argument("--threads " + std::to_string(a.threads) + ": must be >= 1");
+  if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be >= 1");
   if (!(a.timeout_s > 0))
-    return Status::invalid_argument("--timeout " + traces::json_number(a.timeout_s) + ": must be > 0");
+    return Status::invalid_argument("timeout_s " + traces::json_number(a.timeout_s) + ": must be > 0");
   if (a.store != "host" && a.store != "device") {
-    return Status::invalid_argument("--store '" + a.store + "': unknown (allowed: host, device)");
+    return Status::invalid_argument("store '" + a.store + "': unknown (allowed: host, device)");
   }
   return Status::ok();
 }
@@ -153,8 +153,8 @@ StatusOr<std::unique_ptr<BatchSource>> make_source(const NestPipeArgs& a, const 
                                                    int features, const real::DistEnv& env) {
   if (!a.criteo.empty()) {
     if (spec.family != "dlrm" || spec.dense_features != 13 || features != 26) {
-      return Status::invalid_argument("--criteo: needs a DLRM with 13 dense features and 26 tables; --model " +
-                                      a.model + " is not one");
+      return Status::invalid_argument("criteo: needs a DLRM with 13 dense features and 26 tables; model " + a.model +
+                                      " is not one");
     }
     CriteoSourceOptions c;
     c.path = a.criteo;
@@ -189,9 +189,9 @@ traces::Metadata metadata_for(const real::Communicator& comm, const models::Plan
 // The --model's spec, of a family the trainer runs.
 StatusOr<spec::RecommenderSpec> trainer_spec(const std::string& model) {
   auto spec = spec::recommender_spec(model);
-  if (!spec.is_ok()) return spec.status().with_context("--model");
+  if (!spec.is_ok()) return spec.status().with_context("model");
   if (spec->family != "dlrm" && spec->family != "hstu") {
-    return Status::invalid_argument("--model " + model + ": family " + spec->family + " (allowed: dlrm, hstu)");
+    return Status::invalid_argument("model " + model + ": family " + spec->family + " (allowed: dlrm, hstu)");
   }
   return spec;
 }
@@ -413,7 +413,7 @@ Status run_nestpipe(const NestPipeArgs& a) {
   }
   std::fflush(stdout);
   if (a.strict && s.stale > 0) {
-    return Status::internal("--strict: the version oracle found " + std::to_string(s.stale) +
+    return Status::internal("strict: the version oracle found " + std::to_string(s.stale) +
                             " stale rows; the first: " + s.first_stale_text);
   }
   return Status::ok();

@@ -40,9 +40,11 @@ struct NestPipeArgs {
 };
 
 /// This rank's part of a NestPipe run; rank 0 prints the table (or JSON).
-/// InvalidArgument (exit 2) for bad flags and data, naming the flag, file or
-/// field and the value; with --strict, Internal (exit 1) on rank 0 naming
-/// the first stale row when the version oracle found any.
+/// InvalidArgument (exit 2) for bad arguments and data, naming the field of
+/// NestPipeArgs ("micro_batches 3: must divide batch 64"; the command line
+/// says its flag, cli/nestpipe/run.cpp) or the file, and the value; with
+/// strict, Internal (exit 1) on rank 0 naming the first stale row when the
+/// version oracle found any.
 Status run_nestpipe(const NestPipeArgs& args);
 
 }  // namespace clustertwin::real::nestpipe

@@ -34,14 +34,14 @@ Trainer::~Trainer() = default;
 StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options, std::unique_ptr<BatchSource> source,
                                                    int rank, int world) {
   if (options.variant == Variant::k2dSp) {
-    return Status::invalid_argument("--variant 2dsp: the real executor does not run 2D sparse parallelism");
+    return Status::invalid_argument("variant 2dsp: the real executor does not run 2D sparse parallelism");
   }
   if (options.micro_batches < 1 || options.samples % options.micro_batches != 0) {
-    return Status::invalid_argument("--micro-batches " + std::to_string(options.micro_batches) +
-                                    ": must divide --batch " + std::to_string(options.samples));
+    return Status::invalid_argument("micro_batches " + std::to_string(options.micro_batches) +
+                                    ": must divide samples " + std::to_string(options.samples));
   }
   if (options.spec.family != "dlrm" && options.spec.family != "hstu") {
-    return Status::invalid_argument("--model " + options.spec.name + ": family " + options.spec.family +
+    return Status::invalid_argument("spec " + options.spec.name + ": family " + options.spec.family +
                                     " has no dense module (allowed: dlrm, hstu)");
   }
   EmbeddingStoreOptions store;
@@ -91,7 +91,7 @@ std::optional<int64_t> Trainer::batch_of(const models::Task& task, int64_t step)
   return b;
 }
 
-std::shared_ptr<Trainer::BatchState> Trainer::state(int64_t batch) {
+std::shared_ptr<BatchState> Trainer::state(int64_t batch) {
   std::lock_guard<std::mutex> lock(states_mutex_);
   auto& s = states_[batch];
   if (!s) s = std::make_shared<BatchState>();

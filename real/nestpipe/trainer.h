@@ -70,6 +70,10 @@ namespace clustertwin::real::nestpipe {
 
 using clustertwin::models::nestpipe::Variant;
 
+// The trainer's per-batch state (trainer_state.h, private to its source files).
+struct BatchState;
+struct MicroState;
+
 /// The dense part's optimizer, applied once per batch after the all-reduce.
 struct DenseOptimizer {
   enum class Kind { kSgd, kAdam };
@@ -134,8 +138,6 @@ class Trainer {
   StateDump state_dump() const;
 
  private:
-  struct BatchState;
-  struct MicroState;
   Trainer(const TrainerOptions& options, std::unique_ptr<BatchSource> source, int rank, int world,
           EmbeddingStore store);
 

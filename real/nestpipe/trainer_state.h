@@ -3,7 +3,8 @@
 // The per-batch state of the trainer (trainer.h), shared by its two source
 // files. Each field is written by one task and read by tasks that depend on
 // it in the plan, so the fields need no lock of their own; the map that
-// holds the states does (Trainer::state).
+// holds the states does (Trainer::state). The trainer's header only names
+// these structs, so this one needs nothing of it.
 
 #include <ATen/ATen.h>
 
@@ -11,14 +12,13 @@
 
 #include "real/nestpipe/batch_source.h"
 #include "real/nestpipe/exchange.h"
-#include "real/nestpipe/trainer.h"
 
 namespace clustertwin::real::nestpipe {
 
 /// The requester's view of one micro-batch.
 // Index tensors marked "device" are on the trainer's device (the same
 // tensors as their host twins on the CPU).
-struct Trainer::MicroState {
+struct MicroState {
   at::Tensor samples;   // [S/N] int64 (device): the batch's sample indices, in order
   at::Tensor inverse;   // [S/N * F] int64 (device): index of each lookup in `keys`' order
   at::Tensor in_batch;  // [U_m] int64 (device): index of each unique key in the batch list
@@ -28,7 +28,8 @@ struct Trainer::MicroState {
   at::Tensor grad;      // [U_m, d]: g_m, the gradient of leaf
 };
 
-struct Trainer::BatchState {
+/// One batch on this rank, requester and owner side.
+struct BatchState {
   // h2d
   HostBatch host;
   at::Tensor dense;   // [S, dense features] on the device

@@ -405,11 +405,11 @@ class CapacitySearch {
 
 Status check_capacity_target(double target_throughput, double min_efficiency) {
   if (!(target_throughput > 0) || !std::isfinite(target_throughput)) {
-    return Status::invalid_argument("--target-throughput " + format_number("%g", target_throughput) +
+    return Status::invalid_argument("target_throughput " + format_number("%g", target_throughput) +
                                     ": must be a positive number");
   }
   if (!(min_efficiency >= 0 && min_efficiency <= 1)) {
-    return Status::invalid_argument("--min-efficiency " + format_number("%g", min_efficiency) + ": must be in [0, 1]");
+    return Status::invalid_argument("min_efficiency " + format_number("%g", min_efficiency) + ": must be in [0, 1]");
   }
   return Status::ok();
 }

@@ -100,9 +100,11 @@ struct CapacityAnswer {
   bool feasible() const { return !families.empty() && families.front().feasible(); }
 };
 
-/// InvalidArgument naming the flag for a target that is not a positive
-/// number or an efficiency bound outside [0, 1] (a command checks these
-/// before its slow preparations; search_capacity checks them again).
+/// InvalidArgument naming the field of CapacityQuery (target_throughput,
+/// min_efficiency) for a target that is not a positive number or an
+/// efficiency bound outside [0, 1] (a command checks these before its slow
+/// preparations and says them with its flags; search_capacity checks them
+/// again).
 Status check_capacity_target(double target_throughput, double min_efficiency);
 
 /// InvalidArgument for an empty or unsorted ladder, a target <= 0 or an

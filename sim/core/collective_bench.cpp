@@ -42,7 +42,7 @@ models::Plan collective_bench_plan(const CollectiveBenchOptions& options) {
 
 StatusOr<std::vector<CollectiveBenchRow>> bench_collective(const CollectiveBenchOptions& options,
                                                            const cluster::ClusterProfile& profile) {
-  if (options.sizes.empty()) return Status::invalid_argument("--bytes: no sizes given");
+  if (options.sizes.empty()) return Status::invalid_argument("sizes: none given");
   const models::Plan plan = collective_bench_plan(options);
   SimOptions sim;
   sim.workers = options.workers;

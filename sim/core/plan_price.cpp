@@ -21,13 +21,13 @@ using models::TaskKind;
 // The step counts: at least one step measured after the warm-up and before the drain.
 Status check_steps(const SimOptions& options) {
   if (options.steps < 1)
-    return Status::invalid_argument("--steps " + std::to_string(options.steps) + ": must be at least 1");
+    return Status::invalid_argument("steps " + std::to_string(options.steps) + ": must be at least 1");
   if (options.warmup_steps < 0 || options.warmup_steps >= options.steps) {
-    return Status::invalid_argument("--warmup " + std::to_string(options.warmup_steps) + ": must be in [0, steps " +
+    return Status::invalid_argument("warmup_steps " + std::to_string(options.warmup_steps) + ": must be in [0, steps " +
                                     std::to_string(options.steps) + ")");
   }
   if (options.drain_steps < 0 || options.warmup_steps + options.drain_steps >= options.steps) {
-    return Status::invalid_argument("--drain " + std::to_string(options.drain_steps) +
+    return Status::invalid_argument("drain_steps " + std::to_string(options.drain_steps) +
                                     ": warm-up plus drain steps must leave at least one of the " +
                                     std::to_string(options.steps) + " steps to measure");
   }

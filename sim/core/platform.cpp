@@ -321,7 +321,7 @@ StatusOr<std::unique_ptr<Platform>> Platform::load_xml(const cluster::ClusterPro
   std::sort(hosts.begin(), hosts.end(),
             [](sg::Host* a, sg::Host* b) { return a->get_netpoint()->id() < b->get_netpoint()->id(); });
   if (static_cast<int>(hosts.size()) < workers) {
-    return Status::invalid_argument("--workers " + std::to_string(workers) + ": platform file '" +
+    return Status::invalid_argument("workers " + std::to_string(workers) + ": platform file '" +
                                     profile.simgrid_platform + "' has " + std::to_string(hosts.size()) + " hosts");
   }
   std::unique_ptr<Platform> platform(new Platform(profile, workers));

@@ -234,6 +234,11 @@ TEST(CalibrateCliTest, BadInputIsOneLine) {
   expect_one_line(run_clustertwin({"calibrate", kRun2, "-o", out, "--drain", "100"}),
                   kRun2 + ": --warmup 3 --drain 100");
   expect_one_line(run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--max-error", "-0.5"}), "--max-error");
+  // The replay names its warmup and drain; validate says them with its flags.
+  expect_one_line(run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--warmup", "0"}),
+                  "clustertwin: --warmup 0: must be at least 1\n");
+  expect_one_line(run_clustertwin({"validate", "nestpipe", "--real", kRun4, "--drain", "100"}),
+                  "clustertwin: --drain 100: with warmup 3, leaves no step of the ");
   expect_one_line(run_clustertwin({"validate", "collectives", "--real", kRun4}),
                   "is not a collective benchmark ('collectives')");
   EXPECT_FALSE(cluster::read_cluster_profile(out).is_ok());  // nothing written on failure

@@ -285,7 +285,7 @@ TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {{"--micro-batch", "17"}, "--micro-batch 17: must be in [1, the global batch 16 (--queries 4 x --group 4)]"},
+      {{"--micro-batch", "17"}, "--micro-batch 17: must be in [1, the global batch 16 (queries 4 x group 4)]"},
       {{"--load-gap", "0"}, "--load-gap 0: must be > 0"},
       {{"--framework", "mappo"}, "--framework 'mappo': unknown (allowed: sync, marti, flexmarl"},
       {{"--loss", "tis"}, "--loss 'tis': unknown (allowed: ppo, dapo, gspo)"},

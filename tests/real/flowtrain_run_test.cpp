@@ -226,7 +226,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--backend", "nccl", "--device", "cpu"}, "--backend nccl: "},
         BadFlag{{"--pool-transfer", "rdma"}, "--pool-transfer 'rdma': unknown (allowed: auto, host, cuda-ipc)"},
         BadFlag{{"--pool-transfer", "cuda-ipc", "--device", "cpu"},
-                "--pool-transfer cuda-ipc: the tensors are on the CPU (--device cpu); CUDA IPC hands GPU memory "
+                "--pool-transfer cuda-ipc: the tensors are on the CPU (device cpu); CUDA IPC hands GPU memory "
                 "between processes (use host or auto)"}));
 
 }  // namespace

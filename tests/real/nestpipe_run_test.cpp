@@ -181,14 +181,14 @@ struct BadInput {
 TEST(NestPipeRunTest, BadInputIsOneLineAndExit2) {
   const std::string bad_criteo = std::string(CT_TEST_DATA_DIR) + "/criteo/bad_integer.tsv";
   const std::vector<BadInput> cases = {
-      {{"--micro-batches", "3"}, "--micro-batches 3: must divide --batch 64"},
+      {{"--micro-batches", "3"}, "--micro-batches 3: must divide batch 64"},
       {{"--variant", "pipedream"},
        "--variant 'pipedream': unknown variant (allowed: torchrec, semisync, dbp, fwp, nestpipe)"},
       {{"--variant", "2dsp"},
        "--variant 2dsp: twin-only (its replicas synchronise periodically, not every step); run it with "
        "'clustertwin sim', or run one of torchrec, semisync, dbp, fwp, nestpipe"},
       {{"--criteo", bad_criteo}, bad_criteo + ":3: field 'I5' (column 6): 'abc' is not an integer"},
-      {{"--variant", "fwp", "--no-patch"}, "--no-patch: --variant fwp has no patch (only dbp and nestpipe)"},
+      {{"--variant", "fwp", "--no-patch"}, "--no-patch: variant fwp has no patch (only dbp and nestpipe)"},
   };
   for (const BadInput& c : cases) {
     std::vector<std::string> args = {"run", "nestpipe"};
@@ -200,7 +200,7 @@ TEST(NestPipeRunTest, BadInputIsOneLineAndExit2) {
   // Through the launcher every rank says the same and the launcher exits 2.
   const CommandResult launched = run_nestpipe({"--micro-batches", "3"});
   EXPECT_EQ(launched.exit_code, 2);
-  EXPECT_NE(launched.err.find("] clustertwin: --micro-batches 3: must divide --batch 64\n"), std::string::npos)
+  EXPECT_NE(launched.err.find("] clustertwin: --micro-batches 3: must divide batch 64\n"), std::string::npos)
       << launched.err;
 }
 
@@ -221,8 +221,8 @@ TEST(NestPipeRunTest, TrainsOnACriteoFile) {
   const CommandResult short_file =
       run_clustertwin({"run", "nestpipe", "--criteo", path, "--batch", "8", "--steps", "13"});
   EXPECT_EQ(short_file.exit_code, 2);
-  EXPECT_EQ(short_file.err, "clustertwin: --criteo " + path +
-                                ": 96 lines, the run needs 104 (WORLD_SIZE 1 x --batch 8 x --steps 13)\n");
+  EXPECT_EQ(short_file.err,
+            "clustertwin: " + path + ": 96 lines, the run needs 104 (world 1 x samples 8 x batches 13)\n");
 }
 
 }  // namespace

@@ -265,10 +265,10 @@ TEST(CapacitySearchTest, FamiliesSearchOnlyTheCountsWhereTheyFit) {
 TEST(CapacitySearchTest, BadQueriesAndEvaluatorErrorsAreReported) {
   Counting c({{100, 0.02}});
   CapacityQuery q = query(1, 0);
-  EXPECT_EQ(search_capacity(q, c.evaluator()).status().message(), "--target-throughput 0: must be a positive number");
+  EXPECT_EQ(search_capacity(q, c.evaluator()).status().message(), "target_throughput 0: must be a positive number");
   q.target_throughput = 1e4;
   q.min_efficiency = 1.5;
-  EXPECT_EQ(search_capacity(q, c.evaluator()).status().message(), "--min-efficiency 1.5: must be in [0, 1]");
+  EXPECT_EQ(search_capacity(q, c.evaluator()).status().message(), "min_efficiency 1.5: must be in [0, 1]");
   q.min_efficiency = 0;
   q.ladder = {32, 16};
   EXPECT_EQ(search_capacity(q, c.evaluator()).status().code(), Status::Code::kInvalidArgument);

@@ -224,11 +224,11 @@ TEST(CheckWorkerCountTest, Npu1536) {
       {128, ""},
       {768, ""},  // FlexMARL's 48 nodes * 16
       {1536, ""},
-      {100, "--workers 100: not a multiple of devices_per_node 16 of profile 'npu-1536'"},
-      {24, "--workers 24: not a multiple of devices_per_node 16 of profile 'npu-1536'"},
-      {2048, "--workers 2048: more than the 1536 devices of profile 'npu-1536'"},
-      {0, "--workers 0: must be at least 1"},
-      {-3, "--workers -3: must be at least 1"},
+      {100, "workers 100: not a multiple of devices_per_node 16 of profile 'npu-1536'"},
+      {24, "workers 24: not a multiple of devices_per_node 16 of profile 'npu-1536'"},
+      {2048, "workers 2048: more than the 1536 devices of profile 'npu-1536'"},
+      {0, "workers 0: must be at least 1"},
+      {-3, "workers -3: must be at least 1"},
   };
   for (const Case& c : cases) {
     const Status status = cluster::check_worker_count(p, c.workers);

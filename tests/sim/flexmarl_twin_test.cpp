@@ -189,7 +189,7 @@ TEST(FlexMarlTwinTest, BadSetupsAreOneLine) {
   EXPECT_EQ(validate(s, p).message(), "load_gap 0: the load-gap threshold must be > 0 (requests)");
   s = ma();
   s.devices = 1000;
-  EXPECT_EQ(validate(s, p).message(), "--workers 1000: more than the 768 devices of profile 'npu-768'");
+  EXPECT_EQ(validate(s, p).message(), "workers 1000: more than the 768 devices of profile 'npu-768'");
 }
 
 }  // namespace

@@ -380,7 +380,7 @@ TEST(SimulatorTest, RejectsAWorkerCountThatSplitsANode) {
   auto r = simulate_plan(overlap_plan(), *profile, o);
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().exit_code(), 2);
-  EXPECT_NE(r.status().message().find("--workers 100: not a multiple of devices_per_node 16"), std::string::npos)
+  EXPECT_NE(r.status().message().find("workers 100: not a multiple of devices_per_node 16"), std::string::npos)
       << r.status().message();
 }
 
