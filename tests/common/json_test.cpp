@@ -34,6 +34,9 @@ TEST(JsonDocumentTest, CompactOrIndentedWithATrailingNewline) {
   // Members in the order they were set; an integer as 1, a whole double as 1.0.
   EXPECT_EQ(json_document(doc), "{\"b\":1,\"a\":1.0,\"s\":\"q\\\"\"}\n");
   EXPECT_EQ(json_document(doc, 1), "{\n \"b\": 1,\n \"a\": 1.0,\n \"s\": \"q\\\"\"\n}\n");
+  // nlohmann writes a double in fixed notation up to 15 integer digits where json_number picks the shorter form.
+  EXPECT_EQ(json_document(25e9), "25000000000.0\n");
+  EXPECT_EQ(json_number(25e9), "2.5e+10");
 }
 
 TEST(ParseJsonTest, KeepsMemberOrder) {
