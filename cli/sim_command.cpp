@@ -8,12 +8,12 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "common/json.h"
 #include "common/text.h"
 #include "models/plan/data_parallel.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/collective_bench.h"
 #include "sim/core/simulator.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::cli {
 namespace {
@@ -91,23 +91,18 @@ StatusOr<sim::CollectiveBenchOptions> collective_options(const SimArgs& a) {
 // The collective's rows as JSON: the benchmark's settings, then one object per size.
 std::string collective_json(const SimArgs& a, const sim::CollectiveBenchOptions& o, const std::string& algo,
                             const std::string& platform, const std::vector<sim::CollectiveBenchRow>& rows) {
-  std::string out = "{\"op\":\"" + a.op + "\",\"algorithm\":\"" + algo + "\",\"workers\":" + std::to_string(o.workers) +
-                    ",\"platform\":";
-  traces::append_json_string(&out, platform);
-  out += ",\"fidelity\":\"" + std::string(sim::fidelity_name(o.fidelity)) + "\",\"rows\":[";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
-    out += i > 0 ? ",{\"bytes\":" : "{\"bytes\":";
-    traces::append_json_int(&out, r.bytes);
-    out += ",\"time_us\":";
-    traces::append_json_number(&out, r.time_s * 1e6);
-    out += ",\"algbw_gbps\":";
-    traces::append_json_number(&out, r.algbw_gbps);
-    out += ",\"busbw_gbps\":";
-    traces::append_json_number(&out, r.busbw_gbps);
-    out += "}";
+  nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
+  for (const auto& r : rows) {
+    rows_json.push_back(
+        {{"bytes", r.bytes}, {"time_us", r.time_s * 1e6}, {"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}});
   }
-  return out + "]}\n";
+  const nlohmann::ordered_json out = {{"op", a.op},
+                                      {"algorithm", algo},
+                                      {"workers", o.workers},
+                                      {"platform", platform},
+                                      {"fidelity", std::string(sim::fidelity_name(o.fidelity))},
+                                      {"rows", rows_json}};
+  return json_document(out);
 }
 
 Status run_collective(const SimArgs& a) {
@@ -125,8 +120,7 @@ Status run_collective(const SimArgs& a) {
     for (const auto& r : *rows) {
       csv += a.op + "," + algo + "," + std::to_string(o.workers) + "," + profile->name + "," +
              std::string(sim::fidelity_name(o.fidelity)) + "," + std::to_string(r.bytes) + "," +
-             traces::json_number(r.time_s * 1e6) + "," + traces::json_number(r.algbw_gbps) + "," +
-             traces::json_number(r.busbw_gbps) + "\n";
+             json_number(r.time_s * 1e6) + "," + json_number(r.algbw_gbps) + "," + json_number(r.busbw_gbps) + "\n";
     }
     CT_RETURN_IF_ERROR(write_output(a.csv, csv));
   }
@@ -155,7 +149,7 @@ StatusOr<std::string> scale_plan_compute(const SimArgs& a, const cluster::Cluste
     auto cost = t.cost_key.empty() ? profile.costs.end() : profile.costs.find(t.cost_key);
     fixed += t.kind == models::TaskKind::kCompute && cost != profile.costs.end() && cost->second.flop_rate <= 0;
   }
-  std::string said = "# compute scaled by " + traces::json_number(a.scale_compute) + " (FLOPs of every compute task)\n";
+  std::string said = "# compute scaled by " + json_number(a.scale_compute) + " (FLOPs of every compute task)\n";
   if (fixed > 0) {
     said += "# note: " + std::to_string(fixed) + " compute task(s) are priced by a measured time alone (cost " +
             "keys without a FLOP rate) and keep it\n";
@@ -213,7 +207,7 @@ StatusOr<std::string> transform_plan(const SimArgs& a, const cluster::ClusterPro
   const size_t buckets = with_dp->tasks.size() - plan->tasks.size();
   *plan = std::move(with_dp).value();
   said += "# data parallel: " + std::to_string(grads) + " bytes of gradients in " + std::to_string(buckets) +
-          " all-reduce(s) of up to " + traces::json_number(a.bucket_mib) + " MiB over all workers\n";
+          " all-reduce(s) of up to " + json_number(a.bucket_mib) + " MiB over all workers\n";
   return said;
 }
 
@@ -222,10 +216,9 @@ std::string plan_csv(const std::vector<sim::SimResult>& results) {
   std::string csv = "system,variant,platform,workers,fidelity,step_time_s,compute_s,comm_s,exposed_comm_s,mfu,wall_s\n";
   for (const auto& r : results) {
     csv += r.system + "," + r.variant + "," + r.platform + "," + std::to_string(r.workers) + "," +
-           std::string(sim::fidelity_name(r.fidelity)) + "," + traces::json_number(r.step_time_s) + "," +
-           traces::json_number(r.compute_s) + "," + traces::json_number(r.comm_s) + "," +
-           traces::json_number(r.exposed_comm_s) + "," + traces::json_number(r.mfu) + "," +
-           traces::json_number(r.wall_s) + "\n";
+           std::string(sim::fidelity_name(r.fidelity)) + "," + json_number(r.step_time_s) + "," +
+           json_number(r.compute_s) + "," + json_number(r.comm_s) + "," + json_number(r.exposed_comm_s) + "," +
+           json_number(r.mfu) + "," + json_number(r.wall_s) + "\n";
   }
   return csv;
 }
@@ -283,10 +276,10 @@ Status run_plan(const SimArgs& a) {
   }
   if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, plan_csv(results)));
   if (a.json) {
-    std::string out = "{\"rows\":[";
-    for (size_t i = 0; i < results.size(); ++i)
-      out += (i > 0 ? "," : "") + sim::sim_result_to_json(results[i]);
-    return write_output("-", out + "]}\n");
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const sim::SimResult& r : results)
+      rows.push_back(nlohmann::ordered_json::parse(sim::sim_result_to_json(r)));
+    return write_output("-", json_document({{"rows", rows}}));
   }
   print_plan_table(a, *plan, profile->name, *transformed, results);
   return Status::ok();

@@ -1,5 +1,10 @@
 #pragma once
 
+// Hand-written JSON, on purpose: the Chrome-trace reader pulls a trace of
+// gigabytes token by token in constant memory. Its writer is
+// traces/trace_writer.cpp with traces/json_text.h; every other JSON document
+// is an nlohmann::ordered_json (common/json.h, tests/layering/json_writers.sh).
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -1,7 +1,6 @@
 #include "traces/json_text.h"
 
 #include <charconv>
-#include <cmath>
 
 #include "common/check.h"
 
@@ -40,20 +39,6 @@ void append_json_string(std::string* out, std::string_view text) {
   }
   out->append(text.data() + run_start, text.size() - run_start);
   out->push_back('"');
-}
-
-void append_json_number(std::string* out, double value) {
-  CT_CHECK(std::isfinite(value)) << "a JSON number must be finite, got " << value;
-  char buffer[32];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  CT_CHECK(ec == std::errc()) << "to_chars failed for " << value;
-  out->append(buffer, end);
-}
-
-std::string json_number(double value) {
-  std::string out;
-  append_json_number(&out, value);
-  return out;
 }
 
 void append_json_int(std::string* out, int64_t value) {

@@ -63,6 +63,7 @@ using kineto::FileHeader;
 using kineto::KinetoEvent;
 using kineto::Micros;
 
+// The imported trace's config, by hand: traces/ has no nlohmann-json (the fuzz build).
 std::string config_json(const std::vector<std::string>& paths, const KinetoImportOptions& options) {
   std::string out = "{\"inputs\":[";
   for (size_t i = 0; i < paths.size(); ++i) {

@@ -171,6 +171,9 @@ std::string format_summary(const TraceSummary& s) {
   return out;
 }
 
+// By hand, through the trace writer's helpers (traces/json_text.h): the summary
+// embeds the trace's header as its writer prints it, and traces/ has no
+// nlohmann-json (the fuzz build).
 std::string summary_to_json(const TraceSummary& s) {
   std::string out = "{\"metadata\":" + metadata_to_json(s.metadata) + ",\"events\":";
   append_json_int(&out, s.events);

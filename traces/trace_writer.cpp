@@ -1,3 +1,7 @@
+// Hand-written JSON, on purpose: a trace is written event by event, and can be
+// gigabytes, so it is streamed through traces/json_text.h rather than built as
+// an nlohmann document (common/json.h, which everything else uses).
+
 #include "traces/trace_writer.h"
 
 #include <optional>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "common/text.h"
 #include "models/flexmarl/workload.h"
@@ -84,10 +85,13 @@ StatusOr<double> flexmarl_sync_decode_efficiency(const sim::flexmarl::FlexMarlSe
   auto fit = calibrate_sync(ma, profile);
   if (!fit.is_ok()) return fit.status();
   if (fit_json != nullptr) {
-    *fit_json = "{\"target_s\":" + format_number("%.6g", sim::flexmarl::kPaperSyncStepS) +
-                ",\"decode_efficiency\":" + format_number("%.6g", fit->decode_efficiency) +
-                ",\"sync_step_s\":" + format_number("%.6g", fit->step_s) + ",\"runs\":" + std::to_string(fit->runs) +
-                "}";
+    const auto six_digits = [](double v) { return std::stod(format_number("%.6g", v)); };  // as the table shows it
+    *fit_json = nlohmann::ordered_json{
+        {"target_s", six_digits(sim::flexmarl::kPaperSyncStepS)},
+        {"decode_efficiency", six_digits(fit->decode_efficiency)},
+        {"sync_step_s", six_digits(fit->step_s)},
+        {"runs",
+         fit->runs}}.dump();
   }
   return fit->decode_efficiency;
 }

@@ -8,6 +8,7 @@
 #include "calibrators/flexmarl/flexmarl_paper_fit.h"
 #include "cli/command.h"
 #include "cli/flexmarl/setup_flags.h"
+#include "common/json.h"
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
@@ -95,11 +96,13 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
     }
   }
   if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flexmarl::flexmarl_rows_csv(*rows)));
-  const std::string extra = "{\"platform\":\"" + profile->name + "\",\"workload\":\"" + a.setup.workload.name +
-                            "\",\"decode_efficiency\":" + format_number("%.6g", a.setup.efficiency.decode) +
-                            ",\"sync_decode_efficiency\":" + format_number("%.6g", a.setup.efficiency.sync_decode) +
-                            ",\"calibration\":" + fit_json + "}";
-  if (a.json) return write_output("-", sim::flexmarl::flexmarl_rows_json(*rows, extra));
+  const auto six_digits = [](double v) { return std::stod(format_number("%.6g", v)); };  // as the table shows it
+  const nlohmann::ordered_json extra = {{"platform", profile->name},
+                                        {"workload", a.setup.workload.name},
+                                        {"decode_efficiency", six_digits(a.setup.efficiency.decode)},
+                                        {"sync_decode_efficiency", six_digits(a.setup.efficiency.sync_decode)},
+                                        {"calibration", nlohmann::ordered_json::parse(fit_json)}};
+  if (a.json) return write_output("-", sim::flexmarl::flexmarl_rows_json(*rows, extra.dump()));
   std::printf("# clustertwin sim flexmarl: workload %s (%zu agents, global batch %d, micro-batch %d) on %s\n",
               a.setup.workload.name.c_str(), a.setup.workload.agents.size(), a.global_batch, a.micro_batch,
               profile->name.c_str());

@@ -7,13 +7,13 @@
 
 #include "cli/command.h"
 #include "cli/flowtrain/setup_flags.h"
+#include "common/json.h"
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/cluster/device_profile.h"
 #include "models/cluster/units.h"
 #include "sim/flowtrain/flowtrain_twin.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::cli {
 namespace {
@@ -31,10 +31,16 @@ struct FlowTrainArgs {
   bool json = false;
 };
 
-std::string json_quote(const std::string& text) {
-  std::string out;
-  traces::append_json_string(&out, text);
-  return out;
+// The JSON's settings before its rows: the platform, the model, the batch and the device's efficiencies.
+std::string flowtrain_json_settings(const cluster::ClusterProfile& profile, const FlowTrainArgs& a,
+                                    const std::string& device_name, const std::string& device_line) {
+  return nlohmann::ordered_json{{"platform", profile.name},
+                                {"model", a.setup.model},
+                                {"global_batch", a.setup.global_batch},
+                                {"micro_batch_tokens", a.setup.micro_batch_tokens},
+                                {"device_profile", device_name},
+                                {"device", device_line}}
+      .dump();
 }
 
 Status run_sim_flowtrain(FlowTrainArgs a) {
@@ -84,12 +90,10 @@ Status run_sim_flowtrain(FlowTrainArgs a) {
     }
   }
   if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::flowtrain::flowtrain_rows_csv(*rows)));
-  const std::string extra = "{\"platform\":\"" + profile->name + "\",\"model\":\"" + a.setup.model +
-                            "\",\"global_batch\":" + std::to_string(a.setup.global_batch) +
-                            ",\"micro_batch_tokens\":" + std::to_string(a.setup.micro_batch_tokens) +
-                            ",\"device_profile\":" + json_quote(device_name) +
-                            ",\"device\":" + json_quote(device_line) + "}";
-  if (a.json) return write_output("-", sim::flowtrain::flowtrain_rows_json(*rows, extra));
+  if (a.json) {
+    return write_output("-", sim::flowtrain::flowtrain_rows_json(
+                                 *rows, flowtrain_json_settings(*profile, a, device_name, device_line)));
+  }
   std::printf("# clustertwin sim flowtrain: %s, %d samples a step, micro-batches of %lld tokens, on %s\n",
               a.setup.model.c_str(), a.setup.global_batch, static_cast<long long>(a.setup.micro_batch_tokens),
               profile->name.c_str());

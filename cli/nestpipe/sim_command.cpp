@@ -10,6 +10,7 @@
 #include "calibrators/nestpipe/nestpipe_paper_fit.h"
 #include "cli/command.h"
 #include "cli/nestpipe/setup_flags.h"
+#include "common/json.h"
 #include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
@@ -51,6 +52,13 @@ StatusOr<std::vector<models::nestpipe::Variant>> parse_variants(const std::strin
   return out;
 }
 
+// The JSON's settings before its rows: the platform, the model and the baseline's fit (null when none).
+std::string nestpipe_json_settings(const cluster::ClusterProfile& profile, const NestPipeArgs& a,
+                                   const std::string& fit_json) {
+  const auto fit = fit_json.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json::parse(fit_json);
+  return nlohmann::ordered_json{{"platform", profile.name}, {"model", a.setup.model}, {"calibration", fit}}.dump();
+}
+
 Status run_sim_nestpipe(NestPipeArgs a) {
   a.setup.clustering = !a.no_clustering;
   if (!(a.launch_us >= 0) || !std::isfinite(a.launch_us))
@@ -90,9 +98,8 @@ Status run_sim_nestpipe(NestPipeArgs a) {
   if (!rows.is_ok()) return rows.status();
   if (!a.csv.empty()) CT_RETURN_IF_ERROR(write_output(a.csv, sim::nestpipe::nestpipe_rows_csv(*rows)));
 
-  const std::string extra = "{\"platform\":\"" + profile->name + "\",\"model\":\"" + a.setup.model +
-                            "\",\"calibration\":" + (fit_json.empty() ? std::string("null") : fit_json) + "}";
-  if (a.json) return write_output("-", sim::nestpipe::nestpipe_rows_json(*rows, extra));
+  if (a.json)
+    return write_output("-", sim::nestpipe::nestpipe_rows_json(*rows, nestpipe_json_settings(*profile, a, fit_json)));
   std::printf("# clustertwin sim nestpipe: %s on %s, batch %d per worker, %d micro-batches%s\n", a.setup.model.c_str(),
               profile->name.c_str(), a.setup.batch_per_worker, a.setup.micro_batches,
               a.setup.clustering ? "" : ", no clustering");

@@ -59,6 +59,13 @@ const sim::nestpipe::NestPipeRow* find(const std::vector<sim::nestpipe::NestPipe
   return nullptr;
 }
 
+// The JSON tables' settings: the platform, the model and the baseline's fit.
+std::string rows_extra(const std::string& platform, const std::string& model, const std::string& fit_json) {
+  return nlohmann::ordered_json{
+      {"platform", platform}, {"model", model}, {"calibration", nlohmann::ordered_json::parse(fit_json)}}
+      .dump();
+}
+
 void progress(const char* stage, const sim::nestpipe::NestPipeRow& r, int done, int total) {
   show_progress(done == total, "  %s [%d/%d] %s at %d workers: %.1f ms", stage, done, total, r.variant.c_str(),
                 r.workers, r.step_ms);
@@ -147,8 +154,7 @@ class NestPipeStudy {
     rows_ = value_or_fail(np::run_nestpipe_sweep(setup_, npu_, sweep_));
     write(out_ + "/scaling.csv", np::nestpipe_rows_csv(rows_));
     write(out_ + "/scaling.json",
-          np::nestpipe_rows_json(rows_, "{\"platform\":\"npu-1536\",\"model\":\"" + setup_.model +
-                                            "\",\"calibration\":" + calibrators::baseline_fit_json(fit_) + "}"));
+          np::nestpipe_rows_json(rows_, rows_extra("npu-1536", setup_.model, calibrators::baseline_fit_json(fit_))));
     std::string breakdown = "variant,compute_ms,exposed_a2a_ms,exposed_lookup_ms,other_ms\n";
     for (const np::NestPipeRow& r : rows_) {
       if (r.workers != 1536) continue;
@@ -173,8 +179,8 @@ class NestPipeStudy {
     gpu_rows_ = value_or_fail(np::run_nestpipe_sweep(gpu_setup, gpu, gpu_sweep));
     write(out_ + "/gpu128.csv", np::nestpipe_rows_csv(gpu_rows_));
     write(out_ + "/gpu128.json",
-          np::nestpipe_rows_json(gpu_rows_, "{\"platform\":\"gpu-128\",\"model\":\"" + gpu_setup.model +
-                                                "\",\"calibration\":" + calibrators::baseline_fit_json(gpu_fit) + "}"));
+          np::nestpipe_rows_json(gpu_rows_,
+                                 rows_extra("gpu-128", gpu_setup.model, calibrators::baseline_fit_json(gpu_fit))));
   }
 
   // 4. nestpipe at 1,536 workers with micro-batches of 256 down to 16 samples, with and without clustering.

@@ -1,9 +1,14 @@
-#include <charconv>
+// The plan file's writer, by hand on purpose: a plan is a file people read,
+// diff and edit, so it is laid out one task per line with its numbers in
+// their shortest form ("1.2e+12" FLOPs; nlohmann would print
+// 1200000000000.0), which nlohmann's dump cannot do. Strings go through
+// nlohmann's escaping; tests/layering/json_writers.txt lists this file.
+
 #include <nlohmann/json.hpp>
-#include <system_error>
 
 #include "common/check.h"
 #include "common/file_io.h"
+#include "common/json_number.h"
 #include "models/plan/plan_json.h"
 
 namespace clustertwin::models {
@@ -14,15 +19,6 @@ using nlohmann::json;
 // Strings escaped by nlohmann, invalid UTF-8 replaced rather than thrown on.
 std::string str(std::string_view text) {
   return json(std::string(text)).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// The fewest digits that read back to the same double ("1.2e+12", "0.5",
-// "3"), which keeps the round trip exact and the numbers readable.
-std::string number(double value) {
-  char buffer[32];
-  const auto [end, error] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  CT_CHECK(error == std::errc()) << "cannot format " << value;
-  return std::string(buffer, end);
 }
 
 template <class T, class Format>
@@ -72,7 +68,7 @@ std::string task_json(const Plan& plan, const Task& t) {
   CT_CHECK(0 <= t.stream && t.stream < static_cast<int>(plan.streams.size())) << "task " << t.name;
   std::string out = "{\"name\": " + str(t.name) + ", \"kind\": " + str(task_kind_name(t.kind)) +
                     ", \"stream\": " + str(plan.streams[t.stream]);
-  if (t.flops != 0) out += ", \"flops\": " + number(t.flops);
+  if (t.flops != 0) out += ", \"flops\": " + json_number(t.flops);
   if (t.bytes != 0) out += ", \"bytes\": " + std::to_string(t.bytes);
   if (!t.cost_key.empty()) out += ", \"cost_key\": " + str(t.cost_key);
   if (!t.dtype.empty()) out += ", \"dtype\": " + str(t.dtype);

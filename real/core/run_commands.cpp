@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "common/json.h"
 #include "common/text.h"
 #include "models/plan/plan_json.h"
 #include "models/plan/plan_validator.h"
@@ -15,7 +16,6 @@
 #include "real/core/dist_env.h"
 #include "real/core/plan_runner.h"
 #include "real/core/tracer.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::real {
 namespace {
@@ -65,33 +65,30 @@ Status run_collectives(const RealArgs& a) {
   auto rows = run_collective_bench(**comm, tracer, o);
   if (!rows.is_ok()) return rows.status();
   if (!a.trace.empty()) {
-    traces::Metadata m = real_run_metadata(**comm, "collectives", "bench",
-                                           "{\"ops\":\"" + a.ops + "\",\"sizes\":\"" + a.sizes +
-                                               "\",\"iters\":" + std::to_string(a.iters) +
-                                               ",\"warmup\":" + std::to_string(a.warmup) + "}",
-                                           a.seed);
+    const nlohmann::ordered_json config = {
+        {"ops", a.ops}, {"sizes", a.sizes}, {"iters", a.iters}, {"warmup", a.warmup}};
+    traces::Metadata m = real_run_metadata(**comm, "collectives", "bench", config.dump(), a.seed);
     m.streams = {"comm"};
     CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, m, a.trace));
   }
   if ((*comm)->rank() != 0) return Status::ok();
   if (a.json) {
-    std::string out = "{\"world_size\":" + std::to_string((*comm)->world_size()) + ",\"backend\":\"" +
-                      (*comm)->backend() + "\",\"device\":\"" +
-                      std::string((*comm)->device().is_cuda() ? "cuda" : "cpu") + "\",\"staging\":\"" +
-                      (*comm)->staging() + "\",\"rows\":[";
-    for (size_t i = 0; i < rows->size(); ++i) {
-      const auto& r = (*rows)[i];
-      out += i > 0 ? ",{" : "{";
-      out += "\"op\":\"" + std::string(models::collective_op_name(r.op)) + "\",\"bytes\":" + std::to_string(r.bytes) +
-             ",\"count\":" + std::to_string(r.count) + ",\"time_us\":";
-      traces::append_json_number(&out, r.time_us);
-      out += ",\"algbw_gbps\":";
-      traces::append_json_number(&out, r.algbw_gbps);
-      out += ",\"busbw_gbps\":";
-      traces::append_json_number(&out, r.busbw_gbps);
-      out += ",\"wrong\":" + std::to_string(r.wrong) + "}";
+    nlohmann::ordered_json rows_json = nlohmann::ordered_json::array();
+    for (const auto& r : *rows) {
+      rows_json.push_back({{"op", std::string(models::collective_op_name(r.op))},
+                           {"bytes", r.bytes},
+                           {"count", r.count},
+                           {"time_us", r.time_us},
+                           {"algbw_gbps", r.algbw_gbps},
+                           {"busbw_gbps", r.busbw_gbps},
+                           {"wrong", r.wrong}});
     }
-    return write_output("-", out + "]}\n");
+    const nlohmann::ordered_json out = {{"world_size", (*comm)->world_size()},
+                                        {"backend", (*comm)->backend()},
+                                        {"device", (*comm)->device().is_cuda() ? "cuda" : "cpu"},
+                                        {"staging", (*comm)->staging()},
+                                        {"rows", rows_json}};
+    return write_output("-", json_document(out));
   }
   std::printf("# clustertwin run collectives: %d ranks, %s, float32, %d iterations after %d warm-up\n",
               (*comm)->world_size(), (*comm)->describe().c_str(), a.iters, a.warmup);
@@ -127,9 +124,8 @@ Status run_plan(const RealArgs& a) {
   CT_RETURN_IF_ERROR(runner.run().with_context(a.plan_file));
   const double elapsed_ms = tracer.now_us() / 1000.0;
   if (!a.trace.empty()) {
-    traces::Metadata m =
-        real_run_metadata(**comm, plan->system, plan->variant,
-                          "{\"plan\":\"" + a.plan_file + "\",\"steps\":" + std::to_string(a.steps) + "}", a.seed);
+    const nlohmann::ordered_json config = {{"plan", a.plan_file}, {"steps", a.steps}};
+    traces::Metadata m = real_run_metadata(**comm, plan->system, plan->variant, config.dump(), a.seed);
     m.streams = plan->streams;
     CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, m, a.trace));
   }

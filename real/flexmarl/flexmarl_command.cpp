@@ -8,13 +8,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/json.h"
 #include "common/state_dump.h"
 #include "real/core/communicator.h"
 #include "real/core/device.h"
 #include "real/core/dist_env.h"
 #include "real/core/tracer.h"
 #include "real/flexmarl/controller.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::real::flexmarl {
 namespace {
@@ -43,7 +43,7 @@ Status check_batch_args(const FlexMarlArgs& a) {
     return Status::invalid_argument("rollout_batch " + std::to_string(a.rollout_batch) + ": must be >= 1");
   }
   if (!(a.load_gap > 0) || !std::isfinite(a.load_gap)) {
-    return Status::invalid_argument("load_gap " + traces::json_number(a.load_gap) +
+    return Status::invalid_argument("load_gap " + json_number(a.load_gap) +
                                     ": must be > 0 (requests; with 0 every request would rebalance)");
   }
   return Status::ok();
@@ -52,11 +52,11 @@ Status check_batch_args(const FlexMarlArgs& a) {
 // The run's own flags: learning rate, trainers, threads, timeout, device, backend and transport.
 Status check_run_flags(const FlexMarlArgs& a) {
   if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("lr " + traces::json_number(a.lr) + ": must be > 0");
+    return Status::invalid_argument("lr " + json_number(a.lr) + ": must be > 0");
   if (a.trainers < 0) return Status::invalid_argument("trainers " + std::to_string(a.trainers) + ": must be >= 0");
   if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be >= 1");
   if (!(a.timeout_s > 0))
-    return Status::invalid_argument("timeout_s " + traces::json_number(a.timeout_s) + ": must be > 0");
+    return Status::invalid_argument("timeout_s " + json_number(a.timeout_s) + ": must be > 0");
   if (a.device != "cpu" && a.device != "cuda" && a.device != "auto") {
     return Status::invalid_argument("device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
   }
@@ -124,31 +124,25 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
 // trajectory]): what the rollouts produced, for the process twin.
 std::string options_json(const FlexMarlArgs& a, int world, int trainers,
                          const std::vector<StepReport>* steps = nullptr) {
-  std::string o = "{\"framework\":";
-  traces::append_json_string(&o, a.framework);
-  o += ",\"world_size\":" + std::to_string(world) + ",\"steps\":" + std::to_string(a.steps) +
-       ",\"queries\":" + std::to_string(a.queries) + ",\"group\":" + std::to_string(a.group) +
-       ",\"micro_batch\":" + std::to_string(a.micro_batch) + ",\"rollout_batch\":" + std::to_string(a.rollout_batch) +
-       ",\"trainers\":" + std::to_string(trainers) + ",\"load_gap\":" + traces::json_number(a.load_gap) + ",\"loss\":";
-  traces::append_json_string(&o, a.loss);
-  o += std::string(",\"sis\":") + (a.sis ? "true" : "false") + ",\"lr\":" + traces::json_number(a.lr) +
-       ",\"seed\":" + std::to_string(a.seed);
+  nlohmann::ordered_json o = {{"framework", a.framework},
+                              {"world_size", world},
+                              {"steps", a.steps},
+                              {"queries", a.queries},
+                              {"group", a.group},
+                              {"micro_batch", a.micro_batch},
+                              {"rollout_batch", a.rollout_batch},
+                              {"trainers", trainers},
+                              {"load_gap", a.load_gap},
+                              {"loss", a.loss},
+                              {"sis", a.sis},
+                              {"lr", a.lr},
+                              {"seed", a.seed}};
   if (steps != nullptr) {
-    o += ",\"response_tokens\":[";
-    for (size_t k = 0; k < steps->size(); ++k) {
-      o += k ? ",[" : "[";
-      for (size_t t = 0; t < (*steps)[k].response_tokens.size(); ++t) {
-        o += t ? ",[" : "[";
-        const std::vector<int64_t>& lengths = (*steps)[k].response_tokens[t];
-        for (size_t i = 0; i < lengths.size(); ++i)
-          o += (i ? "," : "") + std::to_string(lengths[i]);
-        o += "]";
-      }
-      o += "]";
-    }
-    o += "]";
+    nlohmann::ordered_json& tokens = o["response_tokens"] = nlohmann::ordered_json::array();
+    for (const StepReport& step : *steps)
+      tokens.push_back(step.response_tokens);
   }
-  return o + "}";
+  return o.dump();
 }
 
 double median(std::vector<double> v) {
@@ -200,25 +194,17 @@ void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, i
   const double utilization = step_total > 0 ? busy_s / (r.workers * step_total) : 0;
   const StepReport& last = r.steps.back();
   if (a.json) {
-    std::string out = "{\"framework\":";
-    traces::append_json_string(&out, a.framework);
-    out += ",\"device\":";
-    traces::append_json_string(&out, gpu ? "cuda" : "cpu");
-    out += ",\"backend\":";
-    traces::append_json_string(&out, comm.backend());
-    out += ",\"world_size\":" + std::to_string(world) + ",\"workers\":" + std::to_string(r.workers) +
-           ",\"trainers\":" + std::to_string(a.framework != "sync" ? trainers : 0) +
-           ",\"steps\":" + std::to_string(a.steps) + ",\"step_s\":" + traces::json_number(step_s) + ",\"step_times\":[";
-    for (size_t i = 0; i < times.size(); ++i)
-      out += (i ? "," : "") + traces::json_number(times[i]);
-    out += "],\"tokens_per_s\":" + traces::json_number(tokens_per_s) +
-           ",\"utilization\":" + traces::json_number(utilization) + ",\"mean_reward\":[" +
-           traces::json_number(last.mean_reward[0]) + "," + traces::json_number(last.mean_reward[1]) + "," +
-           traces::json_number(last.mean_reward[2]) + "],\"swaps\":" + std::to_string(r.swaps) +
-           ",\"reassignments\":" + std::to_string(r.reassignments) + ",\"migrations\":" + std::to_string(r.migrations) +
-           ",\"weight_loads\":" + std::to_string(r.weight_loads) + ",\"swap_s\":" + traces::json_number(r.swap_s) +
-           ",\"swap_bytes\":" + std::to_string(r.swap_bytes) + "}\n";
-    std::fputs(out.c_str(), stdout);
+    const nlohmann::ordered_json out = {
+        {"framework", a.framework},   {"device", gpu ? "cuda" : "cpu"},
+        {"backend", comm.backend()},  {"world_size", world},
+        {"workers", r.workers},       {"trainers", a.framework != "sync" ? trainers : 0},
+        {"steps", a.steps},           {"step_s", step_s},
+        {"step_times", times},        {"tokens_per_s", tokens_per_s},
+        {"utilization", utilization}, {"mean_reward", last.mean_reward},
+        {"swaps", r.swaps},           {"reassignments", r.reassignments},
+        {"migrations", r.migrations}, {"weight_loads", r.weight_loads},
+        {"swap_s", r.swap_s},         {"swap_bytes", r.swap_bytes}};
+    std::fputs(json_document(out).c_str(), stdout);
   } else {
     std::printf(
         "# clustertwin run flexmarl: %d ranks, %s: a controller and %d workers; planner, solver, checker; %d x %d "

@@ -4,24 +4,11 @@
 #include <cstdio>
 #include <numeric>
 
+#include "common/json.h"
 #include "common/state_dump.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::real::flowtrain {
 namespace {
-
-std::string quoted(const std::string& value) {
-  std::string out;
-  traces::append_json_string(&out, value);
-  return out;
-}
-
-std::string numbers(const std::vector<double>& values) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    out += (i ? "," : "") + traces::json_number(values[i]);
-  return out + "]";
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -33,21 +20,32 @@ double median(std::vector<double> v) {
 
 std::string options_json(const FlowTrainRunArgs& a, int world, int encoders,
                          const ::clustertwin::models::flowtrain::TinyFacts& f, double matmul_rate) {
-  std::string o = "{\"mode\":" + quoted(a.mode);
-  o += ",\"world_size\":" + std::to_string(world) + ",\"encoder_workers\":" + std::to_string(encoders) +
-       ",\"steps\":" + std::to_string(a.steps) + ",\"global_batch\":" + std::to_string(a.global_batch) +
-       ",\"micro_batch_tokens\":" + std::to_string(a.micro_batch_tokens) +
-       ",\"pool_slots\":" + std::to_string(a.pool_slots) + ",\"lr\":" + traces::json_number(a.lr) +
-       ",\"width\":" + std::to_string(a.width) + ",\"seed\":" + std::to_string(a.seed) +
-       ",\"threads\":" + std::to_string(a.threads) + ",\"matmul_flops_per_s\":" + traces::json_number(matmul_rate) +
-       ",\"model\":{\"encoder_params\":" + traces::json_number(f.encoder_params) +
-       ",\"backbone_params\":" + traces::json_number(f.backbone_params) +
-       ",\"tokens_per_image\":" + std::to_string(f.tokens_per_image) +
-       ",\"max_images\":" + std::to_string(f.max_images) + ",\"context\":" + std::to_string(f.context) +
-       ",\"text_scale\":" + traces::json_number(f.text_scale) + ",\"d_vision\":" + std::to_string(f.d_vision) +
-       ",\"enc_layers\":" + std::to_string(f.enc_layers) + ",\"d_model\":" + std::to_string(f.d_model) +
-       ",\"layers\":" + std::to_string(f.layers) + ",\"vocab\":" + std::to_string(f.vocab) + "}}";
-  return o;
+  // The parameter counts are whole numbers held in doubles: written as integers.
+  const nlohmann::ordered_json model = {{"encoder_params", static_cast<int64_t>(f.encoder_params)},
+                                        {"backbone_params", static_cast<int64_t>(f.backbone_params)},
+                                        {"tokens_per_image", f.tokens_per_image},
+                                        {"max_images", f.max_images},
+                                        {"context", f.context},
+                                        {"text_scale", f.text_scale},
+                                        {"d_vision", f.d_vision},
+                                        {"enc_layers", f.enc_layers},
+                                        {"d_model", f.d_model},
+                                        {"layers", f.layers},
+                                        {"vocab", f.vocab}};
+  const nlohmann::ordered_json o = {{"mode", a.mode},
+                                    {"world_size", world},
+                                    {"encoder_workers", encoders},
+                                    {"steps", a.steps},
+                                    {"global_batch", a.global_batch},
+                                    {"micro_batch_tokens", a.micro_batch_tokens},
+                                    {"pool_slots", a.pool_slots},
+                                    {"lr", a.lr},
+                                    {"width", a.width},
+                                    {"seed", a.seed},
+                                    {"threads", a.threads},
+                                    {"matmul_flops_per_s", matmul_rate},
+                                    {"model", model}};
+  return o.dump();
 }
 
 void print_report(const FlowTrainRunArgs& a, const RunReport& r) {
@@ -56,15 +54,22 @@ void print_report(const FlowTrainRunArgs& a, const RunReport& r) {
   const double samples_per_s = a.global_batch / median_s;
   const double mfu = r.model_flops / (total_s * r.world_size * r.matmul_rate);
   if (a.json) {
-    std::string out = "{\"mode\":" + quoted(a.mode);
-    out += ",\"world_size\":" + std::to_string(r.world_size) + ",\"encoder_workers\":" + std::to_string(r.encoders) +
-           ",\"device\":" + quoted(r.device) + ",\"backend\":" + quoted(r.backend) +
-           ",\"staging\":" + quoted(r.staging) + ",\"pool_transfer\":" + quoted(r.pool_transfer) +
-           ",\"steps\":" + std::to_string(a.steps) + ",\"global_batch\":" + std::to_string(a.global_batch) +
-           ",\"step_s\":" + traces::json_number(median_s) + ",\"step_times\":" + numbers(r.step_s) +
-           ",\"samples_per_s\":" + traces::json_number(samples_per_s) + ",\"mfu\":" + traces::json_number(mfu) +
-           ",\"matmul_flops_per_s\":" + traces::json_number(r.matmul_rate) + ",\"loss\":" + numbers(r.losses) + "}\n";
-    std::fputs(out.c_str(), stdout);
+    const nlohmann::ordered_json out = {{"mode", a.mode},
+                                        {"world_size", r.world_size},
+                                        {"encoder_workers", r.encoders},
+                                        {"device", r.device},
+                                        {"backend", r.backend},
+                                        {"staging", r.staging},
+                                        {"pool_transfer", r.pool_transfer},
+                                        {"steps", a.steps},
+                                        {"global_batch", a.global_batch},
+                                        {"step_s", median_s},
+                                        {"step_times", r.step_s},
+                                        {"samples_per_s", samples_per_s},
+                                        {"mfu", mfu},
+                                        {"matmul_flops_per_s", r.matmul_rate},
+                                        {"loss", r.losses}};
+    std::fputs(json_document(out).c_str(), stdout);
     std::fflush(stdout);
     return;
   }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/json.h"
 #include "models/nestpipe/key_stats.h"
 #include "models/nestpipe/plans.h"
 #include "models/nestpipe/workload.h"
@@ -21,7 +22,6 @@
 #include "real/core/plan_runner.h"
 #include "real/core/tracer.h"
 #include "real/nestpipe/trainer.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::real::nestpipe {
 
@@ -33,6 +33,7 @@ using clustertwin::models::nestpipe::StepSizes;
 using clustertwin::models::nestpipe::Variant;
 using clustertwin::models::nestpipe::variant_from_name;
 using clustertwin::models::nestpipe::Workload;
+using Json = nlohmann::ordered_json;
 namespace {
 
 constexpr char kRunVariants[] = "torchrec, semisync, dbp, fwp, nestpipe";
@@ -62,15 +63,15 @@ Status check_args(const NestPipeArgs& a, Variant* variant) {
     return Status::invalid_argument("dense_optimizer '" + a.dense_optimizer + "': unknown (allowed: sgd, adam)");
   }
   if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("lr " + traces::json_number(a.lr) + ": must be > 0");
+    return Status::invalid_argument("lr " + json_number(a.lr) + ": must be > 0");
   if (!(a.dense_lr > 0) || !std::isfinite(a.dense_lr)) {
-    return Status::invalid_argument("dense_lr " + traces::json_number(a.dense_lr) + ": must be > 0");
+    return Status::invalid_argument("dense_lr " + json_number(a.dense_lr) + ": must be > 0");
   }
   if (!(a.zipf > 0) || !std::isfinite(a.zipf)) {
-    return Status::invalid_argument("zipf " + traces::json_number(a.zipf) + ": must be > 0");
+    return Status::invalid_argument("zipf " + json_number(a.zipf) + ": must be > 0");
   }
   if (!(a.overlap >= 0 && a.overlap <= 1)) {
-    return Status::invalid_argument("overlap " + traces::json_number(a.overlap) + ": must be in [0, 1]");
+    return Status::invalid_argument("overlap " + json_number(a.overlap) + ": must be in [0, 1]");
   }
   if (a.vocab < 1 || a.vocab > (int64_t{1} << 53)) {
     return Status::invalid_argument("vocab " + std::to_string(a.vocab) + ": must be in [1, 2^53]");
@@ -80,47 +81,48 @@ Status check_args(const NestPipeArgs& a, Variant* variant) {
   }
   if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be >= 1");
   if (!(a.timeout_s > 0))
-    return Status::invalid_argument("timeout_s " + traces::json_number(a.timeout_s) + ": must be > 0");
+    return Status::invalid_argument("timeout_s " + json_number(a.timeout_s) + ": must be > 0");
   if (a.store != "host" && a.store != "device") {
     return Status::invalid_argument("store '" + a.store + "': unknown (allowed: host, device)");
   }
   return Status::ok();
 }
 
-std::string options_json(const NestPipeArgs& a, int world) {
-  std::string o = "{\"variant\":";
-  traces::append_json_string(&o, a.variant);
-  o += ",\"world_size\":" + std::to_string(world) + ",\"steps\":" + std::to_string(a.steps) +
-       ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
-       ",\"model\":";
-  traces::append_json_string(&o, a.model);
-  o += ",\"optimizer\":";
-  traces::append_json_string(&o, a.optimizer);
-  o += ",\"dense_optimizer\":";
-  traces::append_json_string(&o, a.dense_optimizer);
-  o += ",\"lr\":" + traces::json_number(a.lr) + ",\"dense_lr\":" + traces::json_number(a.dense_lr) +
-       ",\"zipf\":" + traces::json_number(a.zipf) + ",\"overlap\":" + traces::json_number(a.overlap) +
-       ",\"vocab\":" + std::to_string(a.vocab) + ",\"criteo\":";
-  traces::append_json_string(&o, a.criteo);
-  o += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false") + ",\"seed\":" + std::to_string(a.seed) +
-       ",\"threads\":" + std::to_string(a.threads) + ",\"store\":";
-  traces::append_json_string(&o, a.store);
-  o += "}";
-  return o;
+Json options_json(const NestPipeArgs& a, int world) {
+  return {{"variant", a.variant},
+          {"world_size", world},
+          {"steps", a.steps},
+          {"micro_batches", a.micro_batches},
+          {"batch", a.batch},
+          {"model", a.model},
+          {"optimizer", a.optimizer},
+          {"dense_optimizer", a.dense_optimizer},
+          {"lr", a.lr},
+          {"dense_lr", a.dense_lr},
+          {"zipf", a.zipf},
+          {"overlap", a.overlap},
+          {"vocab", a.vocab},
+          {"criteo", a.criteo},
+          {"no_patch", a.no_patch},
+          {"seed", a.seed},
+          {"threads", a.threads},
+          {"store", a.store}};
 }
 
-std::string sizes_json(const StepSizes& s) {
-  return "{\"input_bytes\":" + std::to_string(s.input_bytes) + ",\"key_bytes\":" + std::to_string(s.key_bytes) +
-         ",\"owner_rows_dedup\":" + std::to_string(s.owner_rows_dedup) +
-         ",\"owner_rows_per_requester\":" + std::to_string(s.owner_rows_per_requester) +
-         ",\"row_bytes\":" + std::to_string(s.row_bytes) + ",\"emb_a2a_bytes\":" + std::to_string(s.emb_a2a_bytes) +
-         ",\"micro_emb_a2a_bytes\":" + std::to_string(s.micro_emb_a2a_bytes) +
-         ",\"clustered_micro_emb_a2a_bytes\":" + std::to_string(s.clustered_micro_emb_a2a_bytes) +
-         ",\"patch_rows\":" + std::to_string(s.patch_rows) +
-         ",\"dense_forward_flops\":" + traces::json_number(s.dense_forward_flops) +
-         ",\"dense_param_bytes\":" + std::to_string(s.dense_param_bytes) +
-         ",\"sharding_group\":" + std::to_string(s.sharding_group) +
-         ",\"lookup_requests\":" + std::to_string(s.lookup_requests) + "}";
+Json sizes_json(const StepSizes& s) {
+  return {{"input_bytes", s.input_bytes},
+          {"key_bytes", s.key_bytes},
+          {"owner_rows_dedup", s.owner_rows_dedup},
+          {"owner_rows_per_requester", s.owner_rows_per_requester},
+          {"row_bytes", s.row_bytes},
+          {"emb_a2a_bytes", s.emb_a2a_bytes},
+          {"micro_emb_a2a_bytes", s.micro_emb_a2a_bytes},
+          {"clustered_micro_emb_a2a_bytes", s.clustered_micro_emb_a2a_bytes},
+          {"patch_rows", s.patch_rows},
+          {"dense_forward_flops", s.dense_forward_flops},
+          {"dense_param_bytes", s.dense_param_bytes},
+          {"sharding_group", s.sharding_group},
+          {"lookup_requests", s.lookup_requests}};
 }
 
 // The batch a traced task worked on, or -1 for the pipeline's fill and
@@ -279,11 +281,12 @@ Status write_trace(const NestPipeArgs& a, real::Communicator& comm, real::Group&
   for (const traces::Event& e : events) {
     if (batch_of_event(e, planned.plan, tr) >= 0) kept.record(e);
   }
-  const std::string config =
-      "{\"options\":" + options_json(a, comm.world_size()) + ",\"plan\":" + models::plan_to_json(planned.plan) +
-      ",\"sizes\":" + sizes_json(planned.sizes) + ",\"runner_steps\":" + std::to_string(tr.runner_steps()) +
-      ",\"prologue_steps\":" + std::to_string(Trainer::kPrologue) + "}";
-  return kept.gather_and_write(comm, world, metadata_for(comm, planned.plan, a.model, config, a.seed), a.trace);
+  const Json config = {{"options", options_json(a, comm.world_size())},
+                       {"plan", Json::parse(models::plan_to_json(planned.plan))},
+                       {"sizes", sizes_json(planned.sizes)},
+                       {"runner_steps", tr.runner_steps()},
+                       {"prologue_steps", Trainer::kPrologue}};
+  return kept.gather_and_write(comm, world, metadata_for(comm, planned.plan, a.model, config.dump(), a.seed), a.trace);
 }
 
 // Rank 0's report of the run.
@@ -293,7 +296,8 @@ struct RunSummary {
   int64_t stale = 0, patched = 0;
   double step_ms = 0;
   int first_rank = -1;  // the rank that owns the earliest stale row, -1 when none
-  std::string first_stale_json = "null", first_stale_text;
+  Json first_stale;     // null when none
+  std::string first_stale_text;
 };
 
 RunSummary summarise(const NestPipeArgs& a, const RankTotals& t, int world_size, double step_ms) {
@@ -310,9 +314,7 @@ RunSummary summarise(const NestPipeArgs& a, const RankTotals& t, int world_size,
   }
   if (s.first_rank >= 0) {
     const int64_t* f = t.stale_all.data_ptr<int64_t>() + 4 * s.first_rank;
-    s.first_stale_json = "{\"batch\":" + std::to_string(f[0]) + ",\"key\":" + std::to_string(f[1]) +
-                         ",\"owner\":" + std::to_string(s.first_rank) + ",\"read\":" + std::to_string(f[2]) +
-                         ",\"expected\":" + std::to_string(f[3]) + "}";
+    s.first_stale = {{"batch", f[0]}, {"key", f[1]}, {"owner", s.first_rank}, {"read", f[2]}, {"expected", f[3]}};
     s.first_stale_text = "batch " + std::to_string(f[0]) + ", key " + std::to_string(f[1]) + " (owner rank " +
                          std::to_string(s.first_rank) + ") was read at version " + std::to_string(f[2]) +
                          ", expected version " + std::to_string(f[3]);
@@ -321,22 +323,22 @@ RunSummary summarise(const NestPipeArgs& a, const RankTotals& t, int world_size,
 }
 
 void print_json(const NestPipeArgs& a, const RunSummary& s, const c10::Device& device, const std::string& backend) {
-  std::string out = "{\"variant\":";
-  traces::append_json_string(&out, a.variant);
-  out += std::string(",\"no_patch\":") + (a.no_patch ? "true" : "false");
-  out += ",\"device\":";
-  traces::append_json_string(&out, device.is_cuda() ? "cuda" : "cpu");
-  out += ",\"backend\":";
-  traces::append_json_string(&out, backend);
-  out += ",\"store\":";
-  traces::append_json_string(&out, a.store);
-  out += ",\"world_size\":" + std::to_string(s.world_size) + ",\"steps\":" + std::to_string(a.steps) +
-         ",\"micro_batches\":" + std::to_string(a.micro_batches) + ",\"batch\":" + std::to_string(a.batch) +
-         ",\"median_step_ms\":" + traces::json_number(s.step_ms) +
-         ",\"first_loss\":" + traces::json_number(s.first_loss) + ",\"last_loss\":" + traces::json_number(s.last_loss) +
-         ",\"stale_rows\":" + std::to_string(s.stale) + ",\"patched_rows\":" + std::to_string(s.patched) +
-         ",\"first_stale\":" + s.first_stale_json + "}\n";
-  std::fputs(out.c_str(), stdout);
+  const Json out = {{"variant", a.variant},
+                    {"no_patch", a.no_patch},
+                    {"device", device.is_cuda() ? "cuda" : "cpu"},
+                    {"backend", backend},
+                    {"store", a.store},
+                    {"world_size", s.world_size},
+                    {"steps", a.steps},
+                    {"micro_batches", a.micro_batches},
+                    {"batch", a.batch},
+                    {"median_step_ms", s.step_ms},
+                    {"first_loss", s.first_loss},
+                    {"last_loss", s.last_loss},
+                    {"stale_rows", s.stale},
+                    {"patched_rows", s.patched},
+                    {"first_stale", s.first_stale}};
+  std::fputs(json_document(out).c_str(), stdout);
 }
 
 void print_table(const NestPipeArgs& a, const RunSummary& s, const spec::RecommenderSpec& spec,

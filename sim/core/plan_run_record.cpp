@@ -2,6 +2,7 @@
 // one-to-one image of the plan), the step ends, the metrics of the finished
 // run (PlanRun::result), and the trace file (write_run_trace).
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 
@@ -79,10 +80,11 @@ Status write_run_trace(const models::Plan& plan, const cluster::ClusterProfile& 
   m.variant = plan.variant;
   m.world_size = options.workers;
   m.hardware = profile.name;
-  m.config_json = "{\"steps\":" + std::to_string(options.steps) +
-                  ",\"warmup_steps\":" + std::to_string(options.warmup_steps) + ",\"fidelity\":\"" +
-                  std::string(fidelity_name(result.fidelity)) +
-                  "\",\"simulated_workers\":" + std::to_string(result.simulated_workers) + "}";
+  m.config_json = nlohmann::ordered_json{{"steps", options.steps},
+                                         {"warmup_steps", options.warmup_steps},
+                                         {"fidelity", std::string(fidelity_name(result.fidelity))},
+                                         {"simulated_workers", result.simulated_workers}}
+                      .dump();
   m.seed = options.seed;
   m.clustertwin_version = std::string(version());
   m.streams = plan.streams;

@@ -141,7 +141,7 @@ Status write_flexmarl_trace(const FlexMarlRow& row, const std::string& platform,
   m.variant = row.framework;
   m.world_size = row.devices;
   m.hardware = platform;
-  m.config_json = "{\"workload\":\"" + row.workload + "\",\"agents\":" + std::to_string(row.agents) + "}";
+  m.config_json = nlohmann::ordered_json{{"workload", row.workload}, {"agents", row.agents}}.dump();
   m.clustertwin_version = std::string(version());
   m.streams = {"compute", "copy", "comm"};
   auto writer = traces::TraceWriter::create(path, m);

@@ -110,7 +110,7 @@ Status write_flowtrain_trace(const FlowTrainRow& row, const std::string& platfor
   m.world_size = row.workers;
   m.hardware = platform;
   m.model = row.model;
-  m.config_json = "{\"encoder_workers\":" + std::to_string(row.encoder_workers) + "}";
+  m.config_json = nlohmann::ordered_json{{"encoder_workers", row.encoder_workers}}.dump();
   m.clustertwin_version = std::string(version());
   m.streams = {"compute", "comm"};
   auto writer = traces::TraceWriter::create(path, m);

@@ -1,15 +1,15 @@
 // The report of a mix: JSON (machine-readable, deterministic) and a table.
 
 #include <cstdio>
-#include <iterator>
-#include <utility>
 
+#include "common/json.h"
 #include "common/text.h"
 #include "sim/mix/mix_run.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::sim::mix {
 namespace {
+
+using Json = nlohmann::ordered_json;
 
 // "0-3,8,10-11": a node list, runs of consecutive nodes as ranges.
 std::string node_ranges(const std::vector<int>& nodes) {
@@ -25,46 +25,31 @@ std::string node_ranges(const std::vector<int>& nodes) {
   return out;
 }
 
-void append_run(std::string* out, const SimResult& r) {
-  *out += "{\"step_time_s\":";
-  traces::append_json_number(out, r.step_time_s);
-  *out += ",\"comm_s\":";
-  traces::append_json_number(out, r.comm_s);
-  *out += ",\"exposed_comm_s\":";
-  traces::append_json_number(out, r.exposed_comm_s);
-  *out += ",\"compute_s\":";
-  traces::append_json_number(out, r.compute_s);
-  *out += ",\"end_s\":";
-  traces::append_json_number(out, r.step_end_s.empty() ? 0.0 : r.step_end_s.back());
-  *out += "}";
+Json run_json(const SimResult& r) {
+  return {{"step_time_s", r.step_time_s},
+          {"comm_s", r.comm_s},
+          {"exposed_comm_s", r.exposed_comm_s},
+          {"compute_s", r.compute_s},
+          {"end_s", r.step_end_s.empty() ? 0.0 : r.step_end_s.back()}};
 }
 
-void append_resilience(std::string* out, const JobResilience& res) {
-  *out += ",\"resilience\":{\"job_mtbf_s\":";
-  traces::append_json_number(out, res.mtbf_s);
-  *out += ",\"young_interval_s\":";
-  traces::append_json_number(out, res.young_interval_s);
-  *out += ",\"best\":" + std::to_string(res.best) + ",\"rows\":[";
+Json resilience_json(const JobResilience& res) {
+  Json rows = Json::array();
   for (size_t i = 0; i < res.rows.size(); ++i) {
     const ResilienceResult& r = res.rows[i];
-    *out += i > 0 ? ",{" : "{";
-    const std::pair<const char*, double> fields[] = {{"interval_s", r.interval_s},
-                                                     {"goodput_steps_per_hour", r.goodput_steps_per_hour},
-                                                     {"useful_fraction", r.useful_fraction},
-                                                     {"daly_useful_fraction", res.daly_fraction[i]},
-                                                     {"useful_s", r.useful_s},
-                                                     {"lost_s", r.lost_s},
-                                                     {"checkpoint_s", r.checkpoint_s},
-                                                     {"restart_s", r.restart_s},
-                                                     {"pending_s", r.pending_s}};
-    for (size_t k = 0; k < std::size(fields); ++k) {
-      *out += std::string(k == 0 ? "\"" : ",\"") + fields[k].first + "\":";
-      traces::append_json_number(out, fields[k].second);
-    }
-    *out += ",\"failures\":" + std::to_string(r.failures) +
-            ",\"young\":" + (res.young_row && i + 1 == res.rows.size() ? "true" : "false") + "}";
+    rows.push_back({{"interval_s", r.interval_s},
+                    {"goodput_steps_per_hour", r.goodput_steps_per_hour},
+                    {"useful_fraction", r.useful_fraction},
+                    {"daly_useful_fraction", res.daly_fraction[i]},
+                    {"useful_s", r.useful_s},
+                    {"lost_s", r.lost_s},
+                    {"checkpoint_s", r.checkpoint_s},
+                    {"restart_s", r.restart_s},
+                    {"pending_s", r.pending_s},
+                    {"failures", r.failures},
+                    {"young", res.young_row && i + 1 == res.rows.size()}});
   }
-  *out += "]}";
+  return {{"job_mtbf_s", res.mtbf_s}, {"young_interval_s", res.young_interval_s}, {"best", res.best}, {"rows", rows}};
 }
 
 // Per job with a checkpoint policy: its timelines under the mix's failures.
@@ -104,79 +89,51 @@ std::string resilience_table(const MixResult& result) {
 }
 
 // One job's object: its nodes, its runs alone and in the mix, its slowdown and resilience.
-void append_job(std::string* out, const JobResult& r) {
-  *out += "{\"name\":";
-  traces::append_json_string(out, r.name);
-  *out += ",\"runs\":";
-  traces::append_json_string(out, r.runs);
-  *out += ",\"workers\":" + std::to_string(r.workers) + ",\"nodes\":[";
-  for (size_t i = 0; i < r.nodes.size(); ++i)
-    *out += (i > 0 ? "," : "") + std::to_string(r.nodes[i]);
-  *out += "],\"pods\":" + std::to_string(r.pods) + ",\"fidelity\":\"" + std::string(fidelity_name(r.mixed.fidelity)) +
-          "\",\"steps\":" + std::to_string(r.mixed.steps) + ",\"alone\":";
-  append_run(out, r.alone);
-  *out += ",\"mix\":";
-  append_run(out, r.mixed);
-  *out += ",\"slowdown\":";
-  traces::append_json_number(out, r.slowdown);
-  if (r.has_resilience) append_resilience(out, r.resilience);
-  *out += "}";
+Json job_json(const JobResult& r) {
+  Json j = {{"name", r.name},           {"runs", r.runs},
+            {"workers", r.workers},     {"nodes", r.nodes},
+            {"pods", r.pods},           {"fidelity", std::string(fidelity_name(r.mixed.fidelity))},
+            {"steps", r.mixed.steps},   {"alone", run_json(r.alone)},
+            {"mix", run_json(r.mixed)}, {"slowdown", r.slowdown}};
+  if (r.has_resilience) j["resilience"] = resilience_json(r.resilience);
+  return j;
 }
 
 // One contended link's object: its bandwidth, bytes, utilization and each job's bytes.
-void append_link(std::string* out, const ContendedLink& l) {
-  *out += "{\"link\":";
-  traces::append_json_string(out, l.link);
-  *out += ",\"bandwidth\":";
-  traces::append_json_number(out, l.bandwidth);
-  *out += ",\"bytes\":";
-  traces::append_json_number(out, l.bytes);
-  *out += ",\"utilization\":";
-  traces::append_json_number(out, l.utilization);
-  *out += ",\"bytes_by_job\":{";
-  for (size_t j = 0; j < l.bytes_by_job.size(); ++j) {
-    if (j > 0) *out += ",";
-    traces::append_json_string(out, l.bytes_by_job[j].first);
-    *out += ":";
-    traces::append_json_number(out, l.bytes_by_job[j].second);
-  }
-  *out += "}}";
+Json link_json(const ContendedLink& l) {
+  Json by_job = Json::object();
+  for (const auto& [job, bytes] : l.bytes_by_job)
+    by_job[job] = bytes;
+  return {{"link", l.link},
+          {"bandwidth", l.bandwidth},
+          {"bytes", l.bytes},
+          {"utilization", l.utilization},
+          {"bytes_by_job", by_job}};
 }
 
 }  // namespace
 
-std::string mix_result_json(const MixResult& result) {
-  std::string out = "{\"mix\":";
-  traces::append_json_string(&out, result.file);
-  out += ",\"profile\":";
-  traces::append_json_string(&out, result.profile);
-  out += ",\"placement\":";
-  traces::append_json_string(&out, result.placement);
-  out += ",\"seed\":" + std::to_string(result.seed) + ",\"makespan_s\":";
-  traces::append_json_number(&out, result.makespan_s);
-  out += ",\"jobs\":[";
-  for (size_t j = 0; j < result.jobs.size(); ++j) {
-    if (j > 0) out += ",";
-    append_job(&out, result.jobs[j]);
-  }
-  out += "],\"failures\":";
+Json mix_result_document(const MixResult& result) {
+  Json jobs = Json::array();
+  for (const JobResult& job : result.jobs)
+    jobs.push_back(job_json(job));
+  Json failures = nullptr;
   if (result.failures.present) {
-    out += "{\"node_mtbf_s\":";
-    traces::append_json_number(&out, result.failures.node_mtbf_s);
-    out += ",\"listed\":" + std::to_string(result.failures.listed.size()) + ",\"horizon_s\":";
-    traces::append_json_number(&out, result.failures.horizon_s);
-    out += "}";
-  } else {
-    out += "null";
+    failures = {{"node_mtbf_s", result.failures.node_mtbf_s},
+                {"listed", result.failures.listed.size()},
+                {"horizon_s", result.failures.horizon_s}};
   }
-  out += ",\"shared_links\":" + std::to_string(result.shared_links) + ",\"contended_links\":[";
-  for (size_t i = 0; i < result.contended.size(); ++i) {
-    if (i > 0) out += ",";
-    append_link(&out, result.contended[i]);
-  }
-  return out + "]}\n";
+  Json links = Json::array();
+  for (const ContendedLink& l : result.contended)
+    links.push_back(link_json(l));
+  return {{"mix", result.file},   {"profile", result.profile},           {"placement", result.placement},
+          {"seed", result.seed},  {"makespan_s", result.makespan_s},     {"jobs", jobs},
+          {"failures", failures}, {"shared_links", result.shared_links}, {"contended_links", links}};
 }
 
+std::string mix_result_json(const MixResult& result) {
+  return json_document(mix_result_document(result));
+}
 std::string mix_result_table(const MixResult& result) {
   std::string out = "# clustertwin sim mix: " + result.file + " on " + result.profile + ", placement " +
                     result.placement +

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
+#include "common/json.h"
 #include "common/text.h"
 #include "sim/mix/mix_plan.h"
 
@@ -234,7 +234,7 @@ std::string mix_plan_json(const MixPlan& plan) {
                    {"pod_nodes", plan.answer.pod_nodes},
                    {"placement", plan.answer.placement},
                    {"minimal", minimal_because(plan)}};
-    j["answer"]["mix"] = Json::parse(mix_result_json(plan.answer.result));
+    j["answer"]["mix"] = mix_result_document(plan.answer.result);
     j["at_answer"] = tries_json(plan, plan.at_answer);
     j["one_node_fewer"] = tries_json(plan, plan.below);
   } else {
@@ -243,7 +243,7 @@ std::string mix_plan_json(const MixPlan& plan) {
   j["tries"] = tries_json(plan, plan.tries);
   j["simulations"] = plan.simulations;
   j["assumptions"] = assumptions();
-  return j.dump(1) + "\n";
+  return json_document(j, 1);
 }
 
 std::string mix_plan_table(const MixPlan& plan) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "traces/json_text.h"
+#include "common/json_number.h"
 
 namespace clustertwin::sim::mix {
 namespace {
@@ -27,7 +27,7 @@ std::string slowdown_plot(const std::vector<MixResult>& by_placement) {
   for (size_t j = 0; j < jobs; ++j) {
     s += label(by_placement.front().jobs[j].name);
     for (const MixResult& r : by_placement) {
-      s += " " + traces::json_number(r.jobs[j].slowdown);
+      s += " " + json_number(r.jobs[j].slowdown);
       top = std::max(top, r.jobs[j].slowdown);
       bottom = std::min(bottom, r.jobs[j].slowdown);
     }
@@ -39,8 +39,8 @@ std::string slowdown_plot(const std::vector<MixResult>& by_placement) {
        "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\nset key top left\n"
        "set grid ytics\n";
   // From just below the lowest bar: slowdowns are ratios near 1, and the differences are the point.
-  s += "set yrange [" + traces::json_number(std::min(0.9, bottom - 0.05)) + ":" +
-       traces::json_number(std::max(1.2, top * 1.05 + 0.05)) + "]\n";
+  s += "set yrange [" + json_number(std::min(0.9, bottom - 0.05)) + ":" +
+       json_number(std::max(1.2, top * 1.05 + 0.05)) + "]\n";
   s += "plot ";
   for (size_t p = 0; p < by_placement.size(); ++p) {
     s += (p > 0 ? ", '' " : "$slowdown ") + std::string("using ") + std::to_string(p + 2) + (p == 0 ? ":xtic(1)" : "") +
@@ -70,14 +70,13 @@ std::string goodput_plot(const MixResult& timelines) {
     const std::string name = "$g" + std::to_string(block++);
     s += name + " << EOD\n";
     for (const auto& [x, y] : points)
-      s += traces::json_number(x) + " " + traces::json_number(y) + "\n";
+      s += json_number(x) + " " + json_number(y) + "\n";
     s += "EOD\n";
     const std::string color = " lc " + std::to_string(block);  // the job's line and its Young point alike
     plots += (plots.empty() ? "plot " : ", ") + name + " using 1:2 title '" + label(job.name) + "' lw 2" + color;
     if (res.young_row) {
       const ResilienceResult& y = res.rows.back();
-      s += name + "y << EOD\n" + traces::json_number(y.interval_s) + " " +
-           traces::json_number(y.useful_fraction * 100) + "\nEOD\n";
+      s += name + "y << EOD\n" + json_number(y.interval_s) + " " + json_number(y.useful_fraction * 100) + "\nEOD\n";
       plots += ", " + name + "y using 1:2 with points pt 7 ps 1.5" + color + " title '" + label(job.name) +
                ": Young sqrt(2CM)'";
     }

@@ -9,13 +9,13 @@
 #include <simgrid/s4u.hpp>
 #include <sstream>
 
+#include "common/json_number.h"
 #include "common/parallel.h"
 #include "sim/core/isolated.h"
 #include "sim/core/link_tally.h"
 #include "sim/core/platform.h"
 #include "sim/mix/job_setup.h"
 #include "sim/mix/placement.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::sim::mix {
 namespace {
@@ -35,7 +35,7 @@ std::string encode(const std::vector<SimResult>& results, const std::vector<std:
   for (size_t j = 0; j < results.size(); ++j) {
     out += "job " + std::to_string(links[j].size()) + "\n" + sim_result_to_json(results[j]) + "\n";
     for (const LinkTally::Entry& e : links[j])
-      out += "link " + e.link + " " + traces::json_number(e.bandwidth) + " " + traces::json_number(e.bytes) + "\n";
+      out += "link " + e.link + " " + json_number(e.bandwidth) + " " + json_number(e.bytes) + "\n";
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +73,8 @@ struct MixResult {
 StatusOr<MixResult> run_mix(const MixSpec& mix, const cluster::ClusterProfile& profile, const MixOptions& options);
 
 /// The result as one JSON object (deterministic: same inputs, same bytes; wall time left out).
+nlohmann::ordered_json mix_result_document(const MixResult& result);
+/// The same as text, with a trailing newline (`sim mix --json`).
 std::string mix_result_json(const MixResult& result);
 /// The result as a table for a terminal.
 std::string mix_result_table(const MixResult& result);

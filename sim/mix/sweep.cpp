@@ -8,8 +8,8 @@
 
 #include "common/file_io.h"
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/version.h"
-#include "traces/json_text.h"
 
 namespace clustertwin::sim::mix {
 namespace {
@@ -94,30 +94,18 @@ std::string point_file_name(size_t index) {
 }
 
 std::string point_json(const std::string& id, const SweepSpec& spec, const SweepPoint& point, const MixResult& result) {
-  std::string out = "{\"format\":\"clustertwin-sweep-point/1\",\"sweep\":\"" + id +
-                    "\",\"points\":" + std::to_string(spec.points()) + ",\"index\":" + std::to_string(point.index) +
-                    ",\"mixes\":[";
-  for (size_t m = 0; m < spec.mixes.size(); ++m) {
-    if (m > 0) out += ",";
-    traces::append_json_string(&out, spec.mixes[m]);
-  }
-  out += "],\"placements\":[";
-  for (size_t p = 0; p < spec.placements.size(); ++p) {
-    if (p > 0) out += ",";
-    traces::append_json_string(&out, spec.placements[p]);
-  }
-  out += "],\"seeds\":[";
-  for (size_t s = 0; s < spec.seeds.size(); ++s)
-    out += (s > 0 ? "," : "") + std::to_string(spec.seeds[s]);
-  out += "],\"mix\":";
-  traces::append_json_string(&out, spec.mixes[point.mix]);
-  out += ",\"placement\":";
-  traces::append_json_string(&out, point.placement);
-  out += ",\"seed\":" + std::to_string(point.seed) + ",\"result\":";
-  std::string result_json = mix_result_json(result);
-  while (!result_json.empty() && result_json.back() == '\n')
-    result_json.pop_back();
-  return out + result_json + "}\n";
+  const nlohmann::ordered_json doc = {{"format", "clustertwin-sweep-point/1"},
+                                      {"sweep", id},
+                                      {"points", spec.points()},
+                                      {"index", point.index},
+                                      {"mixes", spec.mixes},
+                                      {"placements", spec.placements},
+                                      {"seeds", spec.seeds},
+                                      {"mix", spec.mixes[point.mix]},
+                                      {"placement", point.placement},
+                                      {"seed", point.seed},
+                                      {"result", mix_result_document(result)}};
+  return json_document(doc);
 }
 
 }  // namespace clustertwin::sim::mix

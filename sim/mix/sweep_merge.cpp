@@ -6,13 +6,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
-#include "traces/json_text.h"
+#include "common/json.h"
 
 namespace clustertwin::sim::mix {
 namespace {
+
+using Json = nlohmann::ordered_json;
 
 Status bad_file(const std::string& file, const std::string& why) {
   return Status::invalid_argument(file + ": " + why);
@@ -21,10 +22,10 @@ Status bad_file(const std::string& file, const std::string& why) {
 }  // namespace
 
 StatusOr<SweepPointFile> read_sweep_point(const std::string& path) {
-  auto text = read_file(path);
-  if (!text.is_ok()) return bad_file(path, "cannot be read: " + text.status().message());
+  auto doc = read_json_file(path);
+  if (!doc.is_ok()) return Status::invalid_argument(doc.status().message());  // unreadable or not JSON: exit 2
+  const Json& j = *doc;
   try {
-    const nlohmann::json j = nlohmann::json::parse(*text);
     if (!j.is_object() || j.value("format", "") != "clustertwin-sweep-point/1")
       return bad_file(path, "not a sweep point file (no \"format\":\"clustertwin-sweep-point/1\")");
     SweepPointFile p;
@@ -248,8 +249,8 @@ std::string merged_csv(const MergedSweep& sweep) {
   for (const SweepPointResult& p : sweep.points) {
     for (const SweepJobRow& j : p.jobs) {
       out += std::to_string(p.point.index) + "," + csv_field(sweep.spec.mixes[p.point.mix]) + "," + p.point.placement +
-             "," + std::to_string(p.point.seed) + "," + csv_field(j.job) + "," + traces::json_number(j.alone_s) + "," +
-             traces::json_number(j.mixed_s) + "," + traces::json_number(j.slowdown) + "\n";
+             "," + std::to_string(p.point.seed) + "," + csv_field(j.job) + "," + json_number(j.alone_s) + "," +
+             json_number(j.mixed_s) + "," + json_number(j.slowdown) + "\n";
     }
   }
   return out;
@@ -257,41 +258,34 @@ std::string merged_csv(const MergedSweep& sweep) {
 
 std::string merged_json(const MergedSweep& sweep) {
   const SweepSpec& spec = sweep.spec;
-  std::string out = "{\"sweep\":\"" + sweep.id + "\",\"points\":" + std::to_string(spec.points()) + ",\"rows\":[";
-  bool first = true;
+  Json rows = Json::array();
   for (const SweepPointResult& p : sweep.points) {
     for (const SweepJobRow& j : p.jobs) {
-      out += first ? "{\"point\":" : ",{\"point\":";
-      first = false;
-      out += std::to_string(p.point.index) + ",\"mix\":";
-      traces::append_json_string(&out, spec.mixes[p.point.mix]);
-      out += ",\"placement\":";
-      traces::append_json_string(&out, p.point.placement);
-      out += ",\"seed\":" + std::to_string(p.point.seed) + ",\"job\":";
-      traces::append_json_string(&out, j.job);
-      out += ",\"alone_step_s\":" + traces::json_number(j.alone_s) +
-             ",\"mix_step_s\":" + traces::json_number(j.mixed_s) + ",\"slowdown\":" + traces::json_number(j.slowdown) +
-             "}";
+      rows.push_back({{"point", p.point.index},
+                      {"mix", spec.mixes[p.point.mix]},
+                      {"placement", p.point.placement},
+                      {"seed", p.point.seed},
+                      {"job", j.job},
+                      {"alone_step_s", j.alone_s},
+                      {"mix_step_s", j.mixed_s},
+                      {"slowdown", j.slowdown}});
     }
   }
-  out += "],\"summary\":[";
-  first = true;
+  Json summary = Json::array();
   for (const Summary& s : summarize(sweep)) {
-    out += first ? "{\"mix\":" : ",{\"mix\":";
-    first = false;
-    traces::append_json_string(&out, spec.mixes[s.mix]);
-    out += ",\"placement\":";
-    traces::append_json_string(&out, s.placement);
-    out += ",\"job\":";
-    traces::append_json_string(&out, s.job);
-    out += ",\"seeds\":" + std::to_string(s.slowdowns.size()) + ",\"mean_slowdown\":" + traces::json_number(s.mean()) +
-           ",\"min_slowdown\":" + traces::json_number(s.min()) + ",\"max_slowdown\":" + traces::json_number(s.max()) +
-           "}";
+    summary.push_back({{"mix", spec.mixes[s.mix]},
+                       {"placement", s.placement},
+                       {"job", s.job},
+                       {"seeds", s.slowdowns.size()},
+                       {"mean_slowdown", s.mean()},
+                       {"min_slowdown", s.min()},
+                       {"max_slowdown", s.max()}});
   }
-  out += "],\"missing\":[";
-  for (size_t i = 0; i < sweep.missing.size(); ++i)
-    out += (i > 0 ? "," : "") + std::to_string(sweep.missing[i].index);
-  return out + "]}\n";
+  Json missing = Json::array();
+  for (const SweepPoint& p : sweep.missing)
+    missing.push_back(p.index);
+  return json_document(
+      {{"sweep", sweep.id}, {"points", spec.points()}, {"rows", rows}, {"summary", summary}, {"missing", missing}});
 }
 
 }  // namespace clustertwin::sim::mix
