@@ -8,14 +8,7 @@ namespace clustertwin::cli {
 
 Status in_flag_words(const Status& status,
                      std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
-  if (status.is_ok()) return status;
-  const std::string& m = status.message();
-  for (const auto& [field, flag] : fields) {
-    if (m.size() > field.size() && m.compare(0, field.size(), field) == 0 &&
-        (m[field.size()] == ' ' || m[field.size()] == ':'))
-      return status.with_message(std::string(flag) + m.substr(field.size()));
-  }
-  return status;
+  return with_leading_word_replaced(status, fields);
 }
 
 Status in_sim_option_words(const Status& status) {

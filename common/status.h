@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,14 @@ class Status {
   Code code_ = Code::kOk;
   std::string message_;
 };
+
+/// `status` with the word its message starts with replaced: a message that
+/// starts with the first of one of `words` (then a space or a colon:
+/// "workers 8: too few ...") starts with its second instead ("--workers 8:
+/// too few ..."); any other status comes back as it was. Libraries name their
+/// fields; a program says which of its flags set each (cli::in_flag_words).
+Status with_leading_word_replaced(const Status& status,
+                                  std::initializer_list<std::pair<std::string_view, std::string_view>> words);
 
 /// A value or the Status that explains why there is none.
 template <class T>

@@ -54,6 +54,19 @@ using namespace clustertwin::experiments::igsp::detail;
 using clustertwin::SeedSummary;
 using real::igsp::StudyRun;
 
+// The library names the options' fields ("seeds 0: must be >= 1"); these are the flags that set them. A bad set
+// name comes back as prune's (`calib`), and the message names --calib as it always has.
+Status in_study_flag_words(const Status& status) {
+  return with_leading_word_replaced(status, {{"seeds", "--seeds"},
+                                             {"jobs", "--jobs"},
+                                             {"eval_items", "--items"},
+                                             {"eval_windows", "--windows"},
+                                             {"sparsity", "--sparsity"},
+                                             {"samples", "--samples"},
+                                             {"method", "--method"},
+                                             {"calib", "--calib"}});
+}
+
 // Each run allocates and frees activations of a few MiB thousands of times. By default glibc gives such
 // memory back to the kernel (unmapping or trimming it) and takes it again, a zeroed page fault per 4 KiB:
 // about 4% of the study's CPU time. Keeping it costs some resident memory, nothing else.
@@ -118,7 +131,7 @@ class IgspStudy {
       std::fprintf(stderr, "  [%2d/%d] %-34s seed %llu: total retention %6.2f%%  (%.1f s)\n", done, total,
                    r.set.c_str(), static_cast<unsigned long long>(r.seed), r.retention.back(), r.seconds);
     });
-    if (!result.is_ok()) fail(result.status());
+    if (!result.is_ok()) fail(in_study_flag_words(result.status()));
     result_ = std::move(*result);
     summary_ = summarise_sets(result_.runs);
   }
@@ -167,7 +180,7 @@ class IgspStudy {
   // The flags that need more than a copy: the method's name, the set list, the output folder.
   void apply_flags() {
     auto m = real::igsp::prune_method_from_name(method_);
-    if (!m.is_ok()) fail(m.status());
+    if (!m.is_ok()) fail(in_study_flag_words(m.status()));
     o_.prune.method = *m;
     if (!sets_.empty()) o_.sets = split_commas(sets_);
     std::error_code ec;

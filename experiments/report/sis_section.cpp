@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 // SIS (../shared/papers/sis.md, "What the paper reports").
 constexpr double kSisGrpoMath = 49.05, kSisGrpoMathWithSis = 52.59;  // Qwen3-8B / GRPO, math average
 constexpr double kSisOverheadPercent = 1.0;                          // "about 1% wall-clock overhead"
-// The full grids' defaults (experiments/sis/estimator_study.h, stability_study.h), to tell a quick run.
+// The full grids' defaults (real/sis/estimator_study.h, stability_study.h), to tell a quick run.
 constexpr int64_t kFullSisReplicates = 1000, kFullSisSteps = 300;
 // The estimator table shows this sequence length when the run has it (the README's table), else the longest.
 constexpr int64_t kSisShownLength = 64;

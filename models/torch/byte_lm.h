@@ -27,21 +27,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "models/torch/byte_lm_options.h"
 
 namespace clustertwin::models::nets {
-
-struct ByteLmOptions {
-  int64_t vocab = 256;  // bytes
-  int64_t context = 128;
-  int64_t d_model = 128;
-  int64_t layers = 4;
-  int64_t heads = 4;
-  int64_t d_ff = 512;
-};
-
-/// One line naming the first bad field ("layers 0 must be >= 1",
-/// "heads 3 must divide d_model 128"), or ok.
-Status check_byte_lm_options(const ByteLmOptions& options);
 
 /// Called with a Linear's name within its block ("q", "k", "v", "out",
 /// "fc1", "fc2") and the input it is about to multiply, [B, T, in].

@@ -31,19 +31,19 @@ StatusOr<at::Tensor> source_windows(const std::vector<DomainText>& corpus, const
   std::vector<const std::string*> texts;
   for (const std::string& domain : split_domains(name)) {
     if (domain.empty())
-      return Status::invalid_argument("--calib '" + name + "': an empty calibration source name in the list");
+      return Status::invalid_argument("calib '" + name + "': an empty calibration source name in the list");
     const std::string* found = nullptr;
     for (const auto& d : corpus) {
       if (domain == clustertwin::models::igsp::domain_name(d.domain)) found = &d.train;
     }
     if (found == nullptr) {
-      return Status::invalid_argument("--calib '" + domain +
+      return Status::invalid_argument("calib '" + domain +
                                       "': unknown calibration source (allowed: general, code, math, commonsense, "
                                       "several joined by + or , for their uniform mix, mix, random, selfcal, sgs, "
                                       "igsp, igsp-repeated, igsp-unique)");
     }
     if (found->size() < static_cast<size_t>(length)) {
-      return Status::invalid_argument("--calib '" + domain + "': an empty calibration source (" +
+      return Status::invalid_argument("calib '" + domain + "': an empty calibration source (" +
                                       std::to_string(found->size()) + " bytes, a sample needs " +
                                       std::to_string(length) + ")");
     }
@@ -152,12 +152,12 @@ size_t IgspPoolCache::size() const {
 StatusOr<CalibrationSet> make_calibration_set(const std::string& name, models::nets::ByteLm& model,
                                               const std::vector<DomainText>& corpus, const CalibrationSetOptions& o,
                                               IgspPoolCache* igsp_pools) {
-  if (o.samples < 1) return Status::invalid_argument("--samples " + std::to_string(o.samples) + ": must be >= 1");
+  if (o.samples < 1) return Status::invalid_argument("samples " + std::to_string(o.samples) + ": must be >= 1");
   if (o.length < 2 || o.length > model->options().context) {
     return Status::invalid_argument("calibration sample length " + std::to_string(o.length) + ": must be in [2, " +
                                     std::to_string(model->options().context) + "] (the model's context)");
   }
-  if (name.empty()) return Status::invalid_argument("--calib: an empty calibration source name");
+  if (name.empty()) return Status::invalid_argument("calib: an empty calibration source name");
   SelfGenOptions g;
   g.samples = o.samples;
   g.length = o.length;

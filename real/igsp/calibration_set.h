@@ -66,8 +66,9 @@ class IgspPoolCache;
 /// commas, "general,code"). `corpus`: the model's training text (sources and
 /// SGS read it). `igsp_pools` (may be null): where the IGSP sets take their
 /// candidates from, so that "igsp" and "igsp-unique" with one seed generate
-/// them once. InvalidArgument naming an unknown source or domain, or one
-/// whose text is too short for a sample ("an empty calibration source").
+/// them once. InvalidArgument naming an unknown source or domain as `calib`
+/// ("calib 'poetry': unknown calibration source ..."), or one whose text is
+/// too short for a sample ("an empty calibration source").
 StatusOr<CalibrationSet> make_calibration_set(const std::string& name, models::nets::ByteLm& model,
                                               const std::vector<clustertwin::models::igsp::DomainText>& corpus,
                                               const CalibrationSetOptions& options,

@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <unordered_map>
 
+#include "real/igsp/corpus_manifest.h"
 #include "real/igsp/model_pruner.h"
-#include "real/igsp/train.h"
 
 namespace clustertwin::real::igsp {
 namespace {
@@ -70,90 +69,6 @@ std::vector<std::string> distinct_texts(const std::vector<std::string>& texts, s
     distinct_of[i] = it->second;
   }
   return distinct;
-}
-
-// A corpus file the manifest names: a pack's entry (the pack relative to the
-// checkpoint's folder), or a file of its own.
-struct Listed {
-  std::string pack, pack_as_named;  // the pack as found and as the manifest names it; empty: a file
-  clustertwin::models::igsp::CorpusFile file;
-};
-using ListedByDomain = std::map<std::string, std::vector<Listed>>;
-
-// The files the manifest's corpus names, by domain, and the roots to read
-// them again from (into `o`); NotFound for a pack that is not where it says.
-Status list_corpus(const nlohmann::json& corpus, const std::string& checkpoint, TrainOptions& o,
-                   ListedByDomain& listed) {
-  const std::filesystem::path folder = std::filesystem::path(checkpoint).parent_path();
-  for (const auto& d : corpus) {
-    if (!d.contains("files")) continue;
-    const std::string domain = d.at("domain").get<std::string>();
-    std::vector<std::string>& roots = domain == "code" ? o.code_roots : o.general_roots;
-    const std::string domain_pack = d.value("pack", std::string());
-    for (const auto& f : d.at("files")) {
-      Listed l;
-      l.pack_as_named = f.value("pack", domain_pack);
-      l.file.path = f.at("path").get<std::string>();
-      l.file.bytes = f.at("bytes").get<uint64_t>();
-      l.file.crc32 = f.at("crc32").get<uint32_t>();
-      if (l.pack_as_named.empty()) {
-        roots.push_back(l.file.path);
-      } else {
-        const std::filesystem::path named(l.pack_as_named);
-        l.pack = (named.is_absolute() ? named : folder / named).string();
-        if (roots.empty() || roots.back() != l.pack) {
-          std::error_code ec;
-          if (!std::filesystem::is_regular_file(l.pack, ec)) {
-            return Status::not_found(checkpoint + ": corpus pack " + l.pack_as_named + ": " + l.pack +
-                                     ": no such file (a checkpoint's packs go where its manifest says, relative "
-                                     "to its folder)");
-          }
-          roots.push_back(l.pack);
-        }
-      }
-      listed[domain].push_back(std::move(l));
-    }
-  }
-  return Status::ok();
-}
-
-// The corpus read again must be the text trained on: every listed file
-// there, with its size and CRC-32, in the manifest's order, and no other.
-Status check_same_text(const std::vector<clustertwin::models::igsp::DomainText>& corpus, const ListedByDomain& listed,
-                       const std::string& checkpoint) {
-  for (const auto& have : corpus) {
-    const auto it = listed.find(clustertwin::models::igsp::domain_name(have.domain));
-    if (it == listed.end()) continue;
-    const std::vector<Listed>& want = it->second;
-    for (size_t i = 0; i < want.size(); ++i) {
-      const Listed& w = want[i];
-      const std::string what =
-          checkpoint + ": corpus " +
-          (w.pack.empty() ? "file " + w.file.path : "pack " + w.pack_as_named + ": entry " + w.file.path);
-      const auto found = std::find_if(have.files.begin(), have.files.end(),
-                                      [&](const auto& f) { return f.pack == w.pack && f.path == w.file.path; });
-      if (found == have.files.end()) {
-        return Status::invalid_argument(what + " is missing here (or not printable text): not the text trained on");
-      }
-      if (found->bytes != w.file.bytes || found->crc32 != w.file.crc32) {
-        return Status::invalid_argument(what + " differs from the one trained on: " + std::to_string(found->bytes) +
-                                        " bytes, CRC-32 " + std::to_string(found->crc32) + "; the manifest says " +
-                                        std::to_string(w.file.bytes) + ", " + std::to_string(w.file.crc32));
-      }
-      if (found != have.files.begin() + static_cast<std::ptrdiff_t>(i)) {
-        return Status::invalid_argument(what + " is read as file " + std::to_string(found - have.files.begin() + 1) +
-                                        ", the manifest has it as " + std::to_string(i + 1) +
-                                        ": other files come before it here");
-      }
-    }
-    if (have.files.size() != want.size()) {
-      return Status::invalid_argument(checkpoint + ": the " + clustertwin::models::igsp::domain_name(have.domain) +
-                                      " corpus has " + std::to_string(have.files.size()) +
-                                      " files here where its manifest lists " + std::to_string(want.size()) +
-                                      ": not the text trained on");
-    }
-  }
-  return Status::ok();
 }
 
 }  // namespace
@@ -240,36 +155,6 @@ std::vector<std::vector<double>> option_scores(models::nets::ByteLm& model,
     }
   });
   return out;
-}
-
-StatusOr<std::vector<clustertwin::models::igsp::DomainText>> corpus_for(const std::string& manifest_json,
-                                                                        const std::string& checkpoint) {
-  nlohmann::json m;
-  try {
-    m = nlohmann::json::parse(manifest_json);
-  } catch (const nlohmann::json::exception&) {
-    return Status::invalid_argument(checkpoint + ": its manifest is not JSON");
-  }
-  if (!m.contains("seed") || !m.contains("domain_bytes") || !m.contains("corpus") || !m["corpus"].is_array()) {
-    return Status::invalid_argument(checkpoint +
-                                    ": its manifest lacks seed, domain_bytes or corpus (not trained by "
-                                    "clustertwin igsp train)");
-  }
-  TrainOptions o;
-  o.seed = m["seed"].get<uint64_t>();
-  o.domain_bytes = m["domain_bytes"].get<uint64_t>();
-  if (m.contains("model") && m["model"].contains("context")) o.model.context = m["model"]["context"].get<int64_t>();
-  // The files the manifest names, read again and checked.
-  ListedByDomain listed;
-  try {
-    CT_RETURN_IF_ERROR(list_corpus(m["corpus"], checkpoint, o, listed));
-  } catch (const nlohmann::json::exception& e) {
-    return Status::invalid_argument(checkpoint + ": its manifest's corpus: " + e.what());
-  }
-  auto corpus = training_corpus(o);
-  if (!corpus.is_ok()) return corpus.status().with_context(checkpoint);
-  CT_RETURN_IF_ERROR(check_same_text(*corpus, listed, checkpoint));
-  return corpus;
 }
 
 StatusOr<EvalSet> eval_set_for(const std::string& manifest_json, const std::string& checkpoint, int items) {

@@ -24,17 +24,10 @@ struct EvalSet {
 };
 
 /// The evaluation set of a checkpoint trained by train_byte_lm: its
-/// manifest's seed and corpus sizes, and the same General and Code files (a
-/// pack's entries, the pack found relative to the checkpoint's folder, or
-/// files of their own), checked against the manifest's sizes and CRC-32s
-/// (NotFound naming a missing pack; InvalidArgument naming the first file or
-/// entry that differs or is missing). `items` arithmetic and fact items each.
+/// manifest's seed, and the held-out text of its corpus as corpus_for
+/// (real/igsp/corpus_manifest.h) reads and checks it. `items` arithmetic and
+/// fact items each.
 StatusOr<EvalSet> eval_set_for(const std::string& manifest_json, const std::string& checkpoint, int items = 200);
-
-/// The training corpus of a checkpoint (its manifest's seed, sizes and
-/// files, checked as eval_set_for checks them).
-StatusOr<std::vector<clustertwin::models::igsp::DomainText>> corpus_for(const std::string& manifest_json,
-                                                                        const std::string& checkpoint);
 
 struct DimensionScore {
   clustertwin::models::igsp::Domain domain = clustertwin::models::igsp::Domain::kGeneral;

@@ -48,7 +48,7 @@ StatusOr<PruneMethod> prune_method_from_name(const std::string& name) {
   for (PruneMethod m : {PruneMethod::kSparseGpt, PruneMethod::kWanda, PruneMethod::kMagnitude}) {
     if (name == prune_method_name(m)) return m;
   }
-  return Status::invalid_argument("--method '" + name + "': unknown (allowed: sparsegpt, wanda, magnitude)");
+  return Status::invalid_argument("method '" + name + "': unknown (allowed: sparsegpt, wanda, magnitude)");
 }
 
 StatusOr<std::vector<LinearReport>> prune_byte_lm(models::nets::ByteLm& model, const at::Tensor& calibration,

@@ -13,7 +13,7 @@ namespace clustertwin::real::igsp {
 namespace {
 
 Status check(const models::nets::ByteLm& model, const SelfGenOptions& o) {
-  if (o.samples < 1) return Status::invalid_argument("--samples " + std::to_string(o.samples) + ": must be >= 1");
+  if (o.samples < 1) return Status::invalid_argument("samples " + std::to_string(o.samples) + ": must be >= 1");
   if (o.length < 2 || o.length > model->options().context) {
     return Status::invalid_argument("sample length " + std::to_string(o.length) + ": must be in [2, context " +
                                     std::to_string(model->options().context) + "]");

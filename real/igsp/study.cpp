@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "models/torch/byte_lm.h"
+#include "real/igsp/corpus_manifest.h"
 
 namespace clustertwin::real::igsp {
 namespace {
@@ -19,15 +20,16 @@ double seconds_since(Clock::time_point start) {
 }
 
 Status check(const StudyOptions& o) {
-  if (o.seeds < 1) return Status::invalid_argument("--seeds " + std::to_string(o.seeds) + ": must be >= 1");
-  if (o.jobs < 1) return Status::invalid_argument("--jobs " + std::to_string(o.jobs) + ": must be >= 1");
-  if (o.eval_items < 1) return Status::invalid_argument("--items " + std::to_string(o.eval_items) + ": must be >= 1");
+  if (o.seeds < 1) return Status::invalid_argument("seeds " + std::to_string(o.seeds) + ": must be >= 1");
+  if (o.jobs < 1) return Status::invalid_argument("jobs " + std::to_string(o.jobs) + ": must be >= 1");
+  if (o.eval_items < 1)
+    return Status::invalid_argument("eval_items " + std::to_string(o.eval_items) + ": must be >= 1");
   if (o.eval_windows < 1)
-    return Status::invalid_argument("--windows " + std::to_string(o.eval_windows) + ": must be >= 1");
+    return Status::invalid_argument("eval_windows " + std::to_string(o.eval_windows) + ": must be >= 1");
   if (!(o.prune.layer.sparsity >= 0 && o.prune.layer.sparsity < 1))
-    return Status::invalid_argument("--sparsity " + std::to_string(o.prune.layer.sparsity) + ": must be in [0, 1)");
+    return Status::invalid_argument("sparsity " + std::to_string(o.prune.layer.sparsity) + ": must be in [0, 1)");
   if (o.calibration.samples < 1)
-    return Status::invalid_argument("--samples " + std::to_string(o.calibration.samples) + ": must be >= 1");
+    return Status::invalid_argument("samples " + std::to_string(o.calibration.samples) + ": must be >= 1");
   return Status::ok();
 }
 
@@ -55,7 +57,7 @@ Status check_dense_scores(const StudyOptions& options, const std::vector<Dimensi
           options.checkpoint + ": " +
           (s.items == 0 ? "nothing held out to score " + dimension + " on"
                         : "the dense model scores 0 on " + dimension + " (" + std::to_string(s.items) + " items)") +
-          ": retention is undefined; train it further or raise --items");
+          ": retention is undefined; train it further or raise eval_items");
     }
   }
   return Status::ok();

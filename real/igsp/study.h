@@ -62,7 +62,8 @@ struct StudyResult {
 
 /// Runs the study. `progress` (may be empty) is called as each run ends,
 /// from the thread that ran it, one call at a time. InvalidArgument for bad
-/// options (naming the flag) or a bad set name; the checkpoint's errors as
+/// options (naming the field: "seeds 0: must be >= 1") or a bad set name
+/// ("calib 'poetry': unknown ..."); the checkpoint's errors as
 /// load_byte_lm and eval_set_for give them.
 StatusOr<StudyResult> run_study(const StudyOptions& options,
                                 const std::function<void(const StudyRun& run, int done, int total)>& progress);

@@ -25,6 +25,22 @@ TEST(StatusTest, ContextIsPrefixed) {
   EXPECT_TRUE(Status::ok().with_context("x").is_ok());
 }
 
+TEST(StatusTest, LeadingWordIsReplacedOnlyWhenItIsAWholeWord) {
+  const auto flags = {std::pair<std::string_view, std::string_view>{"samples", "--samples"},
+                      std::pair<std::string_view, std::string_view>{"max_steps", "--steps"}};
+  const Status value = with_leading_word_replaced(Status::invalid_argument("samples 0: must be >= 1"), flags);
+  EXPECT_EQ(value.message(), "--samples 0: must be >= 1");
+  EXPECT_EQ(value.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(with_leading_word_replaced(Status::not_found("max_steps: none"), flags).message(), "--steps: none");
+  // "sample length": not the word "samples"; a word inside the message stays.
+  EXPECT_EQ(with_leading_word_replaced(Status::invalid_argument("sample length 1: too short"), flags).message(),
+            "sample length 1: too short");
+  EXPECT_EQ(with_leading_word_replaced(Status::invalid_argument("samplesize 3"), flags).message(), "samplesize 3");
+  EXPECT_EQ(with_leading_word_replaced(Status::invalid_argument("x: samples 0"), flags).message(), "x: samples 0");
+  EXPECT_EQ(with_leading_word_replaced(Status::invalid_argument("samples"), flags).message(), "samples");
+  EXPECT_TRUE(with_leading_word_replaced(Status::ok(), flags).is_ok());
+}
+
 TEST(StatusOrTest, HoldsValueOrStatus) {
   StatusOr<int> v = 42;
   ASSERT_TRUE(v.is_ok());

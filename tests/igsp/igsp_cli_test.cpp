@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "real/igsp/train.h"
 #include "tests/cli/run_command.h"
@@ -79,6 +81,36 @@ TEST(IgspCliTest, BadInputIsOneLineAndExitTwo) {
   expect(run_clustertwin({"prune", "--model", model, "--out", out, "--calib", "poetry"}),
          "--calib 'poetry': unknown calibration source (allowed: general, code, math, commonsense, several joined "
          "by + or , for their uniform mix, mix, random, selfcal, sgs, igsp, igsp-repeated, igsp-unique)");
+  // The library names its arguments' fields ("samples 0", "method 'obs'"); the command line names its flags.
+  expect(run_clustertwin({"prune", "--model", model, "--out", out, "--samples", "0"}), "--samples 0: must be >= 1");
+  expect(run_clustertwin({"prune", "--model", model, "--out", out, "--method", "obs"}),
+         "--method 'obs': unknown (allowed: sparsegpt, wanda, magnitude)");
+  expect(run_clustertwin({"eval", "--model", model, "--items", "0"}), "--items 0: must be >= 1");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(IgspCliTest, TrainNamesItsFlags) {
+  const std::string out = ::testing::TempDir() + "ct_igsp_cli_train_never.pt";
+  // train announces itself on stderr before it checks anything: the error is the last line.
+  auto expect = [](const std::vector<std::string>& args, const std::string& line) {
+    std::vector<std::string> argv = {"igsp", "train"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = run_clustertwin(argv);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    const std::string want = "clustertwin: " + line + "\n";
+    EXPECT_TRUE(r.err.size() >= want.size() && r.err.compare(r.err.size() - want.size(), want.size(), want) == 0)
+        << r.err;
+  };
+  expect({"--out", out, "--steps", "0", "--minutes", "0"},
+         "--steps 0 --minutes 0.000000: give a positive step count or time limit");
+  expect({"--out", out, "--steps", "-1"}, "--steps -1 --minutes 20.000000: give a positive step count or time limit");
+  expect({"--out", "", "--steps", "1"}, "--out: give the checkpoint to write");
+  expect({"--out", out, "--steps", "1", "--batch", "0"}, "--batch 0: must be >= 1");
+  expect({"--out", out, "--steps", "1", "--lr", "0"}, "--lr 0.000000: must be > 0");
+  expect({"--out", out, "--steps", "1", "--checkpoint-minutes", "0"}, "--checkpoint-minutes 0.000000: must be > 0");
+  expect({"--out", out, "--steps", "1", "--resume"}, "--resume: " + out + ": no such file");
+  // The model's own fields are named as the model names them (models/torch/byte_lm_options.h).
+  expect({"--out", out, "--steps", "1", "--heads", "3"}, "heads 3 must divide d_model 128");
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 

@@ -179,7 +179,7 @@ TEST(ModelPruneTest, BadCalibrationSetsAreOneLine) {
   EXPECT_NE(bad_sparsity.find("block0.q"), std::string::npos) << bad_sparsity;
   EXPECT_NE(bad_sparsity.find("sparsity"), std::string::npos) << bad_sparsity;
   EXPECT_EQ(prune_method_from_name("obs").status().message(),
-            "--method 'obs': unknown (allowed: sparsegpt, wanda, magnitude)");
+            "method 'obs': unknown (allowed: sparsegpt, wanda, magnitude)");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
+#include "real/igsp/corpus_manifest.h"
 #include "real/igsp/evaluate.h"
 
 namespace clustertwin::real::igsp {

@@ -38,6 +38,11 @@ TEST(IgspStudyProgramTest, BadFlagsAreOneLineAndExitTwo) {
   const std::string out = ::testing::TempDir() + "ct_igsp_study_bad";
   expect({"--out", out, "--seeds", "0"}, "--seeds 0: must be >= 1");
   expect({"--out", out, "--sparsity", "1"}, "--sparsity 1.000000: must be in [0, 1)");
+  // The study names its options' fields (eval_items, eval_windows); the program names its flags.
+  expect({"--out", out, "--items", "0"}, "--items 0: must be >= 1");
+  expect({"--out", out, "--windows", "0"}, "--windows 0: must be >= 1");
+  expect({"--out", out, "--jobs", "0"}, "--jobs 0: must be >= 1");
+  expect({"--out", out, "--samples", "0"}, "--samples 0: must be >= 1");
   expect({"--out", out, "--method", "obs"}, "--method 'obs': unknown (allowed: sparsegpt, wanda, magnitude)");
   const std::string junk = std::string(CT_TEST_DATA_DIR) + "/traces/valid.json";
   expect({"--out", out, "--model", junk}, junk + ": not a clustertwin byte-LM checkpoint: not a torch archive");

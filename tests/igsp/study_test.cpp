@@ -76,14 +76,14 @@ TEST(IgspStudyTest, BadOptionsFailBeforeAnyRun) {
   o.sets = {"math", "poetry"};
   auto r = run_study(o, count);
   ASSERT_FALSE(r.is_ok());
-  EXPECT_NE(r.status().message().find("--calib 'poetry': unknown calibration source"), std::string::npos)
+  EXPECT_NE(r.status().message().find("calib 'poetry': unknown calibration source"), std::string::npos)
       << r.status().message();
   o = small(checkpoint, 1);
   o.seeds = 0;
-  EXPECT_EQ(run_study(o, count).status().message(), "--seeds 0: must be >= 1");
+  EXPECT_EQ(run_study(o, count).status().message(), "seeds 0: must be >= 1");
   o = small(checkpoint, 1);
   o.prune.layer.sparsity = 1;
-  EXPECT_EQ(run_study(o, count).status().message(), "--sparsity 1.000000: must be in [0, 1)");
+  EXPECT_EQ(run_study(o, count).status().message(), "sparsity 1.000000: must be in [0, 1)");
   o = small(checkpoint, 1);
   o.require_dense_scores = true;
   r = run_study(o, count);

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "models/torch/byte_lm.h"
 #include "real/igsp/train.h"
 
 namespace clustertwin::real::igsp::testing {

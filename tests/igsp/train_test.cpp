@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
+#include "real/igsp/corpus_manifest.h"
 #include "real/igsp/evaluate.h"
 #include "tests/common/tar_writer.h"
 #include "tests/igsp/tiny_training.h"
@@ -156,11 +157,11 @@ TEST(TrainTest, BadOptionsAreOneLine) {
   TrainOptions o = tiny(dir, ::testing::TempDir() + "ct_train_bad.pt");
   TrainOptions none = o;
   none.max_steps = 0;
-  EXPECT_EQ(message(none), "--steps 0 --minutes 0.000000: give a positive step count or time limit");
+  EXPECT_EQ(message(none), "max_steps 0 max_minutes 0.000000: give a positive step count or time limit");
   TrainOptions resume = o;
   resume.out = ::testing::TempDir() + "ct_train_missing.pt";
   resume.resume = true;
-  EXPECT_EQ(message(resume), "--resume: " + resume.out + ": no such file");
+  EXPECT_EQ(message(resume), "resume: " + resume.out + ": no such file");
   TrainOptions empty = o;
   empty.code_roots = {dir + "/doc/p10"};
   EXPECT_EQ(message(empty), "code corpus: no readable text file under " + dir + "/doc/p10");

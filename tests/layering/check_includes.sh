@@ -17,6 +17,10 @@
 #            and sim/mix include no system's twin (sim/NAME): they reach
 #            twins through the registry (sim/core/twin.h)
 #   calibrators/  never includes real/, experiments/ or cli/
+#   cli/     includes nothing of experiments/; of a kernel's folders (real/igsp
+#            and models/igsp, real/sis and models/sis) only the kernel's entry
+#            header, real/KERNEL/KERNEL_command.h (as a system's run.cpp
+#            includes only real/NAME/NAME_command.h)
 #
 #   tests/layering/check_includes.sh [REPO_ROOT]
 # Prints every offending line (file:line: #include "...") and exits 1 when
@@ -87,6 +91,22 @@ for system in "${executors[@]}"; do
   done
 done
 
+# cli/: no study code (experiments/ holds the study programs and their plots), and a kernel (IGSP, SIS: numerical
+# libraries with no twin, whose commands are registered by hand) only through its entry header, as a system's
+# executor through real/NAME/NAME_command.h.
+check cli experiments
+kernels=(igsp sis)
+for kernel in "${kernels[@]}"; do
+  hits=$(cd "$root" && grep -rnE --include='*.h' --include='*.cpp' --include='*.cu' \
+    "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"(real|models)/$kernel/" cli 2>/dev/null |
+    grep -vE "#[[:space:]]*include[[:space:]]*\"real/$kernel/${kernel}_command\.h\"")
+  if [ -n "$hits" ]; then
+    echo "cli/ may include of real/$kernel and models/$kernel only real/$kernel/${kernel}_command.h:"
+    echo "$hits" | sed 's/^/  /'
+    failed=1
+  fi
+done
+
 # models/ outside models/torch: no libtorch header.
 torch_hits=$(cd "$root" && grep -rnE --include='*.h' --include='*.cpp' \
   '^[[:space:]]*#[[:space:]]*include[[:space:]]*<(torch|ATen|c10)/' models 2>/dev/null | grep -v '^models/torch/')
@@ -100,4 +120,4 @@ if [ "$failed" -ne 0 ]; then
   echo "check_includes.sh: forbidden includes (see docs/architecture.md, the layers)"
   exit 1
 fi
-echo "check_includes.sh: no forbidden include under common/, traces/, models/, sim/, calibrators/ or real/"
+echo "check_includes.sh: no forbidden include under common/, traces/, models/, sim/, calibrators/, real/ or cli/"

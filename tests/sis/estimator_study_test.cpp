@@ -2,14 +2,14 @@
 // beyond their noise floor, truncated and uncorrected ones under large drift
 // do, SIS's acceptance falls with drift, and the output is deterministic.
 
-#include "experiments/sis/estimator_study.h"
+#include "real/sis/estimator_study.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
-namespace clustertwin::experiments::sis {
+namespace clustertwin::real::sis {
 namespace {
 
 const EstimatorRow& row(const EstimatorStudy& s, int64_t length, double drift, const std::string& estimator) {
@@ -81,4 +81,4 @@ TEST(EstimatorStudyTest, BadOptionsNameTheFlag) {
 }
 
 }  // namespace
-}  // namespace clustertwin::experiments::sis
+}  // namespace clustertwin::real::sis

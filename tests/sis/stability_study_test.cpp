@@ -2,11 +2,11 @@
 // nothing when rollouts are on-policy (every token accepted), and the output
 // is deterministic.
 
-#include "experiments/sis/stability_study.h"
+#include "real/sis/stability_study.h"
 
 #include <gtest/gtest.h>
 
-namespace clustertwin::experiments::sis {
+namespace clustertwin::real::sis {
 namespace {
 
 StabilityOptions small() {
@@ -86,4 +86,4 @@ TEST(StabilityStudyTest, BadOptionsNameTheFlag) {
 }
 
 }  // namespace
-}  // namespace clustertwin::experiments::sis
+}  // namespace clustertwin::real::sis

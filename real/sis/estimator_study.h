@@ -1,7 +1,8 @@
 #pragma once
 
-// SIS's exact-gradient estimator study (experiments/sis/README.md): on the
-// automaton task (real/sis/automaton_task.h), where grad J is known exactly,
+// SIS's exact-gradient estimator study (experiments/sis/README.md; `clustertwin
+// sis study` runs it, real/sis/sis_command.h): on the automaton task
+// (real/sis/automaton_task.h), where grad J is known exactly,
 // every estimator of real/sis/estimators.h is drawn `replicates` times from
 // batches of the behaviour policy, for each sequence length and each policy
 // drift, and compared with the exact gradient:
@@ -16,7 +17,8 @@
 //              fraction of the batch's tokens: (sum c)^2 / (n sum c^2)
 //   acceptance SIS's acceptance rate (NaN for the others)
 
-// Plain C++ (no libtorch headers): the CLI includes it.
+// Plain C++ (no libtorch headers): the SIS commands (real/sis/sis_command.h)
+// are its callers.
 
 #include <cstdint>
 #include <functional>
@@ -26,7 +28,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::experiments::sis {
+namespace clustertwin::real::sis {
 
 struct EstimatorStudyOptions {
   std::vector<int64_t> lengths = {4, 16, 64, 256};
@@ -87,4 +89,4 @@ std::string estimator_tables(const EstimatorStudy& study);
 /// one panel per drift, into `out_dir`/estimators_{mse,bias}.png.
 std::string estimator_gnuplot(const EstimatorStudy& study, const std::string& out_dir);
 
-}  // namespace clustertwin::experiments::sis
+}  // namespace clustertwin::real::sis

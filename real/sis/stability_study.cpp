@@ -1,4 +1,4 @@
-#include "experiments/sis/stability_study.h"
+#include "real/sis/stability_study.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -15,10 +15,8 @@
 #include "real/sis/automaton_task.h"
 #include "real/sis/policy_loss.h"
 
-namespace clustertwin::experiments::sis {
+namespace clustertwin::real::sis {
 namespace {
-
-using namespace clustertwin::real::sis;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -385,4 +383,4 @@ std::string stability_gnuplot(const StabilityStudy& study, const std::string& me
   return s.str();
 }
 
-}  // namespace clustertwin::experiments::sis
+}  // namespace clustertwin::real::sis

@@ -1,4 +1,4 @@
-#include "experiments/sis/estimator_study.h"
+#include "real/sis/estimator_study.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -12,10 +12,8 @@
 #include "common/text.h"
 #include "real/sis/estimators.h"
 
-namespace clustertwin::experiments::sis {
+namespace clustertwin::real::sis {
 namespace {
-
-using namespace clustertwin::real::sis;
 
 // Replicates drawn and scored together: bounds the [chunk x batch, T, V] tensors to a few tens of MB.
 constexpr int64_t kChunk = 50;
@@ -332,4 +330,4 @@ std::string estimator_gnuplot(const EstimatorStudy& study, const std::string& ou
   return s.str();
 }
 
-}  // namespace clustertwin::experiments::sis
+}  // namespace clustertwin::real::sis

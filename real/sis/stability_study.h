@@ -1,7 +1,8 @@
 #pragma once
 
-// SIS's stability study (experiments/sis/README.md): GRPO on the automaton
-// task (real/sis/automaton_task.h) with a verifiable success test, rollouts
+// SIS's stability study (experiments/sis/README.md; `clustertwin sis
+// stability` runs it, real/sis/sis_command.h): GRPO on the automaton task
+// (real/sis/automaton_task.h) with a verifiable success test, rollouts
 // drawn from the policy `lag` updates old by a rollout engine whose logits
 // carry noise, with and without SIS, over several seeds.
 //
@@ -26,7 +27,7 @@
 
 #include "common/status.h"
 
-namespace clustertwin::experiments::sis {
+namespace clustertwin::real::sis {
 
 struct StabilityOptions {
   std::vector<int64_t> lags = {0, 1, 2, 4, 8};
@@ -92,4 +93,4 @@ std::string stability_table(const StabilityStudy& study);
 std::string stability_mean_csv(const StabilityStudy& study);
 std::string stability_gnuplot(const StabilityStudy& study, const std::string& mean_csv, const std::string& out_dir);
 
-}  // namespace clustertwin::experiments::sis
+}  // namespace clustertwin::real::sis
