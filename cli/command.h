@@ -41,7 +41,7 @@ void add_sim_mix_command(CLI::App& sim, Action* action);
 void add_sim_sweep_commands(CLI::App& sim, Action* action);
 
 /// Registers `clustertwin sim SYSTEM` on the `sim` subcommand, one per
-/// system of common/systems.def (cli/SYSTEM/sim_command.cpp).
+/// system of common/systems.def (cli/SYSTEM/sim.cpp).
 #define CT_SYSTEM(name, title) void add_sim_##name##_command(CLI::App& sim, Action* action);
 #include "common/systems.def"
 #undef CT_SYSTEM

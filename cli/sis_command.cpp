@@ -66,7 +66,13 @@ Status run_study(const StudyFlags& f) {
   a.replicates = if_given(f.replicates_flag, f.replicates);
   a.batch = if_given(f.batch_flag, f.batch);
   a.top_k = if_given(f.top_k_flag, f.top_k);
-  return real::sis::run_sis_study(a);
+  // The study names its options' fields; these are the flags that set them.
+  return in_flag_words(real::sis::run_sis_study(a), {{"lengths", "--lengths"},
+                                                     {"drifts", "--drifts"},
+                                                     {"replicates", "--replicates"},
+                                                     {"batch", "--batch"},
+                                                     {"top_k", "--top-k"}})
+      .with_context("sis study");
 }
 
 struct StabilityFlags {
@@ -94,7 +100,16 @@ Status run_stability(const StabilityFlags& f) {
   a.length = if_given(f.length_flag, f.length);
   a.vocab = if_given(f.vocab_flag, f.vocab);
   a.states = if_given(f.states_flag, f.states);
-  return real::sis::run_sis_stability(a);
+  return in_flag_words(real::sis::run_sis_stability(a), {{"lags", "--lags"},
+                                                         {"conditions", "--conditions"},
+                                                         {"seeds", "--seeds"},
+                                                         {"steps", "--steps"},
+                                                         {"engine_noise", "--engine-noise"},
+                                                         {"lr", "--lr"},
+                                                         {"length", "--length"},
+                                                         {"vocab", "--vocab"},
+                                                         {"states", "--states"}})
+      .with_context("sis stability");
 }
 
 }  // namespace

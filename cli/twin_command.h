@@ -4,7 +4,7 @@
 // registry, through the twin interface (sim/core/twin.h) alone: the twin's
 // own settings as `--set KEY=VALUE` (the keys a mix job's entry takes), a
 // job sized by --workers on --platform, run alone. A system whose twin needs
-// no command of its own registers these two (cli/SYSTEM/sim_command.cpp,
+// no command of its own registers these two (cli/SYSTEM/sim.cpp,
 // plan.cpp) and names nothing else.
 
 #include <string>

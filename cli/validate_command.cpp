@@ -219,6 +219,26 @@ Status validate_replay(const ValidateArgs& a, const cluster::ClusterProfile& pro
   return check(a, m, "median step-time error of " + std::to_string(results.size()) + " runs");
 }
 
+// Each system's options on `cmd`, each remembered with the system that takes it.
+void add_system_options(CLI::App* cmd, ValidateCommand* c) {
+  for (const auto& [name, system] : c->systems) {
+    const size_t before = cmd->get_options().size();
+    system->add_options(*cmd);
+    const std::vector<CLI::Option*> options = cmd->get_options();
+    for (size_t i = before; i < options.size(); ++i)
+      c->system_options.emplace_back(options[i], name);
+  }
+}
+
+// run_validate, its errors in the flags' words: the calibrators name their parameters; validate's flags set them.
+Status run_validate_in_flag_words(const ValidateCommand& c) {
+  return in_flag_words(run_validate(c), {{"reals", "--real"},
+                                         {"first_step", "--warmup"},
+                                         {"warmup", "--warmup"},
+                                         {"drain", "--drain"},
+                                         {"scales", "--scale-costs"}});
+}
+
 void add_validate_command(CLI::App& app, Action* action) {
   auto c = std::make_shared<ValidateCommand>();
   ValidateArgs* a = &c->args;
@@ -264,25 +284,12 @@ void add_validate_command(CLI::App& app, Action* action) {
   cmd->add_flag("--json", a->json,
                 "Print JSON: step_error (relative, signed), per_key, costs, runs, measured_steps (collectives: "
                 "sizes, max_abs_error)");
-  for (const auto& [name, system] : c->systems) {
-    const size_t before = cmd->get_options().size();
-    system->add_options(*cmd);
-    const std::vector<CLI::Option*> options = cmd->get_options();
-    for (size_t i = before; i < options.size(); ++i)
-      c->system_options.emplace_back(options[i], name);
-  }
+  add_system_options(cmd, c.get());
   cmd->callback([c, a, action, max_error, warmup, cores] {
     a->max_error_given = max_error->count() > 0;
     a->warmup_given = warmup->count() > 0;
     a->cores_given = cores->count() > 0;
-    *action = [c] {
-      // The calibrators name their parameters; validate's flags set them.
-      return in_flag_words(run_validate(*c), {{"reals", "--real"},
-                                              {"first_step", "--warmup"},
-                                              {"warmup", "--warmup"},
-                                              {"drain", "--drain"},
-                                              {"scales", "--scale-costs"}});
-    };
+    *action = [c] { return run_validate_in_flag_words(*c); };
   });
 }
 

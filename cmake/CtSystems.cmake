@@ -1,7 +1,7 @@
 # The system registry (common/systems.def) for the build: CT_SYSTEMS lists the
 # systems' names in order. The layers add a folder per system from it
 # (models/, sim/, real/, experiments/, tests/) and the CLI its entries
-# (cli/NAME/sim_command.cpp, cli/NAME/plan.cpp, cli/NAME/validate.cpp, cli/NAME/run.cpp),
+# (cli/NAME/sim.cpp, cli/NAME/plan.cpp, cli/NAME/validate.cpp, cli/NAME/run.cpp),
 # so that a new system is its folders and one line of common/systems.def.
 # Each system's folder defines ct_sim_NAME (sim/) and ct_run_NAME (real/);
 # experiments/NAME has the system's section of the demo report.

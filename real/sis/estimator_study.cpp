@@ -140,32 +140,30 @@ EstimatorStudyOptions quick_estimator_options() {
 }
 
 Status validate(const EstimatorStudyOptions& o) {
-  if (o.lengths.empty()) return Status::invalid_argument("sis study: --lengths is empty");
+  if (o.lengths.empty()) return Status::invalid_argument("lengths is empty");
   for (int64_t t : o.lengths) {
-    if (t < 1 || t > 4096)
-      return Status::invalid_argument("sis study: --lengths " + std::to_string(t) + " is outside [1, 4096]");
+    if (t < 1 || t > 4096) return Status::invalid_argument("lengths " + std::to_string(t) + " is outside [1, 4096]");
   }
-  if (o.drifts.empty()) return Status::invalid_argument("sis study: --drifts is empty");
+  if (o.drifts.empty()) return Status::invalid_argument("drifts is empty");
   for (double d : o.drifts) {
     if (!(d >= 0) || d > 10)
-      return Status::invalid_argument("sis study: --drifts " + format_number("%g", d) + " is outside [0, 10]");
+      return Status::invalid_argument("drifts " + format_number("%g", d) + " is outside [0, 10]");
   }
-  if (o.replicates < 2)
-    return Status::invalid_argument("sis study: --replicates " + std::to_string(o.replicates) + " must be >= 2");
+  if (o.replicates < 2) return Status::invalid_argument("replicates " + std::to_string(o.replicates) + " must be >= 2");
   if (o.batch < 1 || o.batch > 4096)
-    return Status::invalid_argument("sis study: --batch " + std::to_string(o.batch) + " is outside [1, 4096]");
+    return Status::invalid_argument("batch " + std::to_string(o.batch) + " is outside [1, 4096]");
   const int64_t longest = *std::max_element(o.lengths.begin(), o.lengths.end());
   if (o.batch * longest > (int64_t{1} << 20)) {
-    return Status::invalid_argument("sis study: --batch " + std::to_string(o.batch) + " x the longest of --lengths " +
+    return Status::invalid_argument("batch " + std::to_string(o.batch) + " x the longest of lengths " +
                                     std::to_string(longest) + " is more than 1,048,576 tokens per batch");
   }
   if (o.vocab < 2 || o.vocab > 64)
-    return Status::invalid_argument("sis study: --vocab " + std::to_string(o.vocab) + " is outside [2, 64]");
+    return Status::invalid_argument("vocab " + std::to_string(o.vocab) + " is outside [2, 64]");
   if (o.states < 1 || o.states > 64)
-    return Status::invalid_argument("sis study: --states " + std::to_string(o.states) + " is outside [1, 64]");
+    return Status::invalid_argument("states " + std::to_string(o.states) + " is outside [1, 64]");
   if (o.top_k < 1 || o.top_k > o.vocab)
-    return Status::invalid_argument("sis study: --top-k " + std::to_string(o.top_k) + " is outside [1, " +
-                                    std::to_string(o.vocab) + "] (the vocabulary)");
+    return Status::invalid_argument("top_k " + std::to_string(o.top_k) + " is outside [1, " + std::to_string(o.vocab) +
+                                    "] (the vocabulary)");
   return Status::ok();
 }
 

@@ -181,28 +181,28 @@ StabilityOptions quick_stability_options() {
 }
 
 Status validate(const StabilityOptions& o) {
-  auto bad = [](const std::string& what) { return Status::invalid_argument("sis stability: " + what); };
-  if (o.lags.empty()) return bad("--lags is empty");
+  auto bad = [](const std::string& what) { return Status::invalid_argument(what); };
+  if (o.lags.empty()) return bad("lags is empty");
   for (int64_t k : o.lags) {
-    if (k < 0 || k > 64) return bad("--lags " + std::to_string(k) + " is outside [0, 64]");
+    if (k < 0 || k > 64) return bad("lags " + std::to_string(k) + " is outside [0, 64]");
   }
-  if (o.conditions.empty()) return bad("--conditions is empty");
+  if (o.conditions.empty()) return bad("conditions is empty");
   for (const std::string& c : o.conditions) {
-    if (!known_condition(c)) return bad("--conditions '" + c + "': unknown (allowed: grpo, grpo+sis, grpo+sis-engine)");
+    if (!known_condition(c)) return bad("conditions '" + c + "': unknown (allowed: grpo, grpo+sis, grpo+sis-engine)");
   }
-  if (o.seeds < 1 || o.seeds > 1000) return bad("--seeds " + std::to_string(o.seeds) + " is outside [1, 1000]");
-  if (o.steps < 1) return bad("--steps " + std::to_string(o.steps) + " must be >= 1");
-  if (o.length < 1 || o.length > 1024) return bad("--length " + std::to_string(o.length) + " is outside [1, 1024]");
-  if (o.vocab < 2 || o.vocab > 64) return bad("--vocab " + std::to_string(o.vocab) + " is outside [2, 64]");
-  if (o.states < 1 || o.states > 64) return bad("--states " + std::to_string(o.states) + " is outside [1, 64]");
-  if (o.group < 2) return bad("--group " + std::to_string(o.group) + " must be >= 2 (advantages need a group)");
-  if (o.epochs < 1) return bad("--epochs " + std::to_string(o.epochs) + " must be >= 1");
-  if (!(o.lr > 0)) return bad("--lr " + format_number("%g", o.lr) + " must be > 0");
-  if (!(o.engine_noise >= 0)) return bad("--engine-noise " + format_number("%g", o.engine_noise) + " must be >= 0");
+  if (o.seeds < 1 || o.seeds > 1000) return bad("seeds " + std::to_string(o.seeds) + " is outside [1, 1000]");
+  if (o.steps < 1) return bad("steps " + std::to_string(o.steps) + " must be >= 1");
+  if (o.length < 1 || o.length > 1024) return bad("length " + std::to_string(o.length) + " is outside [1, 1024]");
+  if (o.vocab < 2 || o.vocab > 64) return bad("vocab " + std::to_string(o.vocab) + " is outside [2, 64]");
+  if (o.states < 1 || o.states > 64) return bad("states " + std::to_string(o.states) + " is outside [1, 64]");
+  if (o.group < 2) return bad("group " + std::to_string(o.group) + " must be >= 2 (advantages need a group)");
+  if (o.epochs < 1) return bad("epochs " + std::to_string(o.epochs) + " must be >= 1");
+  if (!(o.lr > 0)) return bad("lr " + format_number("%g", o.lr) + " must be > 0");
+  if (!(o.engine_noise >= 0)) return bad("engine_noise " + format_number("%g", o.engine_noise) + " must be >= 0");
   if (!(o.success_reward > 0 && o.success_reward <= 1))
-    return bad("--success-reward " + format_number("%g", o.success_reward) + " is outside (0, 1]");
+    return bad("success_reward " + format_number("%g", o.success_reward) + " is outside (0, 1]");
   if (!(o.success_target > 0 && o.success_target <= 1))
-    return bad("--success-target " + format_number("%g", o.success_target) + " is outside (0, 1]");
+    return bad("success_target " + format_number("%g", o.success_target) + " is outside (0, 1]");
   return Status::ok();
 }
 

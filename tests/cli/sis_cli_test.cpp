@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(
         // A given value is checked, never replaced by the default.
         BadFlag{{"sis", "study", "--replicates", "0"}, "sis study: --replicates 0 must be >= 2"},
         BadFlag{{"sis", "study", "--batch", "4096", "--lengths", "4096"},
-                "sis study: --batch 4096 x the longest of --lengths 4096 is more than 1,048,576 tokens "
+                "sis study: --batch 4096 x the longest of lengths 4096 is more than 1,048,576 tokens "
                 "per batch"},
         BadFlag{{"sis", "stability", "--lr", "0"}, "sis stability: --lr 0 must be > 0"},
         BadFlag{{"sis", "stability", "--engine-noise", "-1"}, "sis stability: --engine-noise -1 must be >= 0"}));

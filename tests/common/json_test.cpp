@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "common/json_number.h"
+
 namespace clustertwin {
 namespace {
 

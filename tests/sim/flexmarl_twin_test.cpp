@@ -8,6 +8,7 @@
 
 #include "calibrators/flexmarl/flexmarl_paper_fit.h"
 #include "models/flexmarl/agents.h"
+#include "sim/flexmarl/flexmarl_setup.h"
 #include "traces/trace_reader.h"
 #include "traces/validator.h"
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "sim/flowtrain/flowtrain_setup.h"
 #include "sim/flowtrain/process_twin.h"
 #include "traces/trace_reader.h"
 #include "traces/validator.h"

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "common/file_io.h"
+#include "sim/core/sim_result.h"
 #include "tests/sim/sim_test_util.h"
 #include "traces/validator.h"
 

@@ -68,16 +68,16 @@ TEST(EstimatorStudyTest, SameOptionsSameBytes) {
 TEST(EstimatorStudyTest, BadOptionsNameTheFlag) {
   EstimatorStudyOptions o;
   o.lengths = {0};
-  EXPECT_EQ(validate(o).message(), "sis study: --lengths 0 is outside [1, 4096]");
+  EXPECT_EQ(validate(o).message(), "lengths 0 is outside [1, 4096]");
   o = {};
   o.drifts = {-1};
-  EXPECT_EQ(validate(o).message(), "sis study: --drifts -1 is outside [0, 10]");
+  EXPECT_EQ(validate(o).message(), "drifts -1 is outside [0, 10]");
   o = {};
   o.top_k = 9;
-  EXPECT_EQ(validate(o).message(), "sis study: --top-k 9 is outside [1, 8] (the vocabulary)");
+  EXPECT_EQ(validate(o).message(), "top_k 9 is outside [1, 8] (the vocabulary)");
   o = {};
   o.replicates = 1;
-  EXPECT_EQ(validate(o).message(), "sis study: --replicates 1 must be >= 2");
+  EXPECT_EQ(validate(o).message(), "replicates 1 must be >= 2");
 }
 
 }  // namespace

@@ -75,14 +75,13 @@ TEST(StabilityStudyTest, OneSeedHasNoInterval) {
 TEST(StabilityStudyTest, BadOptionsNameTheFlag) {
   StabilityOptions o;
   o.conditions = {"ppo"};
-  EXPECT_EQ(validate(o).message(),
-            "sis stability: --conditions 'ppo': unknown (allowed: grpo, grpo+sis, grpo+sis-engine)");
+  EXPECT_EQ(validate(o).message(), "conditions 'ppo': unknown (allowed: grpo, grpo+sis, grpo+sis-engine)");
   o = {};
   o.lags = {-1};
-  EXPECT_EQ(validate(o).message(), "sis stability: --lags -1 is outside [0, 64]");
+  EXPECT_EQ(validate(o).message(), "lags -1 is outside [0, 64]");
   o = {};
   o.group = 1;
-  EXPECT_EQ(validate(o).message(), "sis stability: --group 1 must be >= 2 (advantages need a group)");
+  EXPECT_EQ(validate(o).message(), "group 1 must be >= 2 (advantages need a group)");
 }
 
 }  // namespace
