@@ -83,6 +83,17 @@ bool runs_on(const Task& task, int rank, int world_size) {
   });
 }
 
+namespace {
+
+// A stride group's first member and the end of the ranks it runs in: [first, end) every spec.size ranks.
+std::pair<int, int> stride_extent(const GroupSpec& spec, int rank, int world_size) {
+  const int base = spec.span > 0 ? rank / spec.span * spec.span : 0;
+  const int end = spec.span > 0 ? std::min(base + spec.span, world_size) : world_size;
+  return {base + (rank - base) % spec.size, end};
+}
+
+}  // namespace
+
 std::vector<int> group_members(const GroupSpec& spec, int rank, int world_size, int devices_per_node) {
   CT_CHECK(0 <= rank && rank < world_size) << "rank " << rank << " outside a world of " << world_size;
   // Every kind below is "the block containing rank" except stride; a block
@@ -102,8 +113,9 @@ std::vector<int> group_members(const GroupSpec& spec, int rank, int world_size, 
       break;
     case GroupSpec::Kind::kStride: {
       CT_CHECK(spec.size >= 1) << "stride size " << spec.size;
+      const auto [first, end] = stride_extent(spec, rank, world_size);
       std::vector<int> members;
-      for (int r = rank % spec.size; r < world_size; r += spec.size)
+      for (int r = first; r < end; r += spec.size)
         members.push_back(r);
       return members;
     }
@@ -133,7 +145,7 @@ std::pair<int, int> block_of(const GroupSpec& spec, int rank, int world_size, in
 
 int group_first(const GroupSpec& spec, int rank, int world_size, int devices_per_node) {
   CT_CHECK(0 <= rank && rank < world_size) << "rank " << rank << " outside a world of " << world_size;
-  if (spec.kind == GroupSpec::Kind::kStride) return rank % spec.size;
+  if (spec.kind == GroupSpec::Kind::kStride) return stride_extent(spec, rank, world_size).first;
   return block_of(spec, rank, world_size, devices_per_node).first;
 }
 
@@ -141,8 +153,8 @@ int group_size(const GroupSpec& spec, int rank, int world_size, int devices_per_
   CT_CHECK(0 <= rank && rank < world_size) << "rank " << rank << " outside a world of " << world_size;
   if (spec.kind == GroupSpec::Kind::kStride) {
     CT_CHECK(spec.size >= 1) << "stride size " << spec.size;
-    const int first = rank % spec.size;
-    return (world_size - first + spec.size - 1) / spec.size;
+    const auto [first, end] = stride_extent(spec, rank, world_size);
+    return (end - first + spec.size - 1) / spec.size;
   }
   const auto [first, last] = block_of(spec, rank, world_size, devices_per_node);
   return last - first;

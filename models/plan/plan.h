@@ -36,10 +36,13 @@ enum class Algorithm {
 ///   node        the ranks of the caller's node (devices_per_node consecutive ranks)
 ///   block(G)    consecutive blocks of G ranks: {G*floor(r/G), ..., G*floor(r/G)+G-1}
 ///   stride(G)   ranks equal modulo G: {r mod G, r mod G + G, ...} (one "rail" when G = devices per node)
+///   stride(G) within S: the same inside each block of S consecutive ranks
+///               (a data-parallel group inside one pipeline stage's ranks)
 struct GroupSpec {
   enum class Kind { kWorld, kNode, kBlock, kStride };
   Kind kind = Kind::kWorld;
   int size = 0;  // G for kBlock and kStride
+  int span = 0;  // kStride: S, a multiple of G; 0: the world
   bool operator==(const GroupSpec&) const = default;
 };
 

@@ -26,7 +26,7 @@ constexpr std::string_view kTaskFields[] = {"name",        "kind",         "stre
                                             "launches",    "sync"};
 constexpr std::string_view kCollectiveFields[] = {"op",          "group", "algorithm",  "root",
                                                   "peer_offset", "tag",   "split_bytes"};
-constexpr std::string_view kGroupFields[] = {"block", "stride"};
+constexpr std::string_view kGroupFields[] = {"block", "stride", "span"};
 
 constexpr TaskKind kAllKinds[] = {TaskKind::kCompute, TaskKind::kCollective, TaskKind::kCopy, TaskKind::kLookup,
                                   TaskKind::kHost};
@@ -303,7 +303,7 @@ class PlanParser {
   }
 
   Status group(const json& v, const std::string& path, GroupSpec* g) const {
-    const std::string allowed = "(allowed: \"world\", \"node\", {\"block\": G}, {\"stride\": G})";
+    const std::string allowed = "(allowed: \"world\", \"node\", {\"block\": G}, {\"stride\": G[, \"span\": S]})";
     if (v.is_string()) {
       const std::string& text = v.get_ref<const std::string&>();
       if (text == "world") return Status::ok();
@@ -313,11 +313,14 @@ class PlanParser {
     }
     if (!v.is_object()) return error(path, "expected a group " + allowed + ", got " + describe(v));
     CT_RETURN_IF_ERROR(object(v, path, kGroupFields));
-    if (v.size() != 1)
-      return error(path, "expected exactly one of 'block' or 'stride', got " + std::to_string(v.size()));
-    const auto only = v.begin();
-    g->kind = only.key() == "block" ? GroupSpec::Kind::kBlock : GroupSpec::Kind::kStride;
-    return int32(only.value(), member_path(path, only.key()), 1, &g->size);
+    const bool block = v.contains("block"), stride = v.contains("stride");
+    if (block == stride) return error(path, "expected exactly one of 'block' or 'stride' " + allowed);
+    if (v.contains("span") && !stride) return error(path, "'span' is only for a 'stride' group " + allowed);
+    g->kind = block ? GroupSpec::Kind::kBlock : GroupSpec::Kind::kStride;
+    const char* key = block ? "block" : "stride";
+    CT_RETURN_IF_ERROR(int32(v.at(key), member_path(path, key), 1, &g->size));
+    if (v.contains("span")) CT_RETURN_IF_ERROR(int32(v.at("span"), member_path(path, "span"), 1, &g->span));
+    return Status::ok();
   }
 
   Status resolve(const Task& t, std::string_view field, const std::vector<std::string>& names,

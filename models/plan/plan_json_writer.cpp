@@ -44,7 +44,8 @@ std::string group_json(const GroupSpec& group) {
     case GroupSpec::Kind::kBlock:
       return "{\"block\": " + std::to_string(group.size) + "}";
     case GroupSpec::Kind::kStride:
-      return "{\"stride\": " + std::to_string(group.size) + "}";
+      return "{\"stride\": " + std::to_string(group.size) +
+             (group.span > 0 ? ", \"span\": " + std::to_string(group.span) : std::string()) + "}";
   }
   CT_CHECK(false) << "group kind " << static_cast<int>(group.kind);
   return {};

@@ -93,7 +93,8 @@ std::string group_text(const GroupSpec& group) {
     case GroupSpec::Kind::kBlock:
       return "block(" + std::to_string(group.size) + ")";
     case GroupSpec::Kind::kStride:
-      return "stride(" + std::to_string(group.size) + ")";
+      return "stride(" + std::to_string(group.size) +
+             (group.span > 0 ? " within " + std::to_string(group.span) : std::string()) + ")";
   }
   return "group kind " + std::to_string(static_cast<int>(group.kind));
 }
@@ -130,6 +131,12 @@ std::optional<std::string> collective_error(const Task& t) {
   if (sized && c.group.size < 1) return "group " + group_text(c.group) + ": the size must be >= 1";
   if (!sized && c.group.size != 0) {
     return "group " + group_text(c.group) + " takes no size (got " + std::to_string(c.group.size) + ")";
+  }
+  if (c.group.kind != GroupSpec::Kind::kStride && c.group.span != 0)
+    return "group " + group_text(c.group) + " takes no span (got " + std::to_string(c.group.span) + ")";
+  if (c.group.span < 0 || (c.group.span > 0 && c.group.size >= 1 && c.group.span % c.group.size != 0)) {
+    return "group " + group_text(c.group) + ": the span " + std::to_string(c.group.span) +
+           " must be 0 (the world) or a positive multiple of the stride";
   }
   if (c.root < 0) return "root " + std::to_string(c.root) + " must be >= 0";
   if (!c.split_bytes.empty() && c.op != CollectiveOp::kAllToAll) {
@@ -208,7 +215,7 @@ bool same_group(const GroupSpec& spec, int a, int b, int world, int devices_per_
     case GroupSpec::Kind::kBlock:
       return a / spec.size == b / spec.size;
     case GroupSpec::Kind::kStride:
-      return a % spec.size == b % spec.size;
+      return a % spec.size == b % spec.size && (spec.span == 0 || a / spec.span == b / spec.span);
   }
   return false;
 }
@@ -239,6 +246,8 @@ std::optional<std::string> collective_world_error(const Task& t, int world, int 
       world % c.group.size != 0) {
     return "group " + group + " does not divide " + world_text;
   }
+  if (c.group.span > 0 && world % c.group.span != 0)
+    return "group " + group + ": the span does not divide " + world_text;
   if (c.group.kind == GroupSpec::Kind::kNode && world >= devices_per_node && world % devices_per_node != 0) {
     return "group node: " + world_text + " is not a whole number of nodes of " + std::to_string(devices_per_node) +
            " ranks";

@@ -122,7 +122,7 @@ bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& pr
       case models::GroupSpec::Kind::kStride:
         // Members a multiple of a node apart: a node's first device is in a group of first devices, and the
         // run adds the groups of the node's other devices to its traffic (run_network_collective).
-        if (g.size % per_node != 0) return false;
+        if (g.size % per_node != 0 || g.span != 0) return false;
         break;
     }
     if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv)

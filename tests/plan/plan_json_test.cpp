@@ -59,7 +59,7 @@ Plan full_plan() {
   send.kind = TaskKind::kCollective;
   send.stream = 1;
   send.bytes = 4096;
-  send.collective = Collective{CollectiveOp::kSend, {GroupSpec::Kind::kStride, 8}, Algorithm::kAuto, 0, -8, 3, {}};
+  send.collective = Collective{CollectiveOp::kSend, {GroupSpec::Kind::kStride, 8, 16}, Algorithm::kAuto, 0, -8, 3, {}};
   Task copy;
   copy.id = 3;
   copy.name = "offload";
@@ -292,18 +292,21 @@ TEST(PlanJsonErrorsTest, OneMessagePerClassOfMistake) {
       {"unknown group name",
        with_tasks(
            R"({"name": "ar", "kind": "collective", "stream": "comm", "collective": {"op": "allreduce", "group": "rack"}})"),
-       R"(plan.json: field 'tasks[0].collective.group': unknown group 'rack' (allowed: "world", "node", {"block": G}, {"stride": G}))"},
+       R"(plan.json: field 'tasks[0].collective.group': unknown group 'rack' (allowed: "world", "node", {"block": G}, {"stride": G[, "span": S]}))"},
       {"zero block",
        with_tasks(
            R"({"name": "ar", "kind": "collective", "stream": "comm", "collective": {"op": "allreduce", "group": {"block": 0}}})"),
        "plan.json: field 'tasks[0].collective.group.block': 0 must be >= 1"},
       {"block and stride", with_tasks(R"({"name": "ar", "kind": "collective", "stream": "comm",
                       "collective": {"op": "allreduce", "group": {"block": 2, "stride": 2}}})"),
-       "plan.json: field 'tasks[0].collective.group': expected exactly one of 'block' or 'stride', got 2"},
+       R"(plan.json: field 'tasks[0].collective.group': expected exactly one of 'block' or 'stride' (allowed: "world", "node", {"block": G}, {"stride": G[, "span": S]}))"},
+      {"span of a block", with_tasks(R"({"name": "ar", "kind": "collective", "stream": "comm",
+                      "collective": {"op": "allreduce", "group": {"block": 2, "span": 4}}})"),
+       R"(plan.json: field 'tasks[0].collective.group': 'span' is only for a 'stride' group (allowed: "world", "node", {"block": G}, {"stride": G[, "span": S]}))"},
       {"misspelt group field",
        with_tasks(
            R"({"name": "ar", "kind": "collective", "stream": "comm", "collective": {"op": "allreduce", "group": {"blok": 2}}})"),
-       "plan.json: field 'tasks[0].collective.group.blok': unknown field (allowed: block, stride)"},
+       "plan.json: field 'tasks[0].collective.group.blok': unknown field (allowed: block, stride, span)"},
       {"peer_offset of the wrong type",
        with_tasks(
            R"({"name": "s", "kind": "collective", "stream": "comm", "collective": {"op": "send", "peer_offset": "1"}})"),

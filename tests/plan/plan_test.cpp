@@ -74,6 +74,8 @@ TEST(GroupMembersTest, EachKindOfGroup) {
       {"stride", {Kind::kStride, 4}, 5, 16, 4, {1, 5, 9, 13}},
       // stride(8) of a world of 8: every rank alone.
       {"stride of the world", {Kind::kStride, 8}, 3, 8, 8, {3}},
+      // stride(2) within 8: rank 13 is in the block 8..15, its residue 1: 9, 11, 13, 15 (one stage's DP group).
+      {"stride within a span", {Kind::kStride, 2, 8}, 13, 16, 4, {9, 11, 13, 15}},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(group_members(c.spec, c.rank, c.world, c.devices_per_node), c.expected) << c.what;
@@ -87,7 +89,7 @@ TEST(GroupMembersTest, EachKindOfGroup) {
 TEST(GroupMembersTest, FirstAndSizeWithoutTheList) {
   using Kind = GroupSpec::Kind;
   for (GroupSpec spec : {GroupSpec{Kind::kWorld, 0}, GroupSpec{Kind::kNode, 0}, GroupSpec{Kind::kBlock, 3},
-                         GroupSpec{Kind::kStride, 3}, GroupSpec{Kind::kStride, 4}}) {
+                         GroupSpec{Kind::kStride, 3}, GroupSpec{Kind::kStride, 4}, GroupSpec{Kind::kStride, 2, 4}}) {
     for (int world : {1, 7, 12}) {
       for (int rank = 0; rank < world; ++rank) {
         const std::vector<int> members = group_members(spec, rank, world, 4);

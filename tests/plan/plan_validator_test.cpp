@@ -128,6 +128,12 @@ TEST(ValidatePlanTest, OneMessagePerClassOfMistake) {
        "plan.json: task 'ar': group block(0): the size must be >= 1"},
       {"world with a size", [](Plan& p) { p.tasks[2].collective->group.size = 4; },
        "plan.json: task 'ar': group world takes no size (got 4)"},
+      {"span not a multiple of the stride",
+       [](Plan& p) {
+         p.tasks[2].collective->group = {GroupSpec::Kind::kStride, 2, 3};
+       },
+       "plan.json: task 'ar': group stride(2 within 3): the span 3 must be 0 (the world) or a positive multiple of the "
+       "stride"},
       {"negative root", [](Plan& p) { p.tasks[2].collective->root = -1; },
        "plan.json: task 'ar': root -1 must be >= 0"},
       {"split_bytes on an allreduce",

@@ -38,7 +38,7 @@ std::string group_attr_text(const GroupSpec& g) {
     case GroupSpec::Kind::kBlock:
       return "block:" + std::to_string(g.size);
     case GroupSpec::Kind::kStride:
-      return "stride:" + std::to_string(g.size);
+      return "stride:" + std::to_string(g.size) + (g.span > 0 ? "/" + std::to_string(g.span) : std::string());
   }
   return "world";
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -70,11 +71,27 @@ class NodeReader {
   auto lhs##_or = (expr);        \
   if (!lhs##_or.is_ok()) return lhs##_or.status();
 
+// "G" or "G/S" of a "stride:" attribute: digits, a stride G >= 1 and a span S a multiple of it.
+std::optional<GroupSpec> stride_from_text(const std::string& text) {
+  const size_t slash = text.find('/');
+  const std::string g = text.substr(0, slash), s = slash == std::string::npos ? "" : text.substr(slash + 1);
+  auto digits = [](const std::string& t) {
+    return !t.empty() && t.size() < 8 && std::all_of(t.begin(), t.end(), ::isdigit);
+  };
+  if (!digits(g) || (slash != std::string::npos && !digits(s))) return std::nullopt;
+  GroupSpec spec{GroupSpec::Kind::kStride, std::stoi(g), s.empty() ? 0 : std::stoi(s)};
+  if (spec.size < 1 || (slash != std::string::npos && (spec.span < 1 || spec.span % spec.size != 0)))
+    return std::nullopt;
+  return spec;
+}
+
 StatusOr<GroupSpec> group_from_text(const NodeReader& in, const std::string& text) {
   if (text == "world") return GroupSpec{};
+  if (text.rfind("stride:", 0) == 0) {
+    if (std::optional<GroupSpec> spec = stride_from_text(text.substr(7))) return *spec;
+  }
   if (text == "node") return GroupSpec{GroupSpec::Kind::kNode, 0};
-  for (const auto& [prefix, kind] :
-       {std::pair{"block:", GroupSpec::Kind::kBlock}, {"stride:", GroupSpec::Kind::kStride}}) {
+  for (const auto& [prefix, kind] : {std::pair{"block:", GroupSpec::Kind::kBlock}}) {
     const std::string p = prefix;
     if (text.rfind(p, 0) == 0 && text.size() > p.size() && text.size() < p.size() + 8 &&
         std::all_of(text.begin() + static_cast<std::ptrdiff_t>(p.size()), text.end(), ::isdigit)) {
@@ -82,7 +99,7 @@ StatusOr<GroupSpec> group_from_text(const NodeReader& in, const std::string& tex
       if (size >= 1) return GroupSpec{kind, size};
     }
   }
-  return in.fail("attribute 'ct_group': '" + text + "' is not a group (world, node, block:G, stride:G)");
+  return in.fail("attribute 'ct_group': '" + text + "' is not a group (world, node, block:G, stride:G, stride:G/S)");
 }
 
 // The plan's group for a process group's members, seen from `rank`.
@@ -112,6 +129,12 @@ StatusOr<GroupSpec> group_from_members(const NodeReader& in, const std::string& 
   for (int i = 1; strided && i < n; ++i)
     strided = m[i] - m[i - 1] == stride;
   if (strided) return GroupSpec{GroupSpec::Kind::kStride, stride};
+  // A stride inside aligned blocks of n x d ranks (a data-parallel group of one pipeline stage).
+  const int d = n > 1 ? m[1] - m[0] : 0;
+  bool spanned = d >= 1 && world % (n * d) == 0 && m.front() % (n * d) < d;
+  for (int i = 1; spanned && i < n; ++i)
+    spanned = m[i] - m[i - 1] == d;
+  if (spanned) return GroupSpec{GroupSpec::Kind::kStride, d, n * d};
   return in.fail("pg_name '" + pg + "': members " + text() +
                  " are neither the world, an aligned block nor a stride of it (the groups a plan can hold)");
 }
