@@ -51,12 +51,10 @@ Status check_batch_args(const FlexMarlArgs& a) {
 
 // The run's own flags: learning rate, trainers, threads, timeout, device, backend and transport.
 Status check_run_flags(const FlexMarlArgs& a) {
-  if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("lr " + json_number(a.lr) + ": must be > 0");
+  if (!(a.lr > 0) || !std::isfinite(a.lr)) return Status::invalid_argument("lr " + json_number(a.lr) + ": must be > 0");
   if (a.trainers < 0) return Status::invalid_argument("trainers " + std::to_string(a.trainers) + ": must be >= 0");
   if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be >= 1");
-  if (!(a.timeout_s > 0))
-    return Status::invalid_argument("timeout_s " + json_number(a.timeout_s) + ": must be > 0");
+  if (!(a.timeout_s > 0)) return Status::invalid_argument("timeout_s " + json_number(a.timeout_s) + ": must be > 0");
   if (a.device != "cpu" && a.device != "cuda" && a.device != "auto") {
     return Status::invalid_argument("device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
   }

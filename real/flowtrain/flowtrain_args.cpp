@@ -54,11 +54,9 @@ StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
     return Status::invalid_argument("pool_slots " + std::to_string(a.pool_slots) +
                                     ": smaller than one sample (a slot holds one sample's embeddings)");
   }
-  if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("lr " + json_number(a.lr) + ": must be > 0");
+  if (!(a.lr > 0) || !std::isfinite(a.lr)) return Status::invalid_argument("lr " + json_number(a.lr) + ": must be > 0");
   if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be >= 1");
-  if (!(a.timeout_s > 0))
-    return Status::invalid_argument("timeout_s " + json_number(a.timeout_s) + ": must be > 0");
+  if (!(a.timeout_s > 0)) return Status::invalid_argument("timeout_s " + json_number(a.timeout_s) + ": must be > 0");
   if (!one_of(a.device, {"cpu", "cuda", "auto"})) {
     return Status::invalid_argument("device '" + a.device + "': unknown device (allowed: cpu, cuda, auto)");
   }

@@ -62,8 +62,7 @@ Status check_args(const NestPipeArgs& a, Variant* variant) {
   if (a.dense_optimizer != "sgd" && a.dense_optimizer != "adam") {
     return Status::invalid_argument("dense_optimizer '" + a.dense_optimizer + "': unknown (allowed: sgd, adam)");
   }
-  if (!(a.lr > 0) || !std::isfinite(a.lr))
-    return Status::invalid_argument("lr " + json_number(a.lr) + ": must be > 0");
+  if (!(a.lr > 0) || !std::isfinite(a.lr)) return Status::invalid_argument("lr " + json_number(a.lr) + ": must be > 0");
   if (!(a.dense_lr > 0) || !std::isfinite(a.dense_lr)) {
     return Status::invalid_argument("dense_lr " + json_number(a.dense_lr) + ": must be > 0");
   }
@@ -80,8 +79,7 @@ Status check_args(const NestPipeArgs& a, Variant* variant) {
     return Status::invalid_argument("no_patch: variant " + a.variant + " has no patch (only dbp and nestpipe)");
   }
   if (a.threads < 1) return Status::invalid_argument("threads " + std::to_string(a.threads) + ": must be >= 1");
-  if (!(a.timeout_s > 0))
-    return Status::invalid_argument("timeout_s " + json_number(a.timeout_s) + ": must be > 0");
+  if (!(a.timeout_s > 0)) return Status::invalid_argument("timeout_s " + json_number(a.timeout_s) + ": must be > 0");
   if (a.store != "host" && a.store != "device") {
     return Status::invalid_argument("store '" + a.store + "': unknown (allowed: host, device)");
   }
