@@ -33,8 +33,8 @@ std::vector<PipelineOp> stage_order(const Split& s, int stage) {
 
 namespace {
 
-// Parameters of one chunk on one GPU.
-double chunk_parameters(const Transformer& m, const Split& s) {
+// Parameters of one chunk's layers on one GPU: what its backward produces gradients for layer by layer.
+double chunk_layer_parameters(const Transformer& m, const Split& s) {
   return static_cast<double>(chunk_layers(m, s)) * static_cast<double>(transformer::layer_parameters(m)) / s.tp;
 }
 
@@ -48,7 +48,7 @@ double activation_values(const Transformer& m, const Split& s) {
 int gradient_buckets(const Transformer& m, const Split& s) {
   if (!s.overlap_grad_reduce) return 1;
   const double bucket = std::max(40e6, 1e6 * s.dp);
-  const double buckets = std::ceil(chunk_parameters(m, s) / bucket);
+  const double buckets = std::ceil(chunk_layer_parameters(m, s) / bucket);
   return static_cast<int>(std::clamp<double>(buckets, 1, static_cast<double>(chunk_layers(m, s))));
 }
 
@@ -68,10 +68,8 @@ std::map<std::string, double> step_costs(const Transformer& m, const Split& s, c
                                       {"llm/backward_head", backward + head.backward},
                                       {"llm/backward_bucket", backward / buckets},
                                       {"llm/backward_head_bucket", (backward + head.backward) / buckets}};
-  const double stage_parameters = static_cast<double>(m.layers) / s.pp * transformer::layer_parameters(m) / s.tp;
-  const double embedding = static_cast<double>(transformer::embedding_parameters(m)) / s.tp;
   for (int p = 0; p < s.pp; ++p) {
-    const double parameters = stage_parameters + (p == 0 ? embedding : 0);
+    const double parameters = stage_parameters(m, s, p);
     costs["llm/optimizer/stage" + std::to_string(p)] =
         transformer::adam_seconds(s.zero == 1 ? parameters / s.dp : parameters, d);
   }
@@ -204,7 +202,7 @@ class StageBuilder {
   // `after`.
   void reduce(int chunk, int part, int parts, int after) {
     if (s_.dp == 1) return;
-    const double bytes = 4 * chunk_parameters(m_, s_) / parts;
+    const double bytes = 4 * chunk_parameters(m_, s_, virtual_stage(chunk)) / parts;
     const CollectiveOp op = s_.zero == 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
     reductions_.push_back(
         collective("s" + std::to_string(stage_) + " DP c" + std::to_string(chunk) + " part " + std::to_string(part),
@@ -218,7 +216,7 @@ class StageBuilder {
     const int adam =
         compute("s" + std::to_string(stage_) + " optimizer", "llm/optimizer/stage" + std::to_string(stage_), deps, -1);
     if (s_.zero == 1 && s_.dp > 1) {
-      const double weights = 2.0 * chunk_parameters(m_, s_) * s_.virtual_stages;
+      const double weights = 2.0 * stage_parameters(m_, s_, stage_);
       const int gather = collective("s" + std::to_string(stage_) + " DP weights", kDataParallel,
                                     CollectiveOp::kAllGather, data_parallel_group(), weights, {adam});
       plan_->tasks[first_compute_].prev_step_deps.push_back(gather);

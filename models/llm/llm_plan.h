@@ -24,13 +24,15 @@
 // send of micro_batch x seq x hidden / TP bf16 values (the scatter-gather
 // optimisation of Narayanan et al. 2021) on a stream of its own; the
 // receiving stage's compute waits for the receive. After a chunk's last
-// backward its gradients (fp32, the chunk's parameters over TP) are reduced
+// backward its gradients (fp32, llm_split.h's chunk_parameters: embeddings
+// included on the first and last chunks) are reduced
 // over its data-parallel group: all-reduce, or reduce-scatter with zero 1
 // (then the optimizer updates a 1/DP shard and the bf16 weights are
 // all-gathered before the next step's first forward). With
 // overlap_grad_reduce the last backward is split into buckets of
-// max(40M, 1M x DP) parameters (Megatron-core's default bucket size,
-// assumption) each reduced as soon as it is done. The Adam step runs after
+// max(40M, 1M x DP) of its layers' parameters (Megatron-core's default
+// bucket size, assumption), each reducing an equal share of the chunk's
+// gradients as soon as it is done. The Adam step runs after
 // every reduction of the stage.
 //
 // Not modelled: the embedding-gradient all-reduce between the first and last

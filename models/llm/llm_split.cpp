@@ -112,11 +112,19 @@ Status check_split(const Transformer& m, const Split& s, int workers) {
   return Status::ok();
 }
 
-double first_stage_parameters(const Transformer& m, const Split& s) {
-  const double layers = static_cast<double>(m.layers) / s.pp;
-  return (layers * static_cast<double>(transformer::layer_parameters(m)) +
-          static_cast<double>(transformer::embedding_parameters(m))) /
-         s.tp;
+double chunk_parameters(const Transformer& m, const Split& s, int virtual_stage) {
+  double parameters = static_cast<double>(chunk_layers(m, s)) * static_cast<double>(transformer::layer_parameters(m));
+  if (virtual_stage == 0) parameters += static_cast<double>(transformer::embedding_parameters(m));
+  const int last = s.pp * s.virtual_stages - 1;
+  if (s.pp > 1 && virtual_stage == last) parameters += static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
+  return parameters / s.tp;
+}
+
+double stage_parameters(const Transformer& m, const Split& s, int stage) {
+  double parameters = 0;
+  for (int chunk = 0; chunk < s.virtual_stages; ++chunk)
+    parameters += chunk_parameters(m, s, chunk * s.pp + stage);
+  return parameters;
 }
 
 double layer_activation_bytes(const Transformer& m, const Split& s) {
@@ -136,7 +144,7 @@ double layer_activation_bytes(const Transformer& m, const Split& s) {
 }
 
 GpuMemory gpu_memory(const Transformer& m, const Split& s) {
-  const double params = first_stage_parameters(m, s);
+  const double params = stage_parameters(m, s, 0);
   GpuMemory g;
   g.weights = 2 * params;
   g.gradients = 4 * params;

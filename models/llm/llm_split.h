@@ -34,7 +34,7 @@
 //                 GPipe, min(PP, M) (1 + (PP - 1) / (PP x V)) interleaved.
 //
 // Parameters on a GPU: the stage's layers over TP, plus the (vocabulary-
-// parallel) embedding over TP on the first stage.
+// parallel) embedding over TP on the first stage (chunk_parameters).
 
 #include <cstdint>
 #include <optional>
@@ -86,8 +86,13 @@ struct GpuMemory {
   double total() const { return weights + gradients + optimizer + activations; }
 };
 
-/// Parameters a GPU of the first stage holds.
-double first_stage_parameters(const transformer::Transformer& model, const Split& split);
+/// Parameters a GPU holds of virtual stage `virtual_stage` (0 to PP x V - 1):
+/// the chunk's layers over TP, plus the token and position embeddings on the
+/// first and, with PP > 1, the LM head's copy of the token embedding on the
+/// last (Megatron-LM keeps one there for the tied output layer).
+double chunk_parameters(const transformer::Transformer& model, const Split& split, int virtual_stage);
+/// Parameters a GPU of pipeline stage `stage` holds: its chunks'.
+double stage_parameters(const transformer::Transformer& model, const Split& split, int stage);
 /// Activation bytes of one layer for one micro-batch (the table above).
 double layer_activation_bytes(const transformer::Transformer& model, const Split& split);
 /// The first stage's GPU's memory.

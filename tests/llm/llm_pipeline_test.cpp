@@ -76,7 +76,8 @@ TEST(LlmPipelineTest, APureDataParallelStepIsItsComputeThenTheGradientAllReduce)
   Task reduce;
   reduce.name = "reduce";
   reduce.kind = TaskKind::kCollective;
-  reduce.bytes = std::llround(4.0 * 8 * static_cast<double>(transformer::layer_parameters(tiny())));
+  reduce.bytes = std::llround(4.0 * (8 * static_cast<double>(transformer::layer_parameters(tiny())) +
+                                     static_cast<double>(transformer::embedding_parameters(tiny()))));
   reduce.collective =
       Collective{CollectiveOp::kAllReduce, GroupSpec{GroupSpec::Kind::kStride, 1, 4}, Algorithm::kAuto, 0, 0, 0, {}};
   alone.tasks = {reduce};

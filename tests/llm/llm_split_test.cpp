@@ -59,7 +59,7 @@ TEST(LlmSplitTest, TheFirstStageHoldsAsManyMicroBatchesAsTheScheduleKeepsInFligh
 TEST(LlmSplitTest, WeightsGradientsAndAdamAre18BytesAParameterOr6Plus12OverDpSharded) {
   const Transformer m = gpt_22b();
   Split s = split(8, 4, 16, 1, 64);
-  const double p = first_stage_parameters(m, s);
+  const double p = stage_parameters(m, s, 0);
   EXPECT_DOUBLE_EQ(p, (12.0 * transformer::layer_parameters(m) + transformer::embedding_parameters(m)) / 8);
   const GpuMemory plain = gpu_memory(m, s);
   EXPECT_DOUBLE_EQ(plain.weights + plain.gradients + plain.optimizer, 18 * p);
