@@ -135,8 +135,10 @@ StatusOr<GroupSpec> group_from_members(const NodeReader& in, const std::string& 
   for (int i = 1; spanned && i < n; ++i)
     spanned = m[i] - m[i - 1] == d;
   if (spanned) return GroupSpec{GroupSpec::Kind::kStride, d, n * d};
-  return in.fail("pg_name '" + pg + "': members " + text() +
-                 " are neither the world, an aligned block nor a stride of it (the groups a plan can hold)");
+  return in.fail(
+      "pg_name '" + pg + "': members " + text() +
+      " are neither the world, an aligned block, a stride of it nor a stride within aligned blocks (the groups a "
+      "plan can hold)");
 }
 
 std::optional<CollectiveOp> op_of(int64_t comm_type) {

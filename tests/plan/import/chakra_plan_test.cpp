@@ -241,11 +241,31 @@ TEST(ChakraPlanTest, CommGroupsBecomeBlocksAndStrides) {
   auto strides = plan_from_chakra(files({{coll("c")}, {coll("d")}, {coll("c")}, {coll("d")}}), o);
   ASSERT_TRUE(strides.is_ok()) << strides.status().message();
   EXPECT_EQ(strides->plan.tasks[0].collective->group, (GroupSpec{GroupSpec::Kind::kStride, 2}));
+  // In a world of 8, {0, 2}, {1, 3}, {4, 6}, {5, 7}: every second rank inside blocks of 4 (one stage's DP groups).
+  o.comm_groups = {{"a", {0, 1}}, {"b", {2, 3}}, {"c", {0, 2}}, {"d", {1, 3}},
+                   {"e", {1, 2}}, {"f", {4, 6}}, {"g", {5, 7}}};
+  auto spans = plan_from_chakra(
+      files({{coll("c")}, {coll("d")}, {coll("c")}, {coll("d")}, {coll("f")}, {coll("g")}, {coll("f")}, {coll("g")}}),
+      o);
+  ASSERT_TRUE(spans.is_ok()) << spans.status().message();
+  EXPECT_EQ(spans->plan.tasks[0].collective->group, (GroupSpec{GroupSpec::Kind::kStride, 2, 4}));
   auto odd = plan_from_chakra(files({{coll("a")}, {coll("e")}, {coll("e")}, {coll("b")}}), o);
   ASSERT_FALSE(odd.is_ok());
   EXPECT_EQ(odd.status().message(),
-            "t.1.et: node 0 ('ar'): pg_name 'e': members [1, 2] are neither the world, an aligned block nor a stride "
-            "of it (the groups a plan can hold)");
+            "t.1.et: node 0 ('ar'): pg_name 'e': members [1, 2] are neither the world, an aligned block, a stride "
+            "of it nor a stride within aligned blocks (the groups a plan can hold)");
+}
+
+TEST(ChakraPlanTest, AStrideWithinASpanComesBack) {
+  auto plan = plan_from_json(R"({"system": "test", "variant": "span", "streams": ["comm"], "tasks": [
+  {"name": "dp", "kind": "collective", "stream": "comm", "bytes": 4096,
+   "collective": {"op": "allreduce", "group": {"stride": 2, "span": 4}}}]})",
+                             "span.json");
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  ChakraExport e;
+  auto back = round_trip(*plan, 8, &e);
+  ASSERT_TRUE(back.is_ok()) << back.status().message();
+  EXPECT_EQ(back->plan, *plan) << plan_to_json(back->plan);
 }
 
 TEST(ChakraPlanTest, CtrlDepsAreFollowedOnlyWhenAsked) {
