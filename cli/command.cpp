@@ -18,11 +18,7 @@ Status in_sim_option_words(const Status& status) {
 }
 
 Status write_output(const std::string& path, const std::string& text) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    return std::fflush(stdout) == 0 ? Status::ok() : Status::io_error("<stdout>: write failed");
-  }
-  return write_file_atomically(path, text);
+  return path == "-" ? write_stdout(text) : write_file_atomically(path, text);
 }
 
 std::string system_names() {

@@ -177,4 +177,15 @@ Status write_file_atomically(const std::string& path, std::string_view contents)
   return (*out)->commit();
 }
 
+Status write_stdout(std::string_view text) {
+  const bool written = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
+  return written && std::fflush(stdout) == 0 ? Status::ok() : Status::io_error("<stdout>: write failed");
+}
+
+Status make_directories(const std::string& dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  return error ? Status::io_error(dir + ": " + error.message()) : Status::ok();
+}
+
 }  // namespace clustertwin

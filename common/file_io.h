@@ -75,6 +75,12 @@ Status write_file_atomically(const std::string& path, std::string_view contents)
 /// Reads a whole (possibly gzipped) file into a string.
 StatusOr<std::string> read_file(const std::string& path);
 
+/// Writes `text` to standard output and flushes it; IoError "<stdout>: write failed" when either fails.
+Status write_stdout(std::string_view text);
+
+/// Creates the folder `dir` and its parents (an existing one is fine); IoError naming it otherwise.
+Status make_directories(const std::string& dir);
+
 /// True when `text` ends with `suffix`.
 bool ends_with(std::string_view text, std::string_view suffix);
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "common/file_io.h"
 #include "models/torch/byte_lm.h"
 #include "real/igsp/calibration_set.h"
 #include "real/igsp/corpus_manifest.h"
@@ -17,12 +18,6 @@
 
 namespace clustertwin::real::igsp {
 namespace {
-
-// Writes `text` to standard output.
-Status print_to_stdout(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? Status::ok() : Status::io_error("<stdout>: write failed");
-}
 
 // `nm` ("2:4") as the layer options' n and m; InvalidArgument naming the field otherwise.
 Status parse_nm(const std::string& nm, PruneOptions& layer) {
@@ -71,7 +66,7 @@ Status run_igsp_train(const TrainOptions& o) {
 Status run_igsp_manifest(const ManifestArgs& a) {
   auto checkpoint = models::nets::load_byte_lm(a.model);
   if (!checkpoint.is_ok()) return checkpoint.status();
-  return print_to_stdout(checkpoint->meta_json + "\n");
+  return write_stdout(checkpoint->meta_json + "\n");
 }
 
 Status run_igsp_relocate(const RelocateArgs& a) {
@@ -129,7 +124,7 @@ Status run_eval(const EvalArgs& a) {
                              {"value", s.value},
                              {"items", s.items}});
     }
-    return print_to_stdout(j.dump(2) + "\n");
+    return write_stdout(j.dump(2) + "\n");
   }
   std::printf("# clustertwin eval: %s\n", a.model.c_str());
   for (const auto& s : scores) {

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 
 #include "common/file_io.h"
 #include "common/gnuplot.h"
@@ -18,18 +17,6 @@ namespace {
 void show_study_progress(const char* what, int done, int total, std::chrono::steady_clock::time_point start) {
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   show_progress(done == total, "  %s [%d/%d] %.0f s", what, done, total, s);
-}
-
-Status make_out_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  return ec ? Status::io_error(dir + ": " + ec.message()) : Status::ok();
-}
-
-// Writes `text` to standard output.
-Status print_text(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? Status::ok() : Status::io_error("<stdout>: write failed");
 }
 
 // Writes `script` beside the CSVs and runs gnuplot on it when it is installed.
@@ -70,7 +57,7 @@ StabilityOptions stability_options(const SisStabilityArgs& a) {
 Status run_sis_study(const SisStudyArgs& a) {
   const EstimatorStudyOptions o = estimator_options(a);
   CT_RETURN_IF_ERROR(validate(o));
-  CT_RETURN_IF_ERROR(make_out_dir(a.out));
+  CT_RETURN_IF_ERROR(make_directories(a.out));
   const auto start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "sis study -> %s: %zu lengths x %zu drifts, %lld replicates of %lld sequences\n", a.out.c_str(),
                o.lengths.size(), o.drifts.size(), static_cast<long long>(o.replicates),
@@ -82,7 +69,7 @@ Status run_sis_study(const SisStudyArgs& a) {
   CT_RETURN_IF_ERROR(write_file_atomically(csv, estimator_csv(*result)));
   CT_RETURN_IF_ERROR(write_file_atomically(a.out + "/estimators.json", json.dump(2) + "\n"));
   const bool plotted = plot_into(a.out, "estimators.gp", estimator_gnuplot(*result, a.out));
-  CT_RETURN_IF_ERROR(print_text(a.json ? json.dump(2) + "\n" : estimator_tables(*result)));
+  CT_RETURN_IF_ERROR(write_stdout(a.json ? json.dump(2) + "\n" : estimator_tables(*result)));
   std::fprintf(stderr, "sis study: %.0f s; wrote %s/estimators.{csv,json}%s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), a.out.c_str(),
                plotted ? ", estimators_mse.png, estimators_bias.png" : " (no gnuplot: no PNGs)");
@@ -92,7 +79,7 @@ Status run_sis_study(const SisStudyArgs& a) {
 Status run_sis_stability(const SisStabilityArgs& a) {
   const StabilityOptions o = stability_options(a);
   CT_RETURN_IF_ERROR(validate(o));
-  CT_RETURN_IF_ERROR(make_out_dir(a.out));
+  CT_RETURN_IF_ERROR(make_directories(a.out));
   const auto start = std::chrono::steady_clock::now();
   std::fprintf(stderr, "sis stability -> %s: %zu lags x %zu conditions x %lld seeds, %lld steps each\n", a.out.c_str(),
                o.lags.size(), o.conditions.size(), static_cast<long long>(o.seeds), static_cast<long long>(o.steps));
@@ -105,7 +92,7 @@ Status run_sis_stability(const SisStabilityArgs& a) {
   CT_RETURN_IF_ERROR(write_file_atomically(a.out + "/stability_summary.csv", stability_summary_csv(*result)));
   CT_RETURN_IF_ERROR(write_file_atomically(a.out + "/stability.json", json.dump(2) + "\n"));
   const bool plotted = plot_into(a.out, "stability.gp", stability_gnuplot(*result, mean_csv, a.out));
-  CT_RETURN_IF_ERROR(print_text(a.json ? json.dump(2) + "\n" : stability_table(*result)));
+  CT_RETURN_IF_ERROR(write_stdout(a.json ? json.dump(2) + "\n" : stability_table(*result)));
   std::fprintf(stderr, "sis stability: %.0f s; wrote %s/stability_{curves,mean,summary}.csv, stability.json%s\n",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), a.out.c_str(),
                plotted ? ", stability_success.png" : " (no gnuplot: no PNGs)");

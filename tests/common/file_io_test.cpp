@@ -57,6 +57,18 @@ TEST(AtomicOutputFileTest, MissingDirectoryIsNamed) {
   EXPECT_NE(out.status().message().find("output directory"), std::string::npos) << out.status().message();
 }
 
+TEST(MakeDirectoriesTest, CreatesParentsAcceptsAnExistingFolderAndNamesOneItCannotMake) {
+  const std::string root = temp_path("dirs");
+  std::filesystem::remove_all(root);
+  ASSERT_TRUE(make_directories(root + "/a/b").is_ok());
+  EXPECT_TRUE(std::filesystem::is_directory(root + "/a/b"));
+  EXPECT_TRUE(make_directories(root + "/a/b").is_ok());
+  ASSERT_TRUE(write_file_atomically(root + "/file", "x").is_ok());
+  const Status under_a_file = make_directories(root + "/file/c");
+  EXPECT_EQ(under_a_file.code(), Status::Code::kIoError);
+  EXPECT_EQ(under_a_file.message().rfind(root + "/file/c: ", 0), 0u) << under_a_file.message();
+}
+
 TEST(InputFileTest, MissingFileIsNotFound) {
   auto in = InputFile::open(temp_path("does_not_exist.json"));
   ASSERT_FALSE(in.is_ok());
