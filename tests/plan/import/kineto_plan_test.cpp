@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrators/replay.h"
+#include "tests/plan/import/kineto_events.h"
 #include "traces/trace_writer.h"
 
 namespace clustertwin::models {
@@ -22,14 +23,9 @@ using calibrators::task_samples;
 using traces::Category;
 using traces::Event;
 
+// An event whose cost key is its name.
 Event event(const std::string& name, Category c, int64_t rank, int64_t stream, double ts, double dur) {
-  Event e;
-  e.name = name;
-  e.category = c;
-  e.rank = rank;
-  e.stream = stream;
-  e.ts_us = ts;
-  e.dur_us = dur;
+  Event e = testing::timed_event(name, c, rank, stream, ts, dur);
   e.cost_key = name;
   return e;
 }

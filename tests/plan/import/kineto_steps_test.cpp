@@ -6,20 +6,19 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
+#include "tests/plan/import/kineto_events.h"
+
 namespace clustertwin::models::kineto_detail {
 namespace {
 
 using traces::Category;
 
+// An event launched by the host at `host_ts` (none: not a launched kernel).
 traces::Event step_event(const std::string& name, Category c, int64_t rank, int64_t stream, double ts, double dur,
                          std::optional<double> host_ts = std::nullopt) {
-  traces::Event e;
-  e.name = name;
-  e.category = c;
-  e.rank = rank;
-  e.stream = stream;
-  e.ts_us = ts;
-  e.dur_us = dur;
+  traces::Event e = testing::timed_event(name, c, rank, stream, ts, dur);
   e.host_ts_us = host_ts;
   return e;
 }
