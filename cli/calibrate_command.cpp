@@ -151,8 +151,9 @@ void add_calibrate_command(CLI::App& app, Action* action) {
   device->callback([d, action] {
     *action = [d] { return in_flag_words(run_calibrate_device(*d), {{"name", "--name"}}); };
   });
-  cmd->callback([a, action, device] {
-    if (device->parsed()) return;  // the subcommand set the action
+  CLI::App* steps = add_calibrate_steps(cmd, action);
+  cmd->callback([a, action, device, steps] {
+    if (device->parsed() || steps->parsed()) return;  // the subcommand set the action
     *action = [a] { return in_flag_words(run_calibrate(*a), {{"step_waits", "--step-waits"}}); };
   });
 }

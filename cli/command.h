@@ -63,6 +63,8 @@ void add_sis_command(CLI::App& app, Action* action);
 
 /// Registers `clustertwin calibrate ...` (fit a profile to recorded traces) on `app`.
 void add_calibrate_command(CLI::App& app, Action* action);
+/// `calibrate steps` (cli/calibrate_steps.cpp), a subcommand of `calibrate`; returns it.
+CLI::App* add_calibrate_steps(CLI::App* calibrate, Action* action);
 
 /// Registers `clustertwin validate ...` (replay a recorded run in the twin) on `app`.
 void add_validate_command(CLI::App& app, Action* action);

@@ -19,7 +19,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(CT_EXPORTED_LIBRARIES ct_common ct_json ct_traces ct_plan ct_spec ct_device ct_cluster_profile ct_sim)
+set(CT_EXPORTED_LIBRARIES ct_common ct_json ct_traces ct_plan ct_spec ct_device ct_transformer ct_cluster_profile ct_sim)
 # Each system of common/systems.def: its policy library (models/NAME, where
 # it has one), its twin (sim/NAME) and its fits (calibrators/NAME, where it
 # has them); then the registry of twins and the calibrators' shared part.

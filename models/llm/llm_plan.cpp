@@ -140,6 +140,9 @@ class StageBuilder {
   int collective(std::string name, int stream, CollectiveOp op, GroupSpec group, double bytes, std::vector<int> deps,
                  int peer_offset = 0, int tag = 0) {
     const int id = add(std::move(name), TaskKind::kCollective, stream, std::move(deps));
+    plan_->tasks[id].cost_key = stream == kCompute        ? kTensorParallelKey
+                                : stream == kDataParallel ? kDataParallelKey
+                                                          : kPipelineKey;
     plan_->tasks[id].bytes = std::llround(bytes);
     plan_->tasks[id].collective = Collective{op, group, Algorithm::kAuto, 0, peer_offset, tag, {}};
     return id;

@@ -49,6 +49,15 @@
 
 namespace clustertwin::models::llm {
 
+/// The cost keys of the plan's transfers: no profile prices them (the
+/// network moves them), they name them for the step's breakdown.
+inline constexpr const char* kTensorParallelKey = "llm/tp";
+inline constexpr const char* kPipelineKey = "llm/pp";
+inline constexpr const char* kDataParallelKey = "llm/dp";
+/// The compute keys of a pass (step_costs' keys but the optimizer's, "llm/optimizer/stageP").
+inline constexpr const char* kPassKeys[] = {"llm/forward",       "llm/backward",        "llm/forward_head",
+                                            "llm/backward_head", "llm/backward_bucket", "llm/backward_head_bucket"};
+
 /// One pass of one chunk on one micro-batch.
 struct PipelineOp {
   bool forward = true;

@@ -107,8 +107,8 @@ Status check_split(const Transformer& m, const Split& s, int workers) {
                    std::to_string(s.pp) + " (the interleaved schedule's groups)");
   }
   if (s.zero != 0 && s.zero != 1) return bad("zero", s.zero, "must be 0 or 1");
-  if (s.precision != "bf16" && s.precision != "fp16")
-    return Status::invalid_argument("precision '" + s.precision + "': unknown (allowed: bf16, fp16)");
+  if (s.precision != "bf16" && s.precision != "fp16" && s.precision != "fp8")
+    return Status::invalid_argument("precision '" + s.precision + "': unknown (allowed: bf16, fp16, fp8)");
   return Status::ok();
 }
 

@@ -68,7 +68,8 @@ struct Split {
   /// Data-parallel gradient reductions in buckets during the last micro-batch's
   /// backward (Megatron's --overlap-grad-reduce); false: one reduction after it.
   bool overlap_grad_reduce = true;
-  std::string precision = "bf16";  // bf16 or fp16
+  /// bf16 or fp16; fp8: the GEMMs in fp8 (Transformer Engine), the rest and the weights kept in bf16
+  std::string precision = "bf16";
 };
 
 /// Micro-batches per step and pipeline: global_batch / (micro_batch x dp).

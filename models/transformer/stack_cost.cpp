@@ -7,7 +7,7 @@ namespace {
 double gemm_seconds(double tokens, double in, double out, const DeviceRates& d) {
   const double flops = 6 * tokens * in * out;
   const double efficiency = d.gemm_curve.empty() ? d.gemm_efficiency : d.gemm_curve.at(flops);
-  return flops / (d.peak_flops * efficiency);
+  return flops / ((d.gemm_peak_flops > 0 ? d.gemm_peak_flops : d.peak_flops) * efficiency);
 }
 
 // Forward + backward of one layer's GEMMs at TP `tp`: column-parallel QKV and MLP up, row-parallel projections.

@@ -38,6 +38,9 @@ inline constexpr double kAdamBytesPerParameter = 30;
 /// What a device's kernels reach.
 struct DeviceRates {
   double peak_flops = 0;                    // dense bf16, FLOP/s
+  /// The GEMMs' peak when they run in another precision than the rest (fp8: Transformer Engine runs the GEMMs in
+  /// fp8, attention and the elementwise kernels in bf16); 0: peak_flops.
+  double gemm_peak_flops = 0;
   double memory_bandwidth = 0;              // bytes/s
   device::EfficiencyCurve gemm_curve;       // by one GEMM's training FLOPs; empty: gemm_efficiency
   device::EfficiencyCurve attention_curve;  // causal, by sequence length; empty: attention_efficiency

@@ -105,8 +105,12 @@ bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& pr
   if (!profile.simgrid_platform.empty() || !profile.slowdown.empty() || !profile.node_device_type.empty()) return false;
   // The node's ranks share its cores (a node of CPU processes, or a GPU node's host): each one's load counts.
   if (profile.node_cores > 0 || profile.host.modelled()) return false;
+  // A rank range of whole nodes: every device of a node runs the task or none does.
+  auto whole_nodes = [&](const models::RankRange& r) {
+    return r.begin % per_node == 0 && (r.end == -1 || r.end % per_node == 0);
+  };
   for (const Task& t : plan.tasks) {
-    if (!t.ranks.empty()) return false;
+    if (!std::all_of(t.ranks.begin(), t.ranks.end(), whole_nodes)) return false;
     for (double s : seconds[t.id]) {
       if (s != seconds[t.id][0]) return false;
     }
@@ -117,15 +121,21 @@ bool symmetric_world(const models::Plan& plan, const cluster::ClusterProfile& pr
       case models::GroupSpec::Kind::kNode:
         break;
       case models::GroupSpec::Kind::kBlock:
-        if (g.size % per_node != 0) return false;
+        // Blocks of whole nodes, or blocks that tile a node: the run adds the node's other blocks' traffic.
+        if (g.size % per_node != 0 && per_node % g.size != 0) return false;
         break;
       case models::GroupSpec::Kind::kStride:
-        // Members a multiple of a node apart: a node's first device is in a group of first devices, and the
-        // run adds the groups of the node's other devices to its traffic (run_network_collective).
-        if (g.size % per_node != 0 || g.span != 0) return false;
+        // Members a multiple of a node apart (a node's first device is in a group of first devices), or a
+        // stride that divides a node (its groups hold every node's devices alike): the run adds the groups of
+        // the node's other devices to its traffic (run_network_collective). Within blocks of whole nodes
+        // (span), the same holds block by block.
+        if ((g.size % per_node != 0 && per_node % g.size != 0) || g.span % per_node != 0) return false;
         break;
     }
-    if (t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv)
+    // A send or receive a multiple of a node away: the node's first device talks to the peer node's first, and
+    // the run adds the node's other devices' messages to its traffic (run_network_collective).
+    if ((t.collective->op == models::CollectiveOp::kSend || t.collective->op == models::CollectiveOp::kRecv) &&
+        t.collective->peer_offset % per_node != 0)
       return false;
   }
   return true;

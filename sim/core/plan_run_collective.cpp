@@ -144,27 +144,42 @@ void PlanRunImpl::run_network_collective(const Task& t, const InstanceKey& key, 
   auto node_of = [this](int r) { return platform_.node_of(r); };
   auto schedule = build_schedule(c, bytes, members, node_of, t.name);
   CT_CHECK(schedule.is_ok()) << schedule.status().message();  // checked before the run
-  if (stride_ > 1 && c.group.kind == models::GroupSpec::Kind::kStride) {
-    // Symmetric mode: the groups of the node's other devices (the same members shifted by 1..stride-1) are
+  for (int shift : sibling_shifts(c)) {
+    // Symmetric mode: the groups (or the sends) of the node's other devices (the same members shifted) are
     // not simulated; their traffic joins this group's, phase by phase, so that the network sees it all.
-    for (int shift = 1; shift < stride_; ++shift) {
-      std::vector<int> sibling = members;
-      for (int& m : sibling)
-        m += shift;
-      auto more = build_schedule(c, bytes, sibling, node_of, t.name);
-      CT_CHECK(more.is_ok() && more->phases.size() == schedule->phases.size()) << t.name;
-      for (size_t i = 0; i < more->phases.size(); ++i) {
-        CT_CHECK(more->phases[i].repeats == schedule->phases[i].repeats) << t.name;
-        Round& into = schedule->phases[i].round;
-        Round& from = more->phases[i].round;
-        into.messages.insert(into.messages.end(), from.messages.begin(), from.messages.end());
-        into.exchanges.insert(into.exchanges.end(), from.exchanges.begin(), from.exchanges.end());
-      }
+    std::vector<int> sibling = members;
+    for (int& m : sibling)
+      m += shift;
+    auto more = build_schedule(c, bytes, sibling, node_of, t.name);
+    CT_CHECK(more.is_ok() && more->phases.size() == schedule->phases.size()) << t.name;
+    for (size_t i = 0; i < more->phases.size(); ++i) {
+      CT_CHECK(more->phases[i].repeats == schedule->phases[i].repeats) << t.name;
+      Round& into = schedule->phases[i].round;
+      Round& from = more->phases[i].round;
+      into.messages.insert(into.messages.end(), from.messages.begin(), from.messages.end());
+      into.exchanges.insert(into.exchanges.end(), from.exchanges.begin(), from.exchanges.end());
     }
   }
   const double start = sg::Engine::get_clock();
   run_collective(platform_, *schedule, fidelity_, alone);
   if (price_key) prices_.record(*price_key, sg::Engine::get_clock() - start);
+}
+
+std::vector<int> PlanRunImpl::sibling_shifts(const models::Collective& c) const {
+  std::vector<int> shifts;
+  if (stride_ == 1) return shifts;
+  const models::GroupSpec& g = c.group;
+  if (c.op == models::CollectiveOp::kSend || c.op == models::CollectiveOp::kRecv) {
+    for (int s = 1; s < stride_; ++s)
+      shifts.push_back(s);  // each device's own message, a node away
+  } else if (g.kind == models::GroupSpec::Kind::kStride) {
+    for (int s = 1; s < std::min(g.size, stride_); ++s)
+      shifts.push_back(s);  // the groups of the node's other first members
+  } else if (g.kind == models::GroupSpec::Kind::kBlock && g.size < stride_) {
+    for (int s = g.size; s < stride_; s += g.size)
+      shifts.push_back(s);  // the node's other blocks
+  }
+  return shifts;
 }
 
 int64_t PlanRunImpl::effective_bytes(const models::Collective& c, int64_t bytes, int group_size) const {

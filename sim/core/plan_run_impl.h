@@ -84,6 +84,9 @@ class PlanRunImpl {
   double local_copy_seconds(const models::Task& t, int rank) const;
   // The bytes the network carries for a collective: the task's, times the profile's factor for the op.
   int64_t effective_bytes(const models::Collective& c, int64_t bytes, int group_size) const;
+  /// Symmetric mode: the shifts from a collective's members to the same collective of the node's other,
+  /// unsimulated devices (none outside symmetric mode, and for groups of whole nodes).
+  std::vector<int> sibling_shifts(const models::Collective& c) const;
 
   // plan_run_record.cpp
   void record(int rank, int stream, int step, const models::Task& t, double start, double end);

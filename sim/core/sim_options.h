@@ -35,8 +35,9 @@ struct SimOptions {
   int group_merge_min_nodes = 32;
   /// Simulate one worker per node (the node's first) when every worker of a
   /// node provably does the same: a homogeneous profile without stragglers,
-  /// no platform file, every task on every rank, collectives over the world,
-  /// a node or blocks of whole nodes. The simulated workers' collectives
+  /// no platform file, every task on whole nodes (all of a node's ranks or
+  /// none), collectives over the world, a node, blocks of whole nodes or
+  /// strides of whole nodes, sends and receives a multiple of a node away. The simulated workers' collectives
   /// still move every member's bytes, so the network sees the whole load;
   /// the other workers' compute runs on devices of their own and would change
   /// nothing. 16 times fewer actors on 16-device nodes; a test holds the two

@@ -83,8 +83,8 @@ TEST(LlmSplitTest, EachBadSplitNamesItsField) {
   EXPECT_EQ(check_split(m, interleaved, 32).message(),
             "global_batch 6: gives 6 micro-batches, not a multiple of pp 4 (the interleaved schedule's groups)");
   Split fp8 = split(8, 1, 1, 1, 1);
-  fp8.precision = "fp8";
-  EXPECT_EQ(check_split(m, fp8, 8).message(), "precision 'fp8': unknown (allowed: bf16, fp16)");
+  fp8.precision = "fp32";
+  EXPECT_EQ(check_split(m, fp8, 8).message(), "precision 'fp32': unknown (allowed: bf16, fp16, fp8)");
   EXPECT_TRUE(check_split(m, split(8, 4, 2, 2, 64), 64).is_ok());
 }
 

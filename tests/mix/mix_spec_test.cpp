@@ -138,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, MixSpecBadFileTest,
     ::testing::Values(
         BadFile{"unknown_system", "profile: p\njobs: [{name: a, workers: 2, system: astra}]\n",
-                "mix.yaml: field 'jobs[0].system': 'astra': unknown system (allowed: nestpipe, flexmarl, flowtrain)"},
+                "mix.yaml: field 'jobs[0].system': 'astra': unknown system (allowed: nestpipe, flexmarl, flowtrain, llm)"},
         BadFile{"flexmarl_unknown_framework",
                 "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, framework: fast}]\n",
                 "mix.yaml: field 'jobs[0].framework': 'fast': unknown framework (allowed: sync, marti, flexmarl, "

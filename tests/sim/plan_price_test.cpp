@@ -144,16 +144,35 @@ TEST(PlanPriceTest, OneWorkerStandsForItsNodeOnlyWhenEveryRankProvablyDoesTheSam
   uneven[0][6] *= 2;
   EXPECT_FALSE(symmetric_world(price_plan_of(), p, o, uneven));
 
+  // Tasks on whole nodes keep it; a task on part of a node does not.
   models::Plan some_ranks = price_plan_of();
   some_ranks.tasks[0].ranks = {models::RankRange{0, 4}};
+  EXPECT_TRUE(symmetric_world(some_ranks, p, o, *seconds));
+  some_ranks.tasks[0].ranks = {models::RankRange{0, 2}};
   EXPECT_FALSE(symmetric_world(some_ranks, p, o, *seconds));
 
-  // Groups of whole nodes keep it; a block of 2 splits a node.
+  // Groups of whole nodes, or that tile a node, keep it; a block of 3 straddles nodes.
   models::Plan blocks = price_plan_of();
   blocks.tasks[2].collective->group = {models::GroupSpec::Kind::kBlock, 4};
   EXPECT_TRUE(symmetric_world(blocks, p, o, *seconds));
   blocks.tasks[2].collective->group = {models::GroupSpec::Kind::kBlock, 2};
+  EXPECT_TRUE(symmetric_world(blocks, p, o, *seconds));
+  blocks.tasks[2].collective->group = {models::GroupSpec::Kind::kBlock, 3};
   EXPECT_FALSE(symmetric_world(blocks, p, o, *seconds));
+  // Strides: a node apart, or dividing a node, within blocks of whole nodes.
+  blocks.tasks[2].collective->group = {models::GroupSpec::Kind::kStride, 2, 8};
+  EXPECT_TRUE(symmetric_world(blocks, p, o, *seconds));
+  blocks.tasks[2].collective->group = {models::GroupSpec::Kind::kStride, 2, 6};
+  EXPECT_FALSE(symmetric_world(blocks, p, o, *seconds));
+  blocks.tasks[2].collective->group = {models::GroupSpec::Kind::kStride, 3};
+  EXPECT_FALSE(symmetric_world(blocks, p, o, *seconds));
+  // A send a node away keeps it; one within a node does not.
+  models::Plan sends = price_plan_of();
+  sends.tasks[2].collective->op = models::CollectiveOp::kSend;
+  sends.tasks[2].collective->peer_offset = 4;
+  EXPECT_TRUE(symmetric_world(sends, p, o, *seconds));
+  sends.tasks[2].collective->peer_offset = 1;
+  EXPECT_FALSE(symmetric_world(sends, p, o, *seconds));
 }
 
 TEST(PlanPriceTest, AutomaticFidelityIsStepUpTo64WorkersAndFlowAbove) {

@@ -172,13 +172,33 @@ TEST(SimulatorTest, SymmetricModeStepsAsideWhenWorkersDiffer) {
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_EQ(r->simulated_workers, 32);
   models::Plan plan = overlap_plan();
-  plan.tasks[1].collective->group = models::GroupSpec{models::GroupSpec::Kind::kBlock, 8};
-  r = simulate_plan(plan, *profile, o);
+  plan.tasks[1].collective->group = models::GroupSpec{models::GroupSpec::Kind::kBlock, 12};  // straddles nodes
+  SimOptions three_nodes = o;
+  three_nodes.workers = 48;
+  r = simulate_plan(plan, *profile, three_nodes);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
-  EXPECT_EQ(r->simulated_workers, 32);
+  EXPECT_EQ(r->simulated_workers, 48);
   r = simulate_plan(overlap_plan(), *profile, o);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_EQ(r->simulated_workers, 2);
+}
+
+// Blocks that tile a node: one worker stands for its node, the node's other blocks' traffic added to its own,
+// and the step is every worker's.
+TEST(SimulatorTest, SymmetricModeAddsTheNodesOtherBlocks) {
+  auto profile = cluster::load_cluster_profile("npu-1536");
+  ASSERT_TRUE(profile.is_ok());
+  models::Plan plan = overlap_plan();
+  plan.tasks[1].collective->group = models::GroupSpec{models::GroupSpec::Kind::kBlock, 4};
+  SimOptions o;
+  o.workers = 32;
+  auto one = simulate_plan(plan, *profile, o);
+  o.symmetric = false;
+  auto every = simulate_plan(plan, *profile, o);
+  ASSERT_TRUE(one.is_ok() && every.is_ok());
+  EXPECT_EQ(one->simulated_workers, 2);
+  EXPECT_EQ(every->simulated_workers, 32);
+  EXPECT_NEAR(one->step_time_s, every->step_time_s, 1e-9 * every->step_time_s);
 }
 
 // A plan of one all-to-all of `bytes` on a comm stream.
