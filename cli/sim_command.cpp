@@ -301,8 +301,10 @@ void add_collective_command(CLI::App& sim, const std::shared_ptr<SimArgs>& a, Ac
                    "allreduce/broadcast/send, total per rank for alltoall, total size for allgather/reducescatter")
       ->capture_default_str();
   coll->add_option("--workers", a->workers, "Number of workers")->capture_default_str();
-  coll->add_option("--platform", a->platform,
-                   "Shipped profile (npu-1536, npu-768, gpu-128, h100-1024, h200-1gpu, localhost-cpu) or a YAML file")
+  coll->add_option(
+          "--platform", a->platform,
+          "Shipped profile (npu-1536, npu-768, gpu-128, h100-1024, h200-1gpu, localhost-cpu, a100-dgx, h100-dgx, "
+          "h200-dgx) or a YAML file")
       ->capture_default_str();
   coll->add_option(
           "--fidelity", a->fidelity,

@@ -207,8 +207,7 @@ TEST(PlanCliTest, BadInputIsOneLineAndExitTwo) {
              "--micro-batches '3': must be a whole number that divides the batch (512)");
   expect_bad({"--target-throughput", "1e5", "--platform", "no-such-cluster"},
              "unknown platform 'no-such-cluster' (shipped: h100-1024, gpu-128, h200-1gpu, localhost-cpu, npu-1536, "
-             "npu-768; or a "
-             "path to a .yaml file)");
+             "npu-768, a100-dgx, h100-dgx, h200-dgx; or a path to a .yaml file)");
   expect_bad({"--target-throughput", "1e5", "--plot", "plan.svg", "--platform", "gpu-128", "--calibration", "none"},
              "--plot plan.svg: must end in .png");
   expect_bad({"--target-throughput", "1e5", "--plot", "/no/such/dir/plan.png", "--platform", "gpu-128", "--calibration",

@@ -21,7 +21,8 @@ cluster::ClusterProfile load(const std::string& name) {
 
 TEST(ShippedProfilesTest, NamesInTheOrderOfTheBuild) {
   EXPECT_EQ(cluster::shipped_profile_names(),
-            (std::vector<std::string>{"h100-1024", "gpu-128", "h200-1gpu", "localhost-cpu", "npu-1536", "npu-768"}));
+            (std::vector<std::string>{"h100-1024", "gpu-128", "h200-1gpu", "localhost-cpu", "npu-1536", "npu-768",
+                                      "a100-dgx", "h100-dgx", "h200-dgx"}));
 }
 
 TEST(ShippedProfilesTest, EmbeddedCopiesAreTheSourceFiles) {
@@ -114,6 +115,64 @@ TEST(ShippedProfilesTest, H100_1024) {
   EXPECT_EQ(cluster::topology_capacity(p.topology), 128);  // 32 * 4
   EXPECT_DOUBLE_EQ(p.topology.switch_link.bandwidth, 0);   // 0: as fast as what the links carry
   EXPECT_DOUBLE_EQ(p.topology.switch_link.latency, 0.2e-6);
+}
+
+// Selene-sized: the 560 DGX A100 nodes of Megatron-LM's and MT-NLG's runs.
+TEST(ShippedProfilesTest, A100Dgx) {
+  const cluster::ClusterProfile p = load("a100-dgx");
+  EXPECT_EQ(p.devices(), 4480);  // 560 * 8, Selene's 4,480 GPUs
+  EXPECT_EQ(p.device.name, "A100-SXM4-80GB");
+  EXPECT_DOUBLE_EQ(p.device.peak_flops.at("bf16"), 312e12);  // 624 TFLOPS with sparsity / 2
+  EXPECT_DOUBLE_EQ(p.device.peak_flops.at("tf32"), 156e12);
+  EXPECT_DOUBLE_EQ(p.device.peak_flops.at("fp32"), 19.5e12);
+  EXPECT_DOUBLE_EQ(p.device.peak_flops.at("int8"), 624e12);
+  EXPECT_EQ(p.device.peak_flops.count("fp8"), 0u);  // A100 has no FP8 Tensor Cores
+  EXPECT_DOUBLE_EQ(p.device.memory_bytes, 80e9);
+  EXPECT_DOUBLE_EQ(p.device.memory_bandwidth, 2039e9);
+  EXPECT_DOUBLE_EQ(p.intra_node.link.bandwidth, 300e9);  // NVLink3 600 GB/s both directions / 2
+  EXPECT_DOUBLE_EQ(p.host_link.bandwidth, 32e9);         // PCIe Gen4 64 GB/s both directions / 2
+  EXPECT_DOUBLE_EQ(p.host_memory_bandwidth, 409.6e9);    // 2 sockets * 8 channels * 3200e6 * 8 B
+  EXPECT_EQ(p.nics.per_node, 8);
+  EXPECT_DOUBLE_EQ(p.nics.link.bandwidth, 25e9);  // 200 Gb/s HDR = 200e9 / 8 B/s
+  EXPECT_TRUE(p.nics.rail_optimized);
+  EXPECT_EQ(p.topology.kind, cluster::Topology::Kind::kRailLeafSpine);
+  EXPECT_EQ(p.topology.levels, 3);                         // leaf, spine, core as on Selene
+  EXPECT_EQ(p.topology.nodes_per_leaf, 20);                // one SuperPOD scalable unit
+  EXPECT_EQ(cluster::topology_capacity(p.topology), 980);  // 20 * 7^2: 7 pods of 140 nodes, 4 used
+  EXPECT_TRUE(p.costs.empty());
+}
+
+TEST(ShippedProfilesTest, H100DgxIsH100_1024At16384Gpus) {
+  const cluster::ClusterProfile p = load("h100-dgx");
+  const cluster::ClusterProfile small = load("h100-1024");
+  EXPECT_EQ(p.devices(), 16384);  // 2,048 * 8
+  EXPECT_EQ(p.topology.levels, 3);
+  EXPECT_EQ(cluster::topology_capacity(p.topology), 2048);                  // 32 * 8^2: 64 scalable units of 32 nodes
+  EXPECT_EQ(p.topology.oversubscription, (std::vector<double>{1.0, 1.0}));  // one number, for both levels above
+  EXPECT_EQ(p.topology.nodes_per_leaf, small.topology.nodes_per_leaf);
+  EXPECT_EQ(p.device.peak_flops, small.device.peak_flops);
+  EXPECT_DOUBLE_EQ(p.device.memory_bandwidth, small.device.memory_bandwidth);
+  EXPECT_DOUBLE_EQ(p.intra_node.link.bandwidth, small.intra_node.link.bandwidth);
+  EXPECT_DOUBLE_EQ(p.nics.link.bandwidth, small.nics.link.bandwidth);
+  EXPECT_DOUBLE_EQ(p.host_link.bandwidth, small.host_link.bandwidth);
+  EXPECT_DOUBLE_EQ(p.host_memory_bandwidth, small.host_memory_bandwidth);
+  EXPECT_TRUE(p.costs.empty());
+}
+
+TEST(ShippedProfilesTest, H200Dgx) {
+  const cluster::ClusterProfile p = load("h200-dgx");
+  const cluster::ClusterProfile h100 = load("h100-1024");
+  EXPECT_EQ(p.devices(), 1024);                            // 128 * 8
+  EXPECT_EQ(p.device.peak_flops, h100.device.peak_flops);  // the H100's Tensor Core rates
+  EXPECT_DOUBLE_EQ(p.device.memory_bytes, 141e9);
+  EXPECT_DOUBLE_EQ(p.device.memory_bandwidth, 4.8e12);
+  EXPECT_DOUBLE_EQ(p.intra_node.link.bandwidth, 450e9);  // NVLink4 900 GB/s both directions / 2
+  EXPECT_DOUBLE_EQ(p.host_link.bandwidth, 55.4e9);       // measured on the lent H200, as h200-1gpu
+  EXPECT_DOUBLE_EQ(p.host_link.bandwidth, load("h200-1gpu").host_link.bandwidth);
+  EXPECT_DOUBLE_EQ(p.nics.link.bandwidth, 50e9);  // 400 Gb/s = 400e9 / 8 B/s
+  EXPECT_EQ(p.nics.per_node, 8);
+  EXPECT_EQ(cluster::topology_capacity(p.topology), 128);  // 32 * 4
+  EXPECT_TRUE(p.costs.empty());
 }
 
 TEST(ShippedProfilesTest, LocalhostCpu) {
@@ -246,9 +305,8 @@ TEST(LoadClusterProfileTest, UnknownNameListsTheShippedOnes) {
   ASSERT_FALSE(profile.is_ok());
   EXPECT_EQ(profile.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(profile.status().message(),
-            "unknown platform 'x' (shipped: h100-1024, gpu-128, h200-1gpu, localhost-cpu, npu-1536, npu-768; or a path "
-            "to a .yaml "
-            "file)");
+            "unknown platform 'x' (shipped: h100-1024, gpu-128, h200-1gpu, localhost-cpu, npu-1536, npu-768, a100-dgx, "
+            "h100-dgx, h200-dgx; or a path to a .yaml file)");
 }
 
 TEST(LoadClusterProfileTest, MissingFileIsNamed) {
