@@ -9,6 +9,7 @@
 
 #include "calibrators/llm/steps_fit.h"
 #include "cli/command.h"
+#include "common/progress.h"
 #include "common/text.h"
 #include "models/cluster/cluster_profile_yaml.h"
 
@@ -21,6 +22,7 @@ struct StepsArgs {
   std::string out;
   std::string name;
   std::string fit = "auto";
+  std::string split;  // fit only the rows whose split column is this; "" for all
   bool json = false;
   int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
@@ -49,17 +51,22 @@ Status run_calibrate_steps(const StepsArgs& a) {
   if (!unknowns.is_ok()) return unknowns.status();
   auto base = cluster::load_cluster_profile(a.platform);
   if (!base.is_ok()) return base.status().with_context("--platform");
-  auto rows = calibrators::llm::read_steps_table(a.table);
+  auto rows = calibrators::llm::read_steps_table(a.table, a.split);
   if (!rows.is_ok()) return rows.status();
   if (!a.json)
     std::fprintf(stderr, "fitting %zu rows of %s on %s\n", rows->size(), a.table.c_str(), base->name.c_str());
   calibrators::llm::StepsFitOptions options;
   options.unknowns = *unknowns;
   options.parallel = a.parallel;
+  if (!a.json) {
+    options.progress = [](int iteration, double rms) {
+      show_progress(false, "iteration %d: rms relative error %.2f%%", iteration, 100 * rms);
+    };
+  }
   auto fit = calibrators::llm::fit_steps(*rows, *base, options);
   if (!fit.is_ok()) return fit.status();
   if (!a.name.empty()) fit->profile.name = a.name;
-  const std::string header = "# " + fit->profile.name + ": profile " + base->name +
+  const std::string header = fit->profile.name + ": profile " + base->name +
                              " with the LLM twin's kernel efficiencies fitted by `clustertwin calibrate steps " +
                              a.table + "` (" + std::to_string(rows->size()) +
                              " measured steps; costs llm/*: sim/llm/llm_twin.h). Refit rather than edit.\n";
@@ -84,11 +91,13 @@ CLI::App* add_calibrate_steps(CLI::App* calibrate, Action* action) {
       "memory-bound kernels and the optimizer keep the profile's values. Prints each row's residual and its "
       "leave-one-out error.\n\nTABLE is CSV with a header: workers,tp,pp,dp,micro_batch,global_batch,hidden,heads,"
       "layers,seq,step_ms; optional vocab (51200), recompute (full), schedule (1f1b), virtual_stages, kv_heads, "
-      "ffn, gated_mlp, precision (bf16), sequence_parallel, zero, id; other columns ignored");
+      "ffn, gated_mlp, precision (bf16), sequence_parallel, zero, grad_reduce (fp32), id; other columns ignored");
   cmd->add_option("TABLE", a->table, "The measured steps (CSV)")->required();
   cmd->add_option("--platform", a->platform, "The profile the steps ran on (shipped name or YAML file)")->required();
   cmd->add_option("-o,--out", a->out, "The fitted profile to write (YAML, atomically)")->required();
   cmd->add_option("--name", a->name, "Name of the written profile (default: the platform's)");
+  cmd->add_option("--split", a->split,
+                  "Fit only the rows whose split column is this (fit: the rows kept for fitting, the others held out)");
   cmd->add_option("--fit", a->fit, "auto, or unknowns to fit: gemm,gemm_fp8,attention,overhead")->capture_default_str();
   cmd->add_option("--parallel", a->parallel, "Simulations at a time (default: cores)")->check(CLI::Range(1, 256));
   cmd->add_flag("--json", a->json, "Print the fit as JSON instead of a table");

@@ -4,11 +4,14 @@
 #
 #   scripts/demo.sh BUILD_DIR OUT_DIR JOBS
 #
-#   [1/5] NestPipe   BUILD/experiments/ct_nestpipe_study   -> OUT/nestpipe   (~25 s on 2 cores)
-#   [2/5] FlexMARL   BUILD/experiments/ct_flexmarl_study   -> OUT/flexmarl   (~2 s)
-#   [3/5] FlowTrain  BUILD/experiments/ct_flowtrain_study  -> OUT/flowtrain  (~5 s)
-#   [4/5] IGSP       BUILD/experiments/ct_igsp_study, quick -> OUT/igsp      (~75 s; full: make igsp, 14 min)
-#   [5/5] SIS        BUILD/cli/clustertwin sis ... --quick -> OUT/sis        (~55 s; full: make sis)
+#   [1/6] NestPipe   BUILD/experiments/ct_nestpipe_study   -> OUT/nestpipe   (~25 s on 2 cores)
+#   [2/6] FlexMARL   BUILD/experiments/ct_flexmarl_study   -> OUT/flexmarl   (~2 s)
+#   [3/6] FlowTrain  BUILD/experiments/ct_flowtrain_study  -> OUT/flowtrain  (~5 s)
+#   [4/6] IGSP       BUILD/experiments/ct_igsp_study, quick -> OUT/igsp      (~75 s; full: make igsp, 14 min)
+#   [5/6] SIS        BUILD/cli/clustertwin sis ... --quick -> OUT/sis        (~55 s; full: make sis)
+#   [6/6] LLM        BUILD/cli/clustertwin sim llm --json  -> OUT/llm/step.json (~8 s: GPT-3 175B on 1,024 H100s,
+#                    the planner's split, efficiencies fitted by experiments/llm's study; its checked-in held-out
+#                    errors copied beside it as validation.json)
 #   report           $REPORT_BIN OUT (default BUILD/experiments/ct_report) -> OUT/report/index.html
 #
 # About 2.7 min in all on a 2-core machine. Progress goes to stderr, one
@@ -31,6 +34,7 @@ JOBS=$3
 [[ $JOBS =~ ^[1-9][0-9]*$ ]] || { echo "demo: JOBS '$JOBS' is not a positive integer" >&2; exit 2; }
 REPORT_BIN=${REPORT_BIN:-$BUILD/experiments/ct_report}
 CLI=$BUILD/cli/clustertwin
+SRC=$(cd "$(dirname "$0")/.." && pwd)
 
 # The quick IGSP run: the four single sources and their uniform mix (the
 # paper's mix-vs-single comparison), Self-Cal, SGS and IGSP (its comparison
@@ -55,7 +59,7 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 demo_start=$(now)
 step=0
-steps=5
+steps=6
 
 # run_step SYSTEM LABEL COMMAND...: one study into OUT/SYSTEM, its output kept there.
 # A step of several commands passes them as one `bash -c` string.
@@ -83,6 +87,15 @@ run_step() {
   printf 'done in %s s\n' "$(elapsed "$start" "$(now)")" >&2
 }
 
+# The LLM twin's what-if: GPT-3 175B on 1,024 H100s with `plan llm`'s split, on the profile the held-out
+# study fitted to the published steps set aside for fitting (experiments/llm/README.md).
+llm_step() {
+  "$CLI" sim llm --platform "$SRC/experiments/llm/results/h100-dgx-fitted.yaml" --workers 1024 --tp 4 --pp 8 \
+    --micro-batch 1 --global-batch 1536 --schedule interleaved --virtual-stages 6 --recompute none --zero 1 \
+    --sequence-parallel --json >"$OUT/llm/step.json" &&
+    cp "$SRC/experiments/llm/results/study.json" "$OUT/llm/validation.json"
+}
+
 sis_quick() {
   "$CLI" sis study --quick --out "$OUT/sis" && "$CLI" sis stability --quick --out "$OUT/sis"
 }
@@ -96,6 +109,7 @@ run_step flowtrain "FlowTrain modes, 128-1,024 GPUs (twin, h100-1024)" \
 run_step igsp "IGSP calibration sets, quick: 8 sets x 1 seed (real pruning, CPU)" \
   "$BUILD/experiments/ct_igsp_study" --out "$OUT/igsp" --jobs "$JOBS" "${IGSP_QUICK[@]}"
 run_step sis "SIS estimators and GRPO stability, quick (real kernels, CPU)" sis_quick
+run_step llm "LLM training: GPT-3 175B on 1,024 H100s (twin, fitted to published steps)" llm_step
 
 printf 'report ... ' >&2
 report_start=$(now)

@@ -223,7 +223,9 @@ class Fitter {
           lambda = std::max(lambda / 100, 1e-9);
         }
       }
-      if (!accepted || gain < 1e-14 * (1 + squared(*r))) break;
+      if (options_.progress) options_.progress(iterations + 1, std::sqrt(squared(*r) / static_cast<double>(r->size())));
+      // Done when a step gains less than 0.1% of the squared error (or nothing: the data are the twin's own).
+      if (!accepted || gain < 1e-3 * squared(*r) || squared(*r) < 1e-20) break;
     }
     auto final_jac = jacobian(x, *r);
     if (!final_jac.is_ok()) return final_jac.status();

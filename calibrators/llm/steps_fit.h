@@ -24,6 +24,7 @@
 // for each row, one Gauss-Newton step from the full fit on the other rows'
 // Jacobian, and that row simulated at the result.
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ struct StepsFitOptions {
   std::vector<StepUnknown> unknowns;
   int parallel = 1;  // simulations at a time
   int max_iterations = 30;
+  /// Called after each iteration with its number and the rows' root-mean-square relative error; may be empty.
+  std::function<void(int iteration, double rms)> progress;
 };
 
 struct StepsFit {

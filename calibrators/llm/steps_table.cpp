@@ -108,6 +108,7 @@ Status read_split(const RowReader& r, models::llm::Split* s) {
   CT_RETURN_IF_ERROR(r.integer("zero", 0, &s->zero));
   CT_RETURN_IF_ERROR(r.boolean("sequence_parallel", &s->sequence_parallel));
   s->precision = r.text("precision", "bf16");
+  s->grad_reduce = r.text("grad_reduce", "fp32");
   const std::string recompute = r.text("recompute", "full");
   auto rec = models::llm::recompute_from_name(recompute);
   if (!rec) return r.error("recompute", "'" + recompute + "' is not none, selective or full");
@@ -137,7 +138,8 @@ StatusOr<StepRow> read_row(const RowReader& r) {
 
 }  // namespace
 
-StatusOr<std::vector<StepRow>> parse_steps_table(const std::string& text, const std::string& file) {
+StatusOr<std::vector<StepRow>> parse_steps_table(const std::string& text, const std::string& file,
+                                                 const std::string& only_split) {
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) return Status::invalid_argument(file + ": empty (expected a CSV header)");
@@ -150,32 +152,41 @@ StatusOr<std::vector<StepRow>> parse_steps_table(const std::string& text, const 
   for (const char* name : kRequired) {
     if (!columns.count(name)) return Status::invalid_argument(file + ": header: no column '" + std::string(name) + "'");
   }
+  if (!only_split.empty() && !columns.count("split"))
+    return Status::invalid_argument(file + ": header: no column 'split' to pick the rows of split '" + only_split +
+                                    "'");
   std::vector<StepRow> rows;
+  int data_row = 0;
   for (int number = 2; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++data_row;
     const std::vector<std::string> fields = csv_fields(line);
     const std::string id = columns.count("id") && columns["id"] < fields.size() ? fields[columns["id"]] : "";
-    const std::string where = file + ": row " + std::to_string(rows.size() + 1) + " (line " + std::to_string(number) +
+    const std::string where = file + ": row " + std::to_string(data_row) + " (line " + std::to_string(number) +
                               (id.empty() ? "" : ", '" + id + "'") + ")";
     RowReader reader(columns, fields, where);
+    if (!only_split.empty() && reader.text("split", "") != only_split) continue;
     for (const char* name : kRequired) {
       if (!reader.has(name)) return reader.error(name, "empty");
     }
     auto row = read_row(reader);
     if (!row.is_ok()) return row.status();
-    row->id = id.empty() ? "row " + std::to_string(rows.size() + 1) : id;
+    row->id = id.empty() ? "row " + std::to_string(data_row) : id;
     row->split = reader.text("split", "");
     row->line = number;
     rows.push_back(std::move(row).value());
   }
-  if (rows.empty()) return Status::invalid_argument(file + ": no rows after the header");
+  if (rows.empty()) {
+    return Status::invalid_argument(file + ": no rows after the header" +
+                                    (only_split.empty() ? "" : " of split '" + only_split + "'"));
+  }
   return rows;
 }
 
-StatusOr<std::vector<StepRow>> read_steps_table(const std::string& path) {
+StatusOr<std::vector<StepRow>> read_steps_table(const std::string& path, const std::string& only_split) {
   auto text = read_file(path);
   if (!text.is_ok()) return text.status();
-  return parse_steps_table(*text, path);
+  return parse_steps_table(*text, path, only_split);
 }
 
 }  // namespace clustertwin::calibrators::llm

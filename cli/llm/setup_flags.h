@@ -30,6 +30,7 @@ inline Status in_llm_flag_words(const Status& status) {
                                 {"virtual_stages", "--virtual-stages"},
                                 {"zero", "--zero"},
                                 {"precision", "--precision"},
+                                {"grad_reduce", "--grad-reduce"},
                                 {"device_profile", "--device-profile"},
                                 {"workers", "--workers"}});
 }

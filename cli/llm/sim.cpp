@@ -110,6 +110,9 @@ void add_sim_llm_command(CLI::App& sim, Action* action) {
                 "Reduce gradients after the last backward, not bucket by bucket during it");
   cmd->add_option("--precision", a->setup.split.precision, "bf16, fp16, or fp8 (the GEMMs in fp8)")
       ->capture_default_str();
+  cmd->add_option("--grad-reduce", a->setup.split.grad_reduce,
+                  "Gradients kept and reduced in fp32 (Megatron-LM's default) or bf16 (NeMo's)")
+      ->capture_default_str();
   cmd->add_flag("--full", a->full,
                 "Simulate every GPU (default: one per node when a node's GPUs provably agree: --tp a multiple of the "
                 "node's GPUs)");

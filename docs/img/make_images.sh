@@ -44,6 +44,12 @@ for e in 32 64 96 144 192 256 384; do
 done
 # 6. Capacity planning: the planner draws its own picture.
 run plan.txt plan nestpipe --target-throughput 4e5 --plot "$here/plan-nestpipe.png"
+# 7. Dense LLM training: the split for GPT-3 175B on 1,024 H100s and its step's trace, on the profile fitted to the
+#    published steps kept for fitting (experiments/llm/results/h100-dgx-fitted.yaml, from ct_llm_study).
+fitted="$here/../../experiments/llm/results/h100-dgx-fitted.yaml"
+run llm-plan.txt plan llm --workers 1024 --platform "$fitted"
+run llm.txt sim llm --platform "$fitted" --workers 1024 --tp 4 --pp 8 --micro-batch 1 --global-batch 1536 \
+  --schedule interleaved --virtual-stages 6 --recompute none --zero 1 --sequence-parallel --trace llm
 
 python3 - "$here" <<'PY'
 import csv, glob, gzip, json, os, re, subprocess, sys
@@ -216,4 +222,23 @@ plot 'split.dat' using 1:4 with lines dt 2 lw 2 lc rgb '#555555' title 'allocato
      '' using 1:2 with linespoints pt 7 lw 2 lc rgb '{COLOURS["compute"]}' title 'flowtrain', \\
      '' using 1:3 with linespoints pt 5 lw 2 lc rgb '{COLOURS["comm"]}' title 'disagg-sync'
 """, png)
+
+
+# 7. GPT-3 175B on 1,024 H100s: the first GPU of each pipeline stage over one step.
+t = read_trace("llm/llm-1024.json")
+events = [e for e in t["traceEvents"] if e["ph"] == "X"]
+stage_gpus = 128  # tp 4 x dp 32
+rows, boxes = [], []
+for stage in range(8):
+    rows.append(f"stage {stage}")
+    for e in events:
+        if e["pid"] != stage * stage_gpus or e["tid"] not in (0, 5):
+            continue
+        y = stage + (0.55 if e["tid"] == 5 else 0.1)
+        colour = COLOURS["compute"] if e["cat"] == "compute" else COLOURS["comm"] if e["tid"] == 0 else COLOURS["lookup"]
+        boxes.append((e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6, y, y + (0.3 if e["tid"] == 5 else 0.8), colour))
+png = f"{out_dir}/llm-gpt3-timeline.png"
+legend = [("passes", COLOURS["compute"]), ("TP all-reduce", COLOURS["comm"]), ("DP reduce/gather", COLOURS["lookup"])]
+gnuplot(boxes_script(rows, boxes, legend, png, "GPT-3 175B on 1,024 H100s: one step, first GPU of each stage (simulated)",
+                     "seconds", "760,340"), png)
 PY

@@ -1,11 +1,12 @@
 #pragma once
 
-// The demo report's five sections, one per system, each built from the
+// The demo report's sections, one per system, each built from the
 // files its study wrote into OUT_DIR/<system>/ (experiments/*/README.md):
 //
 //   nestpipe   scaling.json, gpu128.json           ct_nestpipe_study
 //   flexmarl   frameworks.json                     ct_flexmarl_study
 //   flowtrain  study.json                          ct_flowtrain_study
+//   llm        step.json, validation.json          clustertwin sim llm --json; ct_llm_study's study.json
 //   igsp       study.json                          ct_igsp_study
 //   sis        estimators.json, stability.json     clustertwin sis study / stability
 //

@@ -205,7 +205,7 @@ class StageBuilder {
   // `after`.
   void reduce(int chunk, int part, int parts, int after) {
     if (s_.dp == 1) return;
-    const double bytes = 4 * chunk_parameters(m_, s_, virtual_stage(chunk)) / parts;
+    const double bytes = gradient_bytes(s_) * chunk_parameters(m_, s_, virtual_stage(chunk)) / parts;
     const CollectiveOp op = s_.zero == 1 ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce;
     reductions_.push_back(
         collective("s" + std::to_string(stage_) + " DP c" + std::to_string(chunk) + " part " + std::to_string(part),

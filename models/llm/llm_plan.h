@@ -24,7 +24,7 @@
 // send of micro_batch x seq x hidden / TP bf16 values (the scatter-gather
 // optimisation of Narayanan et al. 2021) on a stream of its own; the
 // receiving stage's compute waits for the receive. After a chunk's last
-// backward its gradients (fp32, llm_split.h's chunk_parameters: embeddings
+// backward its gradients (fp32 or bf16, llm_split.h's chunk_parameters: embeddings
 // included on the first and last chunks) are reduced
 // over its data-parallel group: all-reduce, or reduce-scatter with zero 1
 // (then the optimizer updates a 1/DP shard and the bf16 weights are

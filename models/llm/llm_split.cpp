@@ -44,6 +44,10 @@ std::optional<Recompute> recompute_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+double gradient_bytes(const Split& split) {
+  return split.grad_reduce == "bf16" ? 2.0 : 4.0;
+}
+
 int64_t micro_batches(const Split& split) {
   return split.global_batch / (split.micro_batch * split.dp);
 }
@@ -107,6 +111,8 @@ Status check_split(const Transformer& m, const Split& s, int workers) {
                    std::to_string(s.pp) + " (the interleaved schedule's groups)");
   }
   if (s.zero != 0 && s.zero != 1) return bad("zero", s.zero, "must be 0 or 1");
+  if (s.grad_reduce != "fp32" && s.grad_reduce != "bf16")
+    return Status::invalid_argument("grad_reduce '" + s.grad_reduce + "': unknown (allowed: fp32, bf16)");
   if (s.precision != "bf16" && s.precision != "fp16" && s.precision != "fp8")
     return Status::invalid_argument("precision '" + s.precision + "': unknown (allowed: bf16, fp16, fp8)");
   return Status::ok();
@@ -131,7 +137,9 @@ double layer_activation_bytes(const Transformer& m, const Split& s) {
   const double sbh = static_cast<double>(m.seq) * static_cast<double>(s.micro_batch) * static_cast<double>(m.hidden);
   const double t = s.tp;
   const bool sp = s.sequence_parallel || s.tp == 1;
-  const double scores = 5.0 * static_cast<double>(m.heads) * static_cast<double>(m.seq) / static_cast<double>(m.hidden);
+  const double scores = s.fused_attention ? 0.0
+                                          : 5.0 * static_cast<double>(m.heads) * static_cast<double>(m.seq) /
+                                                static_cast<double>(m.hidden);
   switch (s.recompute) {
     case Recompute::kFull:
       return 2 * sbh / (sp ? t : 1);
@@ -147,7 +155,7 @@ GpuMemory gpu_memory(const Transformer& m, const Split& s) {
   const double params = stage_parameters(m, s, 0);
   GpuMemory g;
   g.weights = 2 * params;
-  g.gradients = 4 * params;
+  g.gradients = gradient_bytes(s) * params;
   g.optimizer = (s.zero == 1 ? 12.0 / s.dp : 12.0) * params;
   const double stage_layers = static_cast<double>(m.layers) / s.pp;
   const double m_batches = static_cast<double>(micro_batches(s));

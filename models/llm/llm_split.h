@@ -19,7 +19,7 @@
 // optimizer documentation for the per-parameter bytes):
 //
 //   weights       2 x parameters on the GPU (bf16 or fp16)
-//   gradients     4 x parameters (fp32 main gradients)
+//   gradients     4 x parameters (fp32 main gradients; 2 x with grad_reduce bf16)
 //   optimizer     12 x parameters (fp32 master weights, Adam's two moments);
 //                 12 / DP x parameters with zero 1 (the distributed optimizer)
 //   activations   per layer and micro-batch of b sequences (s tokens, h
@@ -27,6 +27,7 @@
 //                   none, sequence parallel    s b h (34 + 5 a s / h) / t
 //                   none, without it           s b h (10 + 24 / t + 5 a s / (h t))
 //                   selective                  the same without the 5 a s / h terms
+//                   (fused attention, the default, keeps no scores: none as selective)
 //                   full                       2 s b h (/ t with sequence parallelism),
 //                                              plus one layer's full set while it is recomputed
 //                 times the layers of a stage and the micro-batches in
@@ -70,7 +71,16 @@ struct Split {
   bool overlap_grad_reduce = true;
   /// bf16 or fp16; fp8: the GEMMs in fp8 (Transformer Engine), the rest and the weights kept in bf16
   std::string precision = "bf16";
+  /// Fused attention kernels that keep no s x s scores for backward (FlashAttention, cuDNN's: what
+  /// Megatron-core and NeMo run); false: Korthikanti et al.'s unfused attention, its 5 a s / h term.
+  bool fused_attention = true;
+  /// The gradients as kept and reduced over data parallelism: fp32 (Megatron-LM's main gradients with bf16)
+  /// or bf16 (NeMo's grad_reduce_in_fp32: false): 4 or 2 bytes a parameter.
+  std::string grad_reduce = "fp32";
 };
+
+/// Bytes of one parameter's gradient: 4 for grad_reduce fp32, 2 for bf16.
+double gradient_bytes(const Split& split);
 
 /// Micro-batches per step and pipeline: global_batch / (micro_batch x dp).
 int64_t micro_batches(const Split& split);

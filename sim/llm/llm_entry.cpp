@@ -51,6 +51,7 @@ Status read_split(FieldReader& entry, models::llm::Split* s, bool* dp_given) {
   CT_RETURN_IF_ERROR(entry.boolean("sequence_parallel", &s->sequence_parallel, FieldReader::kOptional));
   CT_RETURN_IF_ERROR(entry.boolean("overlap_grad_reduce", &s->overlap_grad_reduce, FieldReader::kOptional));
   CT_RETURN_IF_ERROR(entry.text("precision", &s->precision, FieldReader::kOptional));
+  CT_RETURN_IF_ERROR(entry.text("grad_reduce", &s->grad_reduce, FieldReader::kOptional));
   std::string schedule(models::llm::schedule_name(s->schedule));
   CT_RETURN_IF_ERROR(entry.text("schedule", &schedule, FieldReader::kOptional));
   auto sched = models::llm::schedule_from_name(schedule);

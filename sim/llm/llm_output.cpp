@@ -35,7 +35,8 @@ nlohmann::ordered_json split_json(const models::llm::Split& s) {
           {"zero", s.zero},
           {"sequence_parallel", s.sequence_parallel},
           {"overlap_grad_reduce", s.overlap_grad_reduce},
-          {"precision", s.precision}};
+          {"precision", s.precision},
+          {"grad_reduce", s.grad_reduce}};
 }
 
 }  // namespace

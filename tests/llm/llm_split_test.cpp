@@ -27,6 +27,7 @@ Split split(int tp, int pp, int dp, int64_t micro_batch, int64_t global_batch) {
 TEST(LlmSplitTest, ActivationsPerLayerAreKorthikantisFormulas) {
   const Transformer m = gpt_22b();
   Split s = split(8, 1, 1, 4, 4);
+  s.fused_attention = false;  // the paper's attention keeps its scores
   const double sbh = 2048.0 * 4 * 6144, t = 8, as_h = 5.0 * 64 * 2048 / 6144;
   s.recompute = Recompute::kNone;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, s), sbh * (10 + 24 / t + as_h / t));  // tensor parallel only
@@ -40,6 +41,18 @@ TEST(LlmSplitTest, ActivationsPerLayerAreKorthikantisFormulas) {
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, s), 2 * sbh);
   s.sequence_parallel = true;
   EXPECT_DOUBLE_EQ(layer_activation_bytes(m, s), 2 * sbh / t);
+}
+
+TEST(LlmSplitTest, FusedAttentionKeepsNoScoresSoNoneIsSelectivesMemory) {
+  const Transformer m = gpt_22b();
+  Split s = split(8, 1, 1, 4, 4);
+  s.sequence_parallel = true;
+  s.recompute = Recompute::kSelective;
+  const double selective = layer_activation_bytes(m, s);
+  s.recompute = Recompute::kNone;
+  EXPECT_DOUBLE_EQ(layer_activation_bytes(m, s), selective);
+  s.fused_attention = false;
+  EXPECT_GT(layer_activation_bytes(m, s), selective);
 }
 
 TEST(LlmSplitTest, TheFirstStageHoldsAsManyMicroBatchesAsTheScheduleKeepsInFlight) {

@@ -36,6 +36,15 @@ TEST(StepsTableTest, RefusesARowItCannotModelNamingTheRow) {
                 .message(),
             "t.csv: row 1 (line 2), column 'recompute': 'all' is not none, selective or full");
   EXPECT_EQ(parse_steps_table("workers,tp\n", "t.csv").status().message(), "t.csv: header: no column 'pp'");
+  // A row of another split is skipped unread when the fit asks for one split.
+  const std::string with_split = "split," + std::string(kHeader) + "fit,8,8,1,1,1,64,4096,32,32,1024,none,1f1b,100\n" +
+                                 "test,8,8,1,1,1,64,4096,4,32,1024,none,1f1b,100\n";
+  auto fit_rows = parse_steps_table(with_split, "t.csv", "fit");
+  ASSERT_TRUE(fit_rows.is_ok()) << fit_rows.status().message();
+  EXPECT_EQ(fit_rows->size(), 1u);
+  EXPECT_FALSE(parse_steps_table(with_split, "t.csv").is_ok());
+  EXPECT_EQ(parse_steps_table(with_split, "t.csv", "other").status().message(),
+            "t.csv: no rows after the header of split 'other'");
   EXPECT_EQ(parse_steps_table(std::string(kHeader) + "8,8,1,1,1,64,4096,32,32,1024,none,1f1b,-3\n", "t.csv")
                 .status()
                 .message(),
