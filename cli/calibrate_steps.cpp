@@ -87,7 +87,8 @@ CLI::App* add_calibrate_steps(CLI::App* calibrate, Action* action) {
       "steps",
       "Fit the LLM twin (sim llm) to a table of measured training steps and write the platform with the fitted "
       "values as a profile. Fits the GEMMs' share of peak (bf16/fp16, and fp8 where the table has fp8 rows), "
-      "causal attention's share of peak and a per-layer overhead (as many as the rows allow); the network, the "
+      "causal attention's share of peak and a per-layer overhead (as many as the rows allow: two rows an unknown); the "
+      "network, the "
       "memory-bound kernels and the optimizer keep the profile's values. Prints each row's residual and its "
       "leave-one-out error.\n\nTABLE is CSV with a header: workers,tp,pp,dp,micro_batch,global_batch,hidden,heads,"
       "layers,seq,step_ms; optional vocab (51200), recompute (full), schedule (1f1b), virtual_stages, kv_heads, "

@@ -59,7 +59,7 @@ std::vector<StepUnknown> default_unknowns(const std::vector<StepRow>& rows) {
   if (fp8) u.push_back(StepUnknown::kGemmFp8);
   u.push_back(StepUnknown::kAttention);
   u.push_back(StepUnknown::kOverhead);
-  while (u.size() > rows.size() && u.size() > 1)
+  while (2 * u.size() > rows.size() && u.size() > 1)  // two rows an unknown at least
     u.pop_back();
   return u;
 }

@@ -13,8 +13,9 @@
 // Not fitted: the network (its links as the profile gives them, datasheet
 // values), the elementwise kernels' bytes and the memory bandwidth, the Adam
 // step. By default the fit takes gemm (and gemm_fp8 where the table has fp8
-// rows), attention and overhead, as many as the rows allow (overhead, then
-// attention, left at their starting values with fewer rows).
+// rows), attention and overhead, as many as the rows allow: two rows an
+// unknown at least (with fewer rows, overhead and then attention keep their
+// starting values: a few rows of one shape cannot tell GEMMs from attention).
 //
 // Method: the twin's step time is piecewise linear in the inverse
 // efficiencies and the overhead (a critical path of compute costs linear in

@@ -42,6 +42,13 @@ TEST(StepsFitTest, RecoversTheEfficienciesAndOverheadATableWasMadeWith) {
     EXPECT_LT(std::abs(r), 1e-3);
   EXPECT_EQ(fit->profile.costs.count(sim::llm::kGemmFp8Key), 0u);  // no fp8 row: not fitted, not written
 
+  // Three rows are too few for three unknowns (two rows an unknown): the GEMMs alone are fitted.
+  const std::vector<StepRow> three(rows->begin(), rows->begin() + 3);
+  auto small = fit_steps(three, *base, options);
+  ASSERT_TRUE(small.is_ok()) << small.status().message();
+  EXPECT_EQ(small->fitted, std::vector<std::string>{"gemm"});
+  EXPECT_EQ(small->profile.costs.count(sim::llm::kAttentionKey), 0u);
+
   // The report: a line per row, the fitted values, the means; the JSON the same numbers.
   const std::string report = steps_fit_report(*rows, *fit);
   EXPECT_NE(report.find("#   gemm: 0.7000 of peak"), std::string::npos) << report;
