@@ -25,11 +25,6 @@ std::string_view step_unknown_name(StepUnknown u) {
 
 namespace {
 
-double peak_of(const cluster::ClusterProfile& p, const char* dtype) {
-  auto peak = p.device.peak_flops.find(dtype);
-  return peak == p.device.peak_flops.end() ? 0.0 : peak->second;
-}
-
 // The unknowns' starting values: the base's fitted entries, else DeviceRates' assumptions.
 std::map<std::string, double> start_values(const cluster::ClusterProfile& base) {
   const models::transformer::DeviceRates defaults;
@@ -37,15 +32,8 @@ std::map<std::string, double> start_values(const cluster::ClusterProfile& base) 
                                   {"gemm_fp8", defaults.gemm_efficiency},
                                   {"attention", defaults.attention_efficiency},
                                   {"overhead", defaults.layer_overhead_s}};
-  auto share = [&](const char* key, const char* dtype, const char* name) {
-    auto c = base.costs.find(key);
-    if (c != base.costs.end() && c->second.flop_rate > 0 && peak_of(base, dtype) > 0)
-      v[name] = c->second.flop_rate / peak_of(base, dtype);
-  };
-  share(sim::llm::kGemmKey, "bf16", "gemm");
-  share(sim::llm::kGemmFp8Key, "fp8", "gemm_fp8");
-  share(sim::llm::kAttentionKey, "bf16", "attention");
-  if (auto c = base.costs.find(sim::llm::kLayerKey); c != base.costs.end()) v["overhead"] = c->second.latency;
+  for (const auto& [name, value] : sim::llm::llm_fitted_values(base))
+    v[name] = value;
   return v;
 }
 
@@ -167,7 +155,7 @@ class Fitter {
       : rows_(rows), base_(base), options_(o) {}
 
   StatusOr<std::vector<double>> residuals(const std::vector<double>& x) {
-    auto predicted = predict_steps(rows_, profile_with(base_, coords_.to_values(x)), options_.parallel);
+    auto predicted = predict_steps(rows_, sim::llm::with_llm_values(base_, coords_.to_values(x)), options_.parallel);
     if (!predicted.is_ok()) return predicted.status();
     simulations_ += static_cast<int>(rows_.size());
     std::vector<double> r(rows_.size());
@@ -241,7 +229,7 @@ class Fitter {
       fit.fitted.emplace_back(step_unknown_name(u));
       fit.values[fit.fitted.back()] = all.at(fit.fitted.back());
     }
-    fit.profile = profile_with(base_, fit.values);
+    fit.profile = sim::llm::with_llm_values(base_, fit.values);
     fit.residual = r;
     for (size_t i = 0; i < rows_.size(); ++i)
       fit.predicted_s.push_back(rows_[i].step_s * (1 + r[i]));
@@ -263,7 +251,7 @@ class Fitter {
       for (size_t p = 0; p < x.size(); ++p)
         xi[p] += d[p];
       coords_.clamp(xi);
-      profiles.push_back(profile_with(base_, coords_.to_values(xi)));
+      profiles.push_back(sim::llm::with_llm_values(base_, coords_.to_values(xi)));
     }
     fit->leave_one_out.assign(rows_.size(), 0.0);
     for (size_t i = 0; i < rows_.size(); ++i) {
@@ -283,26 +271,6 @@ class Fitter {
 };
 
 }  // namespace
-
-cluster::ClusterProfile profile_with(const cluster::ClusterProfile& base, const std::map<std::string, double>& values) {
-  cluster::ClusterProfile p = base;
-  auto rate = [&](const char* key, const char* dtype, const char* name) {
-    auto v = values.find(name);
-    if (v == values.end() || peak_of(base, dtype) <= 0) return;
-    cluster::CostModel cost;
-    cost.flop_rate = v->second * peak_of(base, dtype);
-    p.costs[key] = cost;
-  };
-  rate(sim::llm::kGemmKey, "bf16", "gemm");
-  rate(sim::llm::kGemmFp8Key, "fp8", "gemm_fp8");
-  rate(sim::llm::kAttentionKey, "bf16", "attention");
-  if (auto v = values.find("overhead"); v != values.end()) {
-    cluster::CostModel cost;
-    cost.latency = v->second;
-    p.costs[sim::llm::kLayerKey] = cost;
-  }
-  return p;
-}
 
 StatusOr<std::vector<double>> predict_steps(const std::vector<StepRow>& rows, const cluster::ClusterProfile& profile,
                                             int parallel) {

@@ -65,9 +65,6 @@ struct StepsFit {
 StatusOr<StepsFit> fit_steps(const std::vector<StepRow>& rows, const cluster::ClusterProfile& base,
                              const StepsFitOptions& options);
 
-/// `base` with the unknowns' values as its cost entries (what fit_steps writes).
-cluster::ClusterProfile profile_with(const cluster::ClusterProfile& base, const std::map<std::string, double>& values);
-
 /// The twin's step times of `rows` on `profile`, simulated `parallel` at a time.
 StatusOr<std::vector<double>> predict_steps(const std::vector<StepRow>& rows, const cluster::ClusterProfile& profile,
                                             int parallel);

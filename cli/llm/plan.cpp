@@ -58,14 +58,7 @@ std::string confirm_command(const LlmPlanArgs& a, int workers, const models::llm
 }
 
 nlohmann::ordered_json ranked_json(const sim::llm::RankedSplit& r) {
-  const models::llm::Split& s = r.split;
-  return {{"tp", s.tp},
-          {"pp", s.pp},
-          {"dp", s.dp},
-          {"micro_batch", s.micro_batch},
-          {"schedule", models::llm::schedule_name(s.schedule)},
-          {"virtual_stages", s.virtual_stages},
-          {"recompute", models::llm::recompute_name(s.recompute)},
+  return {{"split", sim::llm::llm_split_json(r.split)},
           {"estimate_s", r.estimate_s},
           {"step_s", r.step_s},
           {"mfu", r.mfu},

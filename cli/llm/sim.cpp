@@ -39,9 +39,12 @@ Status read_split_flags(LlmArgs& a) {
     return Status::invalid_argument("--recompute '" + a.recompute + "': unknown (allowed: none, selective, full)");
   s.recompute = *recompute;
   s.overlap_grad_reduce = !a.no_overlap;
+  if (a.workers < 1) return Status::invalid_argument("--workers " + std::to_string(a.workers) + ": must be >= 1");
+  if (s.tp < 1) return Status::invalid_argument("--tp " + std::to_string(s.tp) + ": must be >= 1");
+  if (s.pp < 1) return Status::invalid_argument("--pp " + std::to_string(s.pp) + ": must be >= 1");
   if (a.dp > 0) {
     s.dp = a.dp;
-  } else if (s.tp < 1 || s.pp < 1 || a.workers % (s.tp * s.pp) != 0) {
+  } else if (a.workers % (s.tp * s.pp) != 0) {
     return Status::invalid_argument("--workers " + std::to_string(a.workers) + ": not a multiple of --tp " +
                                     std::to_string(s.tp) + " x --pp " + std::to_string(s.pp));
   } else {

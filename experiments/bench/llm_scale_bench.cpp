@@ -8,25 +8,19 @@
 //   build/experiments/bench/ct_llm_scale_bench
 
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
-#include <chrono>
-#include <sstream>
-
-#include "sim/core/isolated.h"
+#include "experiments/bench/isolated_run.h"
 #include "sim/llm/llm_twin.h"
 
 namespace clustertwin::sim::llm {
+
+using sim::IsolatedRun;
+using sim::run_measured;
 namespace {
 
-struct Measured {
-  double wall_s = 0, peak_rss_mb = 0, step_s = 0, mfu = 0;
-  int simulated_workers = 0;
-  double events = 0;
-};
-
-StatusOr<Measured> measure(int workers, int64_t global_batch) {
-  auto out = run_isolated([&]() -> StatusOr<std::string> {
+// The step simulated, its MFU, the GPUs simulated and the tasks run, measured in a process of its own.
+StatusOr<IsolatedRun> measure(int workers, int64_t global_batch) {
+  return run_measured([&]() -> StatusOr<std::vector<double>> {
     auto profile = cluster::load_cluster_profile("h100-dgx");
     if (!profile.is_ok()) return profile.status();
     LlmSetup setup = default_llm_setup();
@@ -34,23 +28,11 @@ StatusOr<Measured> measure(int workers, int64_t global_batch) {
     setup.split.global_batch = global_batch;
     setup.split.zero = 1;
     setup.split.sequence_parallel = true;
-    const auto start = std::chrono::steady_clock::now();
     auto r = simulate_llm(setup, *profile, llm_sim_options(workers));
     if (!r.is_ok()) return r.status();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    rusage usage{};
-    getrusage(RUSAGE_CHILDREN, &usage);  // the simulation's child process
-    std::ostringstream text;
-    text.precision(17);
-    text << wall << " " << static_cast<double>(usage.ru_maxrss) / 1024.0 << " " << r->step_s << " " << r->mfu << " "
-         << r->sim.simulated_workers << " " << r->sim.events;
-    return text.str();
+    return std::vector<double>{r->step_s, r->mfu, static_cast<double>(r->sim.simulated_workers),
+                               static_cast<double>(r->sim.events)};
   });
-  if (!out.is_ok()) return out.status();
-  Measured m;
-  std::istringstream in(*out);
-  in >> m.wall_s >> m.peak_rss_mb >> m.step_s >> m.mfu >> m.simulated_workers >> m.events;
-  return m;
 }
 
 void BM_Gpt3Step(benchmark::State& state) {
@@ -64,10 +46,10 @@ void BM_Gpt3Step(benchmark::State& state) {
     state.SetIterationTime(m->wall_s);
     state.counters["wall_s"] = m->wall_s;
     state.counters["peak_rss_MB"] = m->peak_rss_mb;
-    state.counters["step_s"] = m->step_s;
-    state.counters["mfu"] = m->mfu;
-    state.counters["simulated_workers"] = m->simulated_workers;
-    state.counters["tasks"] = m->events;
+    state.counters["step_s"] = m->figures.at(0);
+    state.counters["mfu"] = m->figures.at(1);
+    state.counters["simulated_workers"] = m->figures.at(2);
+    state.counters["tasks"] = m->figures.at(3);
   }
 }
 BENCHMARK(BM_Gpt3Step)->Arg(1024)->Arg(16384)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();

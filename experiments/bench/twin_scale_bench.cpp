@@ -15,16 +15,13 @@
 //   build/experiments/bench/ct_twin_scale_bench --benchmark_filter=Flat  # the flat 1,536 ones
 
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 
+#include "experiments/bench/isolated_run.h"
 #include "models/plan/plan_json.h"
 #include "sim/core/collective_bench.h"
-#include "sim/core/isolated.h"
 #include "sim/core/simulator.h"
 
 namespace clustertwin::sim {
@@ -43,27 +40,15 @@ struct Measured {
 };
 
 // Runs `simulate` (which returns the simulated time and simulated workers) in
-// a process of its own, so that the peak memory of the simulation it starts is
-// this case's alone (RUSAGE_CHILDREN keeps the largest child ever waited for).
+// a process of its own (isolated_run.h).
 StatusOr<Measured> measure(const std::function<StatusOr<std::pair<double, int>>()>& simulate) {
-  auto out = run_isolated([&]() -> StatusOr<std::string> {
-    const auto start = std::chrono::steady_clock::now();
+  auto run = run_measured([&]() -> StatusOr<std::vector<double>> {
     auto simulated = simulate();
     if (!simulated.is_ok()) return simulated.status();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    rusage usage{};
-    getrusage(RUSAGE_CHILDREN, &usage);
-    std::ostringstream text;
-    text.precision(17);
-    text << wall << " " << static_cast<double>(usage.ru_maxrss) / 1024.0 << " " << simulated->first << " "
-         << simulated->second;
-    return text.str();
+    return std::vector<double>{simulated->first, static_cast<double>(simulated->second)};
   });
-  if (!out.is_ok()) return out.status();
-  Measured m;
-  std::istringstream in(*out);
-  in >> m.wall_s >> m.peak_rss_mb >> m.simulated_s >> m.simulated_workers;
-  return m;
+  if (!run.is_ok()) return run.status();
+  return Measured{run->wall_s, run->peak_rss_mb, run->figures.at(0), static_cast<int>(run->figures.at(1))};
 }
 
 void report(benchmark::State& state, const StatusOr<Measured>& m, int workers) {

@@ -133,7 +133,7 @@ class LlmStudy {
   void predict() {
     std::map<std::string, double> shares = fit_.values;
     shares.erase("gemm_fp8");  // an A100 has no fp8
-    const cluster::ClusterProfile a100_fitted = calibrators::llm::profile_with(a100_, shares);
+    const cluster::ClusterProfile a100_fitted = sim::llm::with_llm_values(a100_, shares);
     for (bool fitted : {true, false}) {
       for (const std::string gpu : {"h100-sxm", "a100-80gb"}) {
         std::vector<StepRow> group;

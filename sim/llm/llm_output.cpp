@@ -22,7 +22,9 @@ nlohmann::ordered_json model_json(const models::transformer::Transformer& m) {
           {"parameters", models::transformer::parameter_count(m)}};
 }
 
-nlohmann::ordered_json split_json(const models::llm::Split& s) {
+}  // namespace
+
+nlohmann::ordered_json llm_split_json(const models::llm::Split& s) {
   return {{"tp", s.tp},
           {"pp", s.pp},
           {"dp", s.dp},
@@ -39,8 +41,6 @@ nlohmann::ordered_json split_json(const models::llm::Split& s) {
           {"grad_reduce", s.grad_reduce}};
 }
 
-}  // namespace
-
 std::string llm_result_json(const LlmSetup& setup, const cluster::ClusterProfile& profile, const LlmResult& r) {
   const LlmBreakdown& b = r.breakdown;
   const models::llm::GpuMemory& m = r.memory;
@@ -48,7 +48,7 @@ std::string llm_result_json(const LlmSetup& setup, const cluster::ClusterProfile
                              {"platform", profile.name},
                              {"workers", r.sim.workers},
                              {"model", model_json(setup.model)},
-                             {"split", split_json(setup.split)},
+                             {"split", llm_split_json(setup.split)},
                              {"rates", r.rates_source},
                              {"step_s", r.step_s},
                              {"mfu", r.mfu},

@@ -14,10 +14,9 @@ using models::llm::Split;
 
 namespace {
 
-// A ring all-reduce of `bytes` per member over `n` members on links of `bandwidth` bytes/s.
+// A ring all-reduce of `bytes` per member over `n` members on links of `bandwidth` bytes/s (nccl-tests' bus bytes).
 double ring_seconds(double bytes, int n, double bandwidth) {
-  if (n <= 1 || bandwidth <= 0) return 0;
-  return 2.0 * (n - 1) / n * bytes / bandwidth;
+  return bandwidth > 0 ? bytes * cluster::bus_factor(models::CollectiveOp::kAllReduce, n) / bandwidth : 0;
 }
 
 // Bytes/s one GPU has to its node's others, and to other nodes.
@@ -119,9 +118,11 @@ StatusOr<SplitSearch> search_splits(const LlmSetup& base, const cluster::Cluster
   }
   search.candidates = static_cast<int>(estimated.size());
   if (estimated.empty()) {
-    return Status::invalid_argument("workers " + std::to_string(workers) +
-                                    ": no split of the model over them fits the memory of device '" +
-                                    profile.device.name + "' of profile '" + profile.name + "'");
+    return Status::invalid_argument(
+        "workers " + std::to_string(workers) +
+        ": no split of the model over them: tp (a power of two up to a node), pp (dividing the " +
+        std::to_string(base.model.layers) + " layers) and dp must multiply to it, and fit the memory of device '" +
+        profile.device.name + "' of profile '" + profile.name + "'");
   }
   std::stable_sort(estimated.begin(), estimated.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   estimated.resize(std::min<size_t>(estimated.size(), static_cast<size_t>(std::max(1, simulate))));

@@ -21,25 +21,55 @@ double peak_of(const cluster::ClusterProfile& profile, const std::string& dtype)
   return peak == profile.device.peak_flops.end() ? 0.0 : peak->second;
 }
 
-// A fitted rate of the profile's costs as a share of `peak`, or -1 when the profile has none.
-double fitted_share(const cluster::ClusterProfile& profile, const char* key, double peak) {
-  auto cost = profile.costs.find(key);
-  if (cost == profile.costs.end() || cost->second.flop_rate <= 0 || peak <= 0) return -1;
-  return cost->second.flop_rate / peak;
-}
-
 // The rates of the profile's fitted entries over the defaults; true when it has any.
 bool apply_fitted(const cluster::ClusterProfile& profile, bool fp8, DeviceRates* d) {
-  const double gemm = fitted_share(profile, fp8 ? kGemmFp8Key : kGemmKey, fp8 ? d->gemm_peak_flops : d->peak_flops);
-  const double attention = fitted_share(profile, kAttentionKey, d->peak_flops);
-  auto layer = profile.costs.find(kLayerKey);
-  if (gemm > 0) d->gemm_efficiency = gemm;
-  if (attention > 0) d->attention_efficiency = attention;
-  if (layer != profile.costs.end()) d->layer_overhead_s = layer->second.latency;
-  return gemm > 0 || attention > 0 || layer != profile.costs.end();
+  const std::map<std::string, double> fitted = llm_fitted_values(profile);
+  auto value = [&](const char* name, double* out) {
+    if (auto v = fitted.find(name); v != fitted.end()) *out = v->second;
+  };
+  value(fp8 ? "gemm_fp8" : "gemm", &d->gemm_efficiency);
+  value("attention", &d->attention_efficiency);
+  value("overhead", &d->layer_overhead_s);
+  return !fitted.empty();
 }
 
 }  // namespace
+
+std::map<std::string, double> llm_fitted_values(const cluster::ClusterProfile& profile) {
+  std::map<std::string, double> values;
+  auto share = [&](const char* key, const char* dtype, const char* name) {
+    auto cost = profile.costs.find(key);
+    if (cost != profile.costs.end() && cost->second.flop_rate > 0 && peak_of(profile, dtype) > 0)
+      values[name] = cost->second.flop_rate / peak_of(profile, dtype);
+  };
+  share(kGemmKey, "bf16", "gemm");
+  share(kGemmFp8Key, "fp8", "gemm_fp8");
+  share(kAttentionKey, "bf16", "attention");
+  if (auto layer = profile.costs.find(kLayerKey); layer != profile.costs.end())
+    values["overhead"] = layer->second.latency;
+  return values;
+}
+
+cluster::ClusterProfile with_llm_values(const cluster::ClusterProfile& base,
+                                        const std::map<std::string, double>& values) {
+  cluster::ClusterProfile p = base;
+  auto rate = [&](const char* key, const char* dtype, const char* name) {
+    auto v = values.find(name);
+    if (v == values.end() || peak_of(base, dtype) <= 0) return;
+    cluster::CostModel cost;
+    cost.flop_rate = v->second * peak_of(base, dtype);
+    p.costs[key] = cost;
+  };
+  rate(kGemmKey, "bf16", "gemm");
+  rate(kGemmFp8Key, "fp8", "gemm_fp8");
+  rate(kAttentionKey, "bf16", "attention");
+  if (auto v = values.find("overhead"); v != values.end()) {
+    cluster::CostModel cost;
+    cost.latency = v->second;
+    p.costs[kLayerKey] = cost;
+  }
+  return p;
+}
 
 StatusOr<DeviceRates> llm_device_rates(const LlmSetup& setup, const cluster::ClusterProfile& profile,
                                        std::string* source) {

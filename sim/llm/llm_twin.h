@@ -23,7 +23,9 @@
 // optimizer hides) and the pipeline bubble (the rest: a stage waiting for
 // its neighbours).
 
+#include <map>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "common/status.h"
@@ -42,6 +44,15 @@ inline constexpr const char* kAttentionKey = "llm/attention";
 inline constexpr const char* kLayerKey = "llm/layer";
 
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+/// The values the llm/* entries of `profile` hold, by name: "gemm" and
+/// "attention" (shares of the bf16 peak), "gemm_fp8" (of the fp8 peak),
+/// "overhead" (seconds per layer and pass); only those the profile has.
+std::map<std::string, double> llm_fitted_values(const cluster::ClusterProfile& profile);
+
+/// `base` with `values` (names as llm_fitted_values gives them) written as its llm/* entries.
+cluster::ClusterProfile with_llm_values(const cluster::ClusterProfile& base,
+                                        const std::map<std::string, double>& values);
 
 /// A job of the LLM twin.
 struct LlmSetup {
@@ -106,6 +117,10 @@ StatusOr<LlmResult> simulate_llm(const LlmSetup& setup, const cluster::ClusterPr
 
 /// A simulated step as the twin reports it: MFU, tokens/s, breakdown, memory (not rates_source).
 LlmResult llm_result(const LlmSetup& setup, const cluster::ClusterProfile& profile, SimResult sim);
+
+/// A split as JSON: tp, pp, dp, micro-batches, schedule, recompute, ... (what `sim llm --json` and `plan llm
+/// --json` print).
+nlohmann::ordered_json llm_split_json(const models::llm::Split& split);
 
 /// The result as the JSON object `sim llm --json` prints.
 std::string llm_result_json(const LlmSetup& setup, const cluster::ClusterProfile& profile, const LlmResult& result);

@@ -27,7 +27,7 @@ TEST(StepsFitTest, RecoversTheEfficienciesAndOverheadATableWasMadeWith) {
   auto rows = parse_steps_table(table, "t.csv");
   ASSERT_TRUE(rows.is_ok()) << rows.status().message();
   const std::map<std::string, double> truth{{"gemm", 0.7}, {"attention", 0.45}, {"overhead", 40e-6}};
-  auto measured = predict_steps(*rows, profile_with(*base, truth), 2);
+  auto measured = predict_steps(*rows, sim::llm::with_llm_values(*base, truth), 2);
   ASSERT_TRUE(measured.is_ok()) << measured.status().message();
   for (size_t i = 0; i < rows->size(); ++i)
     (*rows)[i].step_s = (*measured)[i];
