@@ -55,7 +55,7 @@ Status run_sim_flowtrain(FlowTrainArgs a) {
   if (!profile.is_ok()) return profile.status();
   std::string device_line = "assumed efficiencies (GEMMs " + format_number("%.2f", a.setup.device.gemm_efficiency) +
                             ", attention " + format_number("%.2f", a.setup.device.attention_efficiency) +
-                            " of peak; models/flowtrain/timing.h)";
+                            " of peak; models/transformer/stack_cost.h)";
   std::string device_name = "assumed";
   if (!a.device_profile.empty()) {
     if (a.efficiency_given) {

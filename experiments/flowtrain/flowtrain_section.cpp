@@ -130,7 +130,8 @@ std::string efficiency_table(const Headline& h, const Field& device, const Field
   std::string html = "<h3>Assumed or measured device efficiencies (6B+72B, 1,024 GPUs)</h3>\n";
   html +=
       "<p>What the FlowTrain figures rest on. <b>Assumed</b>: the constant efficiencies written next to their "
-      "defaults in <code>models/flowtrain/timing.h</code> (public GEMM and FlashAttention benchmarks, not measured "
+      "defaults in <code>models/transformer/stack_cost.h</code> (public GEMM and FlashAttention benchmarks, not "
+      "measured "
       "here). <b>Measured</b>: the <code>" +
       escape(device["name"].string()) + "</code> device profile (" + escape(device["provenance"].string()) +
       "): GEMM efficiency per GEMM shape and attention efficiency per sequence length, fitted by "
@@ -139,7 +140,7 @@ std::string efficiency_table(const Headline& h, const Field& device, const Field
       "network stay the platform's datasheet figures in both rows.</p>\n";
   html +=
       table({"device efficiencies", "basis", "monolithic MFU", "FlowTrain MFU", "FlowTrain speedup"},
-            {{h.assumed_text, "assumptions (timing.h)", percent(assumed_mono["mfu"].number()),
+            {{h.assumed_text, "assumptions (stack_cost.h)", percent(assumed_mono["mfu"].number()),
               percent(h.flow["mfu"].number()), times(h.flow["speedup"].number())},
              {h.measured_text, "measured kernel times (traces/data/kernels)", percent(measured_mono["mfu"].number()),
               percent(h.measured_flow["mfu"].number()), times(h.measured_flow["speedup"].number())}});
@@ -159,7 +160,7 @@ Section flowtrain_section(const fs::path& out) {
   s.title = "FlowTrain: flow-based decoupled VLM training";
   s.platforms = {study.root()["platform"].string()};
   s.basis =
-      "twin; datasheet peaks with the assumed efficiencies of models/flowtrain/timing.h, and beside them the "
+      "twin; datasheet peaks with the assumed efficiencies of models/transformer/stack_cost.h, and beside them the "
       "efficiencies measured on an H200 (the h200 device profile, fitted from a kernel benchmark)";
   // The measured device profile's rows (the study's part 4) and what the assumed rows rest on.
   const Field device = study.root()["device_profile"];
@@ -177,7 +178,7 @@ Section flowtrain_section(const fs::path& out) {
   s.assumed = {
       "The rows marked assumed: GEMMs at " + number(assumed["gemm_efficiency"].number(), 2) + " and attention at " +
           number(assumed["attention_efficiency"].number(), 2) +
-          " of peak (models/flowtrain/timing.h, from public GEMM and FlashAttention benchmarks).",
+          " of peak (models/transformer/stack_cost.h, from public GEMM and FlashAttention benchmarks).",
       "Both rows: half of the tensor-parallel exchange hidden under GEMMs; the elementwise kernels' bytes; the "
       "platform's datasheet peak, memory and network; the encoder's full attention at the causal curve's "
       "efficiency (only causal attention was measured).",

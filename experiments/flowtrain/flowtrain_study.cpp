@@ -12,7 +12,7 @@
 //   4. the same modes at 1,024 workers (6B+72B) with measured efficiencies:
 //      the shipped h200 device profile (GEMMs per shape, attention per
 //      sequence length, fitted from the kernel benchmark in
-//      traces/data/kernels) in place of timing.h's assumed constants
+//      traces/data/kernels) in place of stack_cost.h's assumed constants
 //
 // Writes packing.csv, allocation.csv, modes.csv, study.json (atomically),
 // traces/ and plots to OUT (default out/flowtrain) and prints the tables and
@@ -166,7 +166,7 @@ class FlowTrainStudy {
   }
 
   // 4. The headline configuration again, with the measured h200 device profile (torch 2.11 eager on an H200,
-  // which has the H100's compute) in place of timing.h's assumed efficiencies.
+  // which has the H100's compute) in place of stack_cost.h's assumed efficiencies.
   void run_with_measured_device() {
     const cluster::DeviceProfile device = value_or_fail(cluster::load_device_profile("h200"));
     ft::FlowTrainSetup measured;
@@ -177,10 +177,10 @@ class FlowTrainStudy {
     const auto measured_rows =
         value_or_fail(ft::run_flowtrain_modes(measured, profile_, kModes, {kHeadlineWorkers}, show_mode_progress));
     std::fputs(ft::flowtrain_rows_table(measured_rows).c_str(), stdout);
-    const models::flowtrain::DeviceModel assumed;  // timing.h's defaults: what the rows above rest on
+    const models::flowtrain::DeviceModel assumed;  // stack_cost.h's defaults: what the rows above rest on
     json_["assumed_device"] = {{"gemm_efficiency", assumed.gemm_efficiency},
                                {"attention_efficiency", assumed.attention_efficiency},
-                               {"source", "models/flowtrain/timing.h (assumptions)"}};
+                               {"source", "models/transformer/stack_cost.h (assumptions)"}};
     json_["device_profile"] = {{"name", device.name},
                                {"provenance", device.provenance_line()},
                                {"software_stack", device.software_stack},

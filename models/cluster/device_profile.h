@@ -3,8 +3,8 @@
 // A device profile: how close a device's kernels come to its peak, per
 // kernel shape, under one software stack. `clustertwin calibrate device`
 // fits it from a kernel-benchmark trace (traces/KERNELS.md,
-// calibrators/device_fit.h); the twins' device models read it (FlowTrain's:
-// models/flowtrain/timing.h). Shipped profiles are YAML files in
+// calibrators/device_fit.h); the twins' device models read it (the transformer model's rates:
+// models/transformer/stack_cost.h, which the LLM and FlowTrain twins price with). Shipped profiles are YAML files in
 // sim/platforms/devices/ (schema: sim/platforms/README.md), embedded in the
 // library like the cluster profiles.
 //

@@ -64,4 +64,27 @@ double model_flops_per_step(const Transformer& t, int64_t sequences) {
   return 3.0 * tokens * forward;
 }
 
+Transformer from_llm_spec(const spec::LlmSpec& m) {
+  Transformer t;
+  t.hidden = m.hidden;
+  t.heads = m.heads;
+  t.kv_heads = m.kv_heads;
+  t.ffn = m.mlp;
+  t.layers = m.layers;
+  t.vocab = m.vocab;
+  t.gated_mlp = true;
+  return t;
+}
+
+Transformer from_vit_spec(const spec::VitSpec& v) {
+  Transformer t;
+  t.hidden = v.hidden;
+  t.heads = v.heads;
+  t.ffn = v.mlp;
+  t.layers = v.layers;
+  t.seq = v.patches();
+  t.vocab = 0;
+  return t;
+}
+
 }  // namespace clustertwin::models::transformer

@@ -26,7 +26,14 @@
 
 #include <cstdint>
 
+#include "models/spec/llm.h"
+#include "models/spec/vit.h"
+
 namespace clustertwin::models::transformer {
+
+/// Bytes one layer keeps for its backward per token and hidden unit (bf16, nothing recomputed, attention fused so
+/// no scores kept, TP 1): Korthikanti et al. 2022, Table 2, 34 s b h.
+inline constexpr double kActivationBytesPerTokenAndHidden = 34;
 
 struct Transformer {
   int64_t hidden = 0;    // h
@@ -64,5 +71,13 @@ double attention_forward_flops_per_token(const Transformer& t);
 double head_forward_flops_per_token(const Transformer& t);
 /// Model FLOPs of a training step over `sequences` sequences (no recomputation counted).
 double model_flops_per_step(const Transformer& t, int64_t sequences);
+
+/// A shipped LLM (Qwen2.5's shapes: grouped-query attention, SwiGLU MLP, its
+/// LM head) as a transformer; seq 0 (each caller's sequences set it).
+Transformer from_llm_spec(const spec::LlmSpec& llm);
+/// A vision encoder (InternViT: multi-head attention, GELU MLP) as a
+/// transformer over an image's patches, with no LM head (vocab 0: a
+/// projector follows).
+Transformer from_vit_spec(const spec::VitSpec& vit);
 
 }  // namespace clustertwin::models::transformer

@@ -38,7 +38,8 @@ Status FlowTrainRun::monolithic_step() {
           enc += samples_[i].encoder;
           llm += samples_[i].backbone;
         }
-        const double stage = models::flowtrain::stack_seconds(models::flowtrain::stage_work(llm, L.pp), L.tp, device_);
+        const double stage =
+            models::flowtrain::stack_seconds(models::transformer::stage_work(llm, L.pp), L.tp, device_);
         const double encoder = models::flowtrain::stack_seconds(enc, L.tp, device_);
         std::vector<double> f(L.pp, stage / 3), g(L.pp, 2 * stage / 3);
         // The encoder's backward recomputes its forward (timing.h kEncoderRecompute).
@@ -127,7 +128,7 @@ Status FlowTrainRun::disagg_sync_step() {
         bytes += samples_[i].embedding_bytes;
       }
       const double encoder = models::flowtrain::stack_seconds(enc, E.tp, device_) / encoder_share;
-      const double stage = models::flowtrain::stack_seconds(models::flowtrain::stage_work(llm, B.pp), B.tp, device_);
+      const double stage = models::flowtrain::stack_seconds(models::transformer::stage_work(llm, B.pp), B.tp, device_);
       std::vector<double> f(B.pp + 1, stage / 3), g(B.pp + 1, 2 * stage / 3);
       f[0] = encoder / 3 + transfer_seconds(bytes);
       g[0] = (models::flowtrain::kEncoderRecompute - 1.0 / 3) * encoder + transfer_seconds(bytes);

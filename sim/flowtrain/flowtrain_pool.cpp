@@ -145,7 +145,7 @@ void FlowTrainRun::kick_replica(int r) {
     llm.layers = model_.backbone.layers, llm.hidden = model_.backbone.hidden;
     for (int64_t i : bins_[next])
       llm += samples_[i].backbone;
-    const double stage = models::flowtrain::stack_seconds(models::flowtrain::stage_work(llm, B.pp), B.tp, device_);
+    const double stage = models::flowtrain::stack_seconds(models::transformer::stage_work(llm, B.pp), B.tp, device_);
     replicas_[r].last_stage_s = stage;
     busy(replica_device(r), backbone_group(), stage, "backbone", [this, r, next] {
       replicas_[r].busy = false;

@@ -53,5 +53,46 @@ TEST(StackCostTest, AMeasuredCurvePricesEachGemmAtItsSize) {
   EXPECT_NEAR(adam_seconds(1e9, d), 1e9 * kAdamBytesPerParameter / 2e12, 1e-15);
 }
 
+// The two ways to ask are one model: a set of sequences of one length priced
+// as a StackWork takes what layer_seconds and head_seconds give them.
+TEST(StackWorkTest, SequencesOfOneLengthCostWhatTheirLayersAndHeadCost) {
+  const Transformer t{2048, 16, 4, 5632, 12, 1024, 32000, true};
+  DeviceRates d = flat_device();
+  d.layer_overhead_s = 1e-5;
+  d.gemm_curve = *device::EfficiencyCurve::make({{1e10, 0.3}, {1e13, 0.7}}, "test");
+  d.attention_curve = *device::EfficiencyCurve::make({{512, 0.2}, {8192, 0.6}}, "test");
+  StackWork three = sequence_work(t, 1024, true, d);
+  three += sequence_work(t, 1024, true, d);
+  three += sequence_work(t, 1024, true, d);
+  EXPECT_DOUBLE_EQ(three.tokens, 3 * 1024.0);
+  for (int tp : {1, 4}) {
+    const PassSeconds layers = layer_seconds(t, t.layers, three.tokens, tp, true, d);
+    const PassSeconds head = head_seconds(t, three.tokens, tp, d);
+    const PassSeconds w = stack_passes(three, tp, true, d);
+    EXPECT_NEAR(w.forward, layers.forward + head.forward, 1e-12 * w.forward) << "tp " << tp;
+    EXPECT_NEAR(w.backward, layers.backward + head.backward, 1e-12 * w.backward) << "tp " << tp;
+    EXPECT_DOUBLE_EQ(stack_seconds(three, tp, true, d), w.forward + w.backward);
+  }
+  // Its FLOPs: the model FLOPs of three sequences, but for attention's causal half.
+  const double causal_half = 3 * 3 * 2 * 1024.0 * 2048 * 1024 * 12;
+  EXPECT_NEAR(three.flops() + causal_half, model_flops_per_step(t, 3), 1e-12 * three.flops());
+}
+
+TEST(StackWorkTest, FullAttentionIsTwiceCausalAndStagesSplitTheLayers) {
+  const Transformer vit{1024, 16, 0, 4096, 24, 1024, 0, false};
+  const DeviceRates d = flat_device();
+  const StackWork full = sequence_work(vit, 1024, false, d), causal = sequence_work(vit, 1024, true, d);
+  EXPECT_DOUBLE_EQ(full.attention_flops, 2 * causal.attention_flops);
+  EXPECT_EQ(full.gemms.size(), 4u);  // vocab 0: no LM head
+  const StackWork stage = stage_work(full, 4);
+  EXPECT_EQ(stage.layers, 6);
+  EXPECT_NEAR(stack_seconds(stage, 2, true, d), stack_seconds(full, 2, true, d) / 4, 1e-15);
+  // scaled: a share of the tokens and attention, the same shapes.
+  EXPECT_NEAR(stack_seconds(scaled(full, 0.5), 1, false, d), stack_seconds(full, 1, false, d) / 2, 1e-15);
+  // A GEMM on a quarter of the tokens costs what a quarter of its width does on all of them.
+  const Gemm quarter{4096, 2048, 1, true, 0.25}, narrow{1024, 2048, 1, true, 1};
+  EXPECT_NEAR(gemm_seconds(8192, quarter, 2, d), gemm_seconds(8192, narrow, 2, d), 1e-18);
+}
+
 }  // namespace
 }  // namespace clustertwin::models::transformer

@@ -50,5 +50,26 @@ TEST(TransformerTest, GroupedQueryAttentionAndAGatedMlpShrinkAndGrowTheLayer) {
   EXPECT_EQ(layer_weights(t), 4096 * (4096 + 2048) + 4096 * 4096 + 3 * 4096 * 11008);
 }
 
+// The shipped LLMs and vision encoders as transformers: their matrices are the
+// specs' own (a spec counts biases and norms on top).
+TEST(TransformerTest, TheShippedSpecsAreTransformersOfTheirOwnMatrices) {
+  for (const spec::LlmSpec& m : spec::llm_specs()) {
+    const Transformer t = from_llm_spec(m);
+    const int64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
+    EXPECT_EQ(head_dim(t), m.head_dim) << m.name;
+    EXPECT_EQ(layer_weights(t), m.hidden * (q + 2 * kv) + q * m.hidden + 3 * m.hidden * m.mlp) << m.name;
+    // The spec's parameters outside the embeddings: those matrices, plus at most 0.1% of biases and norms.
+    const double matrices = static_cast<double>(m.layers * layer_weights(t));
+    EXPECT_GE(static_cast<double>(m.non_embedding_params()), matrices) << m.name;
+    EXPECT_LE(static_cast<double>(m.non_embedding_params()), 1.001 * matrices) << m.name;
+  }
+  for (const spec::VitSpec& v : spec::vit_specs()) {
+    const Transformer t = from_vit_spec(v);
+    EXPECT_EQ(layer_weights(t), 4 * v.hidden * v.hidden + 2 * v.hidden * v.mlp) << v.name;
+    EXPECT_EQ(t.seq, v.patches()) << v.name;
+    EXPECT_EQ(t.vocab, 0) << v.name;
+  }
+}
+
 }  // namespace
 }  // namespace clustertwin::models::transformer
