@@ -29,8 +29,12 @@ const std::vector<std::string> kFlexMarlAssumed = {
     "inter-query parallelism; MAS-RL runs one query at a time, agent after agent.",
     "Rollout tensor parallelism: the width whose decode token is fastest (8 for 14B and 32B), with two all-reduces "
     "per layer costing 2 (tp - 1) link latencies.",
-    "Prefill and training at 40% of peak; FlexMARL's training pool sized by its predicted step, MARTI's a quarter "
-    "of the devices; the scale tests' workloads (workload_for).",
+    "Prefill at 40% of peak. Training through the transformer model of the LLM twin (models/transformer: each GEMM "
+    "at 0.80 of peak, causal attention at 0.55, assumed H100-class figures for want of NPU measurements): a sample's "
+    "forward and backward, the old and reference policies' forwards, and the forward again when its activations "
+    "exceed the 40% of memory the training state leaves.",
+    "FlexMARL's training pool sized by its predicted step, MARTI's a quarter of the devices; the scale tests' "
+    "workloads (workload_for).",
     "The paper gives no figure per scale test: those rows are the twin's prediction alone."};
 
 // FlexMARL on MA, and the fitted synchronous step, against the paper's figures.

@@ -139,18 +139,29 @@ double prefill_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device, 
   return flops / (tp * device.peak_flops * efficiency.prefill);
 }
 
-double train_flops(const spec::LlmSpec& model, int prompt, int response) {
-  const int tokens = prompt + response;
-  // Forward + backward = 3 forwards; the reference policy's log-probabilities one more.
-  return 4.0 * tokens * model.forward_flops_per_token(tokens / 2);
+bool trains_with_recomputation(const spec::LlmSpec& model, int tokens, double device_memory) {
+  const double activations = transformer::kActivationBytesPerTokenAndHidden * tokens *
+                             static_cast<double>(model.hidden) * static_cast<double>(model.layers);
+  return activations > (1 - kTrainStateShare) * device_memory;
 }
 
-double train_s(double flops, int devices, const DeviceFacts& device, const EngineEfficiency& efficiency) {
-  return flops / (devices * device.peak_flops * efficiency.train);
+double sample_train_s(const spec::LlmSpec& model, int prompt, int response, const DeviceFacts& device) {
+  const int tokens = prompt + response;
+  const transformer::StackWork work = transformer::sequence_work(transformer::from_llm_spec(model),
+                                                                 static_cast<double>(tokens), /*causal=*/true, device);
+  const transformer::PassSeconds passes = transformer::stack_passes(work, 1, false, device);
+  // The policy's forward and backward; the old and the reference policy's log-probabilities a forward each; the
+  // forward again in backward when the activations do not fit.
+  const double recomputed = trains_with_recomputation(model, tokens, device.memory_bytes) ? passes.forward : 0;
+  return passes.forward + passes.backward + 2 * passes.forward + recomputed;
+}
+
+double train_s(double sample_seconds, int devices) {
+  return sample_seconds / devices;
 }
 
 double optimizer_s(const spec::LlmSpec& model, int devices, const DeviceFacts& device) {
-  return 2 * training_state_bytes(model) / devices / device.memory_bandwidth;
+  return transformer::adam_seconds(static_cast<double>(model.params()) / devices, device);
 }
 
 std::vector<double> expected_longest_response_tokens(const Workload& workload) {
@@ -179,19 +190,19 @@ std::vector<double> expected_response_tokens(const Workload& workload) {
 
 namespace {
 
-// An agent's batch's training FLOPs, expected: train_flops grows faster than linearly with a sample's length
-// (attention), so it is averaged over the length distribution (its batch-size midpoint quantiles, the sampler's
-// log-normal cut at the limit) rather than taken at the mean length.
-double expected_batch_train_flops(const Workload& workload, int agent) {
+// An agent's batch's training seconds on one device, expected: a sample's grow faster than linearly with its
+// length (attention), so they are averaged over the length distribution (its batch-size midpoint quantiles, the
+// sampler's log-normal cut at the limit) rather than taken at the mean length.
+double expected_batch_train_s(const Workload& workload, int agent, const DeviceFacts& device) {
   const AgentRole& r = workload.agents[agent];
-  double flops = 0;
+  double seconds = 0;
   for (int i = 0; i < workload.global_batch; ++i) {
     const double z = normal_quantile((i + 0.5) / workload.global_batch);
     const double tokens = std::min(static_cast<double>(workload.max_response_tokens),
                                    std::max(1.0, std::round(r.median_response_tokens * std::exp(r.sigma * z))));
-    flops += train_flops(r.model, r.prompt_tokens, static_cast<int>(tokens));
+    seconds += sample_train_s(r.model, r.prompt_tokens, static_cast<int>(tokens), device);
   }
-  return flops;
+  return seconds;
 }
 
 // The rest of the rollout pool (after one instance each), an instance at a time: equally (round robin) for marti
@@ -362,9 +373,8 @@ int codesigned_trainer_groups(const Workload& workload, Framework framework, con
     last_turn = std::max(last_turn, r.turn);
   for (int a = 0; a < static_cast<int>(workload.agents.size()); ++a) {
     const AgentRole& r = workload.agents[a];
-    const double agent_s =
-        train_s(expected_batch_train_flops(workload, a), d.trainer_group_devices, device, efficiency) +
-        optimizer_s(r.model, d.trainer_group_devices, device);
+    const double agent_s = train_s(expected_batch_train_s(workload, a, device), d.trainer_group_devices) +
+                           optimizer_s(r.model, d.trainer_group_devices, device);
     training_s += agent_s;
     if (r.turn == last_turn && last_turn > 0) last_turn_s += agent_s;
   }

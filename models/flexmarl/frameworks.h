@@ -36,6 +36,7 @@
 #include "common/status.h"
 #include "models/flexmarl/workload.h"
 #include "models/spec/llm.h"
+#include "models/transformer/stack_cost.h"
 
 namespace clustertwin::models::flexmarl {
 
@@ -52,13 +53,13 @@ StatusOr<std::vector<Framework>> parse_frameworks(const std::string& text);
 bool disaggregated(Framework framework);
 
 /// What the cost formulas need of a device (models/flexmarl stays free of
-/// the twin's profile type).
-struct DeviceFacts {
-  double peak_flops = 0;        // bf16 FLOP/s
-  double memory_bytes = 0;      // capacity
-  double memory_bandwidth = 0;  // bytes/s
-  double link_latency_s = 0;    // between two devices of a node (a tensor-parallel exchange's hop)
-  int devices_per_node = 1;     // the widest tensor-parallel group (TP stays inside a node)
+/// the twin's profile type): what its kernels reach (the transformer model's
+/// rates, which price the trainer: peak, memory bandwidth, GEMM and attention
+/// efficiencies), its memory and its node.
+struct DeviceFacts : transformer::DeviceRates {
+  double memory_bytes = 0;    // capacity
+  double link_latency_s = 0;  // between two devices of a node (a tensor-parallel exchange's hop)
+  int devices_per_node = 1;   // the widest tensor-parallel group (TP stays inside a node)
 };
 
 /// The efficiencies that turn datasheet figures into times.
@@ -74,10 +75,10 @@ struct EngineEfficiency {
   /// The same share for MAS-RL's engine (sync): the one fitted figure, so
   /// that sync takes the paper's 914.4 s per step on the MA workload.
   double sync_decode = 0.5;
-  /// Assumption: prefill and training reach 40% of peak, a usual MFU for
-  /// dense models of this size on large clusters.
+  /// Assumption: prefill reaches 40% of peak, a usual MFU for dense models
+  /// of this size on large clusters. (Training is priced by the transformer
+  /// model: train_s.)
   double prefill = 0.4;
-  double train = 0.4;
 };
 /// The efficiencies `framework`'s engines run at (sync's decode is its own).
 EngineEfficiency engine_efficiency(const EngineEfficiency& efficiency, Framework framework);
@@ -112,13 +113,28 @@ double decode_iteration_s(const spec::LlmSpec& model, int tp, const DeviceFacts&
 /// Prefill of `tokens` prompt tokens (compute-bound).
 double prefill_s(const spec::LlmSpec& model, int tp, const DeviceFacts& device, const EngineEfficiency& efficiency,
                  double tokens);
-/// FLOPs to train one sample of `prompt` + `response` tokens under GRPO:
-/// forward and backward (3 forwards) plus the reference policy's forward.
-double train_flops(const spec::LlmSpec& model, int prompt, int response);
-/// Seconds for `flops` of training on a group of `devices`.
-double train_s(double flops, int devices, const DeviceFacts& device, const EngineEfficiency& efficiency);
-/// Seconds for the optimizer step of an agent sharded over `devices`:
-/// Adam reads and writes its 16 bytes per parameter once.
+/// Whether training a sample of `tokens` tokens recomputes its forward in
+/// backward (gradient checkpointing): when its activations, every layer's
+/// with nothing recomputed (34 bytes per token and hidden unit, Korthikanti
+/// et al. 2022), exceed the device memory the training state leaves it (40%,
+/// training_group's assumption).
+bool trains_with_recomputation(const spec::LlmSpec& model, int tokens, double device_memory);
+/// Seconds to train one sample of `prompt` + `response` tokens under GRPO on
+/// one device: the policy's forward and backward, the forwards that give the
+/// old policy's and the reference policy's log-probabilities (verl recomputes
+/// the old policy's by default, recompute_old_log_prob; OpenRLHF's experience
+/// maker runs both), and the recomputed forward when
+/// trains_with_recomputation; one sequence through the transformer model
+/// (models/transformer/stack_cost.h: each GEMM and the causal attention at the
+/// device's efficiencies, the elementwise kernels at its bandwidth).
+double sample_train_s(const spec::LlmSpec& model, int prompt, int response, const DeviceFacts& device);
+/// Seconds for `sample_seconds` (a sum of sample_train_s) on a group of
+/// `devices`: ZeRO-3 data parallelism splits the samples over the group (its
+/// weight gathers and gradient reductions are not priced: assumption, hidden
+/// under compute).
+double train_s(double sample_seconds, int devices);
+/// Seconds for the optimizer step of an agent sharded over `devices`: an
+/// Adam step over its share of the parameters (transformer::adam_seconds).
 double optimizer_s(const spec::LlmSpec& model, int devices, const DeviceFacts& device);
 /// Bytes of an agent's training state (weights, gradients, Adam), swapped whole.
 double training_state_bytes(const spec::LlmSpec& model);

@@ -144,11 +144,11 @@ double layer_activation_bytes(const Transformer& m, const Split& s) {
     case Recompute::kFull:
       return 2 * sbh / (sp ? t : 1);
     case Recompute::kSelective:
-      return sp ? sbh * 34 / t : sbh * (10 + 24 / t);
+      return sp ? sbh * transformer::kActivationBytesPerTokenAndHidden / t : sbh * (10 + 24 / t);
     case Recompute::kNone:
       break;
   }
-  return sp ? sbh * (34 + scores) / t : sbh * (10 + 24 / t + scores / t);
+  return sp ? sbh * (transformer::kActivationBytesPerTokenAndHidden + scores) / t : sbh * (10 + 24 / t + scores / t);
 }
 
 GpuMemory gpu_memory(const Transformer& m, const Split& s) {

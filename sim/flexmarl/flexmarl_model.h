@@ -141,7 +141,7 @@ class FlexMarlRun {
 
   // ---- training (flexmarl_training.cpp) ---------------------------------------------------------------------------
   void queue_job(int agent, int samples);
-  double job_flops(const Job& job) const;
+  double job_sample_seconds(const Job& job) const;  // its samples' training on one device (sample_train_s)
   bool resident_elsewhere(int agent, size_t group) const;
 
   // Agent-centric binding: a free group takes a job of the agent it holds, else the oldest job whose agent's

@@ -57,7 +57,7 @@ Status validate(const FlexMarlSetup& setup, const cluster::ClusterProfile& profi
     return Status::invalid_argument(
         "decode efficiency unset: give --decode-efficiency or a --device-profile that measured decode");
   }
-  for (double v : {e.decode, e.sync_decode, e.prefill, e.train}) {
+  for (double v : {e.decode, e.sync_decode, e.prefill}) {
     if (!(v > 0 && v <= 1)) {
       return Status::invalid_argument("engine efficiency " + format_number("%g", v) + " must be in (0, 1]");
     }

@@ -22,12 +22,12 @@ void FlexMarlRun::queue_job(int agent, int samples) {
   jobs_.push_back(std::move(job));
 }
 
-double FlexMarlRun::job_flops(const Job& job) const {
+double FlexMarlRun::job_sample_seconds(const Job& job) const {
   const models::flexmarl::AgentRole& role = w_.agents[job.agent];
-  double flops = 0;
+  double seconds = 0;
   for (int s : job.samples)
-    flops += models::flexmarl::train_flops(role.model, role.prompt_tokens, lengths_[job.agent][s]);
-  return flops;
+    seconds += models::flexmarl::sample_train_s(role.model, role.prompt_tokens, lengths_[job.agent][s], device_);
+  return seconds;
 }
 
 bool FlexMarlRun::resident_elsewhere(int agent, size_t group) const {
@@ -81,7 +81,7 @@ void FlexMarlRun::start_job(int g, Job job) {
 
 void FlexMarlRun::train(int g, Job job) {
   TrainerGroup& group = groups_[g];
-  const double seconds = models::flexmarl::train_s(job_flops(job), group.devices, device_, efficiency_);
+  const double seconds = models::flexmarl::train_s(job_sample_seconds(job), group.devices);
   const double start = sg::Engine::get_clock();
   sg::ExecPtr exec = sg::this_actor::exec_init(platform_.work_units(group.first_device, seconds))
                          ->set_host(platform_.device(group.first_device));
@@ -146,7 +146,7 @@ void FlexMarlRun::sync_train(int agent) {
     job.agent = agent;
     for (int s = 0; s < w_.global_batch; ++s)
       job.samples.push_back(s);
-    const double seconds = models::flexmarl::train_s(job_flops(job), devices, device_, efficiency_) +
+    const double seconds = models::flexmarl::train_s(job_sample_seconds(job), devices) +
                            models::flexmarl::optimizer_s(w_.agents[agent].model, devices, device_);
     const double start = sg::Engine::get_clock();
     sg::ExecPtr exec = sg::this_actor::exec_init(platform_.work_units(0, seconds))->set_host(platform_.device(0));

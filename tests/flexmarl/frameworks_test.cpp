@@ -12,7 +12,13 @@ namespace {
 
 // npu-768's device (sim/platforms/npu-768.yaml): 1.5 us between two devices of a 16-device node.
 DeviceFacts npu() {
-  return {376e12, 64e9, 1.6e12, 1.5e-6, 16};
+  DeviceFacts d;
+  d.peak_flops = 376e12;
+  d.memory_bytes = 64e9;
+  d.memory_bandwidth = 1.6e12;
+  d.link_latency_s = 1.5e-6;
+  d.devices_per_node = 16;
+  return d;
 }
 
 // The engines at a decode efficiency of 0.7 (the twin's callers take a device profile's).
@@ -137,19 +143,46 @@ TEST(FrameworksTest, SlowerTrainingTakesALargerTrainingPool) {
   // groups, and never all of them while the rollout still needs devices.
   const Workload w = ma_workload();
   int previous = 0;
-  for (double train : {0.8, 0.4, 0.2, 0.1, 0.05}) {
-    EngineEfficiency e = engines();
-    e.train = train;
-    auto d = deploy(w, Framework::kFlexMarl, 96, npu(), e);
+  // The trainer's kernels slower and slower (its GEMMs and attention at a falling share of peak).
+  for (double share : {0.9, 0.5, 0.2, 0.1, 0.05, 0.02}) {
+    DeviceFacts device = npu();
+    device.gemm_efficiency = share;
+    device.attention_efficiency = share;
+    auto d = deploy(w, Framework::kFlexMarl, 96, device, engines());
     ASSERT_TRUE(d.is_ok());
-    EXPECT_GE(d->trainer_groups, previous) << "train efficiency " << train;
+    EXPECT_GE(d->trainer_groups, previous) << "GEMM and attention efficiency " << share;
     previous = d->trainer_groups;
   }
-  EngineEfficiency fast = engines(), slow = engines();
-  fast.train = 0.8;
-  slow.train = 0.05;
-  EXPECT_GT(deploy(w, Framework::kFlexMarl, 96, npu(), slow)->trainer_groups,
-            deploy(w, Framework::kFlexMarl, 96, npu(), fast)->trainer_groups);
+  DeviceFacts fast = npu(), slow = npu();
+  fast.gemm_efficiency = fast.attention_efficiency = 0.9;
+  slow.gemm_efficiency = slow.attention_efficiency = 0.02;
+  EXPECT_GT(deploy(w, Framework::kFlexMarl, 96, slow, engines())->trainer_groups,
+            deploy(w, Framework::kFlexMarl, 96, fast, engines())->trainer_groups);
+}
+
+// The trainer prices a sample through the transformer model: the policy's forward and backward and the old and
+// reference policies' forwards of one sequence, the layers and the LM head as the LLM twin prices them.
+TEST(FrameworksTest, ASampleTrainsAtTheTransformerModelsCost) {
+  const spec::LlmSpec m = *spec::llm_spec("7B");
+  const DeviceFacts d = npu();
+  transformer::Transformer t = transformer::from_llm_spec(m);
+  t.seq = 300 + 1700;
+  const transformer::PassSeconds layers = transformer::layer_seconds(t, t.layers, 2000, 1, false, d);
+  const transformer::PassSeconds head = transformer::head_seconds(t, 2000, 1, d);
+  const double expected = 3 * (layers.forward + head.forward) + layers.backward + head.backward;
+  EXPECT_FALSE(trains_with_recomputation(m, 2000, d.memory_bytes));  // 34 x 2000 x 3584 x 28 B = 6.8 GB of 25.6
+  EXPECT_NEAR(sample_train_s(m, 300, 1700, d), expected, 1e-12 * expected);
+  // Past the activations' share of memory (25.6 GB: 7,500 tokens), one more forward: the recomputation.
+  EXPECT_FALSE(trains_with_recomputation(m, 7400, d.memory_bytes));
+  EXPECT_TRUE(trains_with_recomputation(m, 7600, d.memory_bytes));
+  t.seq = 7600;
+  const transformer::PassSeconds long_layers = transformer::layer_seconds(t, t.layers, 7600, 1, false, d);
+  const transformer::PassSeconds long_head = transformer::head_seconds(t, 7600, 1, d);
+  const double recomputing = 4 * (long_layers.forward + long_head.forward) + long_layers.backward + long_head.backward;
+  EXPECT_NEAR(sample_train_s(m, 600, 7000, d), recomputing, 1e-12 * recomputing);
+  EXPECT_DOUBLE_EQ(train_s(8.0, 4), 2.0);  // ZeRO-3: the samples split over the group
+  EXPECT_NEAR(optimizer_s(m, 8, d), static_cast<double>(m.params()) / 8 * transformer::kAdamBytesPerParameter / 1.6e12,
+              1e-15);
 }
 
 TEST(FrameworksTest, MixedSizesFillTheRolloutPool) {
