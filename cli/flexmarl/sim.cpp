@@ -21,7 +21,8 @@ namespace {
 
 struct FlexMarlArgs {
   std::string frameworks = "all";
-  std::string agents;  // "" for the paper's MA workload
+  std::string agents;  // "" for the paper's workload named by `workload`
+  std::string workload = "ma";
   std::string platform = "npu-768";
   std::string calibration = "auto";
   double decode_efficiency = 0;  // 0: the device profile's
@@ -45,9 +46,15 @@ namespace {
 // The workload and the engines' decode efficiency from the flags, into a.setup; `*measured_on` names the device
 // profile the efficiency was measured on ("" when given by --decode-efficiency).
 Status read_setup(FlexMarlArgs* a, std::string* measured_on) {
-  auto workload = models::flexmarl::workload_from_agents(a->agents);
-  if (!workload.is_ok()) return Status::invalid_argument("--agents " + workload.status().message());
-  a->setup.workload = std::move(*workload);
+  if (a->agents.empty()) {
+    auto paper = models::flexmarl::paper_workload(a->workload);
+    if (!paper.is_ok()) return Status::invalid_argument("--workload " + paper.status().message());
+    a->setup.workload = std::move(*paper);
+  } else {
+    auto workload = models::flexmarl::workload_from_agents(a->agents);
+    if (!workload.is_ok()) return Status::invalid_argument("--agents " + workload.status().message());
+    a->setup.workload = std::move(*workload);
+  }
   a->setup.workload.global_batch = a->global_batch;
   a->setup.workload.micro_batch = a->micro_batch;
   a->setup.workload.group = a->group;
@@ -119,6 +126,29 @@ Status run_sim_flexmarl(FlexMarlArgs a) {
   return Status::ok();
 }
 
+// The workload (a paper's, or agents by size) and its batch settings.
+void add_workload_options(CLI::App* cmd, FlexMarlArgs* a) {
+  CLI::Option* paper_workload =
+      cmd->add_option("--workload", a->workload,
+                      "The paper's workload: ma (analysis, marketing, after-sales; 14B each) or ca (order, pricing "
+                      "32B, inventory 14B; roles' sizes and response lengths reconstructed)")
+          ->capture_default_str();
+  cmd->add_option("--agents", a->agents,
+                  "Agents by model size instead of a paper workload: 3x14B, 5x32B, 3x32B+7x14B (sizes 0.5B, 1.5B, 7B, "
+                  "14B, 32B, 72B)")
+      ->excludes(paper_workload);
+  cmd->add_option("--global-batch", a->global_batch, "Samples per agent per step")->capture_default_str();
+  cmd->add_option("--micro-batch", a->micro_batch, "Samples per training micro-batch")->capture_default_str();
+  cmd->add_option("--group", a->group,
+                  "GRPO samples per query (the paper's intra-query parallelism: a query's requests in flight)")
+      ->capture_default_str();
+  cmd->add_option("--inter-query", a->inter_query,
+                  "Queries in flight under flexmarl and its ablations (the paper's inter-query parallelism; sync runs "
+                  "one query at a time, marti the whole batch)")
+      ->capture_default_str();
+  cmd->add_option("--max-response", a->max_response, "Longest response, tokens")->capture_default_str();
+}
+
 }  // namespace
 
 void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
@@ -137,9 +167,7 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
       "914.4 s per step on the MA workload (three 14B agents); everything else follows from the model. Rows: "
       "framework, step_s, tokens_per_s, utilization, speedup (against sync).");
   cmd->add_option("--framework", a->frameworks, "Frameworks, comma-separated, or all")->capture_default_str();
-  cmd->add_option("--agents", a->agents,
-                  "Agents by model size: 3x14B, 5x32B, 3x32B+7x14B (sizes 0.5B, 1.5B, 7B, 14B, 32B, 72B); default: the "
-                  "paper's MA workload (analysis, marketing, after-sales; 14B each)");
+  add_workload_options(cmd, a.get());
   cmd->add_option("--platform", a->platform, "Shipped profile (npu-768, ...) or a YAML file")->capture_default_str();
   CLI::Option* workers = cmd->add_option("--workers", a->setup.devices,
                                          "Devices the run uses, one worker each (default: a node per agent)");
@@ -157,16 +185,6 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
                   "Device profile (shipped name or YAML file) whose measured decode the engines run at")
       ->capture_default_str()
       ->excludes(efficiency);
-  cmd->add_option("--global-batch", a->global_batch, "Samples per agent per step")->capture_default_str();
-  cmd->add_option("--micro-batch", a->micro_batch, "Samples per training micro-batch")->capture_default_str();
-  cmd->add_option("--group", a->group,
-                  "GRPO samples per query (the paper's intra-query parallelism: a query's requests in flight)")
-      ->capture_default_str();
-  cmd->add_option("--inter-query", a->inter_query,
-                  "Queries in flight under flexmarl and its ablations (the paper's inter-query parallelism; sync runs "
-                  "one query at a time, marti the whole batch)")
-      ->capture_default_str();
-  cmd->add_option("--max-response", a->max_response, "Longest response, tokens")->capture_default_str();
   cmd->add_option("--load-gap", a->setup.gap_threshold, "Load-gap threshold that triggers rebalancing, requests")
       ->capture_default_str();
   cmd->add_option("--steps", a->setup.steps, "Steps simulated (the first is warm-up)")->capture_default_str();

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "experiments/flexmarl/paper_tables.h"
 #include "experiments/report/report_html.h"
 #include "experiments/report/report_input.h"
 #include "experiments/report/report_sections.h"
@@ -23,8 +26,9 @@ constexpr double kFlexMarlSyncStepS = 914.4;  // MAS-RL's end-to-end step on MA
 const std::vector<std::string> kFlexMarlAssumed = {
     "The NPU: 376 TFLOP/s bf16, 64 GB at 1.6 TB/s, 1.5 us between two devices of a node (npu-768.yaml, from "
     "public Ascend figures).",
-    "Response lengths: log-normal per agent, cut at the paper's 8,192 tokens (medians 3,072 / 1,024 / 2,048 on MA); "
-    "the workloads are proprietary.",
+    "Response lengths: log-normal per agent, cut at the paper's 8,192 tokens (medians 3,072 / 1,024 / 2,048 on MA, "
+    "1,536 / 1,024 / 1,024 on CA); the workloads are proprietary. CA's roles: order first, then pricing (32B) and "
+    "inventory (14B) as branches; which role is 32B is our reconstruction.",
     "A query's group of 16 samples is the paper's intra-query parallelism, so its batch of 64 is 4 queries, its "
     "inter-query parallelism; MAS-RL runs one query at a time, agent after agent.",
     "Rollout tensor parallelism: the width whose decode token is fastest (8 for 14B and 32B), with two all-reduces "
@@ -33,7 +37,8 @@ const std::vector<std::string> kFlexMarlAssumed = {
     "at 0.80 of peak, causal attention at 0.55, assumed H100-class figures for want of NPU measurements): a sample's "
     "forward and backward, the old and reference policies' forwards, and the forward again when its activations "
     "exceed the 40% of memory the training state leaves.",
-    "FlexMARL's training pool sized by its predicted step, MARTI's a quarter of the devices; the scale tests' "
+    "FlexMARL's training pool sized by its predicted step; MARTI's a group per agent where they fit (its controller "
+    "trains every agent's actor group at once); the scale tests' "
     "workloads (workload_for).",
     "The paper gives no figure per scale test: those rows are the twin's prediction alone."};
 
@@ -60,40 +65,49 @@ double step_of(const Field& rows, const std::string& workload, const std::string
   return rows.find({{"workload", workload}, {"framework", framework}})["step_s"].number();
 }
 
-// The paper's Tables 2 and 3 on MA (end-to-end seconds per step, generated tokens/s, FlexMARL's active-core
-// utilisation) as a third-party reading transcribed them (github.com/Tammytcl/laoliu-interview-notes,
-// content/papers/infra/paper-flexmarl.md, at cd8b961; checked against the paper's PDF there, not by us). CA:
-// MAS-RL 438.6 s, MARTI 112.8 s, FlexMARL 78.8 s, no balance 95.9 s, no async 124.1 s (no CA workload in the
-// twin yet).
-constexpr double kMaMartiStepS = 174.1, kMaFlexMarlStepS = 126.1;
-constexpr double kMaNoBalanceStepS = 152.2, kMaNoAsyncStepS = 256.2;
+// What Tables 2-3 give beyond the steps (paper_tables.h): MAS-RL's generated tokens/s on MA and FlexMARL's
+// active-core utilisation there, as the same third-party reading transcribed them.
 constexpr double kMaSyncTokensPerS = 119.0;       // MAS-RL's generated tokens/s ("119.0 to 910.2" on MA)
 constexpr double kMaFlexMarlUtilization = 0.324;  // "average active-core utilisation 32.4%" on MA
 
-// The twin's MARTI, ablations, tokens per step and utilisation on MA against the paper's Tables 2-3.
+// The twin's MARTI and ablations on MA and CA against the paper's Tables 2-3 (each step over FlexMARL's; CA's
+// synchronous step predicted from MA's fit), then tokens per step and utilisation on MA.
 std::vector<ComparisonRow> flexmarl_table_rows(const Field& rows) {
-  const double flexmarl = step_of(rows, "MA", "flexmarl");
+  namespace paper = clustertwin::experiments::flexmarl;
   const Field sync = rows.find({{"workload", "MA"}, {"framework", "sync"}});
   const Field flex = rows.find({{"workload", "MA"}, {"framework", "flexmarl"}});
   const double paper_tokens = kMaSyncTokensPerS * kFlexMarlSyncStepS;
   const double tokens = sync["tokens_per_s"].number() * sync["step_s"].number();
-  auto ratio_row = [&](const std::string& figure, const std::string& framework, double paper_s) {
-    const double ours = step_of(rows, "MA", framework) / flexmarl;
-    const double paper = paper_s / kMaFlexMarlStepS;
-    return ComparisonRow{figure, times(paper), times(ours), relative_difference(ours, paper)};
-  };
-  return {
-      ratio_row("MARTI's step over FlexMARL's on MA (Table 2: 174.1 s / 126.1 s)", "marti", kMaMartiStepS),
-      ratio_row("No hierarchical balancing: step over FlexMARL's on MA (Table 3: 152.2 s)", "flexmarl-nobalance",
-                kMaNoBalanceStepS),
-      ratio_row("No micro-batch asynchronous pipeline: step over FlexMARL's on MA (Table 3: 256.2 s)",
-                "flexmarl-noasync", kMaNoAsyncStepS),
-      {"Tokens generated per step on MA (Table 2: MAS-RL's 119.0 tokens/s x 914.4 s; the workload's size)",
-       number(paper_tokens / 1e3, 1) + " k", number(tokens / 1e3, 1) + " k", relative_difference(tokens, paper_tokens)},
-      {"FlexMARL's utilisation on MA (the paper's: active-core time; the twin's: busy device time)",
-       number(100 * kMaFlexMarlUtilization, 1) + "%", number(100 * flex["utilization"].number(), 1) + "%",
-       relative_difference(flex["utilization"].number(), kMaFlexMarlUtilization)},
-  };
+  const std::map<std::string_view, std::string> what = {
+      {"marti", "MARTI: added to FlexMARL's step"},
+      {"flexmarl-nobalance", "No hierarchical balancing: added to FlexMARL's step"},
+      {"flexmarl-noasync", "No micro-batch asynchronous pipeline: added to FlexMARL's step"}};
+  std::vector<ComparisonRow> out;
+  for (const paper::PaperSteps& p : paper::kPaperSteps) {
+    const std::string w(p.workload);
+    const double flexmarl = step_of(rows, w, "flexmarl");
+    if (w != "MA") {
+      out.push_back({"Synchronous (MAS-RL-like) step on " + w + " (predicted at MA's fit)", number(p.sync_s, 1) + " s",
+                     number(step_of(rows, w, "sync"), 1) + " s",
+                     relative_difference(step_of(rows, w, "sync"), p.sync_s)});
+    }
+    out.push_back({"FlexMARL's step on " + w + " (Table 2)", number(p.flexmarl_s, 1) + " s", number(flexmarl, 1) + " s",
+                   relative_difference(flexmarl, p.flexmarl_s)});
+    // What each adds to FlexMARL's step, and how far the twin's addition is from the paper's (issue 48: 25%).
+    for (std::string_view f : paper::kComparedWithFlexMarl) {
+      const double ours = paper::added_share(step_of(rows, w, std::string(f)), flexmarl);
+      const double theirs = paper::added_share(*paper::paper_step_s(p.workload, f), p.flexmarl_s);
+      out.push_back({what.at(f) + " on " + w, signed_number(100 * theirs, 0) + "%", signed_number(100 * ours, 0) + "%",
+                     relative_difference(ours, theirs)});
+    }
+  }
+  out.push_back({"Tokens generated per step on MA (Table 2: MAS-RL's 119.0 tokens/s x 914.4 s; the workload's size)",
+                 number(paper_tokens / 1e3, 1) + " k", number(tokens / 1e3, 1) + " k",
+                 relative_difference(tokens, paper_tokens)});
+  out.push_back({"FlexMARL's utilisation on MA (the paper's: active-core time; the twin's: busy device time)",
+                 number(100 * kMaFlexMarlUtilization, 1) + "%", number(100 * flex["utilization"].number(), 1) + "%",
+                 relative_difference(flex["utilization"].number(), kMaFlexMarlUtilization)});
+  return out;
 }
 
 // Seconds per step of each framework, one row per workload, with FlexMARL's speedup and utilisation gain.
@@ -131,8 +145,9 @@ std::string ma_ablations(const Field& rows, double step) {
   const double ma_noasync = step_of(rows, "MA", "flexmarl-noasync");
   return paragraph(
       "On MA, no async costs FlexMARL " + signed_number(100 * (ma_noasync / step - 1), 1) +
-      "% of its step: an agent trains only once its whole batch is answered, so the answering agents' training runs "
-      "after the rollout instead of under it. No balance costs " +
+      "% of its step: an agent trains only once its whole batch is rewarded (a sample's reward is its episode's "
+      "outcome, shared by every agent), so the batch's training runs after the rollout instead of partly under it. "
+      "No balance costs " +
       signed_number(100 * (ma_nobalance / step - 1), 1) +
       "%: round-robin dispatch over a fixed, equal split of the instances, where FlexMARL sends each request to its "
       "agent's least-loaded instance, moves an instance idle on a finished agent to a busy one, and gives the first "
@@ -189,14 +204,15 @@ Section flexmarl_section(const fs::path& out) {
   s.html +=
       "<p>The twin runs the synchronous baseline, a MARTI-like framework, FlexMARL and its two ablations on <code>" +
       escape(s.platforms[0]) +
-      "</code>, on the paper's MA workload and its three scale tests. Only the synchronous baseline's decode "
+      "</code>, on the paper's MA and CA workloads and its three scale tests. Only the synchronous baseline's decode "
       "efficiency is fitted (" +
       std::to_string(fit["runs"].integer()) +
       " runs), to its step on MA; FlexMARL's engines decode at the measured efficiency and everything else is the "
       "model.</p>\n";
   s.html += comparison_table(comparison);
   s.html +=
-      "<h3>Against the paper's Tables 2 and 3 (MA)</h3>\n<p>As a third-party reading of the paper transcribed them "
+      "<h3>Against the paper's Tables 2 and 3 (MA and CA)</h3>\n<p>As a third-party reading of the paper transcribed "
+      "them "
       "(not checked against the PDF by us). The twin's workload is a reconstruction (the paper's is proprietary): its "
       "tokens per step show how far its response lengths are from the paper's, which moves every ratio below.</p>\n";
   s.html += comparison_table(flexmarl_table_rows(rows));

@@ -4,7 +4,7 @@
 //   1. fit sync's (MAS-RL's) decode efficiency so that sync takes the
 //      paper's 914.4 s per step on the MA workload (npu-768); the other
 //      engines decode at the measured efficiency
-//   2. every framework and ablation on MA
+//   2. every framework and ablation on MA and CA (CA at MA's fit), set beside the paper's Tables 2-3
 //   3. the paper's scale tests: 5 x 32B, 3 x 32B + 7 x 14B, 15 x 14B agents
 //   4. a per-device utilisation timeline of the last step (MA and 15 x 14B)
 //   5. a Perfetto trace per framework on MA
@@ -14,11 +14,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "calibrators/flexmarl/flexmarl_paper_fit.h"
@@ -26,6 +28,7 @@
 #include "common/gnuplot.h"
 #include "common/progress.h"
 #include "common/text.h"
+#include "experiments/flexmarl/paper_tables.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/flexmarl/agents.h"
 #include "sim/flexmarl/flexmarl_twin.h"
@@ -125,8 +128,12 @@ class FlexMarlStudy {
     cases_ = {{"MA", ma}};
   }
 
-  // 2-5. Every framework on MA and on the scale tests, with timelines and traces.
+  // 2-5. Every framework on MA, CA and the scale tests, with timelines and traces. CA runs at MA's fit: its
+  // MAS-RL step is a prediction, not a second fit.
   void run_frameworks() {
+    fm::FlexMarlSetup ca = ma_setup();
+    ca.workload = models::flexmarl::ca_workload();
+    cases_.push_back({"CA", ca});
     for (const char* agents : {"5x32B", "3x32B+7x14B", "15x14B"}) {
       fm::FlexMarlSetup s = ma_setup();
       s.workload = models::flexmarl::workload_for(value_or_fail(models::flexmarl::parse_agents(agents)));
@@ -188,6 +195,32 @@ class FlexMarlStudy {
         fm::kPaperSyncStepS / kPaperSpeedup, on_ma->utilization_gain, kPaperUtilization);
   }
 
+  // MA's and CA's frameworks against the paper's Tables 2-3: each step over FlexMARL's, what it adds to it, and
+  // whether the twin's addition is within 25% of the paper's (issue 48); CA's MAS-RL step is predicted.
+  void print_paper_tables() const {
+    namespace paper = clustertwin::experiments::flexmarl;
+    int within = 0, compared = 0;
+    for (const paper::PaperSteps& p : paper::kPaperSteps) {
+      const double flex = step(p.workload, "flexmarl");
+      std::printf("%s against the paper's Tables 2-3: sync %.1f s (paper %.1f s%s), flexmarl %.1f s (paper %.1f s)\n",
+                  std::string(p.workload).c_str(), step(p.workload, "sync"), p.sync_s,
+                  p.workload == "MA" ? ", fitted" : ", predicted from MA's fit", flex, p.flexmarl_s);
+      for (std::string_view f : paper::kComparedWithFlexMarl) {
+        const double ours = paper::added_share(step(p.workload, f), flex);
+        const double theirs = paper::added_share(*paper::paper_step_s(p.workload, f), p.flexmarl_s);
+        const bool ok = std::abs(ours / theirs - 1) <= paper::kAddedShareTolerance;
+        within += ok;
+        ++compared;
+        std::printf(
+            "  %-19s %.2fx flexmarl's step (%+.1f%%), paper %.2fx (%+.1f%%): added share %+.0f%% off, within "
+            "25%%: %s\n",
+            std::string(f).c_str(), 1 + ours, 100 * ours, 1 + theirs, 100 * theirs, 100 * (ours / theirs - 1),
+            ok ? "yes" : "no");
+      }
+    }
+    std::printf("paper's ablations and MARTI within 25%% (added share): %d of %d\n", within, compared);
+  }
+
   // Each workload's ablations against FlexMARL, and whether they come in the order its design implies.
   void print_ablations() const {
     for (const Case& c : cases_) {
@@ -207,6 +240,14 @@ class FlexMarlStudy {
   }
 
  private:
+  // The step of `framework` on `workload` (0 when it did not run).
+  double step(std::string_view workload, std::string_view framework) const {
+    for (const fm::FlexMarlRow& r : all_) {
+      if (r.workload == workload && r.framework == framework) return r.step_s;
+    }
+    return 0;
+  }
+
   // MA's setup, with the fitted efficiency: the first case.
   const fm::FlexMarlSetup& ma_setup() const { return cases_.front().setup; }
 
@@ -231,7 +272,7 @@ class FlexMarlStudy {
   cluster::ClusterProfile npu_;
   std::string measured_on_;  // the device profile the engines' decode efficiency comes from
   calibrators::SyncFit fit_;
-  std::vector<Case> cases_;             // MA first, then the scale tests
+  std::vector<Case> cases_;             // MA first, CA, then the scale tests
   std::vector<fm::FlexMarlRow> all_;    // every case's frameworks
   std::vector<std::string> timelines_;  // the timeline CSVs written, as WORKLOAD_FRAMEWORK
 };
@@ -248,6 +289,7 @@ int main(int argc, char** argv) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   study.print_figures();
   study.print_ablations();
+  study.print_paper_tables();
   std::printf("outputs: %s/frameworks.{csv,json}, timeline_*.csv, traces/*.json%s\n", out.c_str(),
               plotted ? ", *.png" : " (no gnuplot: no PNGs)");
   std::printf("study wall time: %.1f s\n", wall);

@@ -10,10 +10,9 @@ namespace clustertwin::models::flexmarl {
 namespace {
 
 constexpr int kBf16Bytes = 2;
-constexpr double kKvShareOfMemory = 0.5;     // inference_tp: half of each device left for the KV cache
-constexpr double kUsableMemory = 0.9;        // decode_slots: the engine's usable share of device memory
-constexpr double kTrainStateShare = 0.6;     // training_group: Adam state in 60% of each device
-constexpr double kTrainingPoolShare = 0.25;  // deploy: the training pool's share of the devices
+constexpr double kKvShareOfMemory = 0.5;  // inference_tp: half of each device left for the KV cache
+constexpr double kUsableMemory = 0.9;     // decode_slots: the engine's usable share of device memory
+constexpr double kTrainStateShare = 0.6;  // training_group: Adam state in 60% of each device
 
 int smallest_power_of_two_at_least(double x) {
   int p = 1;
@@ -416,9 +415,10 @@ StatusOr<Deployment> deploy(const Workload& workload, Framework framework, int d
         "a rollout instance per agent and a training pool of " + std::to_string(d.trainer_group_devices) + " devices");
   }
   if (framework == Framework::kMarti) {
-    // MARTI: the training pool is a quarter of the devices (assumption), at least one group.
-    d.trainer_groups =
-        std::clamp(static_cast<int>(kTrainingPoolShare * devices) / d.trainer_group_devices, 1, most_groups);
+    // MARTI: each agent has its own actor group, and all of them train at once after the rollout (its
+    // MultiAgentController.step fits every agent's group, then waits for all); fewer groups, taken in turn,
+    // where the devices cannot hold one per agent besides an instance each.
+    d.trainer_groups = std::min(agents, most_groups);
   } else {
     d.trainer_groups = codesigned_trainer_groups(workload, framework, d, devices, most_groups, device, efficiency);
   }

@@ -157,8 +157,11 @@ struct Deployment {
 ///   colocated (sync)   every agent's engine on all D devices (D / tp instances;
 ///                      the agents take turns); training on all D
 ///   disaggregated      the training pool is whole groups of the largest
-///                      agent's training group, at least one: marti's is a
-///                      quarter of the devices (assumption); flexmarl and its
+///                      agent's training group, at least one: marti's is one
+///                      group per agent, all training at once after the
+///                      rollout (MARTI's controller fits every agent's actor
+///                      group together), fewer where the devices cannot hold
+///                      them beside an instance per agent; flexmarl and its
 ///                      ablations take the group count that minimises the
 ///                      predicted step, max(predicted rollout + the last
 ///                      turn's training over the pool, the batch's training

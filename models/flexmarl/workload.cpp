@@ -31,6 +31,26 @@ Workload ma_workload() {
   return w;
 }
 
+Workload ca_workload() {
+  const spec::LlmSpec m14 = *spec::llm_spec("14B");
+  const spec::LlmSpec m32 = *spec::llm_spec("32B");
+  Workload w;
+  w.name = "CA";
+  // Reconstruction, set before any CA figure was compared and not tuned to them: the order agent reads the
+  // category's order history and summarises it; pricing (the hardest call, the 32B agent) and inventory
+  // advise from that summary, independently of each other. CA's answers are recommendations rather than
+  // MA's analyses and marketing copy: shorter, with the same spread of tails.
+  w.agents = {
+      {"order", m14, 0, 1024, 1536, 0.8}, {"pricing", m32, 1, 2048, 1024, 0.9}, {"inventory", m14, 1, 2048, 1024, 1.1}};
+  return w;
+}
+
+StatusOr<Workload> paper_workload(const std::string& name) {
+  if (name == "ma" || name == "MA") return ma_workload();
+  if (name == "ca" || name == "CA") return ca_workload();
+  return Status::invalid_argument("'" + name + "': unknown workload (allowed: ma, ca)");
+}
+
 Workload workload_for(const std::vector<spec::LlmSpec>& agents) {
   Workload w;
   w.name = "custom";

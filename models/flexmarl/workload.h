@@ -55,6 +55,17 @@ struct Workload {
 /// Qwen2.5-14B size.
 Workload ma_workload();
 
+/// The paper's CA workload (category assistant: order, pricing and inventory
+/// roles on Qwen2.5-14B and 32B): the order agent first, then pricing (32B)
+/// and inventory (14B) as independent branches. Which role is 32B and the
+/// response lengths are our reconstruction (the paper names the roles and
+/// the two sizes only).
+Workload ca_workload();
+
+/// The paper's workload named `name` ("ma" or "ca", either case);
+/// InvalidArgument naming the value and the allowed names.
+StatusOr<Workload> paper_workload(const std::string& name);
+
 /// A workload for the agents of `--agents` (models/flexmarl/agents.h): the
 /// first agent is turn 0 and every other answers in turn 1, each with its
 /// own response-length median (1,024 to 4,096 tokens in turn).

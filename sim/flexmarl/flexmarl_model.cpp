@@ -105,6 +105,7 @@ Status FlexMarlRun::run_step(int step) {
   const int agents = static_cast<int>(w_.agents.size());
   done_.assign(agents, std::vector<bool>(w_.global_batch, false));
   issued_.assign(agents, std::vector<bool>(w_.global_batch, false));
+  rewarded_.assign(w_.global_batch, false);
   done_count_.assign(agents, 0);
   queued_for_training_.assign(agents, 0);
   trained_.assign(agents, 0);

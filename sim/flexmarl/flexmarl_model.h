@@ -190,6 +190,9 @@ class FlexMarlRun {
   double rollout_end_ = 0;
   std::vector<std::vector<int>> lengths_;
   std::vector<std::vector<bool>> done_, issued_;
+  // rewarded_[s]: sample s's episode is over (every agent answered it), so its outcome reward, shared by every
+  // agent of the episode, is known and its rows may train once their group is whole.
+  std::vector<bool> rewarded_;
   std::vector<int> done_count_, queued_for_training_, trained_;
 
   std::vector<double> step_starts_, step_times_, rollout_times_, busy_device_s_;

@@ -277,10 +277,20 @@ void FlexMarlRun::finish_request(int agent, int sample) {
   std::vector<int> everyone(w_.agents.size());
   std::iota(everyone.begin(), everyone.end(), 0);
   if (admitted_ < schedule_->queries() && answered(query, everyone)) admit();
-  // Micro-batches of samples from whole groups (advantages fixed once a group is complete), as the schedule cuts them.
-  const int complete = schedule_->complete_rows(done_[agent]);
-  while (const int size = schedule_->next_micro_batch(complete, queued_for_training_[agent], /*rollout_done=*/true)) {
-    queue_job(agent, size);
+  // A sample is rewarded when its episode is over: the outcome reward is the episode's, shared by every agent that
+  // answered in it (MARTI's chain workflows score the chain's final answer for every agent; the real executor's
+  // planner takes the solver's reward, models/flexmarl/math_task.h). Until then no agent's row of it can train.
+  bool episode_over = true;
+  for (size_t a = 0; a < w_.agents.size() && episode_over; ++a)
+    episode_over = done_[a][sample];
+  if (!episode_over) return;
+  rewarded_[sample] = true;
+  // Micro-batches of rows from whole groups (advantages fixed once a group is rewarded), as the schedule cuts them.
+  const int complete = schedule_->complete_rows(rewarded_);
+  for (size_t a = 0; a < w_.agents.size(); ++a) {
+    while (const int size = schedule_->next_micro_batch(complete, queued_for_training_[a], /*rollout_done=*/true)) {
+      queue_job(static_cast<int>(a), size);
+    }
   }
   schedule_trainers();
 }

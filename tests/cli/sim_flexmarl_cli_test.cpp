@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -97,6 +98,21 @@ TEST(SimFlexMarlCliTest, ScaleTestAgentsAndTheTable) {
   EXPECT_NE(r.out.find("marti                3x32B+7x14B     160"), std::string::npos) << r.out;
 }
 
+// CA runs at MA's fit: the calibration is the same one figure (sync's 914.4 s on MA), so CA's synchronous
+// step is the model's prediction, and the 32B pricing agent makes it differ from MA's.
+TEST(SimFlexMarlCliTest, CaRunsAtMasFit) {
+  const auto ma = run_clustertwin({"sim", "flexmarl", "--framework", "sync", "--json"});
+  const auto ca = run_clustertwin({"sim", "flexmarl", "--workload", "ca", "--framework", "sync", "--json"});
+  ASSERT_EQ(ma.exit_code, 0) << ma.err;
+  ASSERT_EQ(ca.exit_code, 0) << ca.err;
+  const auto m = nlohmann::json::parse(ma.out);
+  const auto c = nlohmann::json::parse(ca.out);
+  EXPECT_EQ(c["workload"], "CA");
+  EXPECT_EQ(c["calibration"], m["calibration"]);
+  EXPECT_EQ(c["sync_decode_efficiency"], m["sync_decode_efficiency"]);
+  EXPECT_GT(std::abs(c["rows"][0]["step_s"].get<double>() - 914.4), 10.0);
+}
+
 // --workers is the flag of every twin; --devices, FlexMARL's old name for it,
 // still works, says once on stderr that it is deprecated, and gives the same
 // rows. Both at once is an error.
@@ -157,7 +173,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "--device-profile 'nosuch': no shipped device profile of that name (h200) and no such file"},
         BadFlag{{"--device-profile", "h200", "--decode-efficiency", "0.5"},
                 "--decode-efficiency excludes --device-profile (see 'clustertwin --help')"},
-        BadFlag{{"--calibration", "none", "--decode-efficiency", "0"}, "--decode-efficiency 0: must be in (0, 1]"}));
+        BadFlag{{"--calibration", "none", "--decode-efficiency", "0"}, "--decode-efficiency 0: must be in (0, 1]"},
+        BadFlag{{"--workload", "xa"}, "--workload 'xa': unknown workload (allowed: ma, ca)"},
+        BadFlag{{"--workload", "ca", "--agents", "3x14B"}, "--workload excludes --agents (see 'clustertwin --help')"}));
 
 // A device profile whose trace measured no decode cannot set the engines' decode efficiency.
 TEST(SimFlexMarlCliTest, ADeviceProfileWithoutDecodeIsOneLine) {

@@ -132,10 +132,16 @@ TEST(FrameworksTest, DisaggregatedPoolsAndPredictedInstances) {
   EXPECT_LE(*std::max_element(equal->instances.begin(), equal->instances.end()) -
                 *std::min_element(equal->instances.begin(), equal->instances.end()),
             1);
-  // marti's training pool is a quarter of the devices: one group of 8 out of 12.
+  // marti: a group of 8 per agent (24 devices), the other 24 roll out, an instance each; on 32 devices only
+  // one group fits beside an instance per agent, and the agents take it in turn.
   auto marti = deploy(w, Framework::kMarti, 48, npu(), engines());
   ASSERT_TRUE(marti.is_ok());
-  EXPECT_EQ(marti->trainer_groups, 1);
+  EXPECT_EQ(marti->trainer_groups, 3);
+  EXPECT_EQ(marti->rollout_devices, 24);
+  EXPECT_EQ(marti->instances, (std::vector<int>{1, 1, 1}));
+  auto few = deploy(w, Framework::kMarti, 32, npu(), engines());
+  ASSERT_TRUE(few.is_ok());
+  EXPECT_EQ(few->trainer_groups, 1);
 }
 
 TEST(FrameworksTest, SlowerTrainingTakesALargerTrainingPool) {

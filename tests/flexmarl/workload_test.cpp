@@ -58,5 +58,24 @@ TEST(WorkloadTest, CustomAgentsFanOutFromTheFirst) {
   EXPECT_TRUE(validate(w).is_ok());
 }
 
+// CA by name: the order agent first, then pricing (the 32B agent) and inventory as independent branches; a
+// name outside the paper's two is refused with the allowed list.
+TEST(WorkloadTest, PaperWorkloadsByName) {
+  auto ca = paper_workload("ca");
+  ASSERT_TRUE(ca.is_ok()) << ca.status().message();
+  EXPECT_EQ(ca->name, "CA");
+  EXPECT_TRUE(validate(*ca).is_ok());
+  ASSERT_EQ(ca->agents.size(), 3u);
+  EXPECT_EQ(ca->agents[0].turn, 0);
+  EXPECT_EQ(ca->agents[1].turn, 1);
+  EXPECT_EQ(ca->agents[2].turn, 1);
+  EXPECT_GT(ca->agents[1].model.params(), 2 * ca->agents[0].model.params()) << "pricing is the 32B agent";
+  EXPECT_EQ(ca->agents[0].model.params(), ca->agents[2].model.params());
+  auto ma = paper_workload("MA");
+  ASSERT_TRUE(ma.is_ok());
+  EXPECT_EQ(ma->name, "MA");
+  EXPECT_EQ(paper_workload("da").status().message(), "'da': unknown workload (allowed: ma, ca)");
+}
+
 }  // namespace
 }  // namespace clustertwin::models::flexmarl
