@@ -24,6 +24,9 @@
 #   run-nestpipe   torchrec, dbp, nestpipe on the GPU (NCCL, one rank; GB-sized table), and 4 ranks
 #                  sharing the GPU (Gloo, staged through host memory), each with --trace        -> runs.txt, traces.tar.gz
 #   run-flowtrain  monolithic and flowtrain on the GPU, --trace                                 -> runs.txt, traces.tar.gz
+#   run-flowtrain-large  --model large --dtype bf16 (ViT-L/14 + a ~1.2B decoder): monolithic on one rank,
+#                  flowtrain on two ranks sharing the GPU, a few steps; MFU against the GPU's measured bf16
+#                  matmul rate (and kernels.json's best GEMM where the kernels step ran)        -> runs.txt, traces.tar.gz
 #   run-flexmarl   sync and flexmarl on the GPU, --trace                                        -> runs.txt, traces.tar.gz
 #   run-sizes      the executors at other sizes than the shipped runs (traces/data/h200), 30 steps: NestPipe at
 #                  batch 1024 with a 4M-row table, torchrec at batch 512 (a micro-batch of the shipped
@@ -65,6 +68,7 @@ STEPS=(
   "real-build 300 build.txt cmake --build build-device/real --target clustertwin (the real side, no SimGrid)"
   "run-nestpipe 180 runs.txt run nestpipe --device cuda: torchrec, dbp, nestpipe (NCCL, 1 rank), dbp on 4 ranks (Gloo)"
   "run-flowtrain 120 runs.txt run flowtrain --device cuda --width 8: monolithic, flowtrain (pool auto, then host)"
+  "run-flowtrain-large 240 runs.txt run flowtrain --device cuda --model large --dtype bf16: monolithic (1 rank), flowtrain (2 ranks)"
   "run-flexmarl 120 runs.txt run flexmarl --device cuda: sync and flexmarl"
   "run-sizes 180 runs.txt run nestpipe and flowtrain at other sizes than the shipped runs (held out)"
   "kineto-dlrm 90 gpu.txt kineto_step.py --model dlrm: a DLRM step, tables on the device, no sync (held out)"
@@ -314,6 +318,78 @@ step_run_flowtrain() {
   return "$failed"
 }
 
+# The large preset on the one GPU, bf16: monolithic on one rank (NCCL, nothing to stage), and flowtrain on two
+# ranks sharing the GPU (an encoder and a backbone worker, the pool through CUDA IPC where it works; each side's
+# all-reduce is a group of one, through Gloo staged in host memory). Each rank makes the float32 model on the host
+# (1.55 B seeded draws, tens of seconds) before it casts it to bf16 on the GPU. Global batch 8 of samples up to
+# 2,048 tokens. Each run's report line: parameters, model FLOPs per step, achieved FLOP/s, and the MFU against the
+# GPU's bf16 matmul rate the run measured (4096^3, rank 0) and, where the kernels step ran, against kernels.json's
+# fastest GEMM and its datasheet peak; one rank on the GPU or two, the MFU is the job's FLOP/s over one GPU's rate.
+step_run_flowtrain_large() {
+  local t="$OUT/traces" failed=0 m nproc log rc figures mfus=""
+  mkdir -p "$t"
+  log=$(mktemp)
+  local common=(--model large --dtype bf16 --device cuda --global-batch 8 --steps 3 --lr 0.01 --threads 4
+    --timeout 60 --json)
+  for m in monolithic flowtrain; do
+    nproc=1
+    [ "$m" = flowtrain ] && nproc=2
+    real_run "flowtrain-large-$m" 110 launch --nproc "$nproc" -- run flowtrain --mode "$m" "${common[@]}" \
+      --trace "$t/flowtrain-large-${nproc}rank-$m.json" >"$log" 2>&1
+    rc=$?
+    cat "$log"
+    if [ "$rc" -ne 0 ]; then
+      echo "device-check: run-flowtrain-large: the $m run exited $rc (see the lines above)"
+      failed=1
+      continue
+    fi
+    figures=$(large_mfu "$m" "$log") || failed=1
+    [ -n "$figures" ] || continue
+    echo "$figures"
+    figures=${figures##*; MFU }
+    mfus="$mfus ${figures%% of the measured*}"
+  done
+  rm -f "$log"
+  [ -n "$mfus" ] && note "MFU against the measured bf16 matmul:${mfus}"
+  return "$failed"
+}
+
+# One large run's figures from its JSON report (in the launcher's output `log`), against the GPU's measured rates.
+large_mfu() {
+  local mode=$1 log=$2
+  timeout -k 5 20 "$PYTHON" - "$mode" "$log" "$OUT/kernels.json" <<'EOF'
+import json, os, sys
+mode, log, kernels = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(log, errors="replace").read()
+report = None
+for i, c in enumerate(text):
+    if c == "{":
+        try:
+            report, _ = json.JSONDecoder().raw_decode(text[i:])
+            break
+        except ValueError:
+            continue
+if not report or "flops_per_s" not in report:
+    sys.exit(f"device-check: run-flowtrain-large: the {mode} run printed no JSON report with flops_per_s")
+achieved, rate = report["flops_per_s"], report["matmul_flops_per_s"]
+p = report["params"]
+line = (f"flowtrain-large {mode}: {report['world_size']} rank(s), {p['total'] / 1e9:.3f}B parameters "
+        f"(encoder {p['encoder'] / 1e6:.1f}M, backbone {p['backbone'] / 1e6:.1f}M), "
+        f"{report['model_flops_per_step'] / 1e12:.1f} TFLOP a step, median step {report['step_s']:.3f} s, "
+        f"{achieved / 1e12:.1f} TFLOP/s achieved; MFU {mode} {achieved / rate:.1%} of the measured "
+        f"{report['dtype']} matmul ({rate / 1e12:.0f} TFLOP/s)")
+if os.path.exists(kernels):
+    doc = json.load(open(kernels))
+    best = max((r["flops"] / r["time_s"] for r in doc.get("records", []) if r.get("time_s", 0) > 0
+                and "tokens" in r.get("shape", {})), default=0)
+    if best > 0:
+        line += f", {achieved / best:.1%} of kernels.json's fastest GEMM ({best / 1e12:.0f} TFLOP/s)"
+    if doc.get("peak_flops", 0) > 0:
+        line += f", {achieved / doc['peak_flops']:.1%} of the datasheet peak"
+print(line)
+EOF
+}
+
 step_run_flexmarl() {
   local t="$OUT/traces" failed=0 f
   mkdir -p "$t"
@@ -521,6 +597,7 @@ case "${1:-}" in
       real-build) step_real_build ;;
       run-nestpipe) step_run_nestpipe ;;
       run-flowtrain) step_run_flowtrain ;;
+      run-flowtrain-large) step_run_flowtrain_large ;;
       run-flexmarl) step_run_flexmarl ;;
       run-sizes) step_run_sizes ;;
       kineto-dlrm) step_kineto_dlrm ;;

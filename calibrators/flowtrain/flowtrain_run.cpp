@@ -81,6 +81,8 @@ Status read_tiny_facts(const std::string& path, const nlohmann::json& config, mo
         {"vocab", 1, &f->vocab}}) {
     CT_RETURN_IF_ERROR(config_integer(path, m, "model.", field, min, out));
   }
+  // Runs before the large preset (traces/data/h200) had only the tiny VLM's 4 x 4 patches and did not say so.
+  if (m.contains("patch")) CT_RETURN_IF_ERROR(config_integer(path, m, "model.", "patch", 1, &f->patch));
   return Status::ok();
 }
 

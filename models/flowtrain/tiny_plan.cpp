@@ -28,7 +28,7 @@ TinySample tiny_sample(const TinyFacts& f, uint64_t seed, int64_t id) {
 }
 
 int64_t tiny_sample_bytes(const TinyFacts& facts, const TinySample& s) {
-  return 4 * s.images * 3 * facts.tokens_per_image * 16 + 8 * s.text;
+  return 4 * s.images * 3 * facts.tokens_per_image * facts.patch * facts.patch + 8 * s.text;
 }
 
 std::vector<TinySample> tiny_step(const TinyFacts& facts, uint64_t seed, int step, int batch) {

@@ -19,6 +19,7 @@ namespace clustertwin::models::flowtrain {
 /// counts), what sizes and FLOPs need.
 struct TinyFacts {
   int64_t tokens_per_image = 16, max_images = 8, context = 256;
+  int64_t patch = 4;  // pixels per image token: patch x patch, in 3 channels
   double text_scale = 1.0 / 16;
   double encoder_params = 0;   // every encoder-side parameter
   double backbone_params = 0;  // backbone parameters less the embeddings (lookups)
@@ -42,7 +43,8 @@ struct TinySample {
 TinySample tiny_sample(const TinyFacts& facts, uint64_t seed, int64_t id);
 
 /// The bytes of a sample's tensors (float pixels of 3-channel square images
-/// of tokens_per_image patches of 4 x 4, int64 text): a data loader's size.
+/// of tokens_per_image patches of patch x patch, int64 text): a data
+/// loader's size.
 int64_t tiny_sample_bytes(const TinyFacts& facts, const TinySample& sample);
 
 /// The step's samples: ids step x batch .. (step + 1) x batch - 1.

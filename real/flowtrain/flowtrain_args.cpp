@@ -20,13 +20,34 @@ int encoder_count(const FlowTrainRunArgs& a, int world) {
   return a.encoder_workers > 0 ? a.encoder_workers : std::max(1, world / 4);
 }
 
-TinyVlmOptions tiny_vlm_options(const FlowTrainRunArgs& a) {
-  TinyVlmOptions o;
-  o.d_vision *= a.width;
-  o.d_vision_ff *= a.width;
-  o.d_model *= a.width;
-  o.d_ff *= a.width;
+FlowTrainRunArgs with_model_defaults(const FlowTrainRunArgs& a) {
+  FlowTrainRunArgs out = a;
+  auto preset = tiny_vlm_preset(a.model);
+  if (!preset.is_ok()) return out;
+  if (out.dtype.empty()) out.dtype = a.model == "large" ? "bf16" : "fp32";
+  if (out.micro_batch_tokens == 0) out.micro_batch_tokens = preset->context;
+  return out;
+}
+
+StatusOr<TinyVlmOptions> tiny_vlm_options(const FlowTrainRunArgs& a) {
+  auto o = tiny_vlm_preset(a.model);
+  if (!o.is_ok()) return o.status();
+  if (a.width < 1 || a.width > 64) {
+    return Status::invalid_argument("width " + std::to_string(a.width) + ": must be in [1, 64]");
+  }
+  if (a.width != 1 && a.model != "tiny") {
+    return Status::invalid_argument("width " + std::to_string(a.width) + " with model " + a.model +
+                                    ": the preset sets its own widths (width scales the tiny model only)");
+  }
+  o->d_vision *= a.width;
+  o->d_vision_ff *= a.width;
+  o->d_model *= a.width;
+  o->d_ff *= a.width;
   return o;
+}
+
+c10::ScalarType compute_dtype(const FlowTrainRunArgs& a) {
+  return a.dtype == "bf16" ? c10::ScalarType::BFloat16 : c10::ScalarType::Float;
 }
 
 StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
@@ -42,13 +63,14 @@ StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
   if (a.global_batch < 1) {
     return Status::invalid_argument("global_batch " + std::to_string(a.global_batch) + ": must be >= 1");
   }
-  if (a.width < 1 || a.width > 64) {
-    return Status::invalid_argument("width " + std::to_string(a.width) + ": must be in [1, 64]");
+  const auto o = tiny_vlm_options(a);
+  if (!o.is_ok()) return o.status();
+  if (!one_of(a.dtype, {"fp32", "bf16"})) {
+    return Status::invalid_argument("dtype '" + a.dtype + "': unknown (allowed: fp32, bf16)");
   }
-  const TinyVlmOptions o = tiny_vlm_options(a);
-  if (a.micro_batch_tokens < o.context) {
+  if (a.micro_batch_tokens < o->context) {
     return Status::invalid_argument("micro_batch_tokens " + std::to_string(a.micro_batch_tokens) +
-                                    ": must hold the longest sample (" + std::to_string(o.context) + " tokens)");
+                                    ": must hold the longest sample (" + std::to_string(o->context) + " tokens)");
   }
   if (a.pool_slots < 1) {
     return Status::invalid_argument("pool_slots " + std::to_string(a.pool_slots) +

@@ -38,6 +38,21 @@ Status write_parameters(const std::string& dir, int world,
   return write_state_dump(dir, dump);
 }
 
+// The final parameters at rank 0 where the run dumps them (collective); none otherwise, since a large backbone is
+// gigabytes to send to rank 0.
+StatusOr<std::vector<std::pair<std::string, torch::Tensor>>> parameters_to_dump(const FlowTrainRunArgs& a,
+                                                                                Worker& worker) {
+  if (a.dump_params.empty()) return std::vector<std::pair<std::string, torch::Tensor>>{};
+  return worker.gather_parameters();
+}
+
+int64_t parameter_count(const std::vector<torch::Tensor>& params) {
+  int64_t n = 0;
+  for (const torch::Tensor& p : params)
+    n += p.numel();
+  return n;
+}
+
 // Rank 0's trace of a whole step, on the "step" stream.
 void record_step(Tracer& tracer, int step, double start_us) {
   traces::Event e;
@@ -73,7 +88,8 @@ Status run_steps(const FlowTrainRunArgs& a, Communicator& comm, Group& world, Tr
 
 }  // namespace
 
-Status run_flowtrain(const FlowTrainRunArgs& a) {
+Status run_flowtrain(const FlowTrainRunArgs& args) {
+  const FlowTrainRunArgs a = with_model_defaults(args);
   auto env = read_dist_env();
   if (!env.is_ok()) return env.status();
   auto mode = check_args(a, env->world_size);
@@ -88,13 +104,18 @@ Status run_flowtrain(const FlowTrainRunArgs& a) {
   auto world = (*comm)->world(0);
   if (!world.is_ok()) return world.status();
 
-  auto model = make_tiny_vlm(tiny_vlm_options(a), a.seed);
+  auto options = tiny_vlm_options(a);
+  if (!options.is_ok()) return options.status();
+  auto model = make_tiny_vlm(*options, a.seed);
   if (!model.is_ok()) return model.status();
+  RunReport report;
+  report.encoder_params = parameter_count((*model)->encoder_parameters());
+  report.backbone_params = parameter_count((*model)->backbone_parameters());
   Tracer tracer((*comm)->rank());
   Worker worker(a, *mode, **comm, **world, tracer, *model);
   CT_RETURN_IF_ERROR(worker.setup_pools());
-  RunReport report;
-  report.matmul_rate = (*comm)->rank() == 0 ? measured_matmul_rate((*comm)->device()) : 0;
+  report.matmul_rate =
+      (*comm)->rank() == 0 ? measured_matmul_rate((*comm)->device(), compute_dtype(a), options->d_model) : 0;
   CT_RETURN_IF_ERROR((*comm)->barrier(**world));
   tracer.start();
 
@@ -108,7 +129,7 @@ Status run_flowtrain(const FlowTrainRunArgs& a) {
     metadata.streams = {"compute", "comm", "step"};
     CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, metadata, a.trace));
   }
-  auto params = worker.gather_parameters();
+  auto params = parameters_to_dump(a, worker);
   if (!params.is_ok()) return params.status();
   CT_RETURN_IF_ERROR((*comm)->barrier(**world));
   report.pool_transfer = worker.pool_transfer();

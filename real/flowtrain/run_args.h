@@ -15,12 +15,16 @@ namespace clustertwin::real::flowtrain {
 struct FlowTrainRunArgs {
   std::string mode = "flowtrain";  // monolithic | disagg-sync | flowtrain
   int steps = 3;
-  int global_batch = 16;             // samples per step
-  int encoder_workers = 0;           // split modes: ranks [0, E); 0: a quarter of the ranks, at least 1
-  int64_t micro_batch_tokens = 256;  // backbone tokens per packed micro-batch (the model's context)
-  int pool_slots = 16;               // flowtrain: embedding slots (the run-ahead bound)
-  double lr = 0.05;                  // SGD with momentum 0.9
-  int width = 1;                     // the tiny VLM's widths (d_vision, d_model and their MLPs) times this
+  int global_batch = 16;           // samples per step
+  int encoder_workers = 0;         // split modes: ranks [0, E); 0: a quarter of the ranks, at least 1
+  int64_t micro_batch_tokens = 0;  // backbone tokens per packed micro-batch; 0: the model's context
+  int pool_slots = 16;             // flowtrain: embedding slots (the run-ahead bound)
+  double lr = 0.05;                // SGD with momentum 0.9
+  std::string model = "tiny";      // the VLM's preset (tiny_vlm_options.h): tiny | large
+  int width = 1;                   // tiny only: its widths (d_vision, d_model and their MLPs) times this
+  // The parameters' and the compute's dtype: fp32 | bf16; empty: the preset's (fp32 for tiny, bf16 for large).
+  // The pool between the sides, the image tokens' gradients and the loss stay float32 either way.
+  std::string dtype;
   uint64_t seed = 0;
   std::string trace;
   std::string dump_params;  // DIR: the final parameters, DIR/rank-0.bin (float64)

@@ -21,44 +21,11 @@ using models::nets::init_gpt2;
 using models::nets::layer_norm;
 using models::nets::linear;
 
-Status bad(const std::string& what) {
-  return Status::invalid_argument(what);
-}
-
 std::string str(int64_t v) {
   return std::to_string(v);
 }
 
 }  // namespace
-
-Status check_tiny_vlm_options(const TinyVlmOptions& o) {
-  const std::pair<const char*, int64_t> positive[] = {
-      {"channels", o.channels},       {"image_size", o.image_size}, {"patch", o.patch},
-      {"d_vision", o.d_vision},       {"enc_layers", o.enc_layers}, {"enc_heads", o.enc_heads},
-      {"d_vision_ff", o.d_vision_ff}, {"vocab", o.vocab},           {"d_model", o.d_model},
-      {"layers", o.layers},           {"heads", o.heads},           {"d_ff", o.d_ff},
-      {"context", o.context}};
-  for (const auto& [name, value] : positive) {
-    if (value < 1 || value > (int64_t{1} << 24)) {
-      return bad(std::string(name) + " " + str(value) + " must be in [1, 2^24]");
-    }
-  }
-  if (o.max_images < 0 || o.max_images > 1024) return bad("max_images " + str(o.max_images) + " must be in [0, 1024]");
-  if (o.image_size % o.patch != 0) {
-    return bad("patch " + str(o.patch) + " must divide image_size " + str(o.image_size));
-  }
-  if (o.d_vision % o.enc_heads != 0) {
-    return bad("enc_heads " + str(o.enc_heads) + " must divide d_vision " + str(o.d_vision));
-  }
-  if (o.d_model % o.heads != 0) return bad("heads " + str(o.heads) + " must divide d_model " + str(o.d_model));
-  // Every sample, even one with the most images, keeps room for two text tokens (one prediction without images).
-  const int64_t longest_images = o.max_images * o.tokens_per_image();
-  if (o.context < longest_images + 2) {
-    return bad("context " + str(o.context) + " must be >= max_images " + str(o.max_images) + " x " +
-               str(o.tokens_per_image()) + " tokens per image + 2 = " + str(longest_images + 2));
-  }
-  return Status::ok();
-}
 
 TinyVlmBlockImpl::TinyVlmBlockImpl(int64_t d, int64_t heads, int64_t d_ff, bool causal)
     : heads_(heads), causal_(causal) {
@@ -105,11 +72,12 @@ torch::Tensor TinyVlmEncoderImpl::forward(const torch::Tensor& images) {
                   images.size(2) == o.image_size && images.size(3) == o.image_size,
               "TinyVlm::encode: images of shape ", images.sizes(), ", expected [n >= 1, ", o.channels, ", ",
               o.image_size, ", ", o.image_size, "]");
-  // [n, d_vision, H/p, W/p] -> [n, P, d_vision], patches in row-major order.
-  torch::Tensor x = patch_->forward(images).flatten(2).transpose(1, 2) + position_;
+  // [n, d_vision, H/p, W/p] -> [n, P, d_vision], patches in row-major order; in the parameters' dtype.
+  torch::Tensor x = patch_->forward(images.to(position_.scalar_type())).flatten(2).transpose(1, 2) + position_;
   for (TinyVlmBlock& block : blocks_)
     x = block->forward(x);
-  return project2_->forward(torch::gelu(project1_->forward(norm_->forward(x))));
+  // The side's boundary is float32 (a no-op for a float32 model); the cast is in the graph, so is its gradient.
+  return project2_->forward(torch::gelu(project1_->forward(norm_->forward(x)))).to(torch::kFloat);
 }
 
 TinyVlmBackboneImpl::TinyVlmBackboneImpl(const TinyVlmOptions& o) : options_(o) {
@@ -139,14 +107,16 @@ torch::Tensor TinyVlmBackboneImpl::sample_loss(const torch::Tensor& image_tokens
               " text tokens = ", length, " exceed the context of ", o.context);
 
   torch::Tensor x = token_->forward(text);
-  if (has_images) x = torch::cat({image_tokens.reshape({k * p, o.d_model}), x}, 0);
+  // Float32 image tokens into the parameters' dtype, inside the graph: their gradient goes back float32.
+  if (has_images) x = torch::cat({image_tokens.reshape({k * p, o.d_model}).to(x.scalar_type()), x}, 0);
   x = (x + position_->forward(torch::arange(length, torch::TensorOptions().dtype(torch::kLong).device(text.device()))))
           .unsqueeze(0);
   for (TinyVlmBlock& block : blocks_)
     x = block->forward(x);
   // Position j predicts position j + 1's token, for every text token but a first one with nothing before it.
   const int64_t first = has_images ? k * p - 1 : 0;
-  const torch::Tensor logits = head_->forward(final_norm_->forward(x[0].slice(0, first, length - 1)));
+  // The loss in float32 whatever the compute dtype (a no-op for a float32 model).
+  const torch::Tensor logits = head_->forward(final_norm_->forward(x[0].slice(0, first, length - 1))).to(torch::kFloat);
   const torch::Tensor targets = text.slice(0, has_images ? 0 : 1, t);
   return torch::nn::functional::cross_entropy(logits, targets,
                                               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
@@ -174,17 +144,15 @@ StatusOr<TinyVlm> make_tiny_vlm(const TinyVlmOptions& options, uint64_t seed) {
   return model;
 }
 
-TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& o, uint64_t seed, int64_t id, double text_scale) {
+TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& o, uint64_t seed, int64_t id) {
   const Status checked = check_tiny_vlm_options(o);
   TORCH_CHECK(checked.is_ok(), "tiny_vlm_sample: ", checked.message());
-  TORCH_CHECK(text_scale > 0 && std::isfinite(text_scale), "tiny_vlm_sample: text_scale ", text_scale,
-              " must be positive");
   // The sizes are models/flowtrain/tiny_plan.h's, which the process twin replays.
   models::flowtrain::TinyFacts facts;
   facts.tokens_per_image = o.tokens_per_image();
   facts.max_images = o.max_images;
   facts.context = o.context;
-  facts.text_scale = text_scale;
+  facts.text_scale = o.text_scale;
   const models::flowtrain::TinySample sizes = models::flowtrain::tiny_sample(facts, seed, id);
   const int64_t k = sizes.images, t = sizes.text;
 

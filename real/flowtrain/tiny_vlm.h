@@ -1,8 +1,9 @@
 #pragma once
 
-// A tiny vision-language model for FlowTrain's real executor (real/): the
+// The vision-language model of FlowTrain's real executor (real/): the
 // architecture of models/flowtrain/vlm.h (a ViT encoder, an MLP projector, a
-// decoder-only backbone) at a size that trains on two CPU cores, and a
+// decoder-only backbone) at a size its options set (tiny_vlm_options.h: the
+// tiny preset trains on two CPU cores, the large one fills a GPU), and a
 // synthetic dataset with the image counts and text lengths of FlowTrain's.
 //
 //   images [n,C,H,W] ─► patch embedding (Conv p x p, stride p) + position ─► block x enc_layers (bidirectional)
@@ -23,6 +24,13 @@
 // (GPT-2's: normal(0, 0.02) weights, embeddings and positions, zero biases,
 // unit norms), so the same seed gives bitwise-identical parameters whatever
 // else ran in the process.
+//
+// Precision: the parameters' dtype (float32 as made; `model->to(torch::kBFloat16)`
+// for bfloat16) is the compute dtype, and the sides meet in float32: `encode`
+// takes float images and returns float32 image tokens, `sample_loss` takes
+// float32 image tokens and returns a float32 loss. The casts sit inside the
+// graph, so the image tokens' gradient (what the backbone side sends back)
+// is float32 too, and the memory pool between the sides never sees bfloat16.
 
 #include <torch/torch.h>
 
@@ -30,33 +38,9 @@
 #include <vector>
 
 #include "common/status.h"
+#include "real/flowtrain/tiny_vlm_options.h"
 
 namespace clustertwin::real::flowtrain {
-
-struct TinyVlmOptions {
-  // Encoder side.
-  int64_t channels = 3;
-  int64_t image_size = 16;  // square images
-  int64_t patch = 4;        // P = (image_size / patch)^2 = 16 tokens per image
-  int64_t d_vision = 32;
-  int64_t enc_layers = 2;
-  int64_t enc_heads = 2;
-  int64_t d_vision_ff = 128;
-  // Backbone side.
-  int64_t vocab = 64;
-  int64_t d_model = 48;
-  int64_t layers = 2;
-  int64_t heads = 4;
-  int64_t d_ff = 192;
-  int64_t max_images = 8;  // per sample
-  int64_t context = 256;   // the backbone's longest sequence: image tokens plus text
-
-  int64_t tokens_per_image() const { return (image_size / patch) * (image_size / patch); }
-};
-
-/// One line naming the first bad field ("patch 5 must divide image_size 16",
-/// "context 100 must be >= max_images 8 x 16 tokens per image + 2"), or ok.
-Status check_tiny_vlm_options(const TinyVlmOptions& options);
 
 /// A pre-norm transformer block, causal or bidirectional:
 ///   x += out(attention(qkv(LN1 x)))     `heads` heads; position t sees positions <= t when causal, all otherwise
@@ -81,7 +65,7 @@ class TinyVlmEncoderImpl : public torch::nn::Module {
  public:
   explicit TinyVlmEncoderImpl(const TinyVlmOptions& options);
 
-  /// images [n, C, H, W] float (n >= 1) -> image tokens [n, P, d_model].
+  /// images [n, C, H, W] float (n >= 1) -> image tokens [n, P, d_model] float32, computed in the parameters' dtype.
   torch::Tensor forward(const torch::Tensor& images);
 
  private:
@@ -116,10 +100,10 @@ class TinyVlmImpl : public torch::nn::Module {
  public:
   explicit TinyVlmImpl(const TinyVlmOptions& options);
 
-  /// images [n, C, H, W] (n >= 1) -> projected image tokens [n, P, d_model]. Encoder and projector.
+  /// images [n, C, H, W] (n >= 1) -> projected image tokens [n, P, d_model] float32. Encoder and projector.
   torch::Tensor encode(const torch::Tensor& images);
 
-  /// One sample's next-token cross-entropy (a 0-dim tensor), summed, not averaged, over its predicted tokens so
+  /// One sample's next-token cross-entropy (a 0-dim float32 tensor), summed, not averaged, over its predicted tokens so
   /// that the losses of many samples add up. `image_tokens`: the sample's projected image tokens [k, P, d_model],
   /// k >= 0 (k = 0: an undefined tensor or [0, P, d_model]); `text`: int64 [T], T >= 2, k*P + T <= context.
   /// Text token t+1 is predicted from text token t's position, and with images the first text token from the
@@ -150,16 +134,16 @@ struct TinyVlmSample {
   torch::Tensor text;    // int64 [T], values in [0, vocab)
 };
 
-/// Sample `id` of the synthetic dataset with seed `seed`; the same (options, seed, id, text_scale) gives
-/// bitwise-identical tensors in any process.
+/// Sample `id` of the synthetic dataset with seed `seed`; the same (options, seed, id) gives bitwise-identical
+/// tensors in any process.
 ///
 /// Sizes follow models/flowtrain/vlm.h's dataset_sample with the same seed: k = min(its images, max_images);
-/// T = clamp(round(its text_tokens * text_scale), 2, context - k*P).
+/// T = clamp(round(its text_tokens * options.text_scale), 2, context - k*P).
 ///
 /// Content, drawn from a CPU generator seeded by (seed, id): image i has a brightness b_i ~ U[0, 1) and pixels
 /// b_i + 0.1 N(0, 1). The text counts up with a stride s = 1 + floor(4 * mean_i b_i) (s = 1 without images):
 /// t_0 is uniform, then t_{j+1} = (t_j + s) mod vocab with probability 0.9, else a uniform token. So a model
 /// learns the rule from the text and the stride, from the first token on, from the images' brightness.
-TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& options, uint64_t seed, int64_t id, double text_scale = 1.0 / 16);
+TinyVlmSample tiny_vlm_sample(const TinyVlmOptions& options, uint64_t seed, int64_t id);
 
 }  // namespace clustertwin::real::flowtrain

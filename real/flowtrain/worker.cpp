@@ -22,6 +22,8 @@ pf::TinyFacts tiny_facts(TinyVlm& model) {
   f.tokens_per_image = o.tokens_per_image();
   f.max_images = o.max_images;
   f.context = o.context;
+  f.text_scale = o.text_scale;
+  f.patch = o.patch;
   f.d_vision = o.d_vision;
   f.enc_layers = o.enc_layers;
   f.d_model = o.d_model;
@@ -38,10 +40,34 @@ pf::TinyFacts tiny_facts(TinyVlm& model) {
   return f;
 }
 
+// The gradients travel as float32 whatever the parameters' dtype: Gloo in libtorch 1.13 has no bfloat16
+// ("Invalid scalar type" from ProcessGroupGloo's allreduce), so a bfloat16 model all-reduces a float32 copy of its
+// gradients, which also sums them without bfloat16's rounding. The copy goes in buckets of at most this many
+// elements, so that a billion-parameter side needs 256 MB beside its gradients, not a second copy of them; a
+// parameter larger than a bucket is a bucket of its own. The tiny model's gradients are one bucket.
+constexpr int64_t kBucketElements = int64_t{1} << 26;
+
+// params split into buckets of consecutive parameters, each of at most kBucketElements elements (or one parameter).
+std::vector<std::vector<torch::Tensor>> buckets(const std::vector<torch::Tensor>& params) {
+  std::vector<std::vector<torch::Tensor>> out;
+  int64_t filled = kBucketElements;
+  for (const torch::Tensor& p : params) {
+    if (filled + p.numel() > kBucketElements) {
+      out.emplace_back();
+      filled = 0;
+    }
+    out.back().push_back(p);
+    filled += p.numel();
+  }
+  return out;
+}
+
 torch::Tensor flatten_grads(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> parts;
-  for (const torch::Tensor& p : params)
-    parts.push_back(p.grad().defined() ? p.grad().reshape({-1}) : torch::zeros({p.numel()}, p.options()));
+  for (const torch::Tensor& p : params) {
+    parts.push_back(p.grad().defined() ? p.grad().reshape({-1}).to(torch::kFloat)
+                                       : torch::zeros({p.numel()}, p.options().dtype(torch::kFloat)));
+  }
   return torch::cat(parts);
 }
 
@@ -52,16 +78,17 @@ void unflatten_grads(const torch::Tensor& flat, const std::vector<torch::Tensor>
     if (p.grad().defined()) {
       p.mutable_grad().copy_(g);
     } else {
-      p.mutable_grad() = g.clone();
+      p.mutable_grad() = g.to(p.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
     }
     offset += p.numel();
   }
 }
 
+// The values as one float32 vector (what a bfloat16 model's values are exactly, and what Gloo can send).
 torch::Tensor flatten_values(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> parts;
   for (const torch::Tensor& p : params)
-    parts.push_back(p.detach().reshape({-1}));
+    parts.push_back(p.detach().reshape({-1}).to(torch::kFloat));
   return torch::cat(parts);
 }
 
@@ -80,7 +107,8 @@ Worker::Worker(const FlowTrainRunArgs& a, Mode mode, Communicator& comm, Group& 
       device_(comm.device()),
       model_(std::move(model)) {
   // Before the optimizer takes the parameters: Module::to moves them in place, so the lists below are the device's.
-  model_->to(device_);
+  // One parameter at a time, so a float32 model made on the host needs no second copy of itself to change dtype.
+  model_->to(device_, compute_dtype(a_));
   o_ = model_->options();
   facts_ = tiny_facts(model_);
   const int n = comm_.world_size();
@@ -129,7 +157,6 @@ StatusOr<double> Worker::step(int step) {
 // Each side's gradient sum over its workers, then the step.
 Status Worker::all_reduce_and_step() {
   const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
-  torch::Tensor flat = flatten_grads(params_);
   Group* side = &world_;
   if (mode_ != Mode::kMonolithic) {
     std::vector<int> members;
@@ -139,14 +166,19 @@ Status Worker::all_reduce_and_step() {
     if (!g.is_ok()) return g.status();
     side = *g;
   }
-  CT_RETURN_IF_ERROR(comm_.all_reduce(*side, flat));
-  unflatten_grads(flat, params_);
-  record("allreduce", "flowtrain/allreduce", start, cpu, 0, static_cast<int64_t>(flat.numel() * 4));
+  int64_t elements = 0;
+  for (const std::vector<torch::Tensor>& bucket : buckets(params_)) {
+    torch::Tensor flat = flatten_grads(bucket);
+    CT_RETURN_IF_ERROR(comm_.all_reduce(*side, flat));
+    unflatten_grads(flat, bucket);
+    elements += flat.numel();
+  }
+  record("allreduce", "flowtrain/allreduce", start, cpu, 0, elements * 4);
   const double opt_start = tracer_.now_us(), opt_cpu = Tracer::thread_cpu_us();
   optimizer_->step();
   int64_t param_bytes = 0;
   for (const torch::Tensor& p : params_)
-    param_bytes += p.numel() * 4;
+    param_bytes += p.numel() * p.element_size();
   record("optimizer", "flowtrain/optimizer", opt_start, opt_cpu, 0, param_bytes);
   return Status::ok();
 }
@@ -165,7 +197,10 @@ StatusOr<std::vector<std::pair<std::string, torch::Tensor>>> Worker::gather_para
     return out;
   }
   if (rank_ != 0) return out;
-  torch::Tensor flat = flatten_values(backbone).contiguous().clone();
+  int64_t elements = 0;
+  for (const torch::Tensor& p : backbone)
+    elements += p.numel();
+  torch::Tensor flat = torch::empty({elements}, floats());
   CT_RETURN_IF_ERROR(comm_.recv(world_, flat, encoders_, 7));
   int64_t offset = 0;
   for (const auto& item : model_->named_parameters()) {
@@ -265,11 +300,12 @@ torch::Tensor Worker::token_buffer(const StepSample& s) const {
   return torch::empty({s.shape.images, o_.tokens_per_image(), o_.d_model}, floats());
 }
 
-double measured_matmul_rate(c10::Device device) {
+double measured_matmul_rate(c10::Device device, c10::ScalarType dtype, int64_t width) {
   torch::NoGradGuard no_grad;
-  // Large enough on a GPU that the kernel, not its launch, sets the rate.
-  const int64_t n = device.is_cuda() ? 4096 : 256;
-  const auto options = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  // Large enough on a GPU that the kernel, not its launch, sets the rate. On the CPU, where a small matmul runs at a
+  // fraction of a large one's rate (bf16 on two cores: 17 GFLOP/s at 256, 90 at 2048), the model's own width.
+  const int64_t n = device.is_cuda() ? 4096 : std::clamp<int64_t>(width, 256, 2048);
+  const auto options = torch::TensorOptions().dtype(dtype).device(device);
   torch::Tensor a = torch::randn({n, n}, options), b = torch::randn({n, n}, options);
   torch::Tensor c = torch::mm(a, b);  // warm-up
   synchronize(device);

@@ -16,11 +16,11 @@
 
 #include "common/status.h"
 #include "models/flowtrain/tiny_plan.h"
-#include "real/flowtrain/tiny_vlm.h"
 #include "real/core/communicator.h"
 #include "real/core/tracer.h"
 #include "real/flowtrain/flowtrain_args.h"
 #include "real/flowtrain/pool_transfer.h"
+#include "real/flowtrain/tiny_vlm.h"
 
 namespace clustertwin::real::flowtrain {
 
@@ -38,10 +38,10 @@ struct StepSample {
 /// of the device (see record()).
 class Worker {
  public:
-  /// Moves `model` to `comm.device()` and makes the optimizer of this rank's
-  /// side (SGD with momentum 0.9; its state on the device too).
-  Worker(const FlowTrainRunArgs& a, Mode mode, Communicator& comm, Group& world, Tracer& tracer,
-         TinyVlm model);
+  /// Moves `model` to `comm.device()` in the run's dtype and makes the
+  /// optimizer of this rank's side (SGD with momentum 0.9; its state on the
+  /// device too, in that dtype).
+  Worker(const FlowTrainRunArgs& a, Mode mode, Communicator& comm, Group& world, Tracer& tracer, TinyVlm model);
 
   /// The flowtrain mode's pools (collective; nothing in the other modes).
   Status setup_pools();
@@ -53,7 +53,8 @@ class Worker {
   /// One step; this rank's loss sum (the backbone's part of the global batch's summed loss).
   StatusOr<double> step(int step);
   /// Every parameter in model order, on the CPU, gathered at rank 0 (the
-  /// backbone's from rank E in the split modes); empty on other ranks.
+  /// backbone's from rank E in the split modes, as float32); empty on other
+  /// ranks. Collective.
   StatusOr<std::vector<std::pair<std::string, torch::Tensor>>> gather_parameters();
   /// The model FLOPs of the last step's samples.
   double step_model_flops() const;
@@ -101,8 +102,10 @@ class Worker {
   std::unique_ptr<FlowPools> pools_;
 };
 
-/// This device's fp32 matrix-multiply rate, FLOP/s: the MFU's peak. On the
-/// CPU 256 x 256 on the rank's threads; on a GPU 4096 x 4096, synchronised.
-double measured_matmul_rate(c10::Device device);
+/// This device's matrix-multiply rate in `dtype` (the run's), FLOP/s: the
+/// MFU's peak. On the CPU square matrices of the model's `width` (d_model),
+/// within [256, 2048], on the rank's threads; on a GPU 4096 x 4096,
+/// synchronised.
+double measured_matmul_rate(c10::Device device, c10::ScalarType dtype, int64_t width);
 
 }  // namespace clustertwin::real::flowtrain

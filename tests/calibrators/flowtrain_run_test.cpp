@@ -27,10 +27,24 @@ TEST(FlowTrainRunTest, TheShippedRunsOptionsStepsAndModelAreRead) {
   EXPECT_EQ(s.micro_batch_tokens, 256);
   EXPECT_EQ(s.gpus, 1);  // hardware "cuda:0 (...)" without config.gpus: the device check's one GPU
   EXPECT_EQ(s.facts.encoder_params, 1843200);
+  EXPECT_EQ(s.facts.patch, 4) << "a run from before the config said its patch: the tiny VLM's 4 x 4";
   EXPECT_EQ(run->step_s.size(), 6u);  // rank 0's flowtrain/step events, one a step
   for (double step : run->step_s)
     EXPECT_GT(step, 0);
   EXPECT_NEAR(run->matmul_flops_per_s, 5.06e13, 0.01e13);
+}
+
+// A large run's 14 x 14 patches, which its data events' bytes follow (tiny_sample_bytes).
+TEST(FlowTrainRunTest, TheModelsPatchIsReadWhereTheConfigHasIt) {
+  auto text = read_file(kShippedRun);
+  ASSERT_TRUE(text.is_ok()) << text.status().message();
+  nlohmann::json trace = nlohmann::json::parse(*text);
+  trace["metadata"]["config"]["model"]["patch"] = 14;
+  const std::string path = ::testing::TempDir() + "ct_flowtrain_run_patch.json";
+  ASSERT_TRUE(write_file_atomically(path, trace.dump()).is_ok());
+  auto run = read_flowtrain_run(path);
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  EXPECT_EQ(run->setup.facts.patch, 14);
 }
 
 TEST(FlowTrainRunTest, AMissingModelIsOneLineNamingTheField) {

@@ -200,6 +200,36 @@ TEST(TinyVlmTest, SplitBackwardGivesTheEndToEndGradients) {
   }
 }
 
+// In bfloat16 the sides still meet in float32 (the pool's and the loss's dtype), the casts are in the graph (the
+// image tokens' gradient reaches the bfloat16 encoder), and the loss is the float32 model's up to bfloat16's
+// rounding, but not bitwise (the compute really is in bfloat16).
+TEST(TinyVlmTest, BFloat16ComputesInsideAndMeetsInFloat32) {
+  const TinyVlmOptions o;
+  TinyVlm full = make(o, 12), half = make(o, 12);
+  half->to(torch::kBFloat16);
+  const TinyVlmSample s = first_sample(o, [](int64_t k) { return k >= 2; });
+  const torch::Tensor e = half->encode(s.images);
+  EXPECT_EQ(e.scalar_type(), torch::kFloat);
+  const torch::Tensor received = e.detach().requires_grad_();
+  const torch::Tensor loss = half->sample_loss(received, s.text);
+  EXPECT_EQ(loss.scalar_type(), torch::kFloat);
+  loss.backward();
+  ASSERT_TRUE(received.grad().defined());
+  EXPECT_EQ(received.grad().scalar_type(), torch::kFloat);
+  e.backward(received.grad());
+  for (const torch::Tensor& p : half->parameters()) {
+    ASSERT_EQ(p.scalar_type(), torch::kBFloat16);
+    ASSERT_TRUE(p.grad().defined());
+    ASSERT_EQ(p.grad().scalar_type(), torch::kBFloat16);
+  }
+  EXPECT_GT(half->encoder_parameters()[0].grad().abs().max().item<double>(), 0);
+  // bfloat16 keeps 8 significant bits (a relative 2^-9 per rounding); the summed loss of ~T ln 64 nats moves by
+  // far less than 1%.
+  const double reference = full->sample_loss(full->encode(s.images), s.text).item<double>();
+  EXPECT_NEAR(loss.item<double>(), reference, 1e-2 * reference);
+  EXPECT_NE(loss.item<double>(), reference);
+}
+
 // A zero head gives uniform logits: each prediction costs ln(vocab), T of them with images, T - 1 without.
 TEST(TinyVlmTest, LossIsSummedOverThePredictedTokens) {
   const TinyVlmOptions o;
@@ -292,6 +322,7 @@ TEST(TinyVlmTest, BadOptionsAreNamed) {
       {[](TinyVlmOptions& o) { o.d_model = 0; }, "d_model 0 must be in [1, 2^24]"},
       {[](TinyVlmOptions& o) { o.enc_layers = -1; }, "enc_layers -1 must be in [1, 2^24]"},
       {[](TinyVlmOptions& o) { o.max_images = -1; }, "max_images -1 must be in [0, 1024]"},
+      {[](TinyVlmOptions& o) { o.text_scale = 0; }, "text_scale 0 must be in (0, 1024]"},
       // 8 images x 16 tokens = 128 image tokens, plus 2 text tokens.
       {[](TinyVlmOptions& o) { o.context = 100; },
        "context 100 must be >= max_images 8 x 16 tokens per image + 2 = 130"},

@@ -172,6 +172,41 @@ TEST(FlowTrainRunTest, ReportsItsDeviceBackendAndPoolTransfer) {
   EXPECT_EQ(table.out.find("pool transfer"), std::string::npos) << "disagg-sync has no pool: " << table.out;
 }
 
+// The report names the model and its dtype and counts its parameters (tiny_vlm_test derives the tiny model's:
+// 31,488 and 75,136) and its FLOPs. In bfloat16 (--dtype bf16; the pool and the gradients sent back stay float32)
+// the flowtrain mode trains the same samples: its first loss, before any update, is the float32 run's up to
+// bfloat16's rounding, and not bitwise the same.
+TEST(FlowTrainRunTest, ReportsTheModelsParametersFlopsAndDtype) {
+  const CommandResult fp32 = run_flowtrain(2, {"--mode", "flowtrain"});
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
+  const auto f = nlohmann::json::parse(fp32.out.substr(fp32.out.find('{')));
+  EXPECT_EQ(f["model"], "tiny");
+  EXPECT_EQ(f["dtype"], "fp32") << "the tiny preset's default";
+  EXPECT_EQ(f["params"]["encoder"], 31488);
+  EXPECT_EQ(f["params"]["backbone"], 75136);
+  EXPECT_EQ(f["params"]["total"], 31488 + 75136);
+  // Achieved FLOP/s: the model FLOPs of both steps over their summed wall time.
+  double wall = 0;
+  for (const auto& t : f["step_times"])
+    wall += t.get<double>();
+  const double per_step = f["model_flops_per_step"].get<double>();
+  EXPECT_GT(per_step, 0);
+  EXPECT_NEAR(f["flops_per_s"].get<double>(), 2 * per_step / wall, 1e-9 * per_step / wall);
+  EXPECT_NEAR(f["mfu"].get<double>(), f["flops_per_s"].get<double>() / (2 * f["matmul_flops_per_s"].get<double>()),
+              1e-12);
+
+  const CommandResult bf16 = run_flowtrain(2, {"--mode", "flowtrain", "--dtype", "bf16"});
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
+  const auto b = nlohmann::json::parse(bf16.out.substr(bf16.out.find('{')));
+  EXPECT_EQ(b["dtype"], "bf16");
+  EXPECT_EQ(b["params"], f["params"]);
+  EXPECT_EQ(b["model_flops_per_step"], f["model_flops_per_step"]) << "the same samples";
+  const double first = f["loss"][0].get<double>(), first_bf16 = b["loss"][0].get<double>();
+  EXPECT_NEAR(first_bf16, first, 1e-2 * first);
+  EXPECT_NE(first_bf16, first);
+  EXPECT_TRUE(std::isfinite(b["loss"][1].get<double>()));
+}
+
 // On a machine without a GPU (or a build without CUDA) --device cuda is a user's mistake, refused before the
 // rendezvous with one line naming the flag; where a GPU is, the run works and the test has nothing to check.
 TEST(FlowTrainRunTest, DeviceCudaWithoutAGpuExitsTwoNamingTheFlag) {
@@ -220,6 +255,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--threads", "0"}, "--threads 0: must be >= 1"},
         BadFlag{{"--timeout", "0"}, "--timeout 0: must be > 0"},
         BadFlag{{"--width", "0"}, "--width 0: must be in [1, 64]"},
+        BadFlag{{"--model", "huge"}, "--model 'huge': unknown (allowed: tiny, large)"},
+        BadFlag{{"--model", "large", "--width", "2"},
+                "--width 2 with --model large: the preset sets its own widths (width scales the tiny model only)"},
+        BadFlag{{"--dtype", "fp16"}, "--dtype 'fp16': unknown (allowed: fp32, bf16)"},
         BadFlag{{"--device", "tpu"}, "--device 'tpu': unknown device (allowed: cpu, cuda, auto)"},
         BadFlag{{"--backend", "mpi"}, "--backend 'mpi': unknown backend (allowed: auto, gloo, nccl)"},
         // Without CUDA: "no c10d NCCL"; with it: "the tensors are on the CPU".
