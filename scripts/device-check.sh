@@ -27,7 +27,7 @@
 #   run-flowtrain-large  --model large --dtype bf16 (ViT-L/14 + a ~1.2B decoder): monolithic on one rank,
 #                  flowtrain on two ranks sharing the GPU, a few steps; MFU against the GPU's measured bf16
 #                  matmul rate (and kernels.json's best GEMM where the kernels step ran)        -> runs.txt, traces.tar.gz
-#   run-flexmarl   sync and flexmarl on the GPU, --trace                                        -> runs.txt, traces.tar.gz
+#   run-flexmarl   sync and flexmarl on the GPU, --trace, at --task small and --task large      -> runs.txt, traces.tar.gz
 #   run-sizes      the executors at other sizes than the shipped runs (traces/data/h200), 30 steps: NestPipe at
 #                  batch 1024 with a 4M-row table, torchrec at batch 512 (a micro-batch of the shipped
 #                  nestpipe run's), FlowTrain at --width 12: what the twin predicts from the shipped
@@ -69,7 +69,7 @@ STEPS=(
   "run-nestpipe 180 runs.txt run nestpipe --device cuda: torchrec, dbp, nestpipe (NCCL, 1 rank), dbp on 4 ranks (Gloo)"
   "run-flowtrain 120 runs.txt run flowtrain --device cuda --width 8: monolithic, flowtrain (pool auto, then host)"
   "run-flowtrain-large 240 runs.txt run flowtrain --device cuda --model large --dtype bf16: monolithic (1 rank), flowtrain (2 ranks)"
-  "run-flexmarl 120 runs.txt run flexmarl --device cuda: sync and flexmarl"
+  "run-flexmarl 120 runs.txt run flexmarl --device cuda, 5 ranks: sync and flexmarl at --task small (14 s each), then sync and flexmarl at --task large (36 s each)"
   "run-sizes 180 runs.txt run nestpipe and flowtrain at other sizes than the shipped runs (held out)"
   "kineto-dlrm 90 gpu.txt kineto_step.py --model dlrm: a DLRM step, tables on the device, no sync (held out)"
 )
@@ -390,12 +390,21 @@ print(line)
 EOF
 }
 
+# Within the step's 120 s: 14 + 14 + 36 + 36 s, and 5 s of grace after each limit (timeout -k 5).
 step_run_flexmarl() {
   local t="$OUT/traces" failed=0 f
   mkdir -p "$t"
+  # The small task: the shipped runs (traces/data/h200, 3-4 s each there), the ones --predict replays.
   for f in sync flexmarl; do
-    real_run "flexmarl-$f" 55 launch --nproc 5 -- run flexmarl --framework "$f" --device cuda --steps 2 \
-      --timeout 50 --json --trace "$t/flexmarl-5rank-$f.json" || failed=1
+    real_run "flexmarl-$f" 14 launch --nproc 5 -- run flexmarl --framework "$f" --device cuda --steps 2 \
+      --timeout 10 --json --trace "$t/flexmarl-5rank-$f.json" || failed=1
+  done
+  # The large task (planner 512 x 12 layers writing ~80 tokens, at most 512): generation dominates the step, so
+  # flexmarl's micro-batch pipeline has rollouts to hide training under. Not for --predict: the process twin
+  # knows only the small task.
+  for f in sync flexmarl; do
+    real_run "flexmarl-large-$f" 36 launch --nproc 5 -- run flexmarl --framework "$f" --task large --device cuda \
+      --steps 2 --timeout 30 --json --trace "$t/flexmarl-5rank-large-$f.json" || failed=1
   done
   return "$failed"
 }

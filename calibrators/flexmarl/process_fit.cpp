@@ -72,6 +72,11 @@ Status read_flexmarl_setup(const std::string& path, const nlohmann::json& config
   }
   s->orchestrator.seed = config["seed"].get<uint64_t>();
   s->orchestrator.token_normalised = config.value("loss", "") == "dapo";
+  // The twin replays the small task alone (the orchestrator's default, the shipped traces'; traces from before
+  // --task have no field): its costs are fitted per agent, and a large run's policies are other models.
+  if (config.contains("task") && (!config["task"].is_string() || config["task"].get<std::string>() != "small")) {
+    return bad_flexmarl_config(path, "task", config["task"].dump() + ": the process twin knows only the small task");
+  }
   return Status::ok();
 }
 
@@ -166,8 +171,9 @@ StatusOr<WorkerJobs> worker_job_samples(const std::vector<const FlexMarlRun*>& r
 
 // A swap moves the same state either way: a direction the runs never took is priced as the other.
 void price_missing_swaps(sim::flexmarl::ProcessTwinCosts* costs) {
-  for (const auto& agent : cf::task_agents()) {
-    const std::string in = "flexmarl/swap-in/" + agent.name, out = "flexmarl/swap-out/" + agent.name;
+  for (int agent = 0; agent < cf::kTaskTurns; ++agent) {
+    const std::string& name = cf::task_agent_name(agent);
+    const std::string in = "flexmarl/swap-in/" + name, out = "flexmarl/swap-out/" + name;
     if (costs->keys.count(in) && !costs->keys.count(out)) costs->keys[out] = costs->keys[in];
     if (costs->keys.count(out) && !costs->keys.count(in)) costs->keys[in] = costs->keys[out];
   }

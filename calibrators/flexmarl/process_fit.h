@@ -27,7 +27,8 @@ struct FlexMarlRun {
 };
 
 /// InvalidArgument naming the file and field for a trace that is not of
-/// `run flexmarl` or lacks the options or config.response_tokens.
+/// `run flexmarl`, lacks the options or config.response_tokens, or ran a
+/// task other than the small one (config.task: the twin knows no other).
 StatusOr<FlexMarlRun> read_flexmarl_run(const std::string& path);
 
 /// The runs' worker jobs from step `first_step` on, pooled (a key only the

@@ -12,6 +12,7 @@ namespace {
 // The library names FlexMarlArgs' fields (real/flexmarl/flexmarl_command.h); the command its flags.
 Status in_run_flexmarl_flag_words(const Status& status) {
   return in_run_flag_words(in_flag_words(status, {{"framework", "--framework"},
+                                                  {"task", "--task"},
                                                   {"queries", "--queries"},
                                                   {"group", "--group"},
                                                   {"micro_batch", "--micro-batch"},
@@ -39,6 +40,11 @@ void add_run_flexmarl(CLI::App* run, Action* action) {
       "flexmarl-noasync. marti needs 3 processes at least, the flexmarl variants a controller, one rollout worker "
       "per agent and the trainers: 5 at least");
   fm->add_option("--framework", a->framework, "sync, marti, flexmarl, flexmarl-nobalance or flexmarl-noasync")
+      ->capture_default_str();
+  fm->add_option("--task", a->task,
+                 "The task's size: small (tiny policies, the planner writes ~10 tokens, at most 64; the shipped "
+                 "traces' and the process twin's) or large (planner 512 x 12 layers, solver 384 x 8, checker 256 x 4; "
+                 "the planner writes ~80 tokens, at most 512: generation dominates a step on a GPU)")
       ->capture_default_str();
   fm->add_option("--steps", a->steps, "Training steps (each: a global batch per agent, one update per agent)")
       ->capture_default_str();

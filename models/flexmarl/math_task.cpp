@@ -40,51 +40,74 @@ Problem make_problem(uint64_t seed, int64_t input) {
   return p;
 }
 
-const std::vector<TaskAgent>& task_agents() {
-  static const std::vector<TaskAgent> kAgents = {
-      {"planner", 64, false},
-      {"solver", 8, true},
-      {"checker", 2, true},
-  };
-  return kAgents;
+const std::string& task_agent_name(int agent) {
+  static const std::array<std::string, kTaskTurns> kNames = {"planner", "solver", "checker"};
+  return kNames.at(static_cast<size_t>(agent));
 }
 
-TaskModelDims task_model_dims(int agent) {
-  TaskModelDims d;
-  switch (agent) {
-    case 0:  // planner
-      d.d_model = 64, d.layers = 2, d.heads = 4, d.d_ff = 256;
-      break;
-    case 1:  // solver
-      d.d_model = 48, d.layers = 2, d.heads = 4, d.d_ff = 192;
-      break;
-    default:  // checker
-      d.d_model = 32, d.layers = 1, d.heads = 2, d.d_ff = 128;
-      break;
-  }
-  return d;
+TaskSpec small_task() {
+  TaskSpec t;
+  t.size = "small";
+  t.agents = {TaskAgent{64, false}, TaskAgent{8, true}, TaskAgent{2, true}};
+  t.dims = {TaskModelDims{64, 2, 4, 256}, TaskModelDims{48, 2, 4, 192}, TaskModelDims{32, 1, 2, 128}};
+  t.context = 96;
+  // Pareto(x_m = 6, alpha = 1.2): median 6 x 2^(1/1.2) ~ 10.7.
+  t.planner_scale = 6.0;
+  t.planner_shape = 1.2;
+  return t;
 }
 
-int64_t task_linear_params(int agent) {
-  const TaskModelDims m = task_model_dims(agent);
+namespace {
+
+// Policies for a GPU, where decoding is latency-bound: a token costs a pass
+// through every layer one after another, so depth sets generation's time and
+// width mostly sets training's FLOPs and the state's bytes (float64 weights,
+// gradients and two Adam moments: 32 bytes a parameter, copied whole at every
+// swap and kept by the controller for every agent). Hence deep and narrow:
+// 12, 8 and 4 layers at widths 512, 384 and 256 (heads of 64), ~55M
+// parameters in all, whose states (1.8 GB) fit the CPU test's machine too.
+TaskSpec large_task() {
+  TaskSpec t;
+  t.size = "large";
+  t.agents = {TaskAgent{512, false}, TaskAgent{8, true}, TaskAgent{2, true}};
+  t.dims = {TaskModelDims{512, 12, 8, 2048}, TaskModelDims{384, 8, 6, 1536}, TaskModelDims{256, 4, 4, 1024}};
+  // The longest sequence is the solver's: the problem (6), the planner's
+  // whole scratchpad (512), ";" (1), then its 8 tokens: 527, rounded up to 528.
+  t.context = 528;
+  // The small task's shape at a larger scale: median 45 x 2^(1/1.2) ~ 80; P(budget >= 512) = (45/512)^1.2 ~ 5%.
+  t.planner_scale = 45.0;
+  t.planner_shape = 1.2;
+  return t;
+}
+
+}  // namespace
+
+StatusOr<TaskSpec> task_spec(const std::string& size) {
+  if (size == "small") return small_task();
+  if (size == "large") return large_task();
+  return Status::invalid_argument("task '" + size + "': unknown (allowed: small, large)");
+}
+
+int64_t task_linear_params(const TaskSpec& task, int agent) {
+  const TaskModelDims m = task.dims.at(static_cast<size_t>(agent));
   const int64_t d = m.d_model;
   // A block: two LayerNorms, Q, K, V and the output projection, the MLP's two Linears.
   const int64_t block = 2 * (2 * d) + 4 * (d * d + d) + (d * m.d_ff + m.d_ff) + (m.d_ff * d + d);
   return m.layers * block + 2 * d + (d * kTaskVocab + kTaskVocab);  // the final LayerNorm, the head
 }
 
-int64_t task_params(int agent) {
-  const TaskModelDims m = task_model_dims(agent);
-  return task_linear_params(agent) + (kTaskVocab + m.context) * m.d_model;
+int64_t task_params(const TaskSpec& task, int agent) {
+  const TaskModelDims m = task.dims.at(static_cast<size_t>(agent));
+  return task_linear_params(task, agent) + (kTaskVocab + task.context) * m.d_model;
 }
 
-int task_budget(uint64_t seed, int turn, int64_t input, int trajectory) {
-  const TaskAgent& agent = task_agents().at(static_cast<size_t>(turn));
+int task_budget(const TaskSpec& task, uint64_t seed, int turn, int64_t input, int trajectory) {
+  const TaskAgent& agent = task.agents.at(static_cast<size_t>(turn));
   if (turn != 0) return agent.max_new_tokens;
-  // Pareto(x_m = 6, alpha = 1.2) by inversion: median ~10, mean capped by the max.
+  // Pareto(x_m, alpha) by inversion: x_m u^(-1/alpha), capped by the max.
   const uint64_t h = mix64(splitmix64(seed ^ 0x9b1a7e5d3c2f4a61ull) ^
                            mix64((static_cast<uint64_t>(input) << 20) + static_cast<uint64_t>(trajectory) + 1));
-  const double x = 6.0 * std::pow(unit(h), -1.0 / 1.2);
+  const double x = task.planner_scale * std::pow(unit(h), -1.0 / task.planner_shape);
   return static_cast<int>(std::min<double>(agent.max_new_tokens, std::ceil(x)));
 }
 

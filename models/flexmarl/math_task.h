@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace clustertwin::models::flexmarl {
 
 /// The task's 16 tokens: the digits 0-9 are themselves.
@@ -45,34 +47,58 @@ struct Problem {
 /// The problem of input `input` under `seed`: the same pair, the same problem.
 Problem make_problem(uint64_t seed, int64_t input);
 
+/// The agents' names in turn order, whatever the task's size: planner, solver, checker.
+const std::string& task_agent_name(int agent);
+
 struct TaskAgent {
-  std::string name;
   int max_new_tokens = 0;    // the cap of its length budget
   bool stops_at_end = true;  // generation ends at kEnd (the planner's does not)
 };
-
-/// The three agents, in turn order: planner, solver, checker.
-const std::vector<TaskAgent>& task_agents();
 constexpr int kTaskTurns = 3;
 
 /// Each agent's policy, a small byte-level GPT (models/torch/byte_lm.h):
 /// the planner, the long writer, is the largest.
 struct TaskModelDims {
   int d_model = 0, layers = 0, heads = 0, d_ff = 0;
-  int context = 96;  // positions: the longest prompt and response fit
 };
-TaskModelDims task_model_dims(int agent);
+
+/// One size of the task: what its agents may write and the policies that
+/// write it. A run holds one and passes it down (the orchestrator's options,
+/// the workers'); nothing reads a size from anywhere else.
+///
+///            planner                              solver    checker   context
+///   small    64 x 2,   budget cap 64,  median ~10  48 x 2    32 x 1    96
+///   large    512 x 12, budget cap 512, median ~80  384 x 8   256 x 4   528
+///            (d_model x layers; the solver writes 8 tokens at most, the checker 2)
+///
+/// small is the shipped traces' task, the one the process twin and its
+/// calibration know; large is for a GPU, where a step's time is generation's.
+struct TaskSpec {
+  std::string size;                          // "small" or "large"
+  std::array<TaskAgent, kTaskTurns> agents;  // planner, solver, checker
+  std::array<TaskModelDims, kTaskTurns> dims;
+  int context = 0;  // positions: the longest prompt and response fit
+  /// The planner's length budget: Pareto(scale, shape), capped at its max_new_tokens.
+  double planner_scale = 0, planner_shape = 0;
+};
+
+/// The task of size `size`; InvalidArgument "task 'huge': unknown (allowed:
+/// small, large)" for any other name.
+StatusOr<TaskSpec> task_spec(const std::string& size);
+/// The small task: the default, the shipped traces' and the process twin's.
+TaskSpec small_task();
+
 /// The parameters a token's forward pass multiplies by (the blocks' and
 /// the head's; the embedding tables are lookups): a job's FLOPs are 2x
 /// (inference) or 6x (forward and backward) this per position.
-int64_t task_linear_params(int agent);
+int64_t task_linear_params(const TaskSpec& task, int agent);
 /// All of its parameters, the embedding tables included.
-int64_t task_params(int agent);
+int64_t task_params(const TaskSpec& task, int agent);
 
 /// Turn `turn`'s length budget for trajectory `trajectory` of `input`: the
-/// planner's is Pareto (scale 6, shape 1.2) capped at its max, the others'
-/// their max.
-int task_budget(uint64_t seed, int turn, int64_t input, int trajectory);
+/// planner's is Pareto (the task's scale and shape) capped at its max, the
+/// others' their max.
+int task_budget(const TaskSpec& task, uint64_t seed, int turn, int64_t input, int trajectory);
 
 /// Turn `turn`'s prompt given the responses of the earlier turns
 /// (`earlier[t]`, t < turn; each may end with kEnd).

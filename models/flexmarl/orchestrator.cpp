@@ -33,7 +33,7 @@ StatusOr<Orchestrator> Orchestrator::create(const OrchestratorOptions& options) 
   if (!schedule.is_ok()) return schedule.status();
   o.schedule_.emplace(std::move(*schedule));
   for (int a = 0; a < kAgents; ++a)
-    CT_RETURN_IF_ERROR(o.store_.add_agent(task_agents()[static_cast<size_t>(a)].name, kFields));
+    CT_RETURN_IF_ERROR(o.store_.add_agent(task_agent_name(a), kFields));
   o.host_valid_.fill(true);
   o.cached_.resize(static_cast<size_t>(options.workers) + 1);
   o.jobs_.resize(static_cast<size_t>(options.workers) + 1);
@@ -66,7 +66,7 @@ StatusOr<Orchestrator> Orchestrator::create(const OrchestratorOptions& options) 
 }
 
 ExperienceTable& Orchestrator::table(int agent) {
-  return **store_.table(task_agents()[static_cast<size_t>(agent)].name);
+  return **store_.table(task_agent_name(agent));
 }
 
 const Job* Orchestrator::front(int rank) const {

@@ -64,6 +64,9 @@ struct OrchestratorOptions {
   double load_gap = 2;            // flexmarl variants: the balancer's threshold, requests
   bool token_normalised = false;  // dapo: the step divides by the batch's response tokens
   uint64_t seed = 0;
+  /// The task's size: its budgets (what the requests may write). The small task by default, the only one the
+  /// process twin and its calibration know.
+  TaskSpec task = small_task();
 };
 
 enum class JobKind { kLoad, kGenerate, kTrain, kStep, kSwapIn, kSwapOut };

@@ -182,9 +182,8 @@ Status Orchestrator::train_sharded(JobSink& sink, const std::vector<int>& ranks,
   const int size = schedule_->next_micro_batch(static_cast<int>(c.complete), static_cast<int>(c.taken),
                                                /*rollout_done=*/true);
   if (size != schedule_->batch()) {
-    return Status::internal("flexmarl " + task_agents()[static_cast<size_t>(agent)].name + ": " +
-                            std::to_string(c.complete - c.taken) + " complete rows at version " +
-                            std::to_string(version) + " when training starts");
+    return Status::internal("flexmarl " + task_agent_name(agent) + ": " + std::to_string(c.complete - c.taken) +
+                            " complete rows at version " + std::to_string(version) + " when training starts");
   }
   // One batch for the schedule; on the ranks, shards of it in micro-batches (gradient accumulation).
   decisions_.push_back({Decision::Kind::kMicroBatch, agent, size});

@@ -39,7 +39,7 @@ int Orchestrator::new_sample(int64_t input, int trajectory, int turn) {
   s.id = SampleId{input, turn, trajectory};
   s.agent = turn;
   s.prompt = task_prompt(problem, turn, earlier);
-  s.budget = task_budget(o_.seed, turn, input, trajectory);
+  s.budget = task_budget(o_.task, o_.seed, turn, input, trajectory);
   // The key: which response this sample gets, the same in every framework.
   s.key = mix64(mix64(static_cast<uint64_t>(step_) * 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(input)) ^
                 (static_cast<uint64_t>(turn) << 32 | static_cast<uint64_t>(trajectory)));

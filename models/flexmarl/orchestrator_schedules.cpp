@@ -265,7 +265,8 @@ void Orchestrator::allocate_instances() {
   for (int64_t q = 0; q < o_.queries; ++q) {
     for (int j = 0; j < o_.group; ++j) {
       for (int t = 0; t < kAgents; ++t) {
-        work[static_cast<size_t>(t)] += task_budget(o_.seed, t, static_cast<int64_t>(step_) * o_.queries + q, j);
+        work[static_cast<size_t>(t)] +=
+            task_budget(o_.task, o_.seed, t, static_cast<int64_t>(step_) * o_.queries + q, j);
       }
     }
   }

@@ -36,7 +36,7 @@ Status Controller::post(const cf::Job& job) {
         const cf::TaskSample& s = samples[static_cast<size_t>(i)];
         payload.push_back(static_cast<int64_t>(s.key));
         payload.push_back(s.budget);
-        payload.push_back(cf::task_agents()[a].stops_at_end ? 1 : 0);
+        payload.push_back(o_.orchestrator.task.agents[a].stops_at_end ? 1 : 0);
         payload.push_back(static_cast<int64_t>(s.prompt.size()));
         payload.insert(payload.end(), s.prompt.begin(), s.prompt.end());
       }
@@ -234,7 +234,7 @@ StatusOr<ControllerReport> Controller::run() {
   if (!orchestrator.is_ok()) return orchestrator.status();
   orchestrator_ = std::move(*orchestrator);
   for (int a = 0; a < kAgents; ++a) {
-    auto model = make_task_model(a, o_.orchestrator.seed);
+    auto model = make_task_model(o_.orchestrator.task, a, o_.orchestrator.seed);
     if (!model.is_ok()) return model.status();
     AgentTrainer fresh(*model, o_.adam, o_.loss);
     weights_[static_cast<size_t>(a)] = flat_params(fresh.model());

@@ -98,23 +98,35 @@ Status check_world(const FlexMarlArgs& a, int world, Framework f) {
   return Status::ok();
 }
 
-Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::LossKind* loss) {
+// What the flags' names stand for.
+struct Resolved {
+  Framework framework = Framework::kFlexMarl;
+  sis::LossKind loss = sis::LossKind::kPpo;
+  cf::TaskSpec task;
+};
+
+StatusOr<Resolved> check_args(const FlexMarlArgs& a, int world) {
+  Resolved r;
   const std::optional<Framework> f = cf::framework_from_name(a.framework);
   if (!f) {
     return Status::invalid_argument("framework '" + a.framework +
                                     "': unknown (allowed: sync, marti, flexmarl, flexmarl-nobalance, "
                                     "flexmarl-noasync)");
   }
-  *framework = *f;
+  r.framework = *f;
+  auto task = cf::task_spec(a.task);
+  if (!task.is_ok()) return task.status();
+  r.task = std::move(*task);
   CT_RETURN_IF_ERROR(check_batch_args(a));
   auto kind = sis::loss_kind_from_name(a.loss);
   if (!kind.is_ok() ||
       (*kind != sis::LossKind::kPpo && *kind != sis::LossKind::kDapo && *kind != sis::LossKind::kGspo)) {
     return Status::invalid_argument("loss '" + a.loss + "': unknown (allowed: ppo, dapo, gspo)");
   }
-  *loss = *kind;
+  r.loss = *kind;
   CT_RETURN_IF_ERROR(check_run_flags(a));
-  return check_world(a, world, *f);
+  CT_RETURN_IF_ERROR(check_world(a, world, *f));
+  return r;
 }
 
 // The run's options as the trace's config; with `steps`, also each step's
@@ -123,6 +135,7 @@ Status check_args(const FlexMarlArgs& a, int world, Framework* framework, sis::L
 std::string options_json(const FlexMarlArgs& a, int world, int trainers,
                          const std::vector<StepReport>* steps = nullptr) {
   nlohmann::ordered_json o = {{"framework", a.framework},
+                              {"task", a.task},
                               {"world_size", world},
                               {"steps", a.steps},
                               {"queries", a.queries},
@@ -165,73 +178,114 @@ Status write_params(const std::string& dir, const ControllerReport& r, int world
   dump.rank = 0;
   dump.world = world;
   for (size_t a = 0; a < r.weights.size(); ++a) {
-    dump.tensors.push_back(dump_tensor(cf::task_agents()[a].name, r.weights[a]));
-    dump.tensors.push_back(dump_tensor(cf::task_agents()[a].name + ".grad", r.gradients[a]));
+    const std::string& name = cf::task_agent_name(static_cast<int>(a));
+    dump.tensors.push_back(dump_tensor(name, r.weights[a]));
+    dump.tensors.push_back(dump_tensor(name + ".grad", r.gradients[a]));
   }
   return write_state_dump(dir, dump);
 }
 
-void print_report(const FlexMarlArgs& a, const ControllerReport& r, int world, int trainers, const Communicator& comm) {
-  std::vector<double> times;
+// Each policy's parameters at the run's size, the embedding tables included: {"planner": N, ...}.
+nlohmann::ordered_json policy_params(const cf::TaskSpec& task) {
+  nlohmann::ordered_json params;
+  for (int agent = 0; agent < cf::kTaskTurns; ++agent)
+    params[cf::task_agent_name(agent)] = cf::task_params(task, agent);
+  return params;
+}
+
+// The run's figures, for the table and the JSON alike.
+struct Summary {
+  std::vector<double> times;  // per step
+  double step_s = 0, tokens_per_s = 0, utilization = 0;
+  bool gpu = false;
+};
+
+Summary summarize(const ControllerReport& r, const Communicator& comm) {
+  Summary s;
   int64_t tokens = 0;
   double step_total = 0;
-  for (const StepReport& s : r.steps) {
-    times.push_back(s.seconds);
-    tokens += s.generated_tokens;
-    step_total += s.seconds;
+  for (const StepReport& step : r.steps) {
+    s.times.push_back(step.seconds);
+    tokens += step.generated_tokens;
+    step_total += step.seconds;
   }
-  const double step_s = median(times);
-  const double tokens_per_s = step_total > 0 ? static_cast<double>(tokens) / step_total : 0;
+  s.step_s = median(s.times);
+  s.tokens_per_s = step_total > 0 ? static_cast<double>(tokens) / step_total : 0;
   // Utilisation: the seconds workers spent in jobs per worker-second of the
   // steps. On the CPU, CPU time, not wall time: ranks share this machine's
   // cores, and a job waiting for a core is not a device at work. On a GPU,
   // wall time up to the device's end of the job: the device does the work
   // (and a host waiting for it may spin, which CPU time would count).
-  const bool gpu = comm.device().is_cuda();
-  const double busy_s = gpu ? r.worker_busy_s : r.worker_cpu_s;
-  const double utilization = step_total > 0 ? busy_s / (r.workers * step_total) : 0;
-  const StepReport& last = r.steps.back();
+  s.gpu = comm.device().is_cuda();
+  const double busy_s = s.gpu ? r.worker_busy_s : r.worker_cpu_s;
+  s.utilization = step_total > 0 ? busy_s / (r.workers * step_total) : 0;
+  return s;
+}
+
+void print_json(const FlexMarlArgs& a, const cf::TaskSpec& task, const ControllerReport& r, const Summary& s, int world,
+                int trainers, const Communicator& comm) {
+  const nlohmann::ordered_json out = {{"framework", a.framework},
+                                      {"task", task.size},
+                                      {"params", policy_params(task)},
+                                      {"device", s.gpu ? "cuda" : "cpu"},
+                                      {"backend", comm.backend()},
+                                      {"world_size", world},
+                                      {"workers", r.workers},
+                                      {"trainers", a.framework != "sync" ? trainers : 0},
+                                      {"steps", a.steps},
+                                      {"step_s", s.step_s},
+                                      {"step_times", s.times},
+                                      {"tokens_per_s", s.tokens_per_s},
+                                      {"utilization", s.utilization},
+                                      {"mean_reward", r.steps.back().mean_reward},
+                                      {"swaps", r.swaps},
+                                      {"reassignments", r.reassignments},
+                                      {"migrations", r.migrations},
+                                      {"weight_loads", r.weight_loads},
+                                      {"swap_s", r.swap_s},
+                                      {"swap_bytes", r.swap_bytes}};
+  std::fputs(json_document(out).c_str(), stdout);
+}
+
+void print_report(const FlexMarlArgs& a, const cf::TaskSpec& task, const ControllerReport& r, int world, int trainers,
+                  const Communicator& comm) {
+  const Summary s = summarize(r, comm);
   if (a.json) {
-    const nlohmann::ordered_json out = {
-        {"framework", a.framework},   {"device", gpu ? "cuda" : "cpu"},
-        {"backend", comm.backend()},  {"world_size", world},
-        {"workers", r.workers},       {"trainers", a.framework != "sync" ? trainers : 0},
-        {"steps", a.steps},           {"step_s", step_s},
-        {"step_times", times},        {"tokens_per_s", tokens_per_s},
-        {"utilization", utilization}, {"mean_reward", last.mean_reward},
-        {"swaps", r.swaps},           {"reassignments", r.reassignments},
-        {"migrations", r.migrations}, {"weight_loads", r.weight_loads},
-        {"swap_s", r.swap_s},         {"swap_bytes", r.swap_bytes}};
-    std::fputs(json_document(out).c_str(), stdout);
-  } else {
-    std::printf(
-        "# clustertwin run flexmarl: %d ranks, %s: a controller and %d workers; planner, solver, checker; %d x %d "
-        "samples per agent and step, micro-batch %d, %s%s\n",
-        world, comm.describe().c_str(), r.workers, a.queries, a.group, a.micro_batch, a.loss.c_str(),
-        a.sis ? "+sis" : "");
-    std::printf("  %-18s %5s %15s %10s %11s %6s %9s  %s\n", "framework", "steps", "median step (s)", "tokens/s",
-                "utilization", "swaps", "reassign", "mean reward, last step (planner/solver/checker)");
-    std::printf("  %-18s %5d %15.3f %10.1f %10.1f%% %6lld %9lld  %.3f / %.3f / %.3f\n", a.framework.c_str(), a.steps,
-                step_s, tokens_per_s, 100 * utilization, static_cast<long long>(r.swaps),
-                static_cast<long long>(r.reassignments), last.mean_reward[0], last.mean_reward[1], last.mean_reward[2]);
-    if (r.swap_bytes > 0) {
-      std::printf("# state swaps: %.1f MB between host and %s memory in %.3f s of worker time\n",
-                  static_cast<double>(r.swap_bytes) / 1e6, gpu ? "device" : "trainer", r.swap_s);
-    }
-    if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
-    if (!a.dump_params.empty()) std::printf("# final weights: %s\n", state_dump_path(a.dump_params, 0).c_str());
+    print_json(a, task, r, s, world, trainers, comm);
+    std::fflush(stdout);
+    return;
   }
+  const StepReport& last = r.steps.back();
+  std::printf(
+      "# clustertwin run flexmarl: %d ranks, %s: a controller and %d workers; planner, solver, checker; %d x %d "
+      "samples per agent and step, micro-batch %d, %s%s\n",
+      world, comm.describe().c_str(), r.workers, a.queries, a.group, a.micro_batch, a.loss.c_str(),
+      a.sis ? "+sis" : "");
+  std::printf("# task %s: planner %lld, solver %lld, checker %lld parameters\n", task.size.c_str(),
+              static_cast<long long>(cf::task_params(task, 0)), static_cast<long long>(cf::task_params(task, 1)),
+              static_cast<long long>(cf::task_params(task, 2)));
+  std::printf("  %-18s %5s %15s %10s %11s %6s %9s  %s\n", "framework", "steps", "median step (s)", "tokens/s",
+              "utilization", "swaps", "reassign", "mean reward, last step (planner/solver/checker)");
+  std::printf("  %-18s %5d %15.3f %10.1f %10.1f%% %6lld %9lld  %.3f / %.3f / %.3f\n", a.framework.c_str(), a.steps,
+              s.step_s, s.tokens_per_s, 100 * s.utilization, static_cast<long long>(r.swaps),
+              static_cast<long long>(r.reassignments), last.mean_reward[0], last.mean_reward[1], last.mean_reward[2]);
+  if (r.swap_bytes > 0) {
+    std::printf("# state swaps: %.1f MB between host and %s memory in %.3f s of worker time\n",
+                static_cast<double>(r.swap_bytes) / 1e6, s.gpu ? "device" : "trainer", r.swap_s);
+  }
+  if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
+  if (!a.dump_params.empty()) std::printf("# final weights: %s\n", state_dump_path(a.dump_params, 0).c_str());
   std::fflush(stdout);
 }
 
 // Large payloads through shared memory when every rank is on this machine; nullptr otherwise.
-StatusOr<std::unique_ptr<PayloadStore>> open_payloads(const FlexMarlArgs& a, Communicator& comm, Group& control,
-                                                      int world_size, bool local) {
+StatusOr<std::unique_ptr<PayloadStore>> open_payloads(const FlexMarlArgs& a, const cf::TaskSpec& task,
+                                                      Communicator& comm, Group& control, int world_size, bool local) {
   std::unique_ptr<PayloadStore> payloads;
   if (a.transport == "shm" || (a.transport == "auto" && local)) {
     int64_t largest = 0;
     for (int agent = 0; agent < cf::kTaskTurns; ++agent)
-      largest = std::max(largest, cf::task_params(agent));
+      largest = std::max(largest, cf::task_params(task, agent));
     // A trainer's state is the largest payload: weights, gradients and two moments, and two counters.
     auto store = PayloadStore::open(comm, control, std::max(8, world_size + 4), 4 * largest + 16, a.timeout_s);
     if (!store.is_ok()) return store.status();
@@ -241,9 +295,11 @@ StatusOr<std::unique_ptr<PayloadStore>> open_payloads(const FlexMarlArgs& a, Com
 }
 
 // A worker rank: runs what the controller sends it, then adds its events to the trace.
-Status run_worker(const FlexMarlArgs& a, Communicator& comm, Group& control, const Links& links, real::Tracer& tracer,
-                  const traces::Metadata& metadata, const AdamOptions& adam, const sis::LossOptions& loss) {
+Status run_worker(const FlexMarlArgs& a, const cf::TaskSpec& task, Communicator& comm, Group& control,
+                  const Links& links, real::Tracer& tracer, const traces::Metadata& metadata, const AdamOptions& adam,
+                  const sis::LossOptions& loss) {
   WorkerOptions w;
+  w.task = task;
   w.adam = adam;
   w.loss = loss;
   w.rollout.topk = 4;
@@ -257,17 +313,18 @@ Status run_worker(const FlexMarlArgs& a, Communicator& comm, Group& control, con
   return tracer.gather_and_write(comm, control, metadata, a.trace);
 }
 
-ControllerOptions controller_options(const FlexMarlArgs& a, Framework framework, sis::LossKind loss_kind, int trainers,
+ControllerOptions controller_options(const FlexMarlArgs& a, const Resolved& resolved, int trainers,
                                      const AdamOptions& adam, const sis::LossOptions& loss) {
   ControllerOptions c;
-  c.orchestrator.framework = framework;
+  c.orchestrator.framework = resolved.framework;
+  c.orchestrator.task = resolved.task;
   c.orchestrator.queries = a.queries;
   c.orchestrator.group = a.group;
   c.orchestrator.micro_batch = a.micro_batch;
   c.orchestrator.rollout_batch = a.rollout_batch;
   c.orchestrator.trainers = trainers;
   c.orchestrator.load_gap = a.load_gap;
-  c.orchestrator.token_normalised = loss_kind == sis::LossKind::kDapo;
+  c.orchestrator.token_normalised = resolved.loss == sis::LossKind::kDapo;
   c.orchestrator.seed = a.seed;
   c.steps = a.steps;
   c.topk = 4;
@@ -290,7 +347,7 @@ Status run_controller(const FlexMarlArgs& a, Communicator& comm, Group& control,
     CT_RETURN_IF_ERROR(tracer.gather_and_write(comm, control, with_responses, a.trace));
   }
   if (!a.dump_params.empty()) CT_RETURN_IF_ERROR(write_params(a.dump_params, *report, world_size));
-  print_report(a, *report, world_size, trainers, comm);
+  print_report(a, c.orchestrator.task, *report, world_size, trainers, comm);
   return Status::ok();
 }
 
@@ -300,9 +357,8 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   // Everything a user can get wrong is checked before the rendezvous.
   auto env = real::read_dist_env();
   if (!env.is_ok()) return env.status();
-  Framework framework = Framework::kFlexMarl;
-  sis::LossKind loss_kind = sis::LossKind::kPpo;
-  CT_RETURN_IF_ERROR(check_args(a, env->world_size, &framework, &loss_kind));
+  auto resolved = check_args(a, env->world_size);
+  if (!resolved.is_ok()) return resolved.status();
   // --device cuda without a GPU fails here, before any rank waits for another.
   auto device = real::choose_device(a.device, env->local_rank, real::device_support());
   if (!device.is_ok()) return device.status();
@@ -321,7 +377,7 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   // store's set-up and the trace's gathering: host-side, over Gloo.
   auto control = (*comm)->control_group((*comm)->all_ranks(), 0);
   if (!control.is_ok()) return control.status();
-  auto payloads = open_payloads(a, **comm, **control, env->world_size, local);
+  auto payloads = open_payloads(a, resolved->task, **comm, **control, env->world_size, local);
   if (!payloads.is_ok()) return payloads.status();
   // The controller keeps host copies; a worker's tensors are on its device.
   const at::Device here = (*comm)->rank() == 0 ? at::Device(at::kCPU) : (*comm)->device();
@@ -329,7 +385,7 @@ Status run_flexmarl(const FlexMarlArgs& a) {
   if (!links.is_ok()) return links.status();
 
   sis::LossOptions loss;
-  loss.kind = loss_kind;
+  loss.kind = resolved->loss;
   loss.sis = a.sis;
   loss.seed = a.seed;
   AdamOptions adam;
@@ -340,9 +396,10 @@ Status run_flexmarl(const FlexMarlArgs& a) {
 
   const traces::Metadata metadata =
       real::real_run_metadata(**comm, "flexmarl", a.framework, options_json(a, env->world_size, trainers), a.seed);
-  if ((*comm)->rank() != 0) return run_worker(a, **comm, **control, *links, tracer, metadata, adam, loss);
+  if ((*comm)->rank() != 0)
+    return run_worker(a, resolved->task, **comm, **control, *links, tracer, metadata, adam, loss);
   return run_controller(a, **comm, **control, *links, tracer, metadata,
-                        controller_options(a, framework, loss_kind, trainers, adam, loss), env->world_size, trainers);
+                        controller_options(a, *resolved, trainers, adam, loss), env->world_size, trainers);
 }
 
 }  // namespace clustertwin::real::flexmarl

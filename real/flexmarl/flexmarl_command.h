@@ -43,6 +43,9 @@ namespace clustertwin::real::flexmarl {
 
 struct FlexMarlArgs {
   std::string framework = "flexmarl";
+  /// The task's size (models/flexmarl/math_task.h): "small" (the shipped traces', the process twin's) or
+  /// "large" (policies and budgets for a GPU, where generation dominates a step).
+  std::string task = "small";
   int steps = 3;
   int queries = 4;           // inputs per step
   int group = 4;             // trajectories per input: GRPO's group

@@ -35,22 +35,23 @@ Status malformed(const Message& m) {
 }
 
 const std::string& agent_name(int64_t agent) {
-  return clustertwin::models::flexmarl::task_agents()[static_cast<size_t>(agent)].name;
+  return clustertwin::models::flexmarl::task_agent_name(static_cast<int>(agent));
 }
 
 }  // namespace
 
-ByteLmOptions task_model_options(int agent) {
-  const clustertwin::models::flexmarl::TaskModelDims d = clustertwin::models::flexmarl::task_model_dims(agent);
+ByteLmOptions task_model_options(const clustertwin::models::flexmarl::TaskSpec& task, int agent) {
+  const clustertwin::models::flexmarl::TaskModelDims& d = task.dims.at(static_cast<size_t>(agent));
   ByteLmOptions o;
   o.vocab = clustertwin::models::flexmarl::kTaskVocab;
-  o.context = d.context;
+  o.context = task.context;
   o.d_model = d.d_model, o.layers = d.layers, o.heads = d.heads, o.d_ff = d.d_ff;
   return o;
 }
 
-StatusOr<ByteLm> make_task_model(int agent, uint64_t seed, at::Device device) {
-  auto model = make_byte_lm(task_model_options(agent), mix64(seed ^ (0xa9e17ull + static_cast<uint64_t>(agent))));
+StatusOr<ByteLm> make_task_model(const clustertwin::models::flexmarl::TaskSpec& task, int agent, uint64_t seed,
+                                 at::Device device) {
+  auto model = make_byte_lm(task_model_options(task, agent), mix64(seed ^ (0xa9e17ull + static_cast<uint64_t>(agent))));
   if (!model.is_ok()) return model.status();
   (*model)->to(at::kDouble);
   if (!device.is_cpu()) (*model)->to(device);
@@ -60,7 +61,7 @@ StatusOr<ByteLm> make_task_model(int agent, uint64_t seed, at::Device device) {
 Status Worker::load(const Message& m) {
   Inference& inf = inference_[m.agent];
   if (!inf.model) {
-    auto model = make_task_model(static_cast<int>(m.agent), options_.seed, device());
+    auto model = make_task_model(options_.task, static_cast<int>(m.agent), options_.seed, device());
     if (!model.is_ok()) return model.status();
     inf.model = *model;
     inf.version = 0;  // the seeded policy every rank builds is version 0
@@ -105,8 +106,10 @@ Status Worker::generate(const Message& m, Message* reply) {
     prompts.push_back(static_cast<int64_t>(requests[i].prompt.size()));
     responses.push_back(static_cast<int64_t>((*results)[i].response.size()));
   }
-  job_flops_ = 2 * static_cast<double>(clustertwin::models::flexmarl::task_linear_params(static_cast<int>(m.agent))) *
-               static_cast<double>(clustertwin::models::flexmarl::generate_positions(prompts, responses));
+  job_flops_ =
+      2 *
+      static_cast<double>(clustertwin::models::flexmarl::task_linear_params(options_.task, static_cast<int>(m.agent))) *
+      static_cast<double>(clustertwin::models::flexmarl::generate_positions(prompts, responses));
   std::vector<at::Tensor> longs, doubles;
   for (const RolloutResult& r : *results) {
     longs.push_back(at::tensor(std::vector<int64_t>{static_cast<int64_t>(r.response.size())}, at::kLong));
@@ -149,8 +152,10 @@ Status Worker::train(const Message& m, Message* reply) {
   std::vector<int64_t> lengths;
   for (const TrainSample& s : micro)
     lengths.push_back(s.tokens.size(0));
-  job_flops_ = 6 * static_cast<double>(clustertwin::models::flexmarl::task_linear_params(static_cast<int>(m.agent))) *
-               static_cast<double>(clustertwin::models::flexmarl::train_positions(lengths));
+  job_flops_ =
+      6 *
+      static_cast<double>(clustertwin::models::flexmarl::task_linear_params(options_.task, static_cast<int>(m.agent))) *
+      static_cast<double>(clustertwin::models::flexmarl::train_positions(lengths));
   // Totals of 1: the step scales the summed gradient by the batch's real
   // count, known only once the whole batch is rolled out.
   auto loss = it->second->accumulate(micro, BatchTotals{1, 1});
@@ -193,7 +198,7 @@ Status Worker::step(const Message& m, Message* reply) {
 }
 
 Status Worker::swap_in(const Message& m) {
-  auto model = make_task_model(static_cast<int>(m.agent), options_.seed, device());
+  auto model = make_task_model(options_.task, static_cast<int>(m.agent), options_.seed, device());
   if (!model.is_ok()) return model.status();
   auto trainer = std::make_unique<AgentTrainer>(*model, options_.adam, options_.loss);
   // Host (pinned) -> device in one copy, then unpacked on the device.

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 
+#include "models/flexmarl/math_task.h"
 #include "real/core/communicator.h"
 #include "real/core/tracer.h"
 #include "real/flexmarl/grpo_trainer.h"
@@ -27,15 +28,17 @@
 
 namespace clustertwin::real::flexmarl {
 
-/// The three agents' model shapes (planner, solver, checker): small GPTs of
-/// different sizes over the task's 16 tokens, in float64 so that runs that
-/// batch differently agree to ~1e-15.
-ByteLmOptions task_model_options(int agent);
+/// The three agents' model shapes (planner, solver, checker) at the task's
+/// size: GPTs of different sizes over the task's 16 tokens, in float64 so
+/// that runs that batch differently agree to ~1e-15.
+ByteLmOptions task_model_options(const clustertwin::models::flexmarl::TaskSpec& task, int agent);
 /// A fresh policy of `agent`, seeded (every rank builds the same one: the
 /// parameters are drawn on the CPU, then moved to `device`).
-StatusOr<ByteLm> make_task_model(int agent, uint64_t seed, at::Device device = at::kCPU);
+StatusOr<ByteLm> make_task_model(const clustertwin::models::flexmarl::TaskSpec& task, int agent, uint64_t seed,
+                                 at::Device device = at::kCPU);
 
 struct WorkerOptions {
+  clustertwin::models::flexmarl::TaskSpec task = clustertwin::models::flexmarl::small_task();  // the run's
   AdamOptions adam;
   sis::LossOptions loss;
   RolloutOptions rollout;

@@ -35,9 +35,9 @@ struct Finished {
 
 // A response of `tokens` tokens as the engine would end it: agents that stop
 // at kEnd end with it when they stop before their budget.
-std::vector<int64_t> synthetic_response(int agent, int64_t tokens, int budget) {
+std::vector<int64_t> synthetic_response(const cf::TaskSpec& task, int agent, int64_t tokens, int budget) {
   std::vector<int64_t> r(static_cast<size_t>(std::max<int64_t>(tokens, 0)), 1);
-  if (!r.empty() && cf::task_agents()[static_cast<size_t>(agent)].stops_at_end && tokens < budget) r.back() = cf::kEnd;
+  if (!r.empty() && task.agents.at(static_cast<size_t>(agent)).stops_at_end && tokens < budget) r.back() = cf::kEnd;
   return r;
 }
 
@@ -56,7 +56,9 @@ class ProcessRun : public cf::JobSink {
     }
     const cf::Orchestrator& o = *orchestrator_;
     double size = it->second.mean_size;
-    const double linear = static_cast<double>(cf::task_linear_params(job.agent));
+    // The recorded run's task: the small one, the only one its calibration reads (calibrators/flexmarl/process_fit.h).
+    const cf::TaskSpec& task = setup_.orchestrator.task;
+    const double linear = static_cast<double>(cf::task_linear_params(task, job.agent));
     if (job.kind == cf::JobKind::kGenerate) {
       std::vector<int64_t> prompts, responses;
       for (int i : job.samples) {
@@ -67,7 +69,7 @@ class ProcessRun : public cf::JobSink {
                                   [static_cast<size_t>(q * setup_.orchestrator.group + s.id.trajectory)];
         prompts.push_back(static_cast<int64_t>(s.prompt.size()));
         responses.push_back(tokens);
-        p->responses.push_back(synthetic_response(s.agent, tokens, s.budget));
+        p->responses.push_back(synthetic_response(task, s.agent, tokens, s.budget));
       }
       size = 2 * linear * static_cast<double>(cf::generate_positions(prompts, responses));
     } else if (job.kind == cf::JobKind::kTrain) {
@@ -78,10 +80,10 @@ class ProcessRun : public cf::JobSink {
       }
       size = 6 * linear * static_cast<double>(cf::train_positions(lengths));
     } else if (job.kind == cf::JobKind::kLoad) {
-      size = 8.0 * static_cast<double>(cf::task_params(job.agent));
+      size = 8.0 * static_cast<double>(cf::task_params(task, job.agent));
     } else if (job.kind == cf::JobKind::kStep) {
       size = std::popcount(static_cast<uint64_t>(job.members)) > 1
-                 ? 8.0 * static_cast<double>(cf::task_params(job.agent))
+                 ? 8.0 * static_cast<double>(cf::task_params(task, job.agent))
                  : 0.0;
     }
     p->cpu_s = std::max(0.0, it->second.latency_s + it->second.seconds_per_unit * size);
@@ -215,7 +217,7 @@ StatusOr<std::string> run_in_child(const ProcessTwinSetup& setup, const ProcessT
 }  // namespace
 
 std::string process_cost_key(cf::JobKind kind, int agent) {
-  return std::string("flexmarl/") + cf::job_kind_name(kind) + "/" + cf::task_agents()[static_cast<size_t>(agent)].name;
+  return std::string("flexmarl/") + cf::job_kind_name(kind) + "/" + cf::task_agent_name(agent);
 }
 
 Status validate(const ProcessTwinSetup& setup, const ProcessTwinCosts& costs) {

@@ -16,7 +16,7 @@ namespace {
 namespace cf = clustertwin::models::flexmarl;
 
 ByteLm planner() {
-  auto m = make_task_model(0, 3);
+  auto m = make_task_model(cf::small_task(), 0, 3);
   EXPECT_TRUE(m.is_ok()) << m.status().message();
   return *m;
 }

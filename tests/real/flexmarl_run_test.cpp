@@ -243,6 +243,19 @@ TEST(FlexMarlRunTest, TheProcessTwinRunsTheRealSchedule) {
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find(bad + ": field 'metadata.config.response_tokens': missing"), std::string::npos)
       << refused.err;
+  // So is a large task's: the twin's costs and parameter counts are the small task's.
+  std::string large = text.str();
+  const size_t task = large.find("\"task\":\"small\"");
+  ASSERT_NE(task, std::string::npos) << "the trace's config names its task";
+  large.replace(task, 14, "\"task\":\"large\"");
+  const std::string big = temp_dir("twin_large") + ".json";
+  std::ofstream(big) << large;
+  const CommandResult unknown = run_clustertwin({"validate", "flexmarl", "--real", big});
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(
+      unknown.err.find(big + ": field 'metadata.config.task': \"large\": the process twin knows only the small task"),
+      std::string::npos)
+      << unknown.err;
 }
 
 // Whether this binary can put tensors on a GPU: its --version says "cuda yes (N device(s) visible)" with N > 0.
@@ -288,6 +301,7 @@ TEST(FlexMarlRunTest, BadFlagsExit2WithOneLine) {
       {{"--micro-batch", "17"}, "--micro-batch 17: must be in [1, the global batch 16 (queries 4 x group 4)]"},
       {{"--load-gap", "0"}, "--load-gap 0: must be > 0"},
       {{"--framework", "mappo"}, "--framework 'mappo': unknown (allowed: sync, marti, flexmarl"},
+      {{"--task", "huge"}, "--task 'huge': unknown (allowed: small, large)"},
       {{"--loss", "tis"}, "--loss 'tis': unknown (allowed: ppo, dapo, gspo)"},
       {{"--rollout-batch", "0"}, "--rollout-batch 0: must be >= 1"},
       {{"--transport", "rdma"}, "--transport 'rdma': unknown (allowed: shm, gloo, auto)"},

@@ -104,19 +104,25 @@ std::vector<TrainSample> micro_batch(const std::vector<TrainSample>& batch, int 
 
 class MicroBatchPipelineTest : public ::testing::TestWithParam<std::pair<sis::LossKind, bool>> {};
 
-// The process twin prices jobs by the torch-free parameter counts of
-// models/flexmarl/math_task.h: they must be the agents' real models'.
+// The process twin prices jobs, and the run reports its policies, by the
+// torch-free parameter counts of models/flexmarl/math_task.h: they must be
+// the agents' real models', at every size.
 TEST(TaskModelTest, TorchFreeParameterCountsMatchTheModels) {
-  for (int agent = 0; agent < clustertwin::models::flexmarl::kTaskTurns; ++agent) {
-    auto model = make_task_model(agent, 0);
-    ASSERT_TRUE(model.is_ok());
-    int64_t all = 0;
-    for (const at::Tensor& p : (*model)->parameters())
-      all += p.numel();
-    const ByteLmOptions o = task_model_options(agent);
-    EXPECT_EQ(clustertwin::models::flexmarl::task_params(agent), all) << agent;
-    EXPECT_EQ(clustertwin::models::flexmarl::task_linear_params(agent), all - (o.vocab + o.context) * o.d_model)
-        << agent;
+  for (const std::string size : {"small", "large"}) {
+    auto task = clustertwin::models::flexmarl::task_spec(size);
+    ASSERT_TRUE(task.is_ok()) << task.status().message();
+    for (int agent = 0; agent < clustertwin::models::flexmarl::kTaskTurns; ++agent) {
+      auto model = make_task_model(*task, agent, 0);
+      ASSERT_TRUE(model.is_ok());
+      int64_t all = 0;
+      for (const at::Tensor& p : (*model)->parameters())
+        all += p.numel();
+      const ByteLmOptions o = task_model_options(*task, agent);
+      EXPECT_EQ(clustertwin::models::flexmarl::task_params(*task, agent), all) << size << " " << agent;
+      EXPECT_EQ(clustertwin::models::flexmarl::task_linear_params(*task, agent),
+                all - (o.vocab + o.context) * o.d_model)
+          << size << " " << agent;
+    }
   }
 }
 

@@ -51,6 +51,15 @@ std::vector<Case> cases() {
        "--load-gap 0: ",
        "must be > 0 (requests; with 0 every request would rebalance)"},
       {[] {
+         flexmarl::FlexMarlArgs a;
+         a.task = "huge";
+         return flexmarl::run_flexmarl(a);
+       },
+       {"run", "flexmarl", "--task", "huge"},
+       "task 'huge': ",
+       "--task 'huge': ",
+       "unknown (allowed: small, large)"},
+      {[] {
          flowtrain::FlowTrainRunArgs a;
          a.global_batch = 0;
          return flowtrain::run_flowtrain(a);

@@ -30,7 +30,7 @@ ProcessTwinSetup setup(cf::Framework f, int workers, int cores, int steps) {
     std::array<std::vector<int64_t>, cf::kTaskTurns> lengths;
     for (int q = 0; q < s.orchestrator.queries; ++q) {
       for (int j = 0; j < s.orchestrator.group; ++j) {
-        lengths[0].push_back(cf::task_budget(0, 0, k * s.orchestrator.queries + q, j));
+        lengths[0].push_back(cf::task_budget(s.orchestrator.task, 0, 0, k * s.orchestrator.queries + q, j));
         lengths[1].push_back(2);
         lengths[2].push_back(1);
       }
