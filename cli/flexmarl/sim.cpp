@@ -28,6 +28,7 @@ struct FlexMarlArgs {
   double decode_efficiency = 0;  // 0: the device profile's
   std::string device_profile = sim::flexmarl::kDefaultDeviceProfile;
   bool decode_efficiency_given = false;
+  bool workers_given = false;  // --workers (or --devices): a count of 0 is then refused, not the default
   int global_batch = 64;
   int micro_batch = 16;
   int group = 16;
@@ -60,6 +61,10 @@ Status read_setup(FlexMarlArgs* a, std::string* measured_on) {
   a->setup.workload.group = a->group;
   a->setup.workload.inter_query = a->inter_query;
   a->setup.workload.max_response_tokens = a->max_response;
+  if (a->workers_given && a->setup.devices < 1) {
+    return Status::invalid_argument("workers " + std::to_string(a->setup.devices) +
+                                    ": must be >= 1 (leave it out for a node per agent)");
+  }
   if (a->decode_efficiency_given) {
     if (!(a->decode_efficiency > 0 && a->decode_efficiency <= 1)) {
       return Status::invalid_argument("--decode-efficiency " + format_number("%g", a->decode_efficiency) +
@@ -192,8 +197,9 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   cmd->add_option("--trace-dir", a->trace_dir, "Write each framework's last step as a Perfetto trace here");
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, workload, calibration and rows");
-  cmd->callback([a, action, devices, efficiency] {
+  cmd->callback([a, action, workers, devices, efficiency] {
     a->decode_efficiency_given = efficiency->count() > 0;
+    a->workers_given = workers->count() > 0 || devices->count() > 0;
     if (devices->count() > 0) std::fputs("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", stderr);
     *action = [a] { return in_flexmarl_flag_words(run_sim_flexmarl(*a)); };
   });

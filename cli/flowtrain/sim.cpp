@@ -25,6 +25,7 @@ struct FlowTrainArgs {
   std::string pool = "8GB";
   std::string device_profile;  // "": the assumed efficiencies
   bool efficiency_given = false;
+  bool encoders_given = false;  // --encoder-workers: then at least 1 (its default, -1, is the allocator's choice)
   sim::flowtrain::FlowTrainSetup setup;
   std::string trace_dir;
   std::string csv;
@@ -44,6 +45,12 @@ std::string flowtrain_json_settings(const cluster::ClusterProfile& profile, cons
 }
 
 Status run_sim_flowtrain(FlowTrainArgs a) {
+  // 0 and too many are refused with the workers' range by the setup's check; a negative count would be taken
+  // for the default (-1) there.
+  if (a.encoders_given && a.setup.encoder_workers < 0) {
+    return Status::invalid_argument("encoder_workers " + std::to_string(a.setup.encoder_workers) +
+                                    ": must be >= 1 (leave it out for the allocator's split)");
+  }
   auto modes = sim::flowtrain::parse_flowtrain_modes(a.modes);
   if (!modes.is_ok()) return modes.status();
   auto workers = parse_workers(a.workers);
@@ -136,8 +143,8 @@ void add_sim_flowtrain_command(CLI::App& sim, Action* action) {
       ->capture_default_str();
   cmd->add_option("--workers", a->workers, "Worker counts, comma-separated")->capture_default_str();
   cmd->add_option("--platform", a->platform, "Shipped profile (h100-1024, ...) or a YAML file")->capture_default_str();
-  cmd->add_option("--encoder-workers", a->setup.encoder_workers,
-                  "Encoder workers (fixes the split; default: the allocator's choice)");
+  CLI::Option* encoders = cmd->add_option("--encoder-workers", a->setup.encoder_workers,
+                                          "Encoder workers (fixes the split; default: the allocator's choice)");
   cmd->add_option("--global-batch", a->setup.global_batch, "Samples per step")->capture_default_str();
   cmd->add_option("--micro-batch-tokens", a->setup.micro_batch_tokens, "Backbone tokens per packed micro-batch")
       ->capture_default_str();
@@ -161,8 +168,9 @@ void add_sim_flowtrain_command(CLI::App& sim, Action* action) {
   cmd->add_option("--trace-dir", a->trace_dir, "Write each run's last step as a Perfetto trace here");
   cmd->add_option("--csv", a->csv, "Also write the rows as CSV to this file (atomically)");
   cmd->add_flag("--json", a->json, "Print JSON: platform, model and rows");
-  cmd->callback([a, action, gemm, attention] {
+  cmd->callback([a, action, gemm, attention, encoders] {
     a->efficiency_given = gemm->count() > 0 || attention->count() > 0;
+    a->encoders_given = encoders->count() > 0;
     *action = [a] { return in_flowtrain_flag_words(run_sim_flowtrain(*a)); };
   });
 }

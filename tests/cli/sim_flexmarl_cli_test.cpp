@@ -175,6 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "--decode-efficiency excludes --device-profile (see 'clustertwin --help')"},
         BadFlag{{"--calibration", "none", "--decode-efficiency", "0"}, "--decode-efficiency 0: must be in (0, 1]"},
         BadFlag{{"--workload", "xa"}, "--workload 'xa': unknown workload (allowed: ma, ca)"},
+        // 0 is the setup's "a node per agent": given on the command line it is refused, not taken for it.
+        BadFlag{{"--workers", "0"}, "--workers 0: must be >= 1 (leave it out for a node per agent)"},
         BadFlag{{"--workload", "ca", "--agents", "3x14B"}, "--workload excludes --agents (see 'clustertwin --help')"}));
 
 // A device profile whose trace measured no decode cannot set the engines' decode efficiency.

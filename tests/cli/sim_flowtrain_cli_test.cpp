@@ -66,6 +66,9 @@ INSTANTIATE_TEST_SUITE_P(
         // The three: a split with zero encoder workers, a pool smaller than one sample, an unknown model.
         BadFlag{{"--encoder-workers", "0"},
                 "--encoder-workers 0 of 1024 workers: each side needs at least one worker (1..1023)"},
+        // -1 is the setup's "the allocator's split": given on the command line it is refused, not taken for it.
+        BadFlag{{"--encoder-workers", "-1"},
+                "--encoder-workers -1: must be >= 1 (leave it out for the allocator's split)"},
         BadFlag{{"--pool-memory", "1MB"},
                 "--pool-memory 1 MB: smaller than one sample (the largest, 8 images, takes 33.55 MB of embeddings)"},
         BadFlag{{"--model", "6B+99B"},
