@@ -33,6 +33,26 @@ std::string version_text() {
 
 }  // namespace
 
+namespace {
+
+// CLI11 reads "-1" into an unsigned option as 2^64 - 1 (strtoull's wrap): a seed or a count given as a negative
+// number would run as a huge one. Every unsigned option of every command refuses a minus sign instead.
+void reject_negative_unsigned(CLI::App* app) {
+  const CLI::Validator non_negative(
+      [](std::string& value) -> std::string {
+        const size_t first = value.find_first_not_of(" \t");
+        return first != std::string::npos && value[first] == '-' ? value + " must be >= 0" : "";
+      },
+      "");
+  for (CLI::Option* option : app->get_options()) {
+    if (option->get_type_name() == "UINT") option->check(non_negative);
+  }
+  for (CLI::App* sub : app->get_subcommands({}))
+    reject_negative_unsigned(sub);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app(kDescription, "clustertwin");
 #if CT_CLI_WITH_TORCH
@@ -72,6 +92,7 @@ int main(int argc, char** argv) {
   clustertwin::cli::add_torch_forwarders(app, &action, argv);
 #endif
 
+  reject_negative_unsigned(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

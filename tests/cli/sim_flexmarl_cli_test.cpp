@@ -176,6 +176,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--calibration", "none", "--decode-efficiency", "0"}, "--decode-efficiency 0: must be in (0, 1]"},
         BadFlag{{"--workload", "xa"}, "--workload 'xa': unknown workload (allowed: ma, ca)"},
         // 0 is the setup's "a node per agent": given on the command line it is refused, not taken for it.
+        // An unsigned option given a negative number (CLI11 alone would read -1 as 2^64 - 1): every command's.
+        BadFlag{{"--seed", "-1"}, "--seed: -1 must be >= 0 (see 'clustertwin --help')"},
         BadFlag{{"--workers", "0"}, "--workers 0: must be >= 1 (leave it out for a node per agent)"},
         BadFlag{{"--workload", "ca", "--agents", "3x14B"}, "--workload excludes --agents (see 'clustertwin --help')"}));
 

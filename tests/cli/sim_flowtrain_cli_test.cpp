@@ -67,6 +67,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadFlag{{"--encoder-workers", "0"},
                 "--encoder-workers 0 of 1024 workers: each side needs at least one worker (1..1023)"},
         // -1 is the setup's "the allocator's split": given on the command line it is refused, not taken for it.
+        // An unsigned option given a negative number (CLI11 alone would read -1 as 2^64 - 1): every command's.
+        BadFlag{{"--seed", "-1"}, "--seed: -1 must be >= 0 (see 'clustertwin --help')"},
         BadFlag{{"--encoder-workers", "-1"},
                 "--encoder-workers -1: must be >= 1 (leave it out for the allocator's split)"},
         BadFlag{{"--pool-memory", "1MB"},
