@@ -90,6 +90,15 @@ StatusOr<std::unique_ptr<AtomicOutputFile>> AtomicOutputFile::create(const std::
   if (!std::filesystem::is_directory(dir, ec)) {
     return Status::not_found(path + ": output directory '" + dir.string() + "' does not exist");
   }
+  // The rename would replace whatever the path is: a directory fails late, a device (/dev/null, /dev/full) would
+  // be replaced by a regular file. Only a regular file (or a link to one) or a new path is written.
+  const std::filesystem::file_status existing = std::filesystem::status(target, ec);
+  if (std::filesystem::exists(existing) && !std::filesystem::is_regular_file(existing)) {
+    return Status::invalid_argument(
+        path + ": not a regular file (" +
+        (std::filesystem::is_directory(existing) ? "a directory" : "a device or special file") +
+        "); an output must be a file path");
+  }
   // The temporary file sits in the target's directory so that the final
   // rename stays on one file system and is atomic.
   std::string temp_name(".");

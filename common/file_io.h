@@ -42,7 +42,9 @@ class InputFile {
 /// A target ending in `.gz` is gzip-compressed.
 class AtomicOutputFile {
  public:
-  /// Creates the temporary file. IoError names the path when that fails.
+  /// Creates the temporary file. IoError names the path when that fails;
+  /// InvalidArgument when the path exists and is not a regular file (a
+  /// directory or a device such as /dev/null, which the rename would replace).
   static StatusOr<std::unique_ptr<AtomicOutputFile>> create(const std::string& path);
   ~AtomicOutputFile();
   AtomicOutputFile(const AtomicOutputFile&) = delete;

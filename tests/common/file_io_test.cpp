@@ -57,6 +57,27 @@ TEST(AtomicOutputFileTest, MissingDirectoryIsNamed) {
   EXPECT_NE(out.status().message().find("output directory"), std::string::npos) << out.status().message();
 }
 
+// The rename would replace whatever the target is: a directory or a device is refused before anything is
+// written, and left as it was (as root, /dev/null would otherwise become a regular file).
+TEST(AtomicOutputFileTest, ADirectoryOrADeviceIsNotAnOutput) {
+  const std::string dir = temp_path("a_folder");
+  std::filesystem::create_directories(dir);
+  const Status to_dir = write_file_atomically(dir, "x");
+  EXPECT_EQ(to_dir.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(to_dir.message(), dir + ": not a regular file (a directory); an output must be a file path");
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+  const Status to_device = write_file_atomically("/dev/null", "x");
+  EXPECT_EQ(to_device.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(to_device.message(),
+            "/dev/null: not a regular file (a device or special file); an output must be a file path");
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
+  // A regular file is replaced, as before.
+  const std::string file = temp_path("regular.txt");
+  ASSERT_TRUE(write_file_atomically(file, "old").is_ok());
+  ASSERT_TRUE(write_file_atomically(file, "new").is_ok());
+  EXPECT_EQ(*read_file(file), "new");
+}
+
 TEST(MakeDirectoriesTest, CreatesParentsAcceptsAnExistingFolderAndNamesOneItCannotMake) {
   const std::string root = temp_path("dirs");
   std::filesystem::remove_all(root);
