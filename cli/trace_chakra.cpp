@@ -88,10 +88,15 @@ Status run_export(const ChakraArgs& a) {
       *plan, a.plan, options, [&](const models::Task& t, int rank) { return task_seconds(t, rank, *profile, world); });
   if (!exported.is_ok()) return exported.status();
 
+  const std::string prefix = a.prefix.empty() ? stem(a.plan) : a.prefix;
+  // The files go into -o and nowhere else: a prefix is a file name, not a path.
+  if (prefix.empty() || prefix.find('/') != std::string::npos || prefix == "." || prefix == "..") {
+    return Status::invalid_argument("--prefix '" + prefix +
+                                    "': a file name without '/' (the files go into the -o folder)");
+  }
   std::error_code ec;
   std::filesystem::create_directories(a.out_dir, ec);
   if (ec) return Status::io_error(a.out_dir + ": cannot create the directory (" + ec.message() + ")");
-  const std::string prefix = a.prefix.empty() ? stem(a.plan) : a.prefix;
   size_t nodes = 0;
   for (size_t r = 0; r < exported->ranks.size(); ++r) {
     const std::string path = a.out_dir + "/" + prefix + "." + std::to_string(r) + ".et";

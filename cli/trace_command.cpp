@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "cli/command.h"
@@ -56,6 +57,14 @@ Status run_import(const TraceArgs& args) {
   }
   std::vector<std::string> inputs(args.kineto_files.begin(), args.kineto_files.end() - 1);
   const std::string& output = args.kineto_files.back();
+  // The output is written over atomically: naming an input as the output would replace that input.
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::equivalent(in, output, ec)) {
+      return Status::invalid_argument("trace import-kineto: output '" + output + "' is the input '" + in +
+                                      "'; give a new file for the output");
+    }
+  }
   traces::KinetoImportOptions options;
   if (args.rank >= 0) options.rank = args.rank;
   options.keep_runtime_calls = args.keep_runtime;

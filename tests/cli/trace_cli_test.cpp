@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -263,6 +264,20 @@ TEST(TraceCliTest, DerivePlanRefusesAPipelineWhoseSendsDoNotMeetTheirRecvs) {
                                   "/ppb.json: rank 0, step 0, stream 'gpu0 stream 24': event "
                                   "'ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)': a send "
                                   "to rank 5, outside the world of 2 ranks (metadata.world_size)");
+}
+
+// import-kineto writes its output atomically: an input named as the output would be replaced, so it is refused
+// and the input stays as it was.
+TEST(TraceCliTest, ImportRefusesToWriteOverItsInput) {
+  const std::string copy = ::testing::TempDir() + "ct_trace_cli_input.json";
+  std::filesystem::copy_file(std::string(CT_SOURCE_DIR) + "/traces/data/examples/kineto_ddp_rank0.json", copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string before = *read_file(copy);
+  const auto r = run_clustertwin({"trace", "import-kineto", copy, copy});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "clustertwin: trace import-kineto: output '" + copy + "' is the input '" + copy +
+                       "'; give a new file for the output\n");
+  EXPECT_EQ(*read_file(copy), before);
 }
 
 TEST(TraceCliTest, BadFlagsExitTwoWithOneLine) {

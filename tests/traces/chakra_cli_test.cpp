@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "common/file_io.h"
@@ -190,6 +191,17 @@ TEST(ChakraCliTest, ExportRejectsAWorldThePlanDoesNotFit) {
   const auto big = run_clustertwin({"trace", "export-chakra", plan, "--workers", "4096", "-o", temp("x")});
   EXPECT_EQ(big.exit_code, 2);
   EXPECT_NE(big.err.find("4096"), std::string::npos) << big.err;
+}
+
+// The files go into -o and nowhere else: a prefix that is a path is refused before anything is written.
+TEST(ChakraCliTest, ExportRefusesAPrefixThatLeavesTheFolder) {
+  const std::string plan = kSource + "/sim/examples/plans/ring_allreduce.json";
+  const std::string out = temp("prefix_out");
+  std::filesystem::remove_all(out);
+  const auto r = run_clustertwin({"trace", "export-chakra", plan, "--workers", "2", "-o", out, "--prefix", "../x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "clustertwin: --prefix '../x': a file name without '/' (the files go into the -o folder)\n");
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace
