@@ -224,13 +224,9 @@ class FlexMarlStudy {
   // Each workload's ablations against FlexMARL, and whether they come in the order its design implies.
   void print_ablations() const {
     for (const Case& c : cases_) {
-      double flex = 0, nobalance = 0, noasync = 0;
-      for (const fm::FlexMarlRow& r : all_) {
-        if (r.workload != c.setup.workload.name) continue;
-        if (r.framework == "flexmarl") flex = r.step_s;
-        if (r.framework == "flexmarl-nobalance") nobalance = r.step_s;
-        if (r.framework == "flexmarl-noasync") noasync = r.step_s;
-      }
+      const std::string& w = c.setup.workload.name;
+      const double flex = step(w, "flexmarl"), nobalance = step(w, "flexmarl-nobalance"),
+                   noasync = step(w, "flexmarl-noasync");
       std::printf(
           "ablations on %-12s noasync %.1f s (%+.1f%%), nobalance %.1f s (%+.1f%%) against flexmarl %.1f s: order "
           "%s\n",
