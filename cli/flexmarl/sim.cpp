@@ -66,9 +66,9 @@ Status read_setup(FlexMarlArgs* a, std::string* measured_on) {
                                     ": must be >= 1 (leave it out for a node per agent)");
   }
   if (a->decode_efficiency_given) {
-    if (!(a->decode_efficiency > 0 && a->decode_efficiency <= 1)) {
+    if (!(a->decode_efficiency >= 1e-3 && a->decode_efficiency <= 1)) {
       return Status::invalid_argument("--decode-efficiency " + format_number("%g", a->decode_efficiency) +
-                                      ": must be in (0, 1]");
+                                      ": must be in [0.001, 1] (a share of the memory bandwidth)");
     }
     a->setup.efficiency.decode = a->decode_efficiency;
     return Status::ok();
@@ -200,7 +200,8 @@ void add_sim_flexmarl_command(CLI::App& sim, Action* action) {
   cmd->callback([a, action, workers, devices, efficiency] {
     a->decode_efficiency_given = efficiency->count() > 0;
     a->workers_given = workers->count() > 0 || devices->count() > 0;
-    if (devices->count() > 0) std::fputs("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", stderr);
+    if (devices->count() > 0 && a->setup.devices >= 1)
+      std::fputs("clustertwin: sim flexmarl --devices is deprecated; use --workers\n", stderr);
     *action = [a] { return in_flexmarl_flag_words(run_sim_flexmarl(*a)); };
   });
 }

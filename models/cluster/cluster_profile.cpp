@@ -37,9 +37,18 @@ bool is_data_type(std::string_view name) {
 }
 
 // The YAML tree as a plain ConfigNode; keys must be plain and unique.
-Status convert(const YAML::Node& yaml, const std::string& source, const std::string& path, int depth, ConfigNode* out) {
+// The most nodes a configuration file may expand to: aliases repeat what they name, so ten lines of nested
+// aliases can stand for billions of nodes (a "billion laughs"); the largest shipped file has a few hundred.
+constexpr int64_t kMaxConfigNodes = 1000000;
+
+Status convert(const YAML::Node& yaml, const std::string& source, const std::string& path, int depth, int64_t* nodes,
+               ConfigNode* out) {
   const std::string where = source + (path.empty() ? ": " : ": field '" + path + "': ");
   if (depth > kMaxDepth) return Status::invalid_argument(where + "nested too deeply");
+  if (++*nodes > kMaxConfigNodes) {
+    return Status::invalid_argument(where + "the file expands to more than " + std::to_string(kMaxConfigNodes) +
+                                    " values (aliases repeating aliases?)");
+  }
   switch (yaml.Type()) {
     case YAML::NodeType::Scalar:
       out->kind = ConfigNode::Kind::kScalar;
@@ -50,7 +59,7 @@ Status convert(const YAML::Node& yaml, const std::string& source, const std::str
       for (const YAML::Node& item : yaml) {
         out->items.emplace_back();
         const std::string item_path = path + "[" + std::to_string(out->items.size() - 1) + "]";
-        CT_RETURN_IF_ERROR(convert(item, source, item_path, depth + 1, &out->items.back()));
+        CT_RETURN_IF_ERROR(convert(item, source, item_path, depth + 1, nodes, &out->items.back()));
       }
       return Status::ok();
     case YAML::NodeType::Map:
@@ -63,7 +72,7 @@ Status convert(const YAML::Node& yaml, const std::string& source, const std::str
           if (seen == key) return Status::invalid_argument(source + ": field '" + key_path + "' is given twice");
         }
         out->fields.emplace_back(key, ConfigNode());
-        CT_RETURN_IF_ERROR(convert(entry.second, source, key_path, depth + 1, &out->fields.back().second));
+        CT_RETURN_IF_ERROR(convert(entry.second, source, key_path, depth + 1, nodes, &out->fields.back().second));
       }
       return Status::ok();
     default:
@@ -95,9 +104,9 @@ Status read_device_type(const std::string& source, const std::string& path, cons
   CT_RETURN_IF_ERROR(section.quantity("memory_bandwidth", Quantity::kBandwidth, FieldReader::kPositive,
                                       &out->memory_bandwidth, kRequired));
   CT_RETURN_IF_ERROR(
-      section.number("compute_efficiency", FieldReader::kUnitInterval, &out->compute_efficiency, kOptional));
+      section.number("compute_efficiency", FieldReader::kEfficiency, &out->compute_efficiency, kOptional));
   CT_RETURN_IF_ERROR(
-      section.number("memory_efficiency", FieldReader::kUnitInterval, &out->memory_efficiency, kOptional));
+      section.number("memory_efficiency", FieldReader::kEfficiency, &out->memory_efficiency, kOptional));
   return section.finish();
 }
 
@@ -172,6 +181,11 @@ Status read_topology(FieldReader& top, ClusterProfile* profile) {
   } else if (kind == "fat_tree" || kind == "rail_leaf_spine") {
     topology.kind = kind == "fat_tree" ? Topology::Kind::kFatTree : Topology::Kind::kRailLeafSpine;
     CT_RETURN_IF_ERROR(section->integer("levels", 1, &topology.levels, kOptional));
+    // The largest fabrics built have 3 or 4 switch levels; more is a typo, and each level is built.
+    constexpr int kMostLevels = 8;
+    if (topology.levels > kMostLevels) {
+      return section->error("levels", std::to_string(topology.levels) + " must be <= " + std::to_string(kMostLevels));
+    }
     CT_RETURN_IF_ERROR(section->integer("nodes_per_leaf", 1, &topology.nodes_per_leaf, kRequired));
     const bool above = topology.levels > 1;
     CT_RETURN_IF_ERROR(section->integer("radix", above ? 2 : 1, &topology.radix, above ? kRequired : kOptional,
@@ -317,7 +331,7 @@ Status read_collective_factors(FieldReader& top, ClusterProfile* profile) {
     }
     CT_ASSIGN_OR_RETURN(factor, collectives->section(key, kRequired));
     CollectiveFactor& f = profile->collectives[key];
-    CT_RETURN_IF_ERROR(factor->number("efficiency", FieldReader::kUnitInterval, &f.efficiency, kOptional));
+    CT_RETURN_IF_ERROR(factor->number("efficiency", FieldReader::kEfficiency, &f.efficiency, kOptional));
     CT_RETURN_IF_ERROR(factor->number("congestion_peers", FieldReader::kNonNegative, &f.congestion_peers, kOptional));
     CT_RETURN_IF_ERROR(
         factor->quantity("per_peer", Quantity::kTime, FieldReader::kNonNegative, &f.per_peer, kOptional));
@@ -411,7 +425,13 @@ Status read_profile(const ConfigNode& root, const std::string& source, ClusterPr
 StatusOr<ConfigNode> parse_config_yaml(const std::string& yaml_text, const std::string& source) {
   ConfigNode root;
   try {
-    CT_RETURN_IF_ERROR(convert(YAML::Load(yaml_text), source, "", 0, &root));
+    const std::vector<YAML::Node> documents = YAML::LoadAll(yaml_text);
+    if (documents.size() > 1) {
+      return Status::invalid_argument(source + ": " + std::to_string(documents.size()) +
+                                      " YAML documents (separated by ---): a configuration file holds one");
+    }
+    int64_t nodes = 0;
+    CT_RETURN_IF_ERROR(convert(documents.empty() ? YAML::Node() : documents[0], source, "", 0, &nodes, &root));
   } catch (const YAML::Exception& e) {
     const std::string where = e.mark.is_null() ? std::string()
                                                : "line " + std::to_string(e.mark.line + 1) + ", column " +

@@ -26,7 +26,7 @@ Status read_curve(FieldReader& top, const std::string& key, FieldReader::Need ne
     if (!knot.is_ok()) return knot.status();
     device::EfficiencyKnot k;
     CT_RETURN_IF_ERROR(knot->number("size", FieldReader::kPositive, &k.size, FieldReader::kRequired));
-    CT_RETURN_IF_ERROR(knot->number("efficiency", FieldReader::kUnitInterval, &k.efficiency, FieldReader::kRequired));
+    CT_RETURN_IF_ERROR(knot->number("efficiency", FieldReader::kEfficiency, &k.efficiency, FieldReader::kRequired));
     CT_RETURN_IF_ERROR(knot->finish());
     knots.push_back(k);
   }
@@ -86,7 +86,7 @@ StatusOr<DeviceProfile> parse_device_profile(const std::string& yaml_text, const
   CT_RETURN_IF_ERROR(read_curve(*top, "gemm", FieldReader::kRequired, &p.gemm));
   CT_RETURN_IF_ERROR(read_curve(*top, "attention", FieldReader::kRequired, &p.attention));
   CT_RETURN_IF_ERROR(read_curve(*top, "attention_full", FieldReader::kOptional, &p.attention_full));
-  CT_RETURN_IF_ERROR(top->number("decode_bandwidth_share", FieldReader::kUnitInterval, &p.decode_bandwidth_share,
+  CT_RETURN_IF_ERROR(top->number("decode_bandwidth_share", FieldReader::kEfficiency, &p.decode_bandwidth_share,
                                  FieldReader::kOptional));
   CT_RETURN_IF_ERROR(top->finish());
   return p;

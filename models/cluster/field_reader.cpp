@@ -31,8 +31,8 @@ std::string_view bound_violation(double value, FieldReader::Bound bound) {
       return value >= 0 ? "" : "must be >= 0";
     case FieldReader::kAtLeastOne:
       return value >= 1 ? "" : "must be >= 1";
-    case FieldReader::kUnitInterval:
-      return value > 0 && value <= 1 ? "" : "must be in (0, 1]";
+    case FieldReader::kEfficiency:
+      return value >= 1e-3 && value <= 1 ? "" : "must be in [0.001, 1] (a share of a rate)";
   }
   return "";
 }

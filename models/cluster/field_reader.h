@@ -36,7 +36,7 @@ struct ConfigNode {
 class FieldReader {
  public:
   enum Need { kRequired, kOptional };
-  enum Bound { kAny, kPositive, kNonNegative, kAtLeastOne, kUnitInterval };
+  enum Bound { kAny, kPositive, kNonNegative, kAtLeastOne, kEfficiency };
 
   /// A reader of `node`, which must be a mapping and must outlive the reader.
   /// `path` is the field path of the mapping ("" at the top, "nics", "device_types[1]").

@@ -151,13 +151,41 @@ StatusOr<double> parse_quantity(std::string_view text, Quantity quantity) {
     return Status::invalid_argument(quoted + " is not a number (" + std::string(allowed_units(quantity)) + ")");
   }
   const std::string_view unit = trim(std::string_view(rest, static_cast<size_t>(end - rest)));
-  if (unit.empty()) return number;
-  const std::optional<double> factor = unit_factor(unit, quantity);
-  if (!factor) {
-    return Status::invalid_argument("unknown unit '" + std::string(unit) + "' in " + quoted + " (" +
-                                    std::string(allowed_units(quantity)) + ")");
+  double factor = 1;
+  if (!unit.empty()) {
+    const std::optional<double> known = unit_factor(unit, quantity);
+    if (!known) {
+      return Status::invalid_argument("unknown unit '" + std::string(unit) + "' in " + quoted + " (" +
+                                      std::string(allowed_units(quantity)) + ")");
+    }
+    factor = *known;
   }
-  return number * *factor;
+  const double value = number * factor;
+  if (const std::string why = quantity_range_violation(value, quantity); !why.empty()) {
+    return Status::invalid_argument(quoted + " " + why);
+  }
+  return value;
+}
+
+QuantityRange quantity_range(Quantity quantity) {
+  switch (quantity) {
+    case Quantity::kBandwidth:
+      return {1, 1e15, "1 B/s .. 1 PB/s"};
+    case Quantity::kSize:
+      return {1, 1e18, "1 B .. 1 EB"};
+    case Quantity::kTime:
+      return {1e-12, 1e8, "1 ps .. 1e8 s"};
+    case Quantity::kFlopRate:
+      return {1, 1e18, "1 FLOP/s .. 1 EFLOP/s"};
+  }
+  return {};
+}
+
+std::string quantity_range_violation(double value, Quantity quantity) {
+  const QuantityRange range = quantity_range(quantity);
+  const double magnitude = std::fabs(value);
+  if (value == 0 || (magnitude >= range.lowest && magnitude <= range.highest)) return "";
+  return "is outside the " + std::string(quantity_name(quantity)) + " range " + std::string(range.text);
 }
 
 std::string format_quantity(double value, Quantity quantity) {

@@ -62,7 +62,7 @@ Status read_efficiency(FieldReader& entry, models::flexmarl::EngineEfficiency* e
     return entry.error("device_profile", "give decode_efficiency or device_profile, not both");
   if (given) {
     CT_RETURN_IF_ERROR(
-        entry.number("decode_efficiency", FieldReader::kUnitInterval, &e->decode, FieldReader::kRequired));
+        entry.number("decode_efficiency", FieldReader::kEfficiency, &e->decode, FieldReader::kRequired));
     if (!(e->decode > 0)) return entry.error("decode_efficiency", "0 must be in (0, 1]");
   } else {
     auto measured = engine_decode_efficiency(device_profile);
@@ -71,7 +71,7 @@ Status read_efficiency(FieldReader& entry, models::flexmarl::EngineEfficiency* e
   }
   e->sync_decode = e->decode;
   CT_RETURN_IF_ERROR(
-      entry.number("sync_decode_efficiency", FieldReader::kUnitInterval, &e->sync_decode, FieldReader::kOptional));
+      entry.number("sync_decode_efficiency", FieldReader::kEfficiency, &e->sync_decode, FieldReader::kOptional));
   if (!(e->sync_decode > 0)) return entry.error("sync_decode_efficiency", "0 must be in (0, 1]");
   return Status::ok();
 }

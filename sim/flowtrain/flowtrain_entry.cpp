@@ -33,8 +33,8 @@ Status read_setup(FieldReader& entry, FlowTrainSetup* s) {
   CT_RETURN_IF_ERROR(entry.quantity("pool_memory", cluster::Quantity::kSize, FieldReader::kPositive, &s->pool_bytes,
                                     FieldReader::kOptional));
   CT_RETURN_IF_ERROR(
-      entry.number("gemm_efficiency", FieldReader::kUnitInterval, &s->device.gemm_efficiency, FieldReader::kOptional));
-  CT_RETURN_IF_ERROR(entry.number("attention_efficiency", FieldReader::kUnitInterval, &s->device.attention_efficiency,
+      entry.number("gemm_efficiency", FieldReader::kEfficiency, &s->device.gemm_efficiency, FieldReader::kOptional));
+  CT_RETURN_IF_ERROR(entry.number("attention_efficiency", FieldReader::kEfficiency, &s->device.attention_efficiency,
                                   FieldReader::kOptional));
   CT_RETURN_IF_ERROR(
       entry.number("tp_overlap", FieldReader::kNonNegative, &s->device.tp_overlap, FieldReader::kOptional));

@@ -173,7 +173,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "--device-profile 'nosuch': no shipped device profile of that name (h200) and no such file"},
         BadFlag{{"--device-profile", "h200", "--decode-efficiency", "0.5"},
                 "--decode-efficiency excludes --device-profile (see 'clustertwin --help')"},
-        BadFlag{{"--calibration", "none", "--decode-efficiency", "0"}, "--decode-efficiency 0: must be in (0, 1]"},
+        BadFlag{{"--calibration", "none", "--decode-efficiency", "0"},
+                "--decode-efficiency 0: must be in [0.001, 1] (a share of the memory bandwidth)"},
         BadFlag{{"--workload", "xa"}, "--workload 'xa': unknown workload (allowed: ma, ca)"},
         // 0 is the setup's "a node per agent": given on the command line it is refused, not taken for it.
         // An unsigned option given a negative number (CLI11 alone would read -1 as 2^64 - 1): every command's.

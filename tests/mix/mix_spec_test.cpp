@@ -137,8 +137,9 @@ TEST_P(MixSpecBadFileTest, NamesTheFileAndTheField) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, MixSpecBadFileTest,
     ::testing::Values(
-        BadFile{"unknown_system", "profile: p\njobs: [{name: a, workers: 2, system: astra}]\n",
-                "mix.yaml: field 'jobs[0].system': 'astra': unknown system (allowed: nestpipe, flexmarl, flowtrain, llm)"},
+        BadFile{
+            "unknown_system", "profile: p\njobs: [{name: a, workers: 2, system: astra}]\n",
+            "mix.yaml: field 'jobs[0].system': 'astra': unknown system (allowed: nestpipe, flexmarl, flowtrain, llm)"},
         BadFile{"flexmarl_unknown_framework",
                 "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, framework: fast}]\n",
                 "mix.yaml: field 'jobs[0].framework': 'fast': unknown framework (allowed: sync, marti, flexmarl, "
@@ -151,10 +152,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "mix.yaml: field 'jobs[0].load_gap': 0 must be > 0"},
         BadFile{"flexmarl_sync_decode_efficiency",
                 "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, sync_decode_efficiency: 0}]\n",
-                "mix.yaml: field 'jobs[0].sync_decode_efficiency': 0 must be in (0, 1]"},
+                "mix.yaml: field 'jobs[0].sync_decode_efficiency': 0 must be in [0.001, 1] (a share of a rate)"},
         BadFile{"flexmarl_decode_efficiency",
                 "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, decode_efficiency: 1.5}]\n",
-                "mix.yaml: field 'jobs[0].decode_efficiency': 1.5 must be in (0, 1]"},
+                "mix.yaml: field 'jobs[0].decode_efficiency': 1.5 must be in [0.001, 1] (a share of a rate)"},
         BadFile{"flexmarl_micro_batch", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, micro_batch: 0}]\n",
                 "mix.yaml: field 'jobs[0].micro_batch': 0 must be >= 1"},
         BadFile{"flexmarl_drain", "profile: p\njobs: [{name: a, workers: 2, system: flexmarl, drain: 1}]\n",
@@ -173,7 +174,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "give only steps (>= 2)"},
         BadFile{"flowtrain_efficiency_above_one",
                 "profile: p\njobs: [{name: a, workers: 16, system: flowtrain, gemm_efficiency: 1.5}]\n",
-                "mix.yaml: field 'jobs[0].gemm_efficiency': 1.5 must be in (0, 1]"},
+                "mix.yaml: field 'jobs[0].gemm_efficiency': 1.5 must be in [0.001, 1] (a share of a rate)"},
         BadFile{"negative_workers",
                 "profile: p\njobs: [{name: a, workers: -4, data_parallel: {compute: 1ms, allreduce_bytes: 1MiB}}]\n",
                 "mix.yaml: field 'jobs[0].workers': -4 must be >= 1"},

@@ -126,7 +126,7 @@ TEST(ProfileErrorTest, UnknownDataType) {
 
 TEST(ProfileErrorTest, EfficiencyOutsideUnitInterval) {
   EXPECT_EQ(error_of(tiny_with("memory: 16GB", "memory: 16GB\n  compute_efficiency: 1.5")),
-            "tiny.yaml: field 'device.compute_efficiency': 1.5 must be in (0, 1]");
+            "tiny.yaml: field 'device.compute_efficiency': 1.5 must be in [0.001, 1] (a share of a rate)");
 }
 
 TEST(ProfileErrorTest, SlowdownBelowOne) {
@@ -236,7 +236,7 @@ TEST(ProfileErrorTest, PerRequestCostsAndCollectiveFactors) {
   EXPECT_EQ(error_of(tiny_with("", "node_cores: 0\n")), "tiny.yaml: field 'node_cores': 0 must be >= 1");
   EXPECT_EQ(error_of(tiny_with("", "node_cores: 1.5\n")), "tiny.yaml: field 'node_cores': '1.5' is not a whole number");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {efficiency: 1.5}}\n")),
-            "tiny.yaml: field 'collectives.alltoall.efficiency': 1.5 must be in (0, 1]");
+            "tiny.yaml: field 'collectives.alltoall.efficiency': 1.5 must be in [0.001, 1] (a share of a rate)");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {alltoall: {congestion_peers: -3}}\n")),
             "tiny.yaml: field 'collectives.alltoall.congestion_peers': -3 must be >= 0");
   EXPECT_EQ(error_of(tiny_with("", "collectives: {send: {efficiency: 0.5}}\n")),

@@ -28,7 +28,7 @@ TEST(FieldReaderTest, GettersReadEachTypeAndLeaveAbsentOptionalsAlone) {
   EXPECT_TRUE(reader->text("name", &name, FieldReader::kRequired).is_ok());
   EXPECT_TRUE(reader->integer("nodes", 1, &nodes, FieldReader::kRequired).is_ok());
   EXPECT_TRUE(reader->boolean("shared", &shared, FieldReader::kRequired).is_ok());
-  EXPECT_TRUE(reader->number("efficiency", FieldReader::kUnitInterval, &efficiency, FieldReader::kRequired).is_ok());
+  EXPECT_TRUE(reader->number("efficiency", FieldReader::kEfficiency, &efficiency, FieldReader::kRequired).is_ok());
   EXPECT_TRUE(
       reader->quantity("bandwidth", Quantity::kBandwidth, FieldReader::kPositive, &bandwidth, FieldReader::kRequired)
           .is_ok());
@@ -56,7 +56,8 @@ TEST(FieldReaderTest, EachBadValueIsOneLineNamingTheFieldPathAndTheValue) {
       {"nics: {count: 1.5}", "p.yaml: field 'nics.count': '1.5' is not a whole number"},
       {"nics: {count: 99999999999}", "p.yaml: field 'nics.count': 99999999999 is too large"},
       {"nics: {count: 1, shared: yes}", "p.yaml: field 'nics.shared': 'yes' is not true or false"},
-      {"nics: {count: 1, efficiency: 1.5}", "p.yaml: field 'nics.efficiency': 1.5 must be in (0, 1]"},
+      {"nics: {count: 1, efficiency: 1.5}",
+       "p.yaml: field 'nics.efficiency': 1.5 must be in [0.001, 1] (a share of a rate)"},
       {"nics: {count: 1, efficiency: nan}", "p.yaml: field 'nics.efficiency': 'nan' is not a number"},
       {"nics: {count: 1, bandwidth: -5GB/s}", "p.yaml: field 'nics.bandwidth': -5GB/s must be > 0"},
       {"nics: {count: [1, 2]}", "p.yaml: field 'nics.count': expected a single value, got a list"},
@@ -79,8 +80,7 @@ TEST(FieldReaderTest, EachBadValueIsOneLineNamingTheFieldPathAndTheValue) {
       double efficiency = 1, bandwidth = 1;
       if (Status s = r.integer("count", 1, &count, FieldReader::kRequired); !s.is_ok()) return s;
       if (Status s = r.boolean("shared", &shared, FieldReader::kOptional); !s.is_ok()) return s;
-      if (Status s = r.number("efficiency", FieldReader::kUnitInterval, &efficiency, FieldReader::kOptional);
-          !s.is_ok())
+      if (Status s = r.number("efficiency", FieldReader::kEfficiency, &efficiency, FieldReader::kOptional); !s.is_ok())
         return s;
       if (Status s =
               r.quantity("bandwidth", Quantity::kBandwidth, FieldReader::kPositive, &bandwidth, FieldReader::kOptional);
@@ -129,8 +129,10 @@ TEST(FieldReaderTest, NumbersAreWholeTextOrNothing) {
   EXPECT_EQ(bound_violation(0, FieldReader::kNonNegative), "");
   EXPECT_EQ(bound_violation(-1e-9, FieldReader::kNonNegative), "must be >= 0");
   EXPECT_EQ(bound_violation(0.999, FieldReader::kAtLeastOne), "must be >= 1");
-  EXPECT_EQ(bound_violation(1, FieldReader::kUnitInterval), "");
-  EXPECT_EQ(bound_violation(0, FieldReader::kUnitInterval), "must be in (0, 1]");
+  EXPECT_EQ(bound_violation(1, FieldReader::kEfficiency), "");
+  EXPECT_EQ(bound_violation(0, FieldReader::kEfficiency), "must be in [0.001, 1] (a share of a rate)");
+  EXPECT_EQ(bound_violation(1e-300, FieldReader::kEfficiency), "must be in [0.001, 1] (a share of a rate)");
+  EXPECT_EQ(bound_violation(1e-3, FieldReader::kEfficiency), "");
 }
 
 TEST(FieldReaderTest, AKeyGivenTwiceIsASyntaxErrorNamingTheSource) {
