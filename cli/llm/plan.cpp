@@ -4,7 +4,9 @@
 // a closed form, the best few simulated).
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <thread>
@@ -14,6 +16,7 @@
 #include "common/json.h"
 #include "common/progress.h"
 #include "common/text.h"
+#include "models/transformer/transformer.h"
 #include "sim/llm/llm_search.h"
 
 namespace clustertwin::cli {
@@ -83,6 +86,17 @@ void print_search(const LlmPlanArgs& a, const cluster::ClusterProfile& profile, 
   }
 }
 
+// Tokens/s `workers` GPUs reach at most: every FLOP of the model at the device's highest peak of any type (MFU
+// 100%). A count below the target is not searched: an unreachable target ends at once.
+double throughput_bound(const LlmPlanArgs& a, const cluster::ClusterProfile& profile, int workers) {
+  const models::transformer::Transformer& m = a.setup.model;
+  const double per_token = models::transformer::model_flops_per_step(m, 1) / static_cast<double>(m.seq);
+  double peak = 0;
+  for (const auto& [type, rate] : profile.device.peak_flops)
+    peak = std::max(peak, rate);
+  return per_token > 0 ? workers * peak / per_token : INFINITY;
+}
+
 Status run_plan_llm(LlmPlanArgs a) {
   const auto started = std::chrono::steady_clock::now();
   if ((a.workers > 0) == (a.target > 0))
@@ -99,6 +113,7 @@ Status run_plan_llm(LlmPlanArgs a) {
   }
   nlohmann::ordered_json points = nlohmann::ordered_json::array();
   for (int workers : ladder) {
+    if (a.target > 0 && throughput_bound(a, *profile, workers) < a.target) continue;
     if (!a.json) show_progress(false, "searching splits over %d GPUs", workers);
     auto search = sim::llm::search_splits(a.setup, *profile, workers, a.simulate, a.parallel);
     if (!a.json) show_progress(true, "searched %d GPUs", workers);

@@ -15,6 +15,7 @@
 #include "common/text.h"
 #include "models/cluster/cluster_profile.h"
 #include "models/nestpipe/plans.h"
+#include "sim/core/plan_price.h"
 #include "sim/nestpipe/nestpipe_twin.h"
 
 namespace clustertwin::cli {
@@ -61,14 +62,19 @@ std::string nestpipe_json_settings(const cluster::ClusterProfile& profile, const
 
 Status run_sim_nestpipe(NestPipeArgs a) {
   a.setup.clustering = !a.no_clustering;
-  if (!(a.launch_us >= 0) || !std::isfinite(a.launch_us))
-    return Status::invalid_argument("--launch-us " + format_number("%.3f", a.launch_us) + ": must be >= 0");
+  if (!(a.launch_us >= 0 && a.launch_us <= 1e6))
+    return Status::invalid_argument("--launch-us " + format_number("%g", a.launch_us) + ": must be in [0, 1e6]");
   a.setup.launch_latency_s = a.launch_us * 1e-6;
   CT_RETURN_IF_ERROR(sim::nestpipe::validate(a.setup));
   auto workers = parse_workers(a.workers);
   if (!workers.is_ok()) return workers.status();
   auto variants = parse_variants(a.variants);
   if (!variants.is_ok()) return variants.status();
+  sim::SimOptions counts;
+  counts.steps = a.steps;
+  counts.warmup_steps = a.warmup;
+  counts.drain_steps = a.drain;
+  CT_RETURN_IF_ERROR(sim::check_steps(counts));  // before the calibration's seconds
   calibrators::BaselineFit fit;
   std::string fit_json;
   auto profile = calibrators::nestpipe_profile(a.platform, a.calibration, a.setup, &fit_json, &fit);

@@ -100,10 +100,18 @@ Status check_split(const Transformer& m, const Split& s, int workers) {
                "do not divide into pp " + std::to_string(s.pp) + " x virtual_stages " +
                    std::to_string(s.virtual_stages) + " equal chunks");
   }
-  if (s.micro_batch < 1) return bad("micro_batch", s.micro_batch, "must be >= 1");
+  if (s.micro_batch < 1 || s.micro_batch > (int64_t{1} << 31))
+    return bad("micro_batch", s.micro_batch, "must be in [1, 2^31]");
   if (s.global_batch < 1 || s.global_batch % (s.micro_batch * s.dp) != 0) {
     return bad("global_batch", s.global_batch,
                "is not a multiple of micro_batch " + std::to_string(s.micro_batch) + " x dp " + std::to_string(s.dp));
+  }
+  // Each micro-batch is a forward and a backward task per stage: the plan's size, bounded before it is built.
+  constexpr int64_t kMostMicroBatches = 65536;
+  if (micro_batches(s) > kMostMicroBatches) {
+    return bad("global_batch", s.global_batch,
+               "gives " + std::to_string(micro_batches(s)) + " micro-batches per pipeline, more than the limit of " +
+                   std::to_string(kMostMicroBatches));
   }
   if (s.schedule == Schedule::kInterleaved && micro_batches(s) % s.pp != 0) {
     return bad("global_batch", s.global_batch,

@@ -125,8 +125,8 @@ Status validate(const KeyGeneratorOptions& options) {
   message << "key generator option ";
   if (options.vocabulary < 1 || options.vocabulary > kMaxVocabulary) {
     message << "'vocabulary': " << options.vocabulary << " is not in [1, 2^53]";
-  } else if (!(options.zipf_exponent > 0) || !std::isfinite(options.zipf_exponent)) {
-    message << "'zipf_exponent': " << options.zipf_exponent << " is not a finite number > 0";
+  } else if (!(options.zipf_exponent > 0 && options.zipf_exponent <= 100)) {
+    message << "'zipf_exponent': " << options.zipf_exponent << " is not in (0, 100]";
   } else if (options.keys_per_sample < 1) {
     message << "'keys_per_sample': " << options.keys_per_sample << " is not >= 1";
   } else if (!(options.batch_overlap >= 0 && options.batch_overlap <= 1)) {

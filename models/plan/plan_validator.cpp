@@ -321,6 +321,7 @@ Status validate_plan(const Plan& plan, const std::string& name) {
                   plan.streams[i] + "'");
     }
   }
+  if (plan.tasks.empty()) return fail("the plan has no tasks (a step of nothing has no time to measure)");
   std::map<std::string, int> task_ids;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const Task& t = plan.tasks[i];

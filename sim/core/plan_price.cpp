@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/check.h"
+#include "common/text.h"
 #include "models/plan/plan_validator.h"
 #include "sim/core/collective_schedule.h"
 #include "sim/core/task_cost.h"
@@ -18,7 +19,8 @@ namespace {
 using models::Task;
 using models::TaskKind;
 
-// The step counts: at least one step measured after the warm-up and before the drain.
+}  // namespace
+
 Status check_steps(const SimOptions& options) {
   if (options.steps < 1)
     return Status::invalid_argument("steps " + std::to_string(options.steps) + ": must be at least 1");
@@ -30,6 +32,28 @@ Status check_steps(const SimOptions& options) {
     return Status::invalid_argument("drain_steps " + std::to_string(options.drain_steps) +
                                     ": warm-up plus drain steps must leave at least one of the " +
                                     std::to_string(options.steps) + " steps to measure");
+  }
+  return Status::ok();
+}
+
+namespace {
+
+// The simulation's size, bounded before anything is priced: the plan's tasks, and the task runs of every
+// step on every worker (the twin's memory and time grow with both).
+Status check_plan_size(const models::Plan& plan, const SimOptions& options, const std::string& name) {
+  constexpr double kMostTasks = 1e6;
+  constexpr double kMostTaskRuns = 1e9;
+  const double tasks = static_cast<double>(plan.tasks.size());
+  if (tasks > kMostTasks) {
+    return Status::invalid_argument(name + ": " + format_number("%.0f", tasks) + " tasks, more than the limit of " +
+                                    format_number("%.0f", kMostTasks) + " a plan may hold");
+  }
+  const double runs = tasks * options.steps * options.workers;
+  if (runs > kMostTaskRuns) {
+    return Status::invalid_argument(name + ": " + format_number("%.3g", runs) + " task runs (" +
+                                    format_number("%.0f", tasks) + " tasks x " + std::to_string(options.steps) +
+                                    " steps x " + std::to_string(options.workers) +
+                                    " workers), more than the limit of " + format_number("%.0e", kMostTaskRuns));
   }
   return Status::ok();
 }
@@ -68,6 +92,7 @@ StatusOr<std::vector<std::vector<double>>> price_plan(const models::Plan& plan, 
   CT_RETURN_IF_ERROR(check_steps(options));
   CT_RETURN_IF_ERROR(cluster::check_worker_count(profile, options.workers));
   const std::string name = plan.system + "/" + plan.variant;
+  CT_RETURN_IF_ERROR(check_plan_size(plan, options, name));
   CT_RETURN_IF_ERROR(models::validate_plan(plan, name));
   CT_RETURN_IF_ERROR(models::validate_plan_for_world(plan, name, options.workers, profile.devices_per_node));
   std::vector<std::vector<double>> seconds(plan.tasks.size(), std::vector<double>(options.workers, 0.0));

@@ -12,6 +12,11 @@
 
 namespace clustertwin::sim {
 
+/// The step counts of `options`: at least one step measured after the
+/// warm-up and before the drain. InvalidArgument names the count. (A
+/// command checks them before anything slow, e.g. a calibration.)
+Status check_steps(const SimOptions& options);
+
 /// The nominal seconds of every task on every rank ([task][rank]; -1 for a
 /// transfer moved over the network), after checking everything that can be
 /// checked before a simulation starts: the step counts of `options`, the

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/file_io.h"
+#include "common/text.h"
 #include "models/cluster/field_reader.h"
 
 // Declares `var` from a StatusOr, or returns its error.
@@ -60,8 +61,11 @@ StatusOr<double> parse_long_time(const std::string& text) {
       std::string number = text.substr(0, text.size() - suffix.size());
       while (!number.empty() && number.back() == ' ')
         number.pop_back();
-      if (auto value = cluster::plain_number(number)) return *value * seconds;
-      return Status::invalid_argument("'" + text + "' is not a time");
+      const std::optional<double> value = cluster::plain_number(number);
+      if (!value) return Status::invalid_argument("'" + text + "' is not a time");
+      if (std::string why = cluster::quantity_range_violation(*value * seconds, Quantity::kTime); !why.empty())
+        return Status::invalid_argument("'" + text + "' " + why);
+      return *value * seconds;
     }
   }
   auto value = cluster::parse_quantity(text, Quantity::kTime);
@@ -332,6 +336,38 @@ Status check_job_nodes(const MixSpec& mix, const JobSpec& job, const cluster::Cl
   return Status::ok();
 }
 
+// The failure timelines' work, bounded before any is drawn: the expected failures over every node the jobs take,
+// and per job the checkpoint segments its shortest interval cuts the horizon into.
+Status check_timeline_limits(const MixSpec& mix, const cluster::ClusterProfile& profile, int nodes) {
+  if (!mix.failures.present) return Status::ok();
+  constexpr double kMostFailures = 1e7;
+  constexpr double kMostSegments = 1e8;
+  const FailureSpec& f = mix.failures;
+  if (f.node_mtbf_s > 0 && nodes * (f.horizon_s / f.node_mtbf_s) > kMostFailures) {
+    return mix_error(mix, "failures.node_mtbf",
+                     format_number("%g", nodes * (f.horizon_s / f.node_mtbf_s)) + " expected failures (" +
+                         std::to_string(nodes) + " nodes x horizon / node_mtbf) exceed the limit of " +
+                         format_number("%g", kMostFailures) + ": give a longer node_mtbf or a shorter horizon");
+  }
+  for (size_t j = 0; j < mix.jobs.size(); ++j) {
+    std::vector<double> intervals = mix.jobs[j].checkpoint_every;
+    if (f.node_mtbf_s > 0 && !intervals.empty()) {  // the Young row (resilience.h)
+      const double job_mtbf = f.node_mtbf_s / std::max(1, nodes_needed(profile, mix.jobs[j].workers));
+      intervals.push_back(std::sqrt(2 * mix.jobs[j].checkpoint_cost_s * job_mtbf));  // Young's sqrt(2 C M)
+    }
+    for (size_t i = 0; i < intervals.size(); ++i) {
+      const double every = intervals[i];
+      if (every <= 0 || f.horizon_s / (every + mix.jobs[j].checkpoint_cost_s) <= kMostSegments) continue;
+      const bool young = i == mix.jobs[j].checkpoint_every.size();
+      return mix_error(mix, "jobs[" + std::to_string(j) + "].checkpoint." + (young ? "cost" : "every"),
+                       (young ? "Young's interval for this cost, " : "") + format_number("%g", every) +
+                           " s, cuts the horizon (" + format_number("%g", f.horizon_s) + " s) into more than " +
+                           format_number("%g", kMostSegments) + " checkpoint segments");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status check_mix(const MixSpec& mix, const cluster::ClusterProfile& profile) {
@@ -356,6 +392,7 @@ Status check_mix(const MixSpec& mix, const cluster::ClusterProfile& profile) {
                            "' (nodes 0-" + std::to_string(profile.nodes - 1) + ")");
     }
   }
+  CT_RETURN_IF_ERROR(check_timeline_limits(mix, profile, total_nodes));
   if (total_nodes > profile.nodes) {
     return mix_error(mix, "jobs",
                      "the jobs take " + std::to_string(total_nodes) + " nodes, more than profile '" + profile.name +

@@ -98,8 +98,9 @@ JobResilience job_resilience(const JobSpec& job, const FailureSpec& failures, co
   if (failures.node_mtbf_s > 0) {
     out.mtbf_s = failures.node_mtbf_s / static_cast<double>(nodes.size());
     out.young_interval_s = young_interval(job.checkpoint_cost_s, out.mtbf_s);
-    intervals.push_back(out.young_interval_s);
-    out.young_row = true;
+    // A checkpoint that costs nothing is best taken continuously: Young's interval is 0, no row to run.
+    out.young_row = out.young_interval_s > 0;
+    if (out.young_row) intervals.push_back(out.young_interval_s);
   }
   for (double interval : intervals) {
     const CheckpointPolicy policy{interval, job.checkpoint_cost_s, job.restart_s};

@@ -79,12 +79,20 @@ Status validate(const NestPipeSetup& s) {
   if (s.batch_per_worker < 1) {
     return Status::invalid_argument("batch_per_worker " + std::to_string(s.batch_per_worker) + ": must be at least 1");
   }
+  // The key generator numbers a batch's key slots in 32 bits (key_generator.h).
+  const double slots = s.batch_per_worker * std::ceil(spec->embedding_lookups_per_sample());
+  if (slots >= 4294967296.0) {
+    return Status::invalid_argument("batch_per_worker " + std::to_string(s.batch_per_worker) + ": " + fixed(slots, 0) +
+                                    " key slots (batch x " + fixed(std::ceil(spec->embedding_lookups_per_sample()), 0) +
+                                    " lookups per sample) exceed the key generator's limit of 2^32");
+  }
   if (s.micro_batches < 1 || s.batch_per_worker % s.micro_batches != 0) {
     return Status::invalid_argument("micro_batches " + std::to_string(s.micro_batches) + ": must divide the batch of " +
                                     std::to_string(s.batch_per_worker));
   }
-  if (!(s.zipf_exponent > 0) || !std::isfinite(s.zipf_exponent)) {
-    return Status::invalid_argument("zipf_exponent " + fixed(s.zipf_exponent, 3) + ": must be > 0");
+  if (!(s.zipf_exponent > 0 && s.zipf_exponent <= 100)) {
+    // Beyond ~10 every draw is the most popular key already; 100 bounds the sums' exponents.
+    return Status::invalid_argument("zipf_exponent " + format_number("%g", s.zipf_exponent) + ": must be in (0, 100]");
   }
   if (!(s.batch_overlap >= 0 && s.batch_overlap <= 1)) {
     return Status::invalid_argument("batch_overlap " + fixed(s.batch_overlap, 3) + ": must be in [0, 1]");
@@ -100,8 +108,9 @@ Status validate(const NestPipeSetup& s) {
     return Status::invalid_argument("replica_sync_every " + std::to_string(s.replica_sync_every) +
                                     ": must be at least 1");
   }
-  if (!(s.launch_latency_s >= 0) || !std::isfinite(s.launch_latency_s)) {
-    return Status::invalid_argument("launch_latency_s " + fixed(s.launch_latency_s, 9) + ": must be >= 0");
+  if (!(s.launch_latency_s >= 0 && s.launch_latency_s <= 1)) {
+    return Status::invalid_argument("launch_latency_s " + format_number("%g", s.launch_latency_s) +
+                                    ": must be in [0, 1] s (a kernel launch costs microseconds)");
   }
   if (s.kernels_per_layer < 0) {
     return Status::invalid_argument("kernels_per_layer " + std::to_string(s.kernels_per_layer) + ": must be >= 0");
