@@ -108,6 +108,18 @@ Status assign_ranks(std::vector<Input>* inputs, const KinetoImportOptions& optio
       return Status::invalid_argument(in.path + ": top level: field 'distributedInfo.world_size': " +
                                       std::to_string(*in.header.world_size) + " is out of range (1 to 16777216)");
     }
+    if (!options.rank && in.header.world_size && in.rank >= *in.header.world_size) {
+      return Status::invalid_argument(
+          in.path + ": top level: field 'distributedInfo.world_size': " + std::to_string(*in.header.world_size) +
+          " has no rank " + std::to_string(in.rank) + " (ranks 0 to " + std::to_string(*in.header.world_size - 1) +
+          ")");
+    }
+    const Input* first = inputs->front().header.world_size ? &inputs->front() : nullptr;
+    if (first != nullptr && in.header.world_size && *in.header.world_size != *first->header.world_size) {
+      return Status::invalid_argument(
+          in.path + ": top level: field 'distributedInfo.world_size': " + std::to_string(*in.header.world_size) +
+          ", but " + first->path + " says " + std::to_string(*first->header.world_size));
+    }
     size = std::max({size, in.rank + 1, in.header.world_size.value_or(1)});
   }
   *world_size = static_cast<int>(size);

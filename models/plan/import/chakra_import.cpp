@@ -1,6 +1,7 @@
 // One Chakra execution graph per rank to a plan (chakra_plan.h).
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -30,6 +31,11 @@ StatusOr<std::vector<int>> input_ranks(const std::vector<ChakraInput>& inputs) {
     return true;
   };
   std::vector<int> from_metadata, from_names;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < i; ++j)
+      if (std::filesystem::path(inputs[i].path).lexically_normal() ==
+          std::filesystem::path(inputs[j].path).lexically_normal())
+        return Status::invalid_argument(inputs[i].path + ": given twice (give each rank's file once)");
   for (const ChakraInput& in : inputs) {
     if (const ch::Attribute* a = in.file.metadata.attr("ct_rank")) {
       auto r = ch::attr_int(*a, in.path + ": GlobalMetadata");
@@ -57,7 +63,19 @@ StatusOr<std::vector<int>> input_ranks(const std::vector<ChakraInput>& inputs) {
                                           " (give each rank's file once)");
         }
   }
-  if (static_cast<int>(from_names.size()) == n && is_permutation(from_names)) return from_names;
+  if (static_cast<int>(from_names.size()) == n) {
+    if (is_permutation(from_names)) return from_names;
+    // Every name says its rank, and they are not 0..n-1 once each: a rank's file is missing or given twice.
+    for (int i = 0; i < n; ++i) {
+      const int seen = static_cast<int>(std::count(from_names.begin(), from_names.end(), from_names[i]));
+      if (from_names[i] >= n || seen > 1) {
+        return Status::invalid_argument(
+            inputs[i].path + ": rank " + std::to_string(from_names[i]) + " by its name, " +
+            (seen > 1 ? "as another file's" : "outside the " + std::to_string(n) + " file(s) given") +
+            " (give the file of each rank 0.." + std::to_string(n - 1) + " once)");
+      }
+    }
+  }
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i)
     order[i] = i;
