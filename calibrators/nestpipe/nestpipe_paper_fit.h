@@ -84,7 +84,9 @@ std::string baseline_fit_json(const BaselineFit& fit);
 /// The profile NestPipe's twin runs on: `platform` (a shipped name or a YAML
 /// file) with NestPipe's default costs, or, when `calibration` asks ("paper";
 /// "auto" on npu-1536 and gpu-128), with the TorchRec baseline fitted to the
-/// paper's figures (`*fit` and `*fit_json` describe the fit). InvalidArgument
+/// paper's figures on the paper's workload (its model and the default data
+/// settings; `setup` is then a what-if on that cluster) (`*fit` and
+/// `*fit_json` describe the fit). InvalidArgument
 /// naming --calibration for another word. Used by sim nestpipe and plan nestpipe.
 StatusOr<cluster::ClusterProfile> nestpipe_profile(const std::string& platform, const std::string& calibration,
                                                    const sim::nestpipe::NestPipeSetup& setup, std::string* fit_json,
