@@ -55,6 +55,13 @@ nlohmann::ordered_json domain_json(const DomainText& d, uint64_t seed, const std
   return dj;
 }
 
+// `pack` as named by checkpoint `from`'s manifest, as `to`'s must name it.
+std::string rebased_pack(const std::string& pack, const std::string& from, const std::string& to) {
+  const std::filesystem::path named(pack);
+  if (named.is_absolute()) return pack;
+  return pack_from_checkpoint((std::filesystem::path(from).parent_path() / named).string(), to);
+}
+
 // A corpus file the manifest names: a pack's entry (the pack relative to the
 // checkpoint's folder), or a file of its own.
 struct Listed {
@@ -272,6 +279,18 @@ StatusOr<std::vector<clustertwin::models::igsp::DomainText>> corpus_for(const st
   if (!corpus.is_ok()) return corpus.status().with_context(checkpoint);
   CT_RETURN_IF_ERROR(check_same_text(*corpus, listed, checkpoint));
   return corpus;
+}
+
+std::string manifest_for_copy(const std::string& manifest_json, const std::string& from, const std::string& to) {
+  nlohmann::ordered_json meta = nlohmann::ordered_json::parse(manifest_json);
+  if (!meta.contains("corpus")) return meta.dump(2);
+  for (auto& d : meta["corpus"]) {
+    if (d.contains("pack")) d["pack"] = rebased_pack(d["pack"].get<std::string>(), from, to);
+    if (!d.contains("files")) continue;
+    for (auto& f : d["files"])
+      if (f.contains("pack")) f["pack"] = rebased_pack(f["pack"].get<std::string>(), from, to);
+  }
+  return meta.dump(2);
 }
 
 }  // namespace clustertwin::real::igsp

@@ -39,6 +39,12 @@ std::string byte_lm_options_json(const models::nets::ByteLmOptions& options);
 StatusOr<std::vector<clustertwin::models::igsp::DomainText>> corpus_for(const std::string& manifest_json,
                                                                         const std::string& checkpoint);
 
+/// The manifest of checkpoint `from` as a copy written to `to` must say it:
+/// each pack path (relative to the checkpoint's folder) rebased onto `to`'s
+/// folder, so that a checkpoint derived from another (a pruned one) loads
+/// its corpus from wherever it is written. Absolute paths are kept.
+std::string manifest_for_copy(const std::string& manifest_json, const std::string& from, const std::string& to);
+
 /// Points the manifest of `checkpoint` at other copies of its General and
 /// Code text: `general_roots` and `code_roots` as TrainOptions takes them
 /// (an empty list leaves that domain as it is). The text read from them must

@@ -97,7 +97,7 @@ Status run_prune(const PruneArgs& a) {
     pruned += r.pruned;
     total += r.rows * r.columns;
   }
-  nlohmann::ordered_json meta = nlohmann::ordered_json::parse(checkpoint->meta_json);
+  nlohmann::ordered_json meta = nlohmann::ordered_json::parse(manifest_for_copy(checkpoint->meta_json, a.model, a.out));
   meta["pruned"] = {{"method", a.method},   {"sparsity", a.sparsity}, {"nm", a.nm},     {"calib", a.calib},
                     {"samples", a.samples}, {"seed", a.seed},         {"from", a.model}};
   CT_RETURN_IF_ERROR(models::nets::save_byte_lm(checkpoint->model, meta.dump(2), a.out));

@@ -53,6 +53,24 @@ TEST(IgspCliTest, PruneThenEval) {
   EXPECT_EQ(nm.exit_code, 0) << nm.err;
 }
 
+// The shipped checkpoint reads its corpus from packs beside it; a pruned copy written in another folder names
+// them relative to its own (issue 49: it named them as the original did, and eval could not find them).
+TEST(IgspCliTest, APrunedCheckpointWrittenElsewhereEvaluatesThere) {
+  const std::string shipped = std::string(CT_SOURCE_DIR) + "/models/igsp/data/byte_lm.pt";
+  const std::string folder = ::testing::TempDir() + "ct_igsp_elsewhere/deeper";
+  std::filesystem::create_directories(folder);
+  const std::string out = folder + "/p.pt";
+  const auto p = run_clustertwin({"prune", "--model", shipped, "--out", out, "--sparsity", "0.5", "--samples", "4",
+                                  "--calib", "math"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto e = run_clustertwin({"eval", "--model", out, "--items", "2", "--json"});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(nlohmann::json::parse(e.out).at("scores").size(), 4u);
+  const auto m = nlohmann::json::parse(run_clustertwin({"igsp", "manifest", "--model", out}).out);
+  const std::string pack = m.at("corpus")[0].at("pack").get<std::string>();
+  EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::path(folder) / pack)) << pack;
+}
+
 TEST(IgspCliTest, BadInputIsOneLineAndExitTwo) {
   const std::string model = trained_checkpoint();
   const std::string out = ::testing::TempDir() + "ct_igsp_cli_never.pt";
