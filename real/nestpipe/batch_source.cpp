@@ -42,6 +42,8 @@ class SyntheticSource : public BatchSource {
     return b;
   }
 
+  Status skip_to(int64_t) override { return Status::ok(); }
+
   StatusOr<std::vector<Batch>> step_keys(int64_t index) override {
     std::vector<Batch> out;
     for (int r = 0; r < options_.world; ++r)
@@ -83,6 +85,14 @@ class CriteoSource : public BatchSource {
       b.labels.push_back(static_cast<float>(s.label));
     }
     return b;
+  }
+
+  Status skip_to(int64_t index) override {
+    while (next_index_ < index) {
+      auto skipped = next(next_index_);
+      if (!skipped.is_ok()) return skipped.status();
+    }
+    return Status::ok();
   }
 
   StatusOr<std::vector<Batch>> step_keys(int64_t index) override {

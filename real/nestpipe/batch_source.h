@@ -33,6 +33,10 @@ class BatchSource {
   /// This rank's batch `index`. Indices come in increasing order, one call
   /// each (a file is read once, front to back).
   virtual StatusOr<HostBatch> next(int64_t index) = 0;
+  /// Makes `index` the next batch (a resumed run starts there); forward only.
+  /// Synthetic batches are computed from their index, so nothing moves;
+  /// a file is read past the batches before it.
+  virtual Status skip_to(int64_t index) = 0;
   /// The keys of batch `index` of every rank ([rank]), for the plan's sizes;
   /// only the first two batches are asked for.
   virtual StatusOr<std::vector<Batch>> step_keys(int64_t index) = 0;

@@ -91,6 +91,27 @@ EmbeddingStore EmbeddingStore::clone() const {
   return copy;
 }
 
+Status EmbeddingStore::restore(const at::Tensor& weights, const at::Tensor& accumulators, const at::Tensor& versions) {
+  const std::pair<const char*, std::pair<const at::Tensor*, const at::Tensor*>> parts[] = {
+      {"weights", {&weights, &weights_}},
+      {"accumulators", {&accumulators, &accumulators_}},
+      {"versions", {&versions, &versions_}}};
+  for (const auto& [name, tensors] : parts) {
+    const at::Tensor& given = *tensors.first;
+    const at::Tensor& mine = *tensors.second;
+    if (!given.defined() || given.sizes() != mine.sizes() || given.scalar_type() != mine.scalar_type()) {
+      std::ostringstream s;
+      s << name << ": " << (given.defined() ? given.sizes() : at::IntArrayRef{}) << ", the " << describe() << " has "
+        << mine.sizes() << " " << mine.scalar_type();
+      return Status::invalid_argument(s.str());
+    }
+  }
+  weights_.copy_(weights);
+  accumulators_.copy_(accumulators);
+  versions_.copy_(versions);
+  return Status::ok();
+}
+
 std::string EmbeddingStore::describe() const {
   std::ostringstream s;
   s << "embedding store (rank " << options_.rank << " of world " << options_.world << ", " << options_.rows << " rows)";

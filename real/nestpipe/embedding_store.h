@@ -81,6 +81,12 @@ class EmbeddingStore {
   /// A deep copy: weights, optimizer state and versions.
   EmbeddingStore clone() const;
 
+  /// Replaces the local rows, accumulators and versions (a checkpoint's, as
+  /// weights(), accumulators() and the versions of the local keys give them),
+  /// keeping their device and memory. InvalidArgument naming the tensor whose
+  /// shape or type is not the store's; nothing changes then.
+  Status restore(const at::Tensor& weights, const at::Tensor& accumulators, const at::Tensor& versions);
+
   /// [n, dim] float copy of the rows of `keys` (stage 4's retrieval), on the
   /// store's device.
   StatusOr<at::Tensor> gather(const at::Tensor& keys) const;

@@ -21,6 +21,7 @@
 #include "real/core/dist_env.h"
 #include "real/core/plan_runner.h"
 #include "real/core/tracer.h"
+#include "real/nestpipe/run_checkpoints.h"
 #include "real/nestpipe/trainer.h"
 
 namespace clustertwin::real::nestpipe {
@@ -83,7 +84,7 @@ Status check_args(const NestPipeArgs& a, Variant* variant) {
   if (a.store != "host" && a.store != "device") {
     return Status::invalid_argument("store '" + a.store + "': unknown (allowed: host, device)");
   }
-  return Status::ok();
+  return check_checkpoint_args(a);
 }
 
 Json options_json(const NestPipeArgs& a, int world) {
@@ -131,20 +132,25 @@ int64_t batch_of_event(const traces::Event& e, const models::Plan& plan, const T
   return b ? *b : -1;
 }
 
-// Step time of batch b: when its last task ended minus when batch b-1's
-// did. The median skips the first two batches (the pipeline fills).
-double median_step_ms(const std::vector<traces::Event>& events, const models::Plan& plan, const Trainer& trainer,
-                      int steps) {
-  std::vector<double> end(steps, 0.0);
+// When each batch's last task ended (microseconds from the tracer's
+// start), from the events of the window the trainer ran last.
+void note_batch_ends(const std::vector<traces::Event>& events, const models::Plan& plan, const Trainer& trainer,
+                     std::vector<double>* end) {
   for (const traces::Event& e : events) {
     const int64_t b = batch_of_event(e, plan, trainer);
-    if (b >= 0) end[b] = std::max(end[b], e.end_us());
+    if (b >= 0) (*end)[b] = std::max((*end)[b], e.end_us());
   }
+}
+
+// Step time of batch b: when its last task ended minus when batch b-1's
+// did. The median skips the first two batches this process trained (the
+// pipeline fills).
+double median_step_ms(const std::vector<double>& end, int64_t first, int steps) {
   std::vector<double> ms;
-  for (int b = std::min(2, steps - 1); b < steps; ++b) {
-    if (b >= 1) ms.push_back((end[b] - end[b - 1]) / 1000.0);
+  for (int64_t b = std::min<int64_t>(first + 2, steps - 1); b < steps; ++b) {
+    if (b >= first + 1) ms.push_back((end[b] - end[b - 1]) / 1000.0);
   }
-  if (ms.empty()) return end.empty() ? 0.0 : end[0] / 1000.0;
+  if (ms.empty()) return first < steps ? end[first] / 1000.0 : 0.0;
   std::sort(ms.begin(), ms.end());
   return ms.size() % 2 == 1 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
 }
@@ -356,6 +362,55 @@ void print_table(const NestPipeArgs& a, const RunSummary& s, const spec::Recomme
   if (!a.trace.empty()) std::printf("# trace: %s\n", a.trace.c_str());
 }
 
+// What the training part of a run gives the report.
+struct Trained {
+  std::vector<traces::Event> events;  // of the last window (the only one when tracing)
+  double step_ms = 0;
+};
+
+// Trains batches [first, steps) window by window: one window when nothing is
+// checkpointed, else up to each multiple of checkpoint_every, followed by
+// that step's checkpoint.
+StatusOr<Trained> train(const NestPipeArgs& a, real::Communicator& comm, real::Group& world, const SizedPlan& planned,
+                        Trainer& trainer, int64_t first, const KillHooks& hooks) {
+  real::Tracer tracer(comm.rank());
+  std::vector<double> batch_end(a.steps, 0.0);
+  const int64_t every = a.checkpoint_every;
+  for (int64_t begin = first; begin < a.steps;) {
+    const int64_t end = every > 0 ? std::min<int64_t>(a.steps, (begin / every + 1) * every) : a.steps;
+    trainer.set_window(begin, end);
+    real::RunnerOptions runner_options;
+    runner_options.steps = trainer.runner_steps();
+    runner_options.check_order = !a.no_check_order;
+    real::PlanRunner runner(planned.plan, comm, tracer, runner_options);
+    trainer.install(runner);
+    CT_RETURN_IF_ERROR(comm.barrier(world));
+    if (begin == first) tracer.start();
+    if (begin != first) tracer.clear();
+    CT_RETURN_IF_ERROR(runner.run().with_context("nestpipe/" + a.variant));
+    note_batch_ends(tracer.events(), planned.plan, trainer, &batch_end);
+    if (every > 0 && end % every == 0) {
+      CT_RETURN_IF_ERROR(write_checkpoint(a, comm, world, trainer, end, hooks.checkpoint));
+    }
+    begin = end;
+  }
+  return Trained{tracer.events(), median_step_ms(batch_end, first, a.steps)};
+}
+
+// The trainer, from a checkpoint with --resume; `first` is its first batch to train.
+StatusOr<std::unique_ptr<Trainer>> make_trainer(const NestPipeArgs& a, const TrainerOptions& options,
+                                                std::unique_ptr<BatchSource> source, const real::DistEnv& env,
+                                                int64_t* first) {
+  auto trainer = Trainer::create(options, std::move(source), env.rank, env.world_size);
+  if (!trainer.is_ok()) return trainer.status();
+  *first = 0;
+  if (!a.resume) return trainer;
+  auto step = resume_trainer(a, env.rank, env.world_size, **trainer);
+  if (!step.is_ok()) return step.status();
+  *first = *step;
+  return trainer;
+}
+
 }  // namespace
 
 Status run_nestpipe(const NestPipeArgs& a) {
@@ -365,6 +420,8 @@ Status run_nestpipe(const NestPipeArgs& a) {
   if (!env.is_ok()) return env.status();
   Variant variant = Variant::kTorchRec;
   CT_RETURN_IF_ERROR(check_args(a, &variant));
+  auto hooks = read_kill_hooks(env->rank);
+  if (!hooks.is_ok()) return hooks.status();
   auto device = real::choose_device(a.device, env->local_rank, real::device_support());
   if (!device.is_ok()) return device.status();
   auto spec = trainer_spec(a.model);
@@ -378,34 +435,27 @@ Status run_nestpipe(const NestPipeArgs& a) {
   // One intra-op thread per rank by default: ranks share the machine's
   // cores, and one thread keeps every CPU kernel's reduction order fixed.
   at::set_num_threads(a.threads);
-  auto trainer =
-      Trainer::create(trainer_options(a, variant, *spec, *device), std::move(*source), env->rank, env->world_size);
+  TrainerOptions options = trainer_options(a, variant, *spec, *device);
+  options.kill_at_batch = hooks->batch;
+  int64_t first = 0;
+  auto trainer = make_trainer(a, options, std::move(*source), *env, &first);
   if (!trainer.is_ok()) return trainer.status();
 
   auto comm = real::connect_for_run(*env, a.device, a.backend, a.timeout_s);
   if (!comm.is_ok()) return comm.status();
   auto world = (*comm)->world(0);
   if (!world.is_ok()) return world.status();
-
-  real::Tracer tracer((*comm)->rank());
-  real::RunnerOptions runner_options;
-  runner_options.steps = (*trainer)->runner_steps();
-  runner_options.check_order = !a.no_check_order;
-  real::PlanRunner runner(planned->plan, **comm, tracer, runner_options);
-  (*trainer)->install(runner);
-  CT_RETURN_IF_ERROR((*comm)->barrier(**world));
-  tracer.start();
-  CT_RETURN_IF_ERROR(runner.run().with_context("nestpipe/" + a.variant));
+  auto trained = train(a, **comm, **world, *planned, **trainer, first, *hooks);
+  if (!trained.is_ok()) return trained.status();
   const Trainer& tr = **trainer;
 
   if (!a.dump_state.empty()) CT_RETURN_IF_ERROR(write_state_dump(a.dump_state, tr.state_dump()));
   auto totals = gather_totals(**comm, **world, tr, a.steps);
   if (!totals.is_ok()) return totals.status();
-  const std::vector<traces::Event> events = tracer.events();
-  if (!a.trace.empty()) CT_RETURN_IF_ERROR(write_trace(a, **comm, **world, events, *planned, tr));
+  if (!a.trace.empty()) CT_RETURN_IF_ERROR(write_trace(a, **comm, **world, trained->events, *planned, tr));
   if ((*comm)->rank() != 0) return Status::ok();
 
-  const RunSummary s = summarise(a, *totals, (*comm)->world_size(), median_step_ms(events, planned->plan, tr, a.steps));
+  const RunSummary s = summarise(a, *totals, (*comm)->world_size(), trained->step_ms);
   if (a.json) {
     print_json(a, s, *device, (*comm)->backend());
   } else {

@@ -37,6 +37,9 @@ struct NestPipeArgs {
   std::string device = "auto";  // cpu | cuda | auto (real/core/device.h)
   std::string backend = "auto";
   std::string store = "host";  // the embedding store: host (pinned on a GPU) | device
+  std::string checkpoint_dir;  // checkpoints go to DIR/step-NNNNNN (real/nestpipe/checkpoint.h)
+  int checkpoint_every = 0;    // batches between checkpoints; 0: none
+  bool resume = false;         // start from checkpoint_dir's newest complete checkpoint
 };
 
 /// This rank's part of a NestPipe run; rank 0 prints the table (or JSON).

@@ -4,6 +4,10 @@
 
 #include "real/nestpipe/trainer.h"
 
+#include <csignal>
+#include <unordered_map>
+
+#include "common/check.h"
 #include "models/nestpipe/clustering.h"
 #include "models/torch/recommender.h"
 #include "real/core/device.h"
@@ -73,6 +77,7 @@ StatusOr<std::unique_ptr<Trainer>> Trainer::create(const TrainerOptions& options
     t->params_.push_back(p.value());
   }
   t->losses_.assign(options.steps, 0.0);
+  t->window_end_ = options.steps;
   return t;
 }
 
@@ -86,9 +91,17 @@ bool Trainer::owner_dedup() const {
 }
 
 std::optional<int64_t> Trainer::batch_of(const models::Task& task, int64_t step) const {
-  const int64_t b = step - kPrologue + task.batch_offset;
-  if (b < 0 || b >= options_.steps) return std::nullopt;
+  const int64_t b = window_begin_ + step - kPrologue + task.batch_offset;
+  if (b < window_begin_ || b >= window_end_) return std::nullopt;
   return b;
+}
+
+void Trainer::set_window(int64_t begin, int64_t end) {
+  CT_CHECK(0 <= begin && begin <= end && end <= options_.steps) << begin << ".." << end << " of " << options_.steps;
+  window_begin_ = begin;
+  window_end_ = end;
+  std::lock_guard<std::mutex> lock(states_mutex_);
+  states_.clear();  // what the last window's edge left: no later batch reads it
 }
 
 std::shared_ptr<BatchState> Trainer::state(int64_t batch) {
@@ -139,6 +152,7 @@ void Trainer::install(real::PlanRunner& runner) {
 }
 
 Status Trainer::h2d(int64_t b) {
+  if (b == options_.kill_at_batch) std::raise(SIGKILL);
   auto batch = source_->next(b);
   if (!batch.is_ok()) return batch.status();
   const int64_t samples = static_cast<int64_t>(batch->keys.size());
@@ -258,6 +272,7 @@ Status Trainer::lookup_gather(int64_t b) {
     s->host_rows.push_back(*rows);
     s->host_versions.push_back(*versions);
   }
+  if (b == window_begin_ && held_keys_.defined()) use_held_rows(keys[0], s->host_rows[0], s->host_versions[0]);
   return Status::ok();
 }
 
@@ -282,7 +297,8 @@ Status Trainer::lookup_copy(int64_t b) {
 Status Trainer::dbp_patch(int64_t b) {
   buffer_->swap();
   real::used_here(buffer_->active_rows());  // copied in on the copy stream, patched here
-  if (b == 0) return Status::ok();
+  // A window's first batch was gathered after the last window's update.
+  if (b == window_begin_) return Status::ok();
   // Rows batch b-1 updated after batch b's rows were gathered.
   auto previous = state(b - 1);
   StatusOr<int64_t> patched = int64_t{0};
@@ -436,7 +452,8 @@ Status Trainer::emb_update(int64_t b) {
     }
   }
   Status status;
-  {
+  if (options_.variant == Variant::kSemiSync && b == window_end_ - 1) status = hold_rows(s->union_keys);
+  if (status.is_ok()) {
     std::unique_lock<std::shared_mutex> lock(store_mutex_);
     status = store_.apply_gradients(s->union_keys, total);
   }
@@ -444,6 +461,41 @@ Status Trainer::emb_update(int64_t b) {
   s->device_rows.clear();
   release(b);
   return status;
+}
+
+// semisync reads batch b+1's rows before batch b's update. When b ends a
+// window, the next window's first batch is gathered after that update, so
+// the rows it changes are kept as they were and served in their place.
+Status Trainer::hold_rows(const at::Tensor& keys) {
+  std::shared_lock<std::shared_mutex> lock(store_mutex_);
+  auto rows = store_.gather(keys);
+  if (!rows.is_ok()) return rows.status();
+  auto versions = store_.versions(keys);
+  if (!versions.is_ok()) return versions.status();
+  held_keys_ = keys.clone();
+  held_rows_ = *rows;
+  held_versions_ = *versions;
+  return Status::ok();
+}
+
+void Trainer::use_held_rows(const at::Tensor& keys, at::Tensor& rows, at::Tensor& versions) const {
+  std::unordered_map<int64_t, int64_t> held_at;
+  const int64_t* held = held_keys_.data_ptr<int64_t>();
+  for (int64_t i = 0; i < held_keys_.numel(); ++i)
+    held_at[held[i]] = i;
+  const at::Tensor k = keys.contiguous();
+  std::vector<int64_t> to, from;
+  for (int64_t i = 0; i < k.numel(); ++i) {
+    const auto it = held_at.find(k.data_ptr<int64_t>()[i]);
+    if (it == held_at.end()) continue;
+    to.push_back(i);
+    from.push_back(it->second);
+  }
+  if (to.empty()) return;
+  const at::Tensor to_t = long_tensor(to), from_t = long_tensor(from);
+  rows.index_copy_(0, to_t.to(rows.device()),
+                   held_rows_.index_select(0, from_t.to(held_rows_.device())).to(rows.device()));
+  versions.index_copy_(0, to_t, held_versions_.index_select(0, from_t));
 }
 
 }  // namespace clustertwin::real::nestpipe

@@ -99,6 +99,9 @@ struct TrainerOptions {
   at::Device device = at::kCPU;
   /// The embedding store on `device` instead of in (pinned) host memory.
   bool store_on_device = false;
+  /// A test hook (CT_TEST_KILL_RANK_AT_STEP): this rank raises SIGKILL when
+  /// its h2d task reaches this batch, with earlier batches still in flight.
+  int64_t kill_at_batch = -1;
 };
 
 /// The first row the version oracle found stale.
@@ -123,7 +126,14 @@ class Trainer {
 
   /// Sets a body for every cost key of the NestPipe plans on `runner`.
   void install(real::PlanRunner& runner);
-  int runner_steps() const { return options_.steps + kPrologue; }
+  /// The batches the next run of the runner trains, [begin, end) within
+  /// [0, steps]; every batch until set otherwise. A run trains its window
+  /// whole, so between windows no batch is in flight: a checkpoint taken
+  /// there holds no half-done batch. The split changes no arithmetic: the
+  /// rows semisync reads one update late are held across it (held_*_).
+  void set_window(int64_t begin, int64_t end);
+  int64_t window_end() const { return window_end_; }
+  int runner_steps() const { return static_cast<int>(window_end_ - window_begin_) + kPrologue; }
   /// The batch `task` works on in runner step `step`, or nothing when it
   /// has none there (the pipeline's fill and drain).
   std::optional<int64_t> batch_of(const models::Task& task, int64_t step) const;
@@ -136,6 +146,14 @@ class Trainer {
   /// Embedding weights, accumulators and versions, dense parameters and the
   /// dense optimizer's state. Call after the run.
   StateDump state_dump() const;
+  /// state_dump() plus what a resumed run needs: the next batch, the
+  /// oracle's key counts, the losses and oracle counters so far, and
+  /// semisync's held rows. Call between windows.
+  StateDump checkpoint_state() const;
+  /// Loads checkpoint_state()'s tensors (`file` names them in errors) and
+  /// moves the batch source to the next batch; the window then starts there.
+  /// InvalidArgument naming the file, the tensor and its shape.
+  Status restore_checkpoint(const StateDump& dump, const std::string& file);
 
  private:
   Trainer(const TrainerOptions& options, std::unique_ptr<BatchSource> source, int rank, int world,
@@ -171,12 +189,21 @@ class Trainer {
   /// float32 on the device.
   at::TensorOptions floats() const { return at::TensorOptions().dtype(at::kFloat).device(options_.device); }
   void step_dense_optimizer(const std::vector<at::Tensor>& grads);
+  /// semisync at a window's edge: the rows the window's last update is about
+  /// to change, as they are (the next window's first batch reads them).
+  Status hold_rows(const at::Tensor& keys);
+  /// The held rows and versions in place of the store's, for `keys`.
+  void use_held_rows(const at::Tensor& keys, at::Tensor& rows, at::Tensor& versions) const;
+  Status restore_dense(const StateDump& dump, const std::string& file);
+  Status restore_held(const StateDump& dump, const std::string& file);
 
   TrainerOptions options_;
   std::unique_ptr<BatchSource> source_;
   int rank_;
   int world_;
   int features_ = 0;  // keys per sample
+  int64_t window_begin_ = 0, window_end_ = 0;
+  at::Tensor held_keys_, held_rows_, held_versions_;  // semisync: see hold_rows
 
   // Owner side. The store is read by lookup_gather and dbp_patch and written
   // by emb_update, which DBP lets overlap (lookup of b+1 with the update of

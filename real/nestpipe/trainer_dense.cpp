@@ -1,5 +1,5 @@
 // The trainer's dense side: forward and backward over micro-batches, the
-// data-parallel all-reduce and optimizer, and the state dump.
+// data-parallel all-reduce and optimizer.
 
 #include <cmath>
 #include <cstring>
@@ -18,17 +18,6 @@ std::vector<int> micro_batches_of(int micro, int count) {
   for (int m = 0; m < count; ++m)
     all.push_back(m);
   return all;
-}
-
-DumpTensor dump_tensor(const std::string& name, const at::Tensor& t) {
-  const at::Tensor c = t.detach().to(at::kCPU).contiguous();
-  DumpTensor d;
-  d.name = name;
-  d.type = c.scalar_type() == at::kLong ? DumpTensor::Type::kInt64 : DumpTensor::Type::kFloat32;
-  CT_CHECK(c.scalar_type() == at::kLong || c.scalar_type() == at::kFloat) << name << ": " << c.scalar_type();
-  d.shape.assign(c.sizes().begin(), c.sizes().end());
-  d.bytes.assign(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.numel() * c.element_size()));
-  return d;
 }
 
 }  // namespace
@@ -130,28 +119,6 @@ void Trainer::step_dense_optimizer(const std::vector<at::Tensor>& grads) {
     const at::Tensor denom = (adam_v_[i].sqrt() / std::sqrt(bias2)).add_(o.eps);
     params_[i].addcdiv_(adam_m_[i], denom, -o.lr / bias1);
   }
-}
-
-StateDump Trainer::state_dump() const {
-  StateDump d;
-  d.rank = rank_;
-  d.world = world_;
-  d.tensors.push_back(dump_tensor("embedding.weights", store_.weights()));
-  d.tensors.push_back(dump_tensor("embedding.accumulators", store_.accumulators()));
-  const at::Tensor keys = at::arange(store_.local_rows(), at::kLong) * world_ + rank_;
-  auto versions = store_.versions(keys);
-  CT_CHECK(versions.is_ok()) << versions.status().message();
-  d.tensors.push_back(dump_tensor("embedding.versions", *versions));
-  for (size_t i = 0; i < params_.size(); ++i)
-    d.tensors.push_back(dump_tensor("dense." + param_names_[i], params_[i]));
-  if (options_.dense_optimizer.kind == DenseOptimizer::Kind::kAdam) {
-    d.tensors.push_back(dump_tensor("adam.step", at::full({1}, adam_step_, at::kLong)));
-    for (size_t i = 0; i < adam_m_.size(); ++i) {
-      d.tensors.push_back(dump_tensor("adam.exp_avg." + param_names_[i], adam_m_[i]));
-      d.tensors.push_back(dump_tensor("adam.exp_avg_sq." + param_names_[i], adam_v_[i]));
-    }
-  }
-  return d;
 }
 
 }  // namespace clustertwin::real::nestpipe
