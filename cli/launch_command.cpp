@@ -27,11 +27,18 @@ If a rank exits with a non-zero status or is killed by a signal, the launcher pr
 sends SIGTERM to every rank's process group, SIGKILL after --grace seconds, and exits with
 the rank's status (1 for a signal). SIGINT, SIGTERM or SIGHUP to the launcher is forwarded to
 every rank the same way (a second one kills at once) and the launcher exits with 128 + the
-signal. No rank or process started by a rank outlives the launcher. Exit 0 when every rank
+signal. No rank or process started by a rank outlives the launcher.
+
+With --max-restarts R (the command must have --checkpoint-dir), a failed rank instead stops
+the group, the launcher prints 'clustertwin launch: restart K of R: <cause>; relaunching N
+ranks with --resume', and starts every rank again with a fresh MASTER_PORT, --resume
+appended and CT_LAUNCH_ATTEMPT=K (0 on the first attempt), as torchrun restarts a group;
+after R restarts it gives up with the last cause. Exit 0 when every rank
 exits 0, 2 on bad flags.
 
 Examples:
   clustertwin launch --nproc 4 -- run nestpipe
+  clustertwin launch --nproc 2 --max-restarts 2 -- run nestpipe --checkpoint-dir ck --checkpoint-every 5
   clustertwin launch --nproc 2 --program /bin/sh -- -c 'echo "rank $RANK of $WORLD_SIZE"'
 )";
 
@@ -52,6 +59,11 @@ void add_launch_command(CLI::App& app, Action* action) {
                      "What each rank runs: a path, or a name found in PATH (default: this clustertwin binary)");
   launch->add_option("--grace", options->grace_s, "Seconds between SIGTERM and SIGKILL when stopping the ranks")
       ->default_str("5");
+  launch
+      ->add_option("--max-restarts", options->max_restarts,
+                   "Restart every rank from the last checkpoint (--resume) up to R times when one fails; needs "
+                   "--checkpoint-dir in the command")
+      ->default_str("0");
   launch->add_option("ARGS", options->args, "The arguments of every rank, after '--'");
   launch->callback([options, port, port_option, action] {
     *action = [options, port, port_option] {
@@ -62,7 +74,8 @@ void add_launch_command(CLI::App& app, Action* action) {
                                              {"master_addr", "--master-addr"},
                                              {"master_port", "--master-port"},
                                              {"program", "--program"},
-                                             {"grace_s", "--grace"}});
+                                             {"grace_s", "--grace"},
+                                             {"max_restarts", "--max-restarts"}});
       }
       // A rank's own exit status is worth more than the three codes a Status maps to.
       if (*code != 0) std::exit(*code);

@@ -29,6 +29,7 @@ namespace {
 
 constexpr int kMaxProcs = 1024;
 constexpr double kMaxGraceS = 24 * 3600;
+constexpr int kMaxRestarts = 1000;
 constexpr const char* kRankVariables[] = {"RANK",        "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
                                           "MASTER_ADDR", "MASTER_PORT"};
 
@@ -52,6 +53,18 @@ Status validate(const LaunchOptions& o) {
   if (!(o.grace_s >= 0 && o.grace_s <= kMaxGraceS)) {
     return Status::invalid_argument("grace_s " + format_seconds(o.grace_s) + ": must be in 0.." +
                                     format_seconds(kMaxGraceS) + " seconds");
+  }
+  if (o.max_restarts < 0 || o.max_restarts > kMaxRestarts) {
+    return Status::invalid_argument("max_restarts " + std::to_string(o.max_restarts) + ": must be in 0.." +
+                                    std::to_string(kMaxRestarts));
+  }
+  const bool checkpoints = std::any_of(o.args.begin(), o.args.end(), [](const std::string& a) {
+    return a == "--checkpoint-dir" || a.rfind("--checkpoint-dir=", 0) == 0;
+  });
+  if (o.max_restarts > 0 && !checkpoints) {
+    return Status::invalid_argument("max_restarts " + std::to_string(o.max_restarts) +
+                                    ": the command has no --checkpoint-dir, so a restart could not resume (add "
+                                    "--checkpoint-dir DIR --checkpoint-every N)");
   }
   if (o.program.empty() && o.args.empty()) {
     return Status::invalid_argument(
@@ -164,6 +177,7 @@ struct SpawnPlan {
   std::string master_addr;
   int master_port = 0;
   int nproc = 0;
+  int attempt = 0;  // CT_LAUNCH_ATTEMPT
   int dev_null = -1;
   const FileLimit* file_limit = nullptr;
 };
@@ -173,8 +187,9 @@ struct SpawnPlan {
 Status spawn(const SpawnPlan& plan, int rank, const SignalGuard& signals, ChildProcess* child) {
   std::vector<std::string> env = plan.base_env;
   const std::string r = std::to_string(rank), n = std::to_string(plan.nproc);
-  for (const std::string& v : {"RANK=" + r, "WORLD_SIZE=" + n, "LOCAL_RANK=" + r, "LOCAL_WORLD_SIZE=" + n,
-                               "MASTER_ADDR=" + plan.master_addr, "MASTER_PORT=" + std::to_string(plan.master_port)}) {
+  for (const std::string& v :
+       {"RANK=" + r, "WORLD_SIZE=" + n, "LOCAL_RANK=" + r, "LOCAL_WORLD_SIZE=" + n, "MASTER_ADDR=" + plan.master_addr,
+        "MASTER_PORT=" + std::to_string(plan.master_port), "CT_LAUNCH_ATTEMPT=" + std::to_string(plan.attempt)}) {
     env.push_back(v);
   }
   std::vector<std::string> argv = plan.argv;
@@ -247,6 +262,66 @@ Status spawn(const SpawnPlan& plan, int rank, const SignalGuard& signals, ChildP
   return Status::ok();
 }
 
+// A launcher's line on stderr, written whole.
+void announce(const std::string& line) {
+  const std::string text = "clustertwin launch: " + line + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+// One attempt: every rank spawned and supervised until all have exited.
+struct Attempt {
+  int code = 0;
+  std::string failure;  // the first rank's failure, empty when none
+  bool interrupted = false;
+};
+
+StatusOr<Attempt> run_attempt(const SpawnPlan& plan, const SignalGuard& signals, double grace_s, bool may_restart) {
+  Supervisor supervisor(signals, grace_s);
+  if (may_restart) supervisor.defer_failure_report();
+  Status status;
+  for (int rank = 0; rank < plan.nproc && status.is_ok(); ++rank) {
+    ChildProcess child;
+    status = spawn(plan, rank, signals, &child);
+    if (child.pid > 0) supervisor.add(std::move(child));
+  }
+  if (!status.is_ok()) {
+    supervisor.abort();
+    return status;
+  }
+  Attempt a;
+  a.code = supervisor.run();
+  a.failure = supervisor.failure();
+  a.interrupted = supervisor.interrupted();
+  return a;
+}
+
+// Attempts until one succeeds, the launcher is signalled, or max_restarts
+// restarts have failed; each restart resumes (--resume) at a fresh port.
+StatusOr<int> launch_with_restarts(const LaunchOptions& options, const SignalGuard& signals, SpawnPlan* plan) {
+  const int restarts = options.max_restarts;
+  for (int attempt = 0;; ++attempt) {
+    plan->attempt = attempt;
+    StatusOr<Attempt> a = run_attempt(*plan, signals, options.grace_s, restarts > 0);
+    if (!a.is_ok()) return a.status();
+    if (a->code == 0 || a->interrupted || restarts == 0) return a->code;
+    if (attempt == restarts) {
+      announce("giving up after " + std::to_string(restarts) + " restarts; the last: " + a->failure);
+      return a->code;
+    }
+    announce("restart " + std::to_string(attempt + 1) + " of " + std::to_string(restarts) + ": " + a->failure +
+             "; relaunching " + std::to_string(plan->nproc) + " ranks with --resume");
+    if (attempt == 0 && std::find(plan->argv.begin(), plan->argv.end(), "--resume") == plan->argv.end()) {
+      plan->argv.push_back("--resume");
+    }
+    if (!options.master_port) {
+      StatusOr<int> port = pick_free_port();
+      if (!port.is_ok()) return port.status();
+      plan->master_port = *port;
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<int> pick_free_port() {
@@ -299,20 +374,9 @@ StatusOr<int> launch(const LaunchOptions& options) {
   if (plan.dev_null < 0) return Status::io_error(std::string("launch: /dev/null: ") + std::strerror(errno));
   const FileLimit file_limit(options.nproc);
   plan.file_limit = &file_limit;
-
-  Supervisor supervisor(signals, options.grace_s);
-  Status status;
-  for (int rank = 0; rank < options.nproc && status.is_ok(); ++rank) {
-    ChildProcess child;
-    status = spawn(plan, rank, signals, &child);
-    if (child.pid > 0) supervisor.add(std::move(child));
-  }
+  StatusOr<int> code = launch_with_restarts(options, signals, &plan);
   ::close(plan.dev_null);
-  if (!status.is_ok()) {
-    supervisor.abort();
-    return status;
-  }
-  return supervisor.run();
+  return code;
 }
 
 }  // namespace clustertwin::real

@@ -16,6 +16,9 @@ struct LaunchOptions {
   std::string program;                    // a path, or a name looked up in PATH; empty: this executable
   double grace_s = 5.0;                   // SIGTERM to SIGKILL, seconds
   std::vector<std::string> args;          // argv[1..] of every rank
+  /// Restarts of the whole group after a rank fails (0: none). Needs
+  /// --checkpoint-dir among args: each restart appends --resume.
+  int max_restarts = 0;
 };
 
 /// Starts `options.nproc` local processes and supervises them, as torchrun does.
@@ -41,6 +44,13 @@ struct LaunchOptions {
 /// - The launcher gets SIGINT, SIGTERM or SIGHUP: forwards it to every
 ///   child's process group, the same cleanup, and returns 128 + the signal;
 ///   a second one sends SIGKILL at once.
+/// - With max_restarts R > 0, a rank's failure instead stops the group the
+///   same way, prints `clustertwin launch: restart K of R: rank 1 was killed
+///   by signal 9 (Killed); relaunching N ranks with --resume`, and starts every
+///   rank again with a fresh MASTER_PORT (unless one was given), `--resume`
+///   appended to args and CT_LAUNCH_ATTEMPT=K (0 on the first attempt); after
+///   R restarts it gives up as without them, saying so with the last cause.
+///   A signal to the launcher is never restarted.
 /// In every case all children are reaped and their process groups killed
 /// before returning, so that no stray grandchild outlives the launch. Output
 /// written before a child exits is never lost; lines of one child's stream

@@ -218,6 +218,7 @@ void Supervisor::on_signal(int signo) {
   if (!stopping_) {
     say("got signal " + signal_text(signo) + "; stopping all ranks");
     exit_code_ = 128 + signo;
+    interrupted_ = true;
     stop(signo);
   } else if (!killed_) {
     say("got signal " + signal_text(signo) + " again; killing all ranks");
@@ -250,12 +251,13 @@ void Supervisor::check_exits() {
     }
     if (stopping_ || (child.how == CLD_EXITED && child.status == 0)) continue;
     if (child.how == CLD_EXITED) {
-      say("rank " + std::to_string(child.rank) + " exited with status " + std::to_string(child.status));
+      failure_ = "rank " + std::to_string(child.rank) + " exited with status " + std::to_string(child.status);
       exit_code_ = child.status;
     } else {
-      say("rank " + std::to_string(child.rank) + " was killed by signal " + signal_text(child.status));
+      failure_ = "rank " + std::to_string(child.rank) + " was killed by signal " + signal_text(child.status);
       exit_code_ = 1;
     }
+    if (report_failure_) say(failure_);
     stop(SIGTERM);
   }
 }

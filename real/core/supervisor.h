@@ -103,6 +103,12 @@ class Supervisor {
 
   /// Kills every child now and cleans up (spawning failed half-way).
   void abort();
+  /// After run(): how the first failure ended ("rank 1 was killed by signal 9
+  /// (Killed)"), empty when none; and whether the launcher itself got a signal.
+  const std::string& failure() const { return failure_; }
+  bool interrupted() const { return interrupted_; }
+  /// The caller reports failure() itself (a launch that may restart).
+  void defer_failure_report() { report_failure_ = false; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -124,6 +130,9 @@ class Supervisor {
   bool killed_ = false;    // SIGKILL sent
   Clock::time_point kill_at_;
   int exit_code_ = 0;
+  std::string failure_;
+  bool interrupted_ = false;
+  bool report_failure_ = true;
 };
 
 }  // namespace clustertwin::real

@@ -227,6 +227,42 @@ TEST_F(LauncherTest, FailingRankStopsTheOthersAndGivesItsStatus) {
   expect_all_gone(8);  // 4 shells and 4 grandchildren
 }
 
+// clustertwin launch --nproc 2 --max-restarts R --program /bin/sh -- -c SCRIPT sh --checkpoint-dir d
+CommandResult launch_restarting(int restarts, const std::string& script) {
+  return run_clustertwin({"launch", "--nproc", "2", "--max-restarts", std::to_string(restarts), "--program", "/bin/sh",
+                          "--", "-c", script, "sh", "--checkpoint-dir", "d"});
+}
+
+TEST_F(LauncherTest, ARestartRelaunchesEveryRankWithResume) {
+  // Rank 1 of the first attempt says what it got, then dies by SIGKILL.
+  const std::string script =
+      "echo \"attempt $CT_LAUNCH_ATTEMPT args $*\"; "
+      "if [ $CT_LAUNCH_ATTEMPT = 0 ] && [ $RANK = 1 ]; then kill -9 $$; fi; "
+      "if [ $CT_LAUNCH_ATTEMPT = 0 ]; then sleep 30; fi";
+  const CommandResult r = launch_restarting(2, script);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // One line for the restart, with its cause; no other launcher line.
+  EXPECT_EQ(r.err,
+            "clustertwin launch: restart 1 of 2: rank 1 was killed by signal 9 (Killed); relaunching 2 ranks with "
+            "--resume\n");
+  const std::vector<std::string> rank1 = lines_of_rank(r.out, 1);
+  ASSERT_EQ(rank1.size(), 2u) << r.out;
+  EXPECT_EQ(rank1[0], "attempt 0 args --checkpoint-dir d");
+  EXPECT_EQ(rank1[1], "attempt 1 args --checkpoint-dir d --resume");
+  const std::vector<std::string> rank0 = lines_of_rank(r.out, 0);
+  ASSERT_FALSE(rank0.empty()) << r.out;
+  EXPECT_EQ(rank0.back(), "attempt 1 args --checkpoint-dir d --resume");
+}
+
+TEST_F(LauncherTest, GivesUpAfterMaxRestartsWithTheLastCause) {
+  const CommandResult r = launch_restarting(2, "if [ $RANK = 1 ]; then exit 3; fi; sleep 30");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_EQ(r.err,
+            "clustertwin launch: restart 1 of 2: rank 1 exited with status 3; relaunching 2 ranks with --resume\n"
+            "clustertwin launch: restart 2 of 2: rank 1 exited with status 3; relaunching 2 ranks with --resume\n"
+            "clustertwin launch: giving up after 2 restarts; the last: rank 1 exited with status 3\n");
+}
+
 TEST_F(LauncherTest, RankThatIgnoresSigtermIsKilledAfterTheGrace) {
   const std::string script = "if [ $RANK = 0 ]; then trap '' TERM; echo $$ > " + dir_ +
                              "/pid.0; exec sleep 30; fi; until [ -e " + dir_ + "/pid.0 ]; do sleep 0.01; done; exit 1";
@@ -356,7 +392,12 @@ INSTANTIATE_TEST_SUITE_P(
                     "clustertwin: --program ct-no-such-program: not found in PATH\n"},
         BadFlagCase{{"--nproc", "2", "--program", kNotExecutable},
                     "clustertwin: --program " + kNotExecutable + ": not executable\n"},
-        BadFlagCase{{"--nproc", "2", "--program", "/"}, "clustertwin: --program /: not a regular file\n"}));
+        BadFlagCase{{"--nproc", "2", "--program", "/"}, "clustertwin: --program /: not a regular file\n"},
+        BadFlagCase{{"--nproc", "2", "--max-restarts", "-1", "--", "x", "--checkpoint-dir", "d"},
+                    "clustertwin: --max-restarts -1: must be in 0..1000\n"},
+        BadFlagCase{{"--nproc", "2", "--max-restarts", "2", "--", "run", "nestpipe"},
+                    "clustertwin: --max-restarts 2: the command has no --checkpoint-dir, so a restart could not "
+                    "resume (add --checkpoint-dir DIR --checkpoint-every N)\n"}));
 
 TEST(LaunchCliTest, UnparsableFlagsExitTwoWithOneLine) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{

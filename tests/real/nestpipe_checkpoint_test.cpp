@@ -1,7 +1,8 @@
-// `run nestpipe --checkpoint-dir/--checkpoint-every/--resume` (issue 49,
-// item 1): a run stopped at step 6 and resumed ends with the same state,
-// byte for byte, as one that ran its 12 steps without a stop, for every
-// variant; a bad checkpoint is one line and exit 2.
+// `run nestpipe --checkpoint-dir/--checkpoint-every/--resume` and `launch
+// --max-restarts` (issue 49, items 1 and 2): a run stopped at step 6 and
+// resumed ends with the same state, byte for byte, as one that ran its 12
+// steps without a stop, for every variant; a bad checkpoint is one line and
+// exit 2; a rank killed mid-run or mid-checkpoint costs a restart, not the run.
 
 #include <gtest/gtest.h>
 
@@ -217,6 +218,8 @@ TEST(NestPipeCheckpointRefusalTest, FlagsThatDoNotGoTogether) {
   expect_one_line_exit_2(
       run_clustertwin(run_args("torchrec", 4, {"--checkpoint-dir", "x", "--checkpoint-every", "2", "--trace", "t"})),
       "--trace t: not with checkpoint_every or resume");
+  expect_one_line_exit_2(run_clustertwin({"launch", "--nproc", "2", "--max-restarts", "2", "--", "run", "nestpipe"}),
+                         "--max-restarts 2: the command has no --checkpoint-dir");
 }
 
 // The newest checkpoint lost its manifest (a kill before it): the resume
@@ -234,6 +237,90 @@ TEST(NestPipeCheckpointTest, AnIncompleteNewestCheckpointFallsBackToThePreviousO
             std::string::npos)
       << r.err;
   expect_identical_dumps(resumed, reference);
+}
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+size_t count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+    ++n;
+  return n;
+}
+
+// Rank 1 dies (SIGKILL) in batch 8, after the checkpoint of step 6: one
+// restart from step 6, and the run ends where the uninterrupted one does.
+TEST(NestPipeRestartTest, ARankKilledMidRunCostsOneRestart) {
+  const std::string reference = reference_run("nestpipe");
+  const std::string dir = fresh_dir("restart"), out = fresh_dir("restart_dump");
+  const ScopedEnv kill("CT_TEST_KILL_RANK_AT_STEP", "1:8");
+  const CommandResult r =
+      launch({"--max-restarts", "2"},
+             run_args("nestpipe", 12, {"--checkpoint-dir", dir, "--checkpoint-every", "3", "--dump-state", out}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(r.err, "clustertwin launch: restart "), 1u) << r.err;
+  EXPECT_NE(r.err.find("clustertwin launch: restart 1 of 2: rank 1 was killed by signal 9"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("resume: from " + dir + "/step-000006 (step 6)"), std::string::npos) << r.err;
+  expect_identical_dumps(out, reference);
+}
+
+// Rank 1 dies writing the checkpoint of step 6 (its file not yet renamed):
+// step 3 stays complete, step 6 never gets a manifest, and a resume from
+// step 3 ends where the uninterrupted run does.
+TEST(NestPipeRestartTest, AKillDuringACheckpointWriteLeavesThePreviousOneLoadable) {
+  const std::string reference = reference_run("fwp");
+  const std::string dir = fresh_dir("kill_in_write");
+  {
+    const ScopedEnv kill("CT_TEST_KILL_RANK_IN_CHECKPOINT", "1:6:before-rename");
+    const CommandResult r = launch({}, run_args("fwp", 12, {"--checkpoint-dir", dir, "--checkpoint-every", "3"}));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("rank 1 was killed by signal 9"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(complete(dir, 3));
+  EXPECT_FALSE(complete(dir, 6));
+  EXPECT_FALSE(fs::exists(dir + "/step-000006/rank-1.bin"));
+  const std::string out = fresh_dir("kill_in_write_dump");
+  const CommandResult resumed =
+      launch({}, run_args("fwp", 12, {"--checkpoint-dir", dir, "--resume", "--dump-state", out}));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming from " + dir + "/step-000003"), std::string::npos) << resumed.err;
+  expect_identical_dumps(out, reference);
+}
+
+// Rank 0 dies with every rank file of step 6 in place but no manifest; the
+// launcher's restart resumes from step 3.
+TEST(NestPipeRestartTest, AKillBeforeTheManifestIsRestartedFromThePreviousCheckpoint) {
+  const std::string reference = reference_run("semisync");
+  const std::string dir = fresh_dir("kill_before_manifest"), out = fresh_dir("kill_before_manifest_dump");
+  const ScopedEnv kill("CT_TEST_KILL_RANK_IN_CHECKPOINT", "0:6:before-manifest");
+  const CommandResult r =
+      launch({"--max-restarts", "1"},
+             run_args("semisync", 12, {"--checkpoint-dir", dir, "--checkpoint-every", "3", "--dump-state", out}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("clustertwin launch: restart 1 of 1: rank 0 was killed by signal 9"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("resuming from " + dir + "/step-000003"), std::string::npos) << r.err;
+  expect_identical_dumps(out, reference);
+}
+
+// The last restart fails too: the launcher gives up, naming the last cause.
+TEST(NestPipeRestartTest, GivesUpAfterMaxRestarts) {
+  const std::string dir = fresh_dir("give_up");
+  // Every attempt: an argument the ranks refuse after the launcher checked its own.
+  const CommandResult r =
+      launch({"--max-restarts", "1"},
+             run_args("torchrec", 4, {"--checkpoint-dir", dir, "--checkpoint-every", "2", "--lr", "-1"}));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(count(r.err, "clustertwin launch: restart "), 1u) << r.err;
+  EXPECT_NE(r.err.find("clustertwin launch: giving up after 1 restarts; the last: rank "), std::string::npos) << r.err;
 }
 
 }  // namespace
