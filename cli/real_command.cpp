@@ -24,7 +24,24 @@ Status in_run_flag_words(const Status& status) {
                                 {"backend", "--backend"},
                                 {"timeout_s", "--timeout"},
                                 {"threads", "--threads"},
-                                {"steps", "--steps"}});
+                                {"steps", "--steps"},
+                                {"checkpoint_dir", "--checkpoint-dir"},
+                                {"checkpoint_every", "--checkpoint-every"},
+                                {"resume", "--resume"}});
+}
+
+void add_checkpoint_flags(CLI::App* app, std::string* dir, int* every, bool* resume, const std::string& kind,
+                          const std::string& boundary) {
+  app->add_option("--checkpoint-dir", *dir,
+                  "Checkpoints go to DIR/step-NNNNNN/: each rank's full training state (rank-R.bin) and, written "
+                  "last, manifest.json (step, world size, " +
+                      kind + ", config, a CRC-32 per rank file); the last 2 complete ones are kept");
+  app->add_option("--checkpoint-every", *every,
+                  "Write a checkpoint after every N steps (needs --checkpoint-dir); " + boundary)
+      ->capture_default_str();
+  app->add_flag("--resume", *resume,
+                "Start from the newest complete checkpoint in --checkpoint-dir (same world size, " + kind +
+                    " and config); the run then equals an uninterrupted one bit for bit");
 }
 
 namespace {

@@ -17,6 +17,14 @@ extern const char kBackendHelp[];
 /// subcommand maps its own fields first (in_flag_words), then these.
 Status in_run_flag_words(const Status& status);
 
+/// --checkpoint-dir, --checkpoint-every and --resume into `dir`, `every`
+/// and `resume` (real/core/checkpointing.h's CheckpointFlags), the same for
+/// every run subcommand. `kind`: what the manifest names the kind of run
+/// ("variant", "mode", "framework"); `boundary`: where a checkpoint is taken,
+/// for --checkpoint-every's help ("the pipeline drains there").
+void add_checkpoint_flags(CLI::App* app, std::string* dir, int* every, bool* resume, const std::string& kind,
+                          const std::string& boundary);
+
 #define CT_SYSTEM(name, title) void add_run_##name(CLI::App* run, Action* action);
 #include "common/systems.def"
 #undef CT_SYSTEM

@@ -74,6 +74,9 @@ void add_run_flowtrain(CLI::App* run, Action* action) {
   ft->add_option("--seed", a->seed, "Seed of the model and the data")->capture_default_str();
   ft->add_option("--trace", a->trace, "Write the merged trace of all ranks here (rank 0 writes it)");
   ft->add_option("--dump-params", a->dump_params, "Write the final parameters to DIR/rank-0.bin (float64)");
+  ft->add_option("--dump-state", a->dump_state,
+                 "Write each rank's final state (its side's parameters, SGD's momentum) to DIR/rank-R.bin");
+  add_checkpoint_flags(ft, &a->checkpoint_dir, &a->checkpoint_every, &a->resume, "mode", "after a step, pool empty");
   ft->add_flag("--json", a->json, "Print one JSON object instead of the table");
   ft->add_option("--device", a->device, kDeviceHelp)->capture_default_str();
   ft->add_option("--backend", a->backend, kBackendHelp)->capture_default_str();

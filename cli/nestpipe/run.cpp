@@ -26,9 +26,6 @@ Status in_run_nestpipe_flag_words(const Status& status) {
                                                   {"no_patch", "--no-patch"},
                                                   {"strict", "--strict"},
                                                   {"store", "--store"},
-                                                  {"checkpoint_dir", "--checkpoint-dir"},
-                                                  {"checkpoint_every", "--checkpoint-every"},
-                                                  {"resume", "--resume"},
                                                   {"trace", "--trace"}}));
 }
 
@@ -65,16 +62,8 @@ void add_run_nestpipe(CLI::App* run, Action* action) {
   np->add_flag("--strict", a->strict, "Exit 1 when the version oracle finds a stale row");
   np->add_option("--dump-state", a->dump_state,
                  "Write each rank's embedding shard, versions, dense parameters and optimizer state to DIR/rank-R.bin");
-  np->add_option("--checkpoint-dir", a->checkpoint_dir,
-                 "Checkpoints go to DIR/step-NNNNNN/: each rank's full training state (rank-R.bin) and, written last, "
-                 "manifest.json (step, world size, variant, config, a CRC-32 per rank file); the last 2 complete ones "
-                 "are kept");
-  np->add_option("--checkpoint-every", a->checkpoint_every,
-                 "Write a checkpoint after every N batches (needs --checkpoint-dir); the pipeline drains there")
-      ->capture_default_str();
-  np->add_flag("--resume", a->resume,
-               "Start from the newest complete checkpoint in --checkpoint-dir (same world size, variant and config); "
-               "the run then equals an uninterrupted one bit for bit");
+  add_checkpoint_flags(np, &a->checkpoint_dir, &a->checkpoint_every, &a->resume, "variant",
+                       "the pipeline drains there");
   np->add_flag("--json", a->json, "Print one JSON object instead of the table");
   np->add_flag("--no-check-order", a->no_check_order,
                "Skip comparing each collective across ranks before running it (saves a small all-gather)");

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/json_number.h"
+#include "real/core/checkpointing.h"
 #include "real/flowtrain/pool_transfer.h"
 #include "real/flowtrain/tiny_vlm.h"
 
@@ -96,6 +97,7 @@ StatusOr<Mode> check_args(const FlowTrainRunArgs& a, int world) {
                                       std::to_string(world - 1) + "; launch --nproc 2 or more)");
     }
   }
+  CT_RETURN_IF_ERROR(check_checkpoint_flags({a.checkpoint_dir, a.checkpoint_every, a.resume}));
   return mode;
 }
 

@@ -16,6 +16,7 @@
 #include "real/core/tracer.h"
 #include "real/flowtrain/flowtrain_args.h"
 #include "real/flowtrain/report.h"
+#include "real/flowtrain/run_checkpoints.h"
 #include "real/flowtrain/worker.h"
 
 namespace clustertwin::real::flowtrain {
@@ -66,10 +67,13 @@ void record_step(Tracer& tracer, int step, double start_us) {
   tracer.record(std::move(e));
 }
 
-// The training steps: each one's wall time, mean loss and model FLOPs into the report.
+// Training steps [first, a.steps): each one's wall time, mean loss and model FLOPs into the report; after every
+// --checkpoint-every steps a checkpoint, at the step boundary (nothing in flight: the loss all-reduce ends the step
+// on every rank).
 Status run_steps(const FlowTrainRunArgs& a, Communicator& comm, Group& world, Tracer& tracer, Worker& worker,
-                 RunReport& report) {
-  for (int s = 0; s < a.steps; ++s) {
+                 RunReport& report, int64_t first, const KillHooks& hooks) {
+  for (int s = static_cast<int>(first); s < a.steps; ++s) {
+    kill_at_step(hooks, s);
     const auto start = std::chrono::steady_clock::now();
     const double start_us = tracer.now_us();
     auto loss = worker.step(s);
@@ -82,8 +86,31 @@ Status run_steps(const FlowTrainRunArgs& a, Communicator& comm, Group& world, Tr
     if (comm.rank() == 0) record_step(tracer, s, start_us);
     report.losses.push_back(total_loss / a.global_batch);
     report.model_flops += worker.step_model_flops();
+    if (checkpoint_due(checkpoint_flags(a), s + 1)) {
+      CT_RETURN_IF_ERROR(write_checkpoint(a, comm, world, worker, s + 1, report.losses, hooks.checkpoint));
+    }
   }
   return Status::ok();
+}
+
+// The merged trace (rank 0 writes it) and each rank's final state, where the run asks for them.
+Status write_trace_and_state(const FlowTrainRunArgs& a, Communicator& comm, Group& world, Tracer& tracer,
+                             const Worker& worker, const RunReport& report) {
+  if (!a.trace.empty()) {
+    traces::Metadata metadata = real_run_metadata(
+        comm, "flowtrain", a.mode,
+        options_json(a, report.world_size, report.encoders, worker.facts(), report.matmul_rate), a.seed);
+    metadata.streams = {"compute", "comm", "step"};
+    CT_RETURN_IF_ERROR(tracer.gather_and_write(comm, world, metadata, a.trace));
+  }
+  if (a.dump_state.empty()) return Status::ok();
+  return write_state_dump(a.dump_state, worker.state_dump(a.steps));
+}
+
+// Where the steps start: 0, or with --resume the checkpoint's step, its state put into `worker`.
+StatusOr<int64_t> first_step(const std::optional<ResumeState>& resume, Worker& worker, RunReport& report) {
+  if (!resume) return 0;
+  return resume_worker(*resume, worker, report);
 }
 
 }  // namespace
@@ -98,6 +125,10 @@ Status run_flowtrain(const FlowTrainRunArgs& args) {
   auto device = choose_device(a.device, env->local_rank, device_support());
   if (!device.is_ok()) return device.status();
   CT_RETURN_IF_ERROR(check_device_args(a, *device));
+  auto hooks = read_kill_hooks(env->rank);
+  if (!hooks.is_ok()) return hooks.status();
+  auto resume = read_resume(a, env->rank, env->world_size);
+  if (!resume.is_ok()) return resume.status();
   at::set_num_threads(a.threads);
   auto comm = connect_for_run(*env, a.device, a.backend, a.timeout_s);
   if (!comm.is_ok()) return comm.status();
@@ -114,21 +145,17 @@ Status run_flowtrain(const FlowTrainRunArgs& args) {
   Tracer tracer((*comm)->rank());
   Worker worker(a, *mode, **comm, **world, tracer, *model);
   CT_RETURN_IF_ERROR(worker.setup_pools());
+  auto first = first_step(*resume, worker, report);
+  if (!first.is_ok()) return first.status();
   report.matmul_rate =
       (*comm)->rank() == 0 ? measured_matmul_rate((*comm)->device(), compute_dtype(a), options->d_model) : 0;
   CT_RETURN_IF_ERROR((*comm)->barrier(**world));
   tracer.start();
 
-  CT_RETURN_IF_ERROR(run_steps(a, **comm, **world, tracer, worker, report));
+  CT_RETURN_IF_ERROR(run_steps(a, **comm, **world, tracer, worker, report, *first, *hooks));
   report.world_size = env->world_size;
   report.encoders = *mode == Mode::kMonolithic ? 0 : worker.encoders();
-  if (!a.trace.empty()) {
-    traces::Metadata metadata = real_run_metadata(
-        **comm, "flowtrain", a.mode,
-        options_json(a, env->world_size, report.encoders, worker.facts(), report.matmul_rate), a.seed);
-    metadata.streams = {"compute", "comm", "step"};
-    CT_RETURN_IF_ERROR(tracer.gather_and_write(**comm, **world, metadata, a.trace));
-  }
+  CT_RETURN_IF_ERROR(write_trace_and_state(a, **comm, **world, tracer, worker, report));
   auto params = parameters_to_dump(a, worker);
   if (!params.is_ok()) return params.status();
   CT_RETURN_IF_ERROR((*comm)->barrier(**world));

@@ -22,8 +22,9 @@
 //                as fast as the pool's slots allow (back-pressure) and keep
 //                no graph; backbones take their micro-batches' samples,
 //                train, and put the embeddings' gradients into a second
-//                pool; encoders take the gradients, recompute their forward
-//                and run its backward. Each side all-reduces its gradients;
+//                pool; encoders take the gradients in the plan's micro-batch
+//                order (so that their sums add up alike in every run),
+//                recompute their forward and run its backward. Each side all-reduces its gradients;
 //                the encoder steps at the step boundary, so a sample's
 //                forward and backward see the same weights.
 //

@@ -214,4 +214,13 @@ TensorPool& FlowPools::gradients(int e) {
   return *gradients_[e];
 }
 
+int FlowPools::ready() const {
+  int n = 0;
+  for (const auto* pools : {&embedding_shm_, &gradient_shm_}) {
+    for (const std::unique_ptr<SharedPool>& pool : *pools)
+      n += pool ? pool->ready() : 0;
+  }
+  return n;
+}
+
 }  // namespace clustertwin::real::flowtrain

@@ -95,6 +95,8 @@ class FlowPools {
   TensorPool& gradients(int e);
   /// "host", "host (pinned)" or "cuda-ipc": what moves the bytes.
   const std::string& transfer() const { return transfer_; }
+  /// Slots ready (put, not yet taken) over every pool this rank sees.
+  int ready() const;
 
  private:
   FlowPools() = default;

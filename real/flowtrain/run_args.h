@@ -27,7 +27,11 @@ struct FlowTrainRunArgs {
   std::string dtype;
   uint64_t seed = 0;
   std::string trace;
-  std::string dump_params;  // DIR: the final parameters, DIR/rank-0.bin (float64)
+  std::string dump_params;     // DIR: the final parameters, DIR/rank-0.bin (float64)
+  std::string dump_state;      // DIR: each rank's final training state, DIR/rank-R.bin (Worker::state_dump)
+  std::string checkpoint_dir;  // checkpoints go to DIR/step-NNNNNN (real/core/checkpoint.h)
+  int checkpoint_every = 0;    // steps between checkpoints; 0: none
+  bool resume = false;         // start from checkpoint_dir's newest complete checkpoint
   bool json = false;
   int threads = 1;
   double timeout_s = 120;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/check.h"
 #include "real/core/device.h"
 
 namespace clustertwin::real::flowtrain {
@@ -92,6 +93,18 @@ torch::Tensor flatten_values(const std::vector<torch::Tensor>& params) {
   return torch::cat(parts);
 }
 
+// The names of `params` in the model, in their order (each parameter is in the model once).
+std::vector<std::string> side_parameter_names(TinyVlm& model, const std::vector<torch::Tensor>& params) {
+  std::vector<std::string> names;
+  for (const torch::Tensor& p : params) {
+    for (const auto& item : model->named_parameters()) {
+      if (item.value().unsafeGetTensorImpl() == p.unsafeGetTensorImpl()) names.push_back(item.key());
+    }
+  }
+  CT_CHECK(names.size() == params.size()) << names.size() << " names for " << params.size() << " parameters";
+  return names;
+}
+
 torch::Tensor on_cpu(const torch::Tensor& t) {
   return t.detach().to(torch::kCPU).clone();
 }
@@ -119,6 +132,7 @@ Worker::Worker(const FlowTrainRunArgs& a, Mode mode, Communicator& comm, Group& 
   } else {
     params_ = is_encoder() ? model_->encoder_parameters() : model_->backbone_parameters();
   }
+  param_names_ = side_parameter_names(model_, params_);
   optimizer_.emplace(params_, torch::optim::SGDOptions(a_.lr).momentum(0.9));
 }
 

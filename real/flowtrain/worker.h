@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/state_dump.h"
 #include "common/status.h"
 #include "models/flowtrain/tiny_plan.h"
 #include "real/core/communicator.h"
@@ -59,8 +60,24 @@ class Worker {
   /// The model FLOPs of the last step's samples.
   double step_model_flops() const;
 
+  // worker_state.cpp: the state a checkpoint and --dump-state hold.
+  /// This rank's training state at a step boundary: its side's parameters
+  /// ("param.NAME"; a bfloat16 model's as float32, which holds them exactly)
+  /// and SGD's momentum buffers ("sgd.momentum.NAME"), once a step has made
+  /// them. Nothing else carries over a step boundary: a step's samples, its
+  /// packing and its pool keys follow from (seed, step), and the pools are
+  /// empty (pool_slots_ready).
+  StateDump state_dump(int64_t steps_done) const;
+  /// Puts state_dump()'s tensors back; InvalidArgument "FILE: tensor 'NAME': ..."
+  /// naming one that is missing or of another type or shape.
+  Status restore_state(const StateDump& dump, const std::string& file, int64_t steps_done);
+  /// Slots holding an embedding or a gradient in the pools this rank sees
+  /// (0 outside the flowtrain mode). At a step boundary every put was taken.
+  int pool_slots_ready() const { return pools_ ? pools_->ready() : 0; }
+
   const ::clustertwin::models::flowtrain::TinyFacts& facts() const { return facts_; }
   int encoders() const { return encoders_; }
+  int rank() const { return rank_; }
 
  private:
   bool is_encoder() const { return mode_ != Mode::kMonolithic && rank_ < encoders_; }
@@ -96,6 +113,7 @@ class Worker {
   std::vector<::clustertwin::models::flowtrain::TinySample> shapes_;
   int encoders_ = 0, rank_ = 0, step_ = 0;
   std::vector<torch::Tensor> params_;
+  std::vector<std::string> param_names_;  // params_'s names in the model
   std::optional<torch::optim::SGD> optimizer_;
   std::vector<StepSample> samples_;
   double loss_sum_ = 0;

@@ -3,7 +3,7 @@
 // over send/recv, and flowtrain's decoupled flow through the memory pool.
 
 #include <algorithm>
-#include <map>
+#include <set>
 
 #include "models/flowtrain/dispatch.h"
 #include "real/flowtrain/worker.h"
@@ -93,8 +93,7 @@ Status Worker::flowtrain() {
   if (!plan.is_ok()) return plan.status();
   const pf::StepPlan& as = *plan;
   if (is_encoder()) {
-    std::vector<uint64_t> wanted;
-    std::map<uint64_t, int> sample_of;
+    std::set<uint64_t> mine;  // the keys of this encoder's samples
     // This encoder's samples, round-robin over the step's image samples (models/flowtrain/dispatch.h).
     pf::EncoderDispatch dispatch(pf::EncoderDispatch::Policy::kRoundRobin, as.order, encoders_);
     for (int i; (i = dispatch.take(rank_)) != pf::EncoderDispatch::kNone;) {
@@ -105,20 +104,23 @@ Status Worker::flowtrain() {
       Status put = pools_->embeddings(rank_).put(key, tokens, a_.timeout_s);
       if (!put.is_ok()) return pool_error("put an embedding", put);
       record("pool-put", "flowtrain/pool_put", start, cpu, 0, tokens.numel() * 4);
-      wanted.push_back(key);
-      sample_of[key] = i;
+      mine.insert(key);
     }
-    std::sort(wanted.begin(), wanted.end());
-    while (!wanted.empty()) {
-      const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
-      auto taken = pools_->gradients(rank_).take_any(wanted, a_.timeout_s);
-      if (!taken.is_ok()) return pool_error("take a gradient", taken.status());
-      record("pool-take", "flowtrain/pool_take", start, cpu, 0, taken->values.numel() * 4);
-      wanted.erase(std::find(wanted.begin(), wanted.end(), taken->key));
-      const StepSample& s = samples_[sample_of[taken->key]];
-      torch::Tensor grad = taken->values.view({s.shape.images, o_.tokens_per_image(), o_.d_model});
-      torch::Tensor tokens = encode(s, true);
-      encoder_backward(s, tokens, grad);
+    // The gradients in the plan's micro-batch order (the order the backbones work in), whatever order they arrive
+    // in: the encoder's gradient sums then add up in one order in every run, so that a run is reproducible bit for
+    // bit (a resumed one equals an uninterrupted one). The gradient pool holds a whole step, so no backbone waits.
+    for (const std::vector<int64_t>& bin : as.bins) {
+      for (int64_t i : bin) {
+        const uint64_t key = pool_key(step_, i);
+        if (mine.count(key) == 0) continue;
+        const StepSample& s = samples_[i];
+        torch::Tensor grad = token_buffer(s);
+        const double start = tracer_.now_us(), cpu = Tracer::thread_cpu_us();
+        Status take = pools_->gradients(rank_).take(key, grad, a_.timeout_s);
+        if (!take.is_ok()) return pool_error("take a gradient", take);
+        record("pool-take", "flowtrain/pool_take", start, cpu, 0, grad.numel() * 4);
+        encoder_backward(s, encode(s, true), grad);
+      }
     }
     return Status::ok();
   }

@@ -372,7 +372,7 @@ struct Trained {
 // checkpointed, else up to each multiple of checkpoint_every, followed by
 // that step's checkpoint.
 StatusOr<Trained> train(const NestPipeArgs& a, real::Communicator& comm, real::Group& world, const SizedPlan& planned,
-                        Trainer& trainer, int64_t first, const KillHooks& hooks) {
+                        Trainer& trainer, int64_t first, const real::KillHooks& hooks) {
   real::Tracer tracer(comm.rank());
   std::vector<double> batch_end(a.steps, 0.0);
   const int64_t every = a.checkpoint_every;
@@ -436,7 +436,7 @@ Status run_nestpipe(const NestPipeArgs& a) {
   // cores, and one thread keeps every CPU kernel's reduction order fixed.
   at::set_num_threads(a.threads);
   TrainerOptions options = trainer_options(a, variant, *spec, *device);
-  options.kill_at_batch = hooks->batch;
+  options.kill_at_batch = hooks->step;
   int64_t first = 0;
   auto trainer = make_trainer(a, options, std::move(*source), *env, &first);
   if (!trainer.is_ok()) return trainer.status();

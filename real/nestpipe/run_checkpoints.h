@@ -1,32 +1,19 @@
 #pragma once
 
 // The checkpoint side of `run nestpipe` (nestpipe_command.cpp): its flags,
-// writing one checkpoint across ranks, resuming a trainer, and the test
-// hooks that kill a rank on purpose. Includes the trainer (torch): for the
-// command's source files only.
+// what a checkpoint of it records, writing one across ranks and resuming a
+// trainer; the rest is real/core/checkpointing.h's. Includes the trainer
+// (torch): for the command's source files only.
 
 #include <cstdint>
 
 #include "common/status.h"
+#include "real/core/checkpointing.h"
 #include "real/core/communicator.h"
-#include "real/nestpipe/checkpoint.h"
-#include "real/nestpipe/nestpipe_command.h"
+#include "real/nestpipe/run_args.h"
 #include "real/nestpipe/trainer.h"
 
 namespace clustertwin::real::nestpipe {
-
-/// Kills on purpose, for the restart tests; read from the environment only on
-/// a launch's first attempt (CT_LAUNCH_ATTEMPT unset or 0), so that the
-/// restarted ranks run through:
-///   CT_TEST_KILL_RANK_AT_STEP=RANK:STEP         SIGKILL in batch STEP's h2d
-///   CT_TEST_KILL_RANK_IN_CHECKPOINT=RANK:STEP:PHASE  see CheckpointKillHook
-struct KillHooks {
-  int64_t batch = -1;
-  CheckpointKillHook checkpoint;
-};
-
-/// This rank's hooks; InvalidArgument naming the variable and its value when malformed.
-StatusOr<KillHooks> read_kill_hooks(int rank);
 
 /// The checkpoint flags together (InvalidArgument naming the field).
 Status check_checkpoint_args(const NestPipeArgs& a);

@@ -1,6 +1,6 @@
 // The trainer's state as tensors: the state dump that runs are compared by
 // (--dump-state), and the checkpoint a resumed run continues from bit for
-// bit (--checkpoint-dir, real/nestpipe/checkpoint.h).
+// bit (--checkpoint-dir, real/core/checkpoint.h).
 //
 // A checkpoint is taken between windows (Trainer::set_window), where no
 // batch is in flight, so it holds no exchange, no gathered row and nothing
@@ -10,78 +10,13 @@
 // the dense model from the seed), so there is no generator state to keep.
 
 #include <algorithm>
-#include <cstring>
-#include <sstream>
 
 #include "common/check.h"
+#include "real/core/state_tensors.h"
 #include "real/nestpipe/trainer.h"
 #include "real/nestpipe/trainer_state.h"
 
 namespace clustertwin::real::nestpipe {
-namespace {
-
-DumpTensor dump_tensor(const std::string& name, const at::Tensor& t) {
-  const at::Tensor c = t.detach().to(at::kCPU).contiguous();
-  DumpTensor d;
-  d.name = name;
-  CT_CHECK(c.scalar_type() == at::kLong || c.scalar_type() == at::kFloat || c.scalar_type() == at::kDouble)
-      << name << ": " << c.scalar_type();
-  d.type = c.scalar_type() == at::kLong    ? DumpTensor::Type::kInt64
-           : c.scalar_type() == at::kFloat ? DumpTensor::Type::kFloat32
-                                           : DumpTensor::Type::kFloat64;
-  d.shape.assign(c.sizes().begin(), c.sizes().end());
-  d.bytes.assign(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.numel() * c.element_size()));
-  return d;
-}
-
-at::ScalarType scalar_type_of(DumpTensor::Type type) {
-  switch (type) {
-    case DumpTensor::Type::kInt64:
-      return at::kLong;
-    case DumpTensor::Type::kFloat64:
-      return at::kDouble;
-    case DumpTensor::Type::kFloat32:
-      break;
-  }
-  return at::kFloat;
-}
-
-std::string shape_text(at::IntArrayRef shape) {
-  std::ostringstream s;
-  s << shape;
-  return s.str();
-}
-
-// The checkpoint's tensor `name`, of `type` and `shape`: InvalidArgument
-// "FILE: tensor 'NAME': ..." naming what differs.
-StatusOr<at::Tensor> checkpoint_tensor(const StateDump& dump, const std::string& file, const std::string& name,
-                                       at::ScalarType type, at::IntArrayRef shape) {
-  const std::string where = file + ": tensor '" + name + "'";
-  for (const DumpTensor& d : dump.tensors) {
-    if (d.name != name) continue;
-    if (scalar_type_of(d.type) != type) {
-      return Status::invalid_argument(where + ": type " + std::string(c10::toString(scalar_type_of(d.type))) +
-                                      ", this run has " + c10::toString(type));
-    }
-    if (at::IntArrayRef(d.shape) != shape) {
-      return Status::invalid_argument(where + ": shape " + shape_text(d.shape) + ", this run has " + shape_text(shape));
-    }
-    at::Tensor t = at::empty(shape, at::TensorOptions().dtype(type));
-    std::memcpy(t.data_ptr(), d.bytes.data(), d.bytes.size());
-    return t;
-  }
-  return Status::invalid_argument(where + ": missing");
-}
-
-// The first dimension of the checkpoint's tensor `name` (0 when missing or a scalar).
-int64_t leading_dim(const StateDump& dump, const std::string& name) {
-  for (const DumpTensor& d : dump.tensors) {
-    if (d.name == name) return d.shape.empty() ? 0 : d.shape[0];
-  }
-  return 0;
-}
-
-}  // namespace
 
 StateDump Trainer::state_dump() const {
   StateDump d;
@@ -128,20 +63,20 @@ StateDump Trainer::checkpoint_state() const {
 Status Trainer::restore_dense(const StateDump& dump, const std::string& file) {
   at::NoGradGuard no_grad;
   for (size_t i = 0; i < params_.size(); ++i) {
-    auto p = checkpoint_tensor(dump, file, "dense." + param_names_[i], at::kFloat, params_[i].sizes());
+    auto p = restore_tensor(dump, file, "dense." + param_names_[i], at::kFloat, params_[i].sizes());
     if (!p.is_ok()) return p.status();
     params_[i].copy_(*p);
   }
   if (options_.dense_optimizer.kind != DenseOptimizer::Kind::kAdam) return Status::ok();
-  auto step = checkpoint_tensor(dump, file, "adam.step", at::kLong, {1});
+  auto step = restore_tensor(dump, file, "adam.step", at::kLong, {1});
   if (!step.is_ok()) return step.status();
   adam_step_ = step->item<int64_t>();
   adam_m_.clear();
   adam_v_.clear();
   for (size_t i = 0; i < params_.size() && adam_step_ > 0; ++i) {
-    auto m = checkpoint_tensor(dump, file, "adam.exp_avg." + param_names_[i], at::kFloat, params_[i].sizes());
+    auto m = restore_tensor(dump, file, "adam.exp_avg." + param_names_[i], at::kFloat, params_[i].sizes());
     if (!m.is_ok()) return m.status();
-    auto v = checkpoint_tensor(dump, file, "adam.exp_avg_sq." + param_names_[i], at::kFloat, params_[i].sizes());
+    auto v = restore_tensor(dump, file, "adam.exp_avg_sq." + param_names_[i], at::kFloat, params_[i].sizes());
     if (!v.is_ok()) return v.status();
     adam_m_.push_back(m->to(params_[i].device()));
     adam_v_.push_back(v->to(params_[i].device()));
@@ -150,12 +85,12 @@ Status Trainer::restore_dense(const StateDump& dump, const std::string& file) {
 }
 
 Status Trainer::restore_held(const StateDump& dump, const std::string& file) {
-  const int64_t n = leading_dim(dump, "held.keys");
-  auto keys = checkpoint_tensor(dump, file, "held.keys", at::kLong, {n});
+  const int64_t n = dump_leading_dim(dump, "held.keys");
+  auto keys = restore_tensor(dump, file, "held.keys", at::kLong, {n});
   if (!keys.is_ok()) return keys.status();
-  auto rows = checkpoint_tensor(dump, file, "held.rows", at::kFloat, {n, options_.spec.embedding_dim});
+  auto rows = restore_tensor(dump, file, "held.rows", at::kFloat, {n, options_.spec.embedding_dim});
   if (!rows.is_ok()) return rows.status();
-  auto versions = checkpoint_tensor(dump, file, "held.versions", at::kLong, {n});
+  auto versions = restore_tensor(dump, file, "held.versions", at::kLong, {n});
   if (!versions.is_ok()) return versions.status();
   held_keys_ = *keys;
   held_rows_ = rows->to(store_.device());
@@ -168,7 +103,7 @@ Status Trainer::restore_checkpoint(const StateDump& dump, const std::string& fil
     return Status::invalid_argument(file + ": rank " + std::to_string(dump.rank) + " of " + std::to_string(dump.world) +
                                     ", this is rank " + std::to_string(rank_) + " of " + std::to_string(world_));
   }
-  auto next = checkpoint_tensor(dump, file, "data.next_batch", at::kLong, {1});
+  auto next = restore_tensor(dump, file, "data.next_batch", at::kLong, {1});
   if (!next.is_ok()) return next.status();
   const int64_t n = next->item<int64_t>();
   if (n < 0 || n > options_.steps) {
@@ -176,12 +111,12 @@ Status Trainer::restore_checkpoint(const StateDump& dump, const std::string& fil
                                     std::to_string(n) + " batches " + file + " has trained");
   }
   const int64_t rows = store_.local_rows();
-  auto weights = checkpoint_tensor(dump, file, "embedding.weights", at::kFloat, store_.weights().sizes());
-  auto accumulators = checkpoint_tensor(dump, file, "embedding.accumulators", at::kFloat, {rows});
-  auto versions = checkpoint_tensor(dump, file, "embedding.versions", at::kLong, {rows});
-  auto key_batches = checkpoint_tensor(dump, file, "oracle.key_batches", at::kLong, {rows});
-  auto losses = checkpoint_tensor(dump, file, "results.losses", at::kDouble, {n});
-  auto counters = checkpoint_tensor(dump, file, "results.counters", at::kLong, {7});
+  auto weights = restore_tensor(dump, file, "embedding.weights", at::kFloat, store_.weights().sizes());
+  auto accumulators = restore_tensor(dump, file, "embedding.accumulators", at::kFloat, {rows});
+  auto versions = restore_tensor(dump, file, "embedding.versions", at::kLong, {rows});
+  auto key_batches = restore_tensor(dump, file, "oracle.key_batches", at::kLong, {rows});
+  auto losses = restore_tensor(dump, file, "results.losses", at::kDouble, {n});
+  auto counters = restore_tensor(dump, file, "results.counters", at::kLong, {7});
   for (const auto* t : {&weights, &accumulators, &versions, &key_batches, &losses, &counters})
     if (!t->is_ok()) return t->status();
   CT_RETURN_IF_ERROR(store_.restore(*weights, *accumulators, *versions).with_context(file));

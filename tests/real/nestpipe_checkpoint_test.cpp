@@ -16,21 +16,35 @@
 #include "common/file_io.h"
 #include "common/state_dump.h"
 #include "tests/cli/run_command.h"
+#include "tests/real/checkpoint_helpers.h"
 
 namespace clustertwin::real::nestpipe {
 namespace {
 
+using testing::checkpoint_complete;
 using testing::CommandResult;
 using testing::expect_one_line_exit_2;
+using testing::occurrences;
 using testing::run_clustertwin;
+using testing::ScopedEnv;
 namespace fs = std::filesystem;
 
 constexpr int kRanks = 2;
 
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "ct_npckpt_" + name;
-  fs::remove_all(dir);
-  return dir;
+  return testing::fresh_dir("ct_npckpt_" + name);
+}
+
+CommandResult launch(const std::vector<std::string>& launch_flags, const std::vector<std::string>& args) {
+  return testing::launch_ranks(kRanks, launch_flags, args);
+}
+
+void expect_identical_dumps(const std::string& dir, const std::string& reference) {
+  testing::expect_identical_dumps(dir, reference, kRanks);
+}
+
+CommandResult rank0_of_2(const std::vector<std::string>& args) {
+  return testing::as_rank0_of(kRanks, args);
 }
 
 // Small sizes, both optimizers with state (Adagrad's accumulators, Adam's moments).
@@ -42,23 +56,6 @@ std::vector<std::string> run_args(const std::string& variant, int steps, const s
       "--json",  "--timeout", "60"};
   args.insert(args.end(), more.begin(), more.end());
   return args;
-}
-
-CommandResult launch(const std::vector<std::string>& launch_flags, const std::vector<std::string>& args) {
-  std::vector<std::string> all = {"launch", "--nproc", std::to_string(kRanks)};
-  all.insert(all.end(), launch_flags.begin(), launch_flags.end());
-  all.push_back("--");
-  all.insert(all.end(), args.begin(), args.end());
-  return run_clustertwin(all);
-}
-
-void expect_identical_dumps(const std::string& dir, const std::string& reference) {
-  for (int r = 0; r < kRanks; ++r) {
-    const auto a = read_file(state_dump_path(dir, r));
-    const auto b = read_file(state_dump_path(reference, r));
-    ASSERT_TRUE(a.is_ok() && b.is_ok()) << dir << " rank " << r;
-    EXPECT_TRUE(*a == *b) << dir << " rank " << r << " differs from " << reference;
-  }
 }
 
 // Rank 0's JSON line: the report covers every step, also after a resume.
@@ -86,12 +83,6 @@ std::string reference_run(const std::string& variant, std::string* json = nullpt
   return dir;
 }
 
-bool complete(const std::string& dir, int step) {
-  char name[32];
-  std::snprintf(name, sizeof(name), "step-%06d", step);
-  return fs::is_regular_file(fs::path(dir) / name / "manifest.json");
-}
-
 class NestPipeResumeTest : public ::testing::TestWithParam<std::string> {};
 
 // 12 steps at once, or 6 (checkpoints at 3 and 6) and then 6 more resumed:
@@ -104,8 +95,8 @@ TEST_P(NestPipeResumeTest, StoppedAtStep6AndResumedEqualsTheUninterruptedRun) {
   const CommandResult first =
       launch({}, run_args(variant, 6, {"--checkpoint-dir", checkpoints, "--checkpoint-every", "3"}));
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  EXPECT_TRUE(complete(checkpoints, 3));
-  EXPECT_TRUE(complete(checkpoints, 6));
+  EXPECT_TRUE(checkpoint_complete(checkpoints, 3));
+  EXPECT_TRUE(checkpoint_complete(checkpoints, 6));
   const std::string resumed = fresh_dir(variant + "_resumed");
   const CommandResult second = launch(
       {}, run_args(variant, 12,
@@ -117,8 +108,8 @@ TEST_P(NestPipeResumeTest, StoppedAtStep6AndResumedEqualsTheUninterruptedRun) {
   EXPECT_EQ(without_timing(json_line(second.out)), without_timing(uninterrupted_json));
   // The last two complete checkpoints are kept: 9 and 12.
   EXPECT_FALSE(fs::exists(fs::path(checkpoints) / "step-000006"));
-  EXPECT_TRUE(complete(checkpoints, 9));
-  EXPECT_TRUE(complete(checkpoints, 12));
+  EXPECT_TRUE(checkpoint_complete(checkpoints, 9));
+  EXPECT_TRUE(checkpoint_complete(checkpoints, 12));
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryVariant, NestPipeResumeTest,
@@ -131,23 +122,6 @@ std::string two_rank_checkpoints(const std::string& name) {
   const CommandResult r = launch({}, run_args("torchrec", 6, {"--checkpoint-dir", dir, "--checkpoint-every", "3"}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return dir;
-}
-
-// `run nestpipe` as rank 0 of 2 without a launcher: a refusal comes before
-// the rendezvous, so it returns at once (a missed one would time out in 5 s).
-CommandResult rank0_of_2(const std::vector<std::string>& args) {
-  ::setenv("RANK", "0", 1);
-  ::setenv("WORLD_SIZE", "2", 1);
-  ::setenv("LOCAL_RANK", "0", 1);
-  ::setenv("LOCAL_WORLD_SIZE", "2", 1);
-  ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-  ::setenv("MASTER_PORT", "29999", 1);
-  std::vector<std::string> all = args;
-  *(std::find(all.begin(), all.end(), "--timeout") + 1) = "5";
-  CommandResult r = run_clustertwin(all);
-  for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
-    ::unsetenv(v);
-  return r;
 }
 
 TEST(NestPipeCheckpointRefusalTest, AnotherWorldSize) {
@@ -239,22 +213,6 @@ TEST(NestPipeCheckpointTest, AnIncompleteNewestCheckpointFallsBackToThePreviousO
   expect_identical_dumps(resumed, reference);
 }
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
-  ~ScopedEnv() { ::unsetenv(name_); }
-
- private:
-  const char* name_;
-};
-
-size_t count(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
-    ++n;
-  return n;
-}
-
 // Rank 1 dies (SIGKILL) in batch 8, after the checkpoint of step 6: one
 // restart from step 6, and the run ends where the uninterrupted one does.
 TEST(NestPipeRestartTest, ARankKilledMidRunCostsOneRestart) {
@@ -265,7 +223,7 @@ TEST(NestPipeRestartTest, ARankKilledMidRunCostsOneRestart) {
       launch({"--max-restarts", "2"},
              run_args("nestpipe", 12, {"--checkpoint-dir", dir, "--checkpoint-every", "3", "--dump-state", out}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count(r.err, "clustertwin launch: restart "), 1u) << r.err;
+  EXPECT_EQ(occurrences(r.err, "clustertwin launch: restart "), 1u) << r.err;
   EXPECT_NE(r.err.find("clustertwin launch: restart 1 of 2: rank 1 was killed by signal 9"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("resume: from " + dir + "/step-000006 (step 6)"), std::string::npos) << r.err;
@@ -284,8 +242,8 @@ TEST(NestPipeRestartTest, AKillDuringACheckpointWriteLeavesThePreviousOneLoadabl
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find("rank 1 was killed by signal 9"), std::string::npos) << r.err;
   }
-  EXPECT_TRUE(complete(dir, 3));
-  EXPECT_FALSE(complete(dir, 6));
+  EXPECT_TRUE(checkpoint_complete(dir, 3));
+  EXPECT_FALSE(checkpoint_complete(dir, 6));
   EXPECT_FALSE(fs::exists(dir + "/step-000006/rank-1.bin"));
   const std::string out = fresh_dir("kill_in_write_dump");
   const CommandResult resumed =
@@ -319,7 +277,7 @@ TEST(NestPipeRestartTest, GivesUpAfterMaxRestarts) {
       launch({"--max-restarts", "1"},
              run_args("torchrec", 4, {"--checkpoint-dir", dir, "--checkpoint-every", "2", "--lr", "-1"}));
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(count(r.err, "clustertwin launch: restart "), 1u) << r.err;
+  EXPECT_EQ(occurrences(r.err, "clustertwin launch: restart "), 1u) << r.err;
   EXPECT_NE(r.err.find("clustertwin launch: giving up after 1 restarts; the last: rank "), std::string::npos) << r.err;
 }
 

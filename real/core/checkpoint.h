@@ -1,8 +1,10 @@
 #pragma once
 
-// Checkpoints of `run nestpipe --checkpoint-dir DIR --checkpoint-every N`
-// and where `--resume` restarts. No torch here: the rank files' contents are
-// the trainer's (Trainer::checkpoint_state), encoded as a StateDump.
+// Checkpoints of the real executors (`run nestpipe|flowtrain|flexmarl
+// --checkpoint-dir DIR --checkpoint-every N`) and where `--resume` restarts.
+// No torch here: the rank files' contents are each system's training state,
+// encoded as a StateDump (common/state_dump.h); this file only names, writes,
+// checks and prunes the files, the same way for every system.
 //
 //   DIR/step-000006/rank-0.bin ... rank-(W-1).bin   each rank's state (common/state_dump.h)
 //   DIR/step-000006/manifest.json                   rank 0's, written last
@@ -15,6 +17,8 @@
 //
 //   {"format": "clustertwin-nestpipe-checkpoint", "version": 1, "step": 6,
 //    "world_size": 2, "variant": "dbp", "config": {"model": "dlrm-small", ...},
+//   (the system names the format; its kind of run is a "variant", a "mode"
+//   or a "framework")
 //    "config_fingerprint": "0x...", "ranks": [{"file": "rank-0.bin",
 //    "bytes": 123, "crc32": "0x..."}, ...]}
 //
@@ -28,12 +32,14 @@
 
 #include "common/status.h"
 
-namespace clustertwin::real::nestpipe {
+namespace clustertwin::real {
 
 /// What a checkpoint must match to be resumed by a run.
 struct CheckpointIdentity {
+  std::string system;  // "nestpipe": the manifest's format is "clustertwin-nestpipe-checkpoint"
   int world_size = 1;
-  std::string variant;
+  std::string kind_field;  // the manifest's name for the kind of run: "variant", "mode" or "framework"
+  std::string kind;        // its value: "dbp", "flowtrain", "marti", ...
   std::vector<std::pair<std::string, std::string>> config;  // field, value as text
 };
 
@@ -79,7 +85,7 @@ struct ResumePoint {
 };
 
 /// The newest complete checkpoint in `dir`, checked against `identity`
-/// (world size, variant, every config field) and every rank file against the
+/// (system, world size, kind, every config field) and every rank file against the
 /// manifest (present, size, CRC-32), so that every rank refuses the same
 /// checkpoint. InvalidArgument naming the file, the field and the value
 /// (e.g. "DIR/step-000006/manifest.json: world_size 4, this run has 2");
@@ -89,4 +95,4 @@ StatusOr<ResumePoint> find_resume_point(const std::string& dir, const Checkpoint
 /// If `hook` names `phase` and `step`, SIGKILL this process.
 void checkpoint_kill_point(const CheckpointKillHook& hook, int64_t step, const std::string& phase);
 
-}  // namespace clustertwin::real::nestpipe
+}  // namespace clustertwin::real

@@ -1,7 +1,7 @@
 // Checkpoint folders: writing them so that a kill never leaves a broken
 // newest one, and choosing and checking the one a run resumes from.
 
-#include "real/nestpipe/checkpoint.h"
+#include "real/core/checkpoint.h"
 
 #include <zlib.h>
 
@@ -14,13 +14,12 @@
 #include "common/file_io.h"
 #include "common/json.h"
 
-namespace clustertwin::real::nestpipe {
+namespace clustertwin::real {
 namespace {
 
 using Json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
-constexpr char kFormat[] = "clustertwin-nestpipe-checkpoint";
 constexpr int kVersion = 1;
 constexpr char kManifest[] = "manifest.json";
 
@@ -28,6 +27,10 @@ std::string hex32(uint32_t v) {
   char text[16];
   std::snprintf(text, sizeof(text), "0x%08x", v);
   return text;
+}
+
+std::string format_of(const CheckpointIdentity& id) {
+  return "clustertwin-" + id.system + "-checkpoint";
 }
 
 std::string rank_file_name(int rank) {
@@ -92,11 +95,11 @@ Json manifest_json(int64_t step, const CheckpointIdentity& id, const std::vector
     files.push_back(
         {{"file", rank_file_name(static_cast<int>(r))}, {"bytes", ranks[r].bytes}, {"crc32", hex32(ranks[r].crc32)}});
   }
-  return {{"format", kFormat},
+  return {{"format", format_of(id)},
           {"version", kVersion},
           {"step", step},
           {"world_size", id.world_size},
-          {"variant", id.variant},
+          {id.kind_field, id.kind},
           {"config", config},
           {"config_fingerprint", config_fingerprint(id)},
           {"ranks", files}};
@@ -125,14 +128,14 @@ StatusOr<int64_t> int_field(const Json& m, const std::string& file, const std::s
   return it->get<int64_t>();
 }
 
-StatusOr<Json> read_manifest(const std::string& path) {
+StatusOr<Json> read_manifest(const std::string& path, const std::string& want_format) {
   auto text = read_file(path);
   if (!text.is_ok()) return Status::invalid_argument(path + ": unreadable: " + text.status().message());
   Json m = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (m.is_discarded() || !m.is_object()) return Status::invalid_argument(path + ": not a JSON object");
   auto format = string_field(m, path, "format");
   if (!format.is_ok()) return format.status();
-  if (*format != kFormat) return Status::invalid_argument(path + ": format '" + *format + "', want '" + kFormat + "'");
+  if (*format != want_format) return mismatch(path, "format", *format, want_format);
   auto version = int_field(m, path, "version");
   if (!version.is_ok()) return version.status();
   if (*version != kVersion) return mismatch(path, "version", std::to_string(*version), std::to_string(kVersion));
@@ -173,9 +176,9 @@ Status check_identity(const Json& m, const std::string& path, const CheckpointId
   if (!world.is_ok()) return world.status();
   if (*world != id.world_size)
     return mismatch(path, "world_size", std::to_string(*world), std::to_string(id.world_size));
-  auto variant = string_field(m, path, "variant");
-  if (!variant.is_ok()) return variant.status();
-  if (*variant != id.variant) return mismatch(path, "variant", *variant, id.variant);
+  auto kind = string_field(m, path, id.kind_field);
+  if (!kind.is_ok()) return kind.status();
+  if (*kind != id.kind) return mismatch(path, id.kind_field, *kind, id.kind);
   return check_config(m, path, id);
 }
 
@@ -267,7 +270,7 @@ StatusOr<ResumePoint> find_resume_point(const std::string& dir, const Checkpoint
       continue;
     }
     const std::string path = (fs::path(step_dir) / kManifest).string();
-    auto manifest = read_manifest(path);
+    auto manifest = read_manifest(path, format_of(identity));
     if (!manifest.is_ok()) return manifest.status();
     CT_RETURN_IF_ERROR(check_identity(*manifest, path, identity, step));
     auto bytes = check_rank_files(*manifest, path, step_dir, identity.world_size, rank);
@@ -287,4 +290,4 @@ StatusOr<ResumePoint> find_resume_point(const std::string& dir, const Checkpoint
                                                : " (" + incomplete.front() + " has no " + kManifest + ")"));
 }
 
-}  // namespace clustertwin::real::nestpipe
+}  // namespace clustertwin::real
