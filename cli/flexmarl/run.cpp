@@ -70,6 +70,17 @@ void add_run_flexmarl(CLI::App* run, Action* action) {
   fm->add_option("--lr", a->lr, "Adam's learning rate")->capture_default_str();
   fm->add_option("--dump-params", a->dump_params,
                  "Write each agent's final weights and its last step's gradient to DIR/rank-0.bin (float64)");
+  fm->add_option("--dump-state", a->dump_state,
+                 "Write each rank's final state to DIR/rank-R.bin: the controller's published weights, last "
+                 "gradients, host copies of every agent's trainer state (parameters, Adam's moments) and the "
+                 "schedule's placement; each worker's loaded policies and resident trainers");
+  add_checkpoint_flags(fm, &a->checkpoint_dir, &a->checkpoint_every, &a->resume, "framework",
+                       "between steps, every job done (the controller waits for the last replies)");
+  fm->get_option("--resume")
+      ->description(
+          "Start from the newest complete checkpoint in --checkpoint-dir (same world size, framework and config): "
+          "sync and marti then end bit for bit where an uninterrupted run does; the flexmarl variants, whose "
+          "schedule follows the order replies arrive in, to the rounding by which two uninterrupted runs differ");
   fm->add_flag("--fault-late-publish", a->fault_late_publish,
                "Testing: worker 1 ignores its first weight load after an update, so its next rollout runs a stale "
                "policy; the experience store must refuse it (exit 1)");

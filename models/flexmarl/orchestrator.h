@@ -116,6 +116,21 @@ struct OrchestratorCounts {
   int64_t swaps = 0, reassignments = 0, migrations = 0, weight_loads = 0, jobs = 0;
 };
 
+/// What the orchestrator carries from one step to the next, for a
+/// checkpoint: where every agent's weights and trainer state are, its
+/// version, and the counts. The rest (samples, queues, the store's rows,
+/// the phase) begins anew with each step, and between steps no job is in
+/// flight, every trainer's gradients went into its publish, and the rollout
+/// instances are idle.
+struct OrchestratorCarry {
+  std::array<int64_t, kTaskTurns> versions{};
+  std::array<std::vector<int>, kTaskTurns>
+      holders;                                 // flexmarl variants: trainer ranks with the current state, in order
+  std::vector<std::map<int, int64_t>> cached;  // per rank 0..workers: agent -> weight version loaded there
+  std::vector<int> instance_agents;            // flexmarl variants: each rollout instance's agent
+  OrchestratorCounts counts;
+};
+
 /// GRPO's advantages: each reward minus its group's mean, over the group's
 /// standard deviation (population; 1e-6 added). Consecutive groups of
 /// `group` rewards; InvalidArgument when `group` does not divide the count.
@@ -161,6 +176,16 @@ class Orchestrator {
   const OrchestratorCounts& counts() const { return counts_; }
   /// The schedule's decisions so far, every step (models/flexmarl/schedule.h).
   const std::vector<Decision>& decisions() const { return decisions_; }
+
+  /// No job posted and not completed, on any rank.
+  bool quiescent() const;
+  /// What the next step starts from; Internal when a job is in flight or
+  /// the step left state behind (a trainer with gradients, a queued request).
+  StatusOr<OrchestratorCarry> carry() const;
+  /// Instead of start(): the state `carry` (from carry() of a run of the
+  /// same options) describes, before the next begin_step. InvalidArgument
+  /// naming the field and value that do not fit these options.
+  Status resume(const OrchestratorCarry& carry);
 
  private:
   explicit Orchestrator(const OrchestratorOptions& options) : o_(options) {}

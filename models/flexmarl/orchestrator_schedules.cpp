@@ -98,6 +98,14 @@ bool Orchestrator::start_phase() {
     }
     phase_started_ = true;
     decisions_.push_back({Decision::Kind::kPhase, agents.front(), phase_});
+    // In id order, not in the order the turn before answered: a rollout job's batch (whose logits' last bits
+    // depend on the rows batched with it) is then the same every run, and a run repeats bit for bit.
+    for (int a : agents) {
+      std::deque<int>& ready = pending_[static_cast<size_t>(a)];
+      std::sort(ready.begin(), ready.end(), [&](int x, int y) {
+        return samples_[static_cast<size_t>(x)].id < samples_[static_cast<size_t>(y)].id;
+      });
+    }
   }
   return true;
 }

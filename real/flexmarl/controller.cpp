@@ -154,7 +154,8 @@ Status Controller::handle(int rank, Message& m) {
   }
   const size_t before = static_cast<size_t>(orchestrator_->counts().jobs);
   CT_RETURN_IF_ERROR(orchestrator_->complete(rank, std::move(c), *this));
-  report_.steps.back().jobs += orchestrator_->counts().jobs - static_cast<int64_t>(before);
+  // Jobs posted before the first step (the initial placement's replies, drained) count in no step.
+  if (!report_.steps.empty()) report_.steps.back().jobs += orchestrator_->counts().jobs - static_cast<int64_t>(before);
   return Status::ok();
 }
 
@@ -229,7 +230,7 @@ Status Controller::stop_workers(bool abort, ControllerReport* report) {
   return outbox_.flush();
 }
 
-StatusOr<ControllerReport> Controller::run() {
+Status Controller::create() {
   auto orchestrator = cf::Orchestrator::create(o_.orchestrator);
   if (!orchestrator.is_ok()) return orchestrator.status();
   orchestrator_ = std::move(*orchestrator);
@@ -240,9 +241,52 @@ StatusOr<ControllerReport> Controller::run() {
     weights_[static_cast<size_t>(a)] = flat_params(fresh.model());
     host_state_[static_cast<size_t>(a)] = fresh.pack_state();
   }
-  Status s = orchestrator_->start(*this);
-  for (int step = 0; step < o_.steps && s.is_ok(); ++step)
-    s = run_step(step);
+  return Status::ok();
+}
+
+Status Controller::drain() {
+  while (!orchestrator_->quiescent()) {
+    Message m;
+    auto rank = recv_any_message(comm_, links_, &m);
+    if (!rank.is_ok()) return rank.status();
+    CT_RETURN_IF_ERROR(handle(*rank, m));
+    outbox_.reap();
+  }
+  return Status::ok();
+}
+
+Status Controller::write_checkpoint(int64_t steps_done) {
+  CT_RETURN_IF_ERROR(drain());
+  for (int r = 1; r <= o_.orchestrator.workers; ++r) {
+    Message m;
+    m.kind = Kind::kCheckpoint;
+    m.arg2 = steps_done;
+    CT_RETURN_IF_ERROR(outbox_.post(r, m));
+  }
+  CT_RETURN_IF_ERROR(outbox_.flush());
+  auto dump = state_dump();
+  if (!dump.is_ok()) return dump.status();
+  add_results(*dump);
+  return o_.checkpoint(steps_done, *dump);
+}
+
+StatusOr<ControllerReport> Controller::run() {
+  Status s = Status::ok();
+  if (!orchestrator_) {
+    s = create();
+    if (s.is_ok()) s = orchestrator_->start(*this);
+  }
+  for (int64_t step = first_step_; step < o_.steps && s.is_ok(); ++step) {
+    kill_at_step(o_.hooks, step);
+    // sync and marti hand a step's first rollouts to whichever ranks are idle: with every rank's last reply in
+    // first, that is the same ranks every run, and so is which worker holds which weights (the flexmarl
+    // variants' placement follows the replies' order whatever this does).
+    if (!cf::separates_trainers(o_.orchestrator.framework)) s = drain();
+    if (s.is_ok()) s = run_step(static_cast<int>(step));
+    if (s.is_ok() && o_.checkpoint_every > 0 && (step + 1) % o_.checkpoint_every == 0) s = write_checkpoint(step + 1);
+  }
+  // Every job done before the workers stop: the state they and the orchestrator end with is the last step's.
+  if (s.is_ok()) s = drain();
   if (!s.is_ok()) {
     ControllerReport ignored;
     (void)stop_workers(true, &ignored);

@@ -11,8 +11,10 @@
 #include <optional>
 #include <vector>
 
+#include "common/state_dump.h"
 #include "models/flexmarl/math_task.h"
 #include "models/flexmarl/orchestrator.h"
+#include "real/core/checkpointing.h"
 #include "real/core/communicator.h"
 #include "real/core/tracer.h"
 #include "real/flexmarl/messages.h"
@@ -29,6 +31,9 @@ struct ControllerOptions {
   int topk = 4;
   AdamOptions adam;
   sis::LossOptions loss;
+  int checkpoint_every = 0;     // steps between checkpoints; 0: none
+  CheckpointWriter checkpoint;  // this rank's part of one (with every worker's, which kCheckpoint asks for)
+  KillHooks hooks;              // tests: this rank dies at a step's start
 };
 
 struct StepReport {
@@ -61,9 +66,21 @@ class Controller : public clustertwin::models::flexmarl::JobSink {
  public:
   Controller(Communicator& comm, const Links& links, Tracer& tracer, ControllerOptions options);
 
-  /// Runs every step and stops the workers. Internal when the experience
-  /// store catches a version violation (the workers are stopped first).
+  /// Runs every step (from the restored one after restore()) and stops the
+  /// workers. Internal when the experience store catches a version
+  /// violation (the workers are stopped first).
   StatusOr<ControllerReport> run();
+
+  /// Instead of the initial placement: the state in `dump` (a checkpoint's
+  /// rank 0 file `file`: state_dump() with the results so far), from which
+  /// run() goes on at step `next_step`. InvalidArgument naming the file and
+  /// the tensor or field that does not fit this run.
+  Status restore(const StateDump& dump, const std::string& file, int64_t next_step);
+  /// The controller's state between steps (after run(), for --dump-state):
+  /// per agent "NAME.weights" (published), "NAME.gradient" (the last step's),
+  /// "NAME.host_state" (the host copy of its trainer state), and the
+  /// schedule's carry ("schedule.*").
+  StatusOr<StateDump> state_dump() const;
 
   Status post(const clustertwin::models::flexmarl::Job& job) override;
 
@@ -73,8 +90,16 @@ class Controller : public clustertwin::models::flexmarl::JobSink {
     at::Tensor logp, topk_ids, topk_logp;
   };
 
+  Status create();  // the orchestrator and every agent's fresh policy and trainer state
   Status run_step(int step);
   Status handle(int rank, Message& m);
+  /// Handles replies until no job is in flight: the step boundary a checkpoint needs.
+  Status drain();
+  /// After `steps_done` steps: every worker and this rank write their parts.
+  Status write_checkpoint(int64_t steps_done);
+  /// The report's steps so far, as "results.*" tensors, and back.
+  void add_results(StateDump& dump) const;
+  Status restore_results(const StateDump& dump, const std::string& file, int64_t steps);
   Status stop_workers(bool abort, ControllerReport* report);
 
   Communicator& comm_;
@@ -88,6 +113,7 @@ class Controller : public clustertwin::models::flexmarl::JobSink {
   std::vector<at::Tensor> weights_, gradients_, host_state_;  // per agent
   std::vector<SampleTensors> tensors_;                        // per sample of the step
   ControllerReport report_;
+  int64_t first_step_ = 0;  // restore()'s
 };
 
 }  // namespace clustertwin::real::flexmarl

@@ -15,6 +15,7 @@
 #include "real/core/dist_env.h"
 #include "real/core/tracer.h"
 #include "real/flexmarl/controller.h"
+#include "real/flexmarl/run_checkpoints.h"
 
 namespace clustertwin::real::flexmarl {
 namespace {
@@ -64,7 +65,7 @@ Status check_run_flags(const FlexMarlArgs& a) {
   if (a.transport != "shm" && a.transport != "gloo" && a.transport != "auto") {
     return Status::invalid_argument("transport '" + a.transport + "': unknown (allowed: shm, gloo, auto)");
   }
-  return Status::ok();
+  return check_checkpoint_flags(checkpoint_flags(a));
 }
 
 // Enough processes for the framework: a controller, its rollout workers and trainers.
@@ -162,7 +163,7 @@ double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-DumpTensor dump_tensor(const std::string& name, const at::Tensor& tensor) {
+DumpTensor params_tensor(const std::string& name, const at::Tensor& tensor) {
   DumpTensor t;
   t.name = name;
   t.type = DumpTensor::Type::kFloat64;
@@ -179,8 +180,8 @@ Status write_params(const std::string& dir, const ControllerReport& r, int world
   dump.world = world;
   for (size_t a = 0; a < r.weights.size(); ++a) {
     const std::string& name = cf::task_agent_name(static_cast<int>(a));
-    dump.tensors.push_back(dump_tensor(name, r.weights[a]));
-    dump.tensors.push_back(dump_tensor(name + ".grad", r.gradients[a]));
+    dump.tensors.push_back(params_tensor(name, r.weights[a]));
+    dump.tensors.push_back(params_tensor(name + ".grad", r.gradients[a]));
   }
   return write_state_dump(dir, dump);
 }
@@ -294,10 +295,30 @@ StatusOr<std::unique_ptr<PayloadStore>> open_payloads(const FlexMarlArgs& a, con
   return payloads;
 }
 
+// What a rank needs besides its role's options: the kill hooks, the checkpoint writer, the state it resumes from.
+struct RankExtras {
+  KillHooks hooks;
+  CheckpointWriter checkpoint;
+  std::optional<ResumeState> resume;
+};
+
+// Before the rendezvous: the kill hooks and, with --resume, the checkpoint's state (one that does not fit is
+// refused on every rank before any waits for another).
+StatusOr<RankExtras> read_extras(const FlexMarlArgs& a, int rank, int world, int trainers) {
+  RankExtras extras;
+  auto hooks = read_kill_hooks(rank);
+  if (!hooks.is_ok()) return hooks.status();
+  extras.hooks = *hooks;
+  auto resume = read_resume(a, rank, world, trainers);
+  if (!resume.is_ok()) return resume.status();
+  extras.resume = std::move(*resume);
+  return extras;
+}
+
 // A worker rank: runs what the controller sends it, then adds its events to the trace.
 Status run_worker(const FlexMarlArgs& a, const cf::TaskSpec& task, Communicator& comm, Group& control,
                   const Links& links, real::Tracer& tracer, const traces::Metadata& metadata, const AdamOptions& adam,
-                  const sis::LossOptions& loss) {
+                  const sis::LossOptions& loss, const RankExtras& extras) {
   WorkerOptions w;
   w.task = task;
   w.adam = adam;
@@ -307,9 +328,14 @@ Status run_worker(const FlexMarlArgs& a, const cf::TaskSpec& task, Communicator&
   w.rollout.seed = a.seed;
   w.seed = a.seed;
   w.fault_late_publish = a.fault_late_publish;
+  w.checkpoint = extras.checkpoint;
+  w.hooks = extras.hooks;
   Worker worker(comm, links, tracer, w);
+  if (extras.resume) CT_RETURN_IF_ERROR(worker.restore(extras.resume->dump, extras.resume->point.rank_path));
   CT_RETURN_IF_ERROR(worker.run());
-  if (worker.aborted() || a.trace.empty()) return Status::ok();
+  if (worker.aborted()) return Status::ok();
+  if (!a.dump_state.empty()) CT_RETURN_IF_ERROR(write_state_dump(a.dump_state, worker.state_dump()));
+  if (a.trace.empty()) return Status::ok();
   return tracer.gather_and_write(comm, control, metadata, a.trace);
 }
 
@@ -330,16 +356,32 @@ ControllerOptions controller_options(const FlexMarlArgs& a, const Resolved& reso
   c.topk = 4;
   c.adam = adam;
   c.loss = loss;
+  c.checkpoint_every = a.checkpoint_every;
   return c;
 }
 
 // The controller (rank 0): runs the steps, then writes the trace and the weights asked for and reports.
 Status run_controller(const FlexMarlArgs& a, Communicator& comm, Group& control, const Links& links,
                       real::Tracer& tracer, const traces::Metadata& metadata, const ControllerOptions& c,
-                      int world_size, int trainers) {
-  Controller controller(comm, links, tracer, c);
+                      int world_size, int trainers, const RankExtras& extras) {
+  ControllerOptions options = c;
+  options.checkpoint = extras.checkpoint;
+  options.hooks = extras.hooks;
+  Controller controller(comm, links, tracer, options);
+  if (extras.resume) {
+    const ResumeState& state = *extras.resume;
+    auto next = next_step_of(state);
+    if (!next.is_ok()) return next.status();
+    CT_RETURN_IF_ERROR(controller.restore(state.dump, state.point.rank_path, *next));
+    announce_resume(state.point, comm.rank());
+  }
   auto report = controller.run();
   if (!report.is_ok()) return report.status();
+  if (!a.dump_state.empty()) {
+    auto dump = controller.state_dump();
+    if (!dump.is_ok()) return dump.status();
+    CT_RETURN_IF_ERROR(write_state_dump(a.dump_state, *dump));
+  }
   if (!a.trace.empty()) {
     // The responses' lengths go along: the process twin replays them.
     traces::Metadata with_responses = metadata;
@@ -369,6 +411,8 @@ Status run_flexmarl(const FlexMarlArgs& a) {
                                     "); use gloo or auto");
   }
   const int trainers = trainer_count(a, env->world_size - 1);
+  auto extras = read_extras(a, env->rank, env->world_size, trainers);
+  if (!extras.is_ok()) return extras.status();
   at::set_num_threads(a.threads);
 
   auto comm = real::connect_for_run(*env, a.device, a.backend, a.timeout_s);
@@ -396,10 +440,13 @@ Status run_flexmarl(const FlexMarlArgs& a) {
 
   const traces::Metadata metadata =
       real::real_run_metadata(**comm, "flexmarl", a.framework, options_json(a, env->world_size, trainers), a.seed);
+  if (a.checkpoint_every > 0) {
+    extras->checkpoint = checkpoint_writer(a, **comm, **control, trainers, extras->hooks.checkpoint);
+  }
   if ((*comm)->rank() != 0)
-    return run_worker(a, resolved->task, **comm, **control, *links, tracer, metadata, adam, loss);
+    return run_worker(a, resolved->task, **comm, **control, *links, tracer, metadata, adam, loss, *extras);
   return run_controller(a, **comm, **control, *links, tracer, metadata,
-                        controller_options(a, *resolved, trainers, adam, loss), env->world_size, trainers);
+                        controller_options(a, *resolved, trainers, adam, loss), env->world_size, trainers, *extras);
 }
 
 }  // namespace clustertwin::real::flexmarl

@@ -38,41 +38,9 @@
 #include <string>
 
 #include "common/status.h"
+#include "real/flexmarl/run_args.h"
 
 namespace clustertwin::real::flexmarl {
-
-struct FlexMarlArgs {
-  std::string framework = "flexmarl";
-  /// The task's size (models/flexmarl/math_task.h): "small" (the shipped traces', the process twin's) or
-  /// "large" (policies and budgets for a GPU, where generation dominates a step).
-  std::string task = "small";
-  int steps = 3;
-  int queries = 4;           // inputs per step
-  int group = 4;             // trajectories per input: GRPO's group
-  int micro_batch = 4;       // samples per micro-batch
-  int rollout_batch = 8;     // requests per rollout job at most (the engine's static batch)
-  int trainers = 0;          // marti, flexmarl: trainer workers (0: a quarter of the workers, at least 1)
-  double load_gap = 2;       // flexmarl: the balancer's load-gap threshold (requests)
-  std::string loss = "ppo";  // ppo | dapo | gspo
-  bool sis = false;
-  double lr = 1e-3;
-  uint64_t seed = 0;
-  std::string trace;
-  std::string dump_params;  // DIR: the final weights and last gradients, DIR/rank-0.bin
-  bool json = false;
-  int threads = 1;
-  double timeout_s = 120;
-  bool fault_late_publish = false;  // tests: worker 1 ignores the first weight publish
-  /// Where the workers' policies, KV caches, trainers and optimizer state live: "cpu", "cuda" or "auto"
-  /// (real/core/device.h). The controller keeps its copies in host memory whatever this says.
-  std::string device = "auto";
-  /// The data groups' backend (weights, gradients, trainer state): "gloo", "nccl" or "auto". The controller's
-  /// messages always go over Gloo (messages.h).
-  std::string backend = "auto";
-  /// Large payloads (weights, trainer state): "shm" through shared memory, "gloo" through the data process
-  /// groups (whatever their backend), "auto" shm when every rank is on this machine.
-  std::string transport = "auto";
-};
 
 /// This rank's part of a FlexMARL run; rank 0 prints the table (or JSON).
 /// InvalidArgument (exit 2) naming the field of FlexMarlArgs and its value

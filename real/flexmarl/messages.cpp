@@ -99,6 +99,8 @@ const char* kind_name(Kind kind) {
       return "stop";
     case Kind::kStopped:
       return "stopped";
+    case Kind::kCheckpoint:
+      return "checkpoint";
   }
   return "?";
 }

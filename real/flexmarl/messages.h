@@ -53,20 +53,22 @@
 namespace clustertwin::real::flexmarl {
 
 enum class Kind : int64_t {
-  kLoad = 1,   // controller -> worker: an agent's published weights (f64)
-  kGenerate,   // -> worker: rollout requests (i64); reply kGenerated
-  kGenerated,  // <- worker: responses (i64) and behaviour log-probabilities (f64)
-  kTrain,      // -> worker: a micro-batch (i64 tokens, f64 advantages and log-probabilities); reply kTrained
-  kTrained,    // <- worker: the micro-batch's loss (f64)
-  kStep,       // -> worker: the optimizer step over the workers in arg1 (a bit mask), count 1: send the state
-               //    back too; reply kPublished or kDone
-  kPublished,  // <- the step's lowest worker: the new weights (f64)
-  kSwapIn,     // -> worker: an agent's trainer state (f64); reply kDone
-  kSwapOut,    // -> worker: give the agent's trainer state back; reply kState
-  kState,      // <- worker: the trainer state (f64)
-  kDone,       // <- worker: a job without a result finished
-  kStop,       // -> worker: leave the loop; reply kStopped
-  kStopped,    // <- worker: its jobs' CPU seconds, wall seconds, swap seconds and swapped bytes (f64)
+  kLoad = 1,    // controller -> worker: an agent's published weights (f64)
+  kGenerate,    // -> worker: rollout requests (i64); reply kGenerated
+  kGenerated,   // <- worker: responses (i64) and behaviour log-probabilities (f64)
+  kTrain,       // -> worker: a micro-batch (i64 tokens, f64 advantages and log-probabilities); reply kTrained
+  kTrained,     // <- worker: the micro-batch's loss (f64)
+  kStep,        // -> worker: the optimizer step over the workers in arg1 (a bit mask), count 1: send the state
+                //    back too; reply kPublished or kDone
+  kPublished,   // <- the step's lowest worker: the new weights (f64)
+  kSwapIn,      // -> worker: an agent's trainer state (f64); reply kDone
+  kSwapOut,     // -> worker: give the agent's trainer state back; reply kState
+  kState,       // <- worker: the trainer state (f64)
+  kDone,        // <- worker: a job without a result finished
+  kStop,        // -> worker: leave the loop; reply kStopped
+  kStopped,     // <- worker: its jobs' CPU seconds, wall seconds, swap seconds and swapped bytes (f64)
+  kCheckpoint,  // -> worker, between steps: write your part of the checkpoint of step arg2 (no reply: the write
+                //    is collective over the control group)
 };
 const char* kind_name(Kind kind);
 

@@ -234,7 +234,13 @@ Status Worker::run() {
           at::kDouble);
       return send_message(comm_, links_, 0, reply);
     }
+    if (m.kind == Kind::kCheckpoint) {
+      if (!options_.checkpoint) return malformed(m);
+      CT_RETURN_IF_ERROR(options_.checkpoint(m.arg2, state_dump()));
+      continue;
+    }
     if (m.agent < 0 || m.agent >= clustertwin::models::flexmarl::kTaskTurns) return malformed(m);
+    kill_at_step(options_.hooks, m.arg2);
     job_flops_ = 0;
     job_bytes_ = 0;
     const double t0 = tracer_.now_us(), cpu0 = Tracer::thread_cpu_us();

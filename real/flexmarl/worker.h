@@ -16,10 +16,13 @@
 // for the device before it reads the job's end time.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 
+#include "common/state_dump.h"
 #include "models/flexmarl/math_task.h"
+#include "real/core/checkpointing.h"
 #include "real/core/communicator.h"
 #include "real/core/tracer.h"
 #include "real/flexmarl/grpo_trainer.h"
@@ -37,6 +40,11 @@ ByteLmOptions task_model_options(const clustertwin::models::flexmarl::TaskSpec& 
 StatusOr<ByteLm> make_task_model(const clustertwin::models::flexmarl::TaskSpec& task, int agent, uint64_t seed,
                                  at::Device device = at::kCPU);
 
+/// Writes this rank's part of the checkpoint after `steps_done` steps (the
+/// rank file, then the manifest on rank 0): collective over the control
+/// group, so every rank calls it for the same step.
+using CheckpointWriter = std::function<Status(int64_t steps_done, const StateDump& state)>;
+
 struct WorkerOptions {
   clustertwin::models::flexmarl::TaskSpec task = clustertwin::models::flexmarl::small_task();  // the run's
   AdamOptions adam;
@@ -44,6 +52,8 @@ struct WorkerOptions {
   RolloutOptions rollout;
   uint64_t seed = 0;
   bool fault_late_publish = false;  // worker 1 keeps older weights at its first load of a version >= 1 (tests)
+  CheckpointWriter checkpoint;      // kCheckpoint's
+  KillHooks hooks;                  // tests: this rank dies at its first job of a step
 };
 
 /// What a worker's jobs took, for the controller's report (the kStopped reply).
@@ -64,6 +74,15 @@ class Worker {
   Status run();
   /// The controller stopped the run on an error: no trace to gather.
   bool aborted() const { return aborted_; }
+
+  /// What this worker holds between steps: per agent "NAME.loaded_version"
+  /// and "NAME.loaded_weights" (its rollout engine's policy), and
+  /// "NAME.trainer_state" (AgentTrainer::pack_state) when a trainer of the
+  /// agent is resident here. Host copies.
+  StateDump state_dump() const;
+  /// Puts a state_dump() (from `file`) back, before run(). InvalidArgument
+  /// naming the file and the tensor when it does not fit the task's models.
+  Status restore(const StateDump& dump, const std::string& file);
 
  private:
   Status generate(const Message& m, Message* reply);
