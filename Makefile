@@ -64,10 +64,7 @@ fuzz: deps
 	@mkdir -p $(FUZZ_BUILD) && CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCT_FUZZ=ON > $(FUZZ_BUILD)/configure.log 2>&1 || \
 	  { cat $(FUZZ_BUILD)/configure.log; exit 1; }
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
-	@rm -rf $(FUZZ_BUILD)/corpus && mkdir -p $(FUZZ_BUILD)/corpus $(FUZZ_BUILD)/artifacts
-	@cp tests/data/traces/*.json tests/data/traces/malformed/*.json $(FUZZ_BUILD)/corpus/
-	$(FUZZ_BUILD)/tests/fuzz/ct_trace_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=16384 \
-	  -artifact_prefix=$(FUZZ_BUILD)/artifacts/ -print_final_stats=1 $(FUZZ_BUILD)/corpus
+	bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

@@ -50,7 +50,7 @@ StatusOr<Prepared> prepare(const TwinArgs& a) {
     cluster::ConfigNode value;
     value.kind = cluster::ConfigNode::Kind::kScalar;
     value.text = kv.substr(eq + 1);
-    entry.fields.emplace_back(kv.substr(0, eq), std::move(value));
+    entry.fields.push_back({kv.substr(0, eq), std::move(value)});
   }
   auto reader = cluster::FieldReader::open("--set", "", entry);
   if (!reader.is_ok()) return reader.status();

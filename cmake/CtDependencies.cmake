@@ -8,10 +8,6 @@ if(CT_THIRD_PARTY_DIR)
 endif()
 find_package(ZLIB REQUIRED)
 
-if(CT_FUZZ)
-  return()
-endif()
-
 # A header-only package from find_package, else from CT_THIRD_PARTY_DIR/include.
 macro(ct_header_only_package package target header)
   find_package(${package} QUIET)
@@ -28,6 +24,13 @@ macro(ct_header_only_package package target header)
 endmacro()
 ct_header_only_package(nlohmann_json nlohmann_json::nlohmann_json nlohmann/json.hpp)
 ct_header_only_package(CLI11 CLI11::CLI11 CLI/CLI.hpp)
+
+if(CT_FUZZ)
+  # The fuzz targets' readers: JSON (above), YAML profiles and Chakra's protobuf.
+  find_package(yaml-cpp REQUIRED)
+  find_package(Protobuf REQUIRED)
+  return()
+endif()
 
 if(NOT CT_REAL_ONLY)
   find_package(Boost 1.74 REQUIRED)          # Boost.Graph is header-only

@@ -14,15 +14,23 @@ namespace clustertwin::cluster {
 /// A configuration document as a plain tree, independent of the library that
 /// parsed it: nothing, a scalar (its text), a list, or a mapping whose keys
 /// keep their file order.
+struct ConfigField;
 struct ConfigNode {
   enum class Kind { kNull, kScalar, kList, kMap };
   Kind kind = Kind::kNull;
-  std::string text;                                        // kScalar
-  std::vector<ConfigNode> items;                           // kList
-  std::vector<std::pair<std::string, ConfigNode>> fields;  // kMap, keys unique
+  std::string text;                 // kScalar
+  std::vector<ConfigNode> items;    // kList
+  std::vector<ConfigField> fields;  // kMap, keys unique
 
   /// "nothing", "the single value '5us'", "a list", "a mapping": for messages.
   std::string describe() const;
+};
+
+/// One field of a mapping: its key and value (named as std::pair's, which
+/// clang's library cannot hold a node in while the node is incomplete).
+struct ConfigField {
+  std::string first;
+  ConfigNode second;
 };
 
 /// Reads the fields of one mapping of a configuration file, each with its

@@ -231,7 +231,8 @@ void add_idle_gap_dependencies(const TemplateStep& ts, const DerivePlanOptions& 
   const std::vector<Event>& events = ts.events;
   const StepEvents& t = ts.t;
   const std::map<size_t, int>& task_of = g->task_of;
-  for (const auto& [stream, list] : t.by_stream) {
+  for (const auto& [stream_key, list] : t.by_stream) {
+    const auto& stream = stream_key;  // a variable, which the lambda below can capture (C++17's rule)
     for (size_t k = 0; k < list.size(); ++k) {
       const Event& b = events[list[k]];
       double idle_from = k > 0 ? events[list[k - 1]].end_us() : t.start_us;

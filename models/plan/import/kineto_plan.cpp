@@ -207,7 +207,8 @@ void add_host_pieces(const traces::Trace& trace, const RankSteps& ranks, const s
       out->metadata.streams.push_back("host");
     }
     for (int64_t rank : g.ranks) {
-      for (const auto& [step, s] : ranks.at(rank)) {
+      for (const auto& [step_index, s] : ranks.at(rank)) {
+        const int64_t step = step_index;  // a variable, which the lambda below can capture (C++17's rule)
         if (step < first_kept) continue;
         double from = s.start_us;
         auto piece = [&](int task, double to) {
