@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/command.h"
+#include "common/text.h"
 #include "common/version.h"
 #if CT_CLI_WITH_TORCH
 #include "real/core/backend_info.h"
@@ -103,13 +104,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     // One line naming the flag and the value; bad input is exit code 2.
-    std::fprintf(stderr, "clustertwin: %s (see 'clustertwin --help')\n", e.what());
+    std::fprintf(stderr, "clustertwin: %s (see 'clustertwin --help')\n", clustertwin::on_one_line(e.what()).c_str());
     return 2;
   }
 
   try {
     const clustertwin::Status status = action ? action() : clustertwin::Status::internal("no action for the command");
-    if (!status.is_ok()) std::fprintf(stderr, "clustertwin: %s\n", status.message().c_str());
+    if (!status.is_ok()) std::fprintf(stderr, "clustertwin: %s\n", clustertwin::on_one_line(status.message()).c_str());
     return status.exit_code();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "clustertwin: internal error: %s\n", e.what());

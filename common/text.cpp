@@ -6,22 +6,37 @@
 
 namespace clustertwin {
 
+namespace {
+
+// `c` as a message shows it: itself when printable, else \n or \xNN.
+void append_shown(char c, std::string* out) {
+  if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F) {
+    out->push_back(c);
+  } else if (c == '\n') {
+    *out += "\\n";
+  } else {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(c));
+    *out += hex;
+  }
+}
+
+}  // namespace
+
 std::string quote_for_message(std::string_view text) {
   constexpr size_t kMaxShown = 60;
   std::string out = "'";
-  for (char c : text.substr(0, kMaxShown)) {
-    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7F) {
-      out.push_back(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(c));
-      out += hex;
-    }
-  }
+  for (char c : text.substr(0, kMaxShown))
+    append_shown(c, &out);
   if (text.size() > kMaxShown) out += "...";
   return out + "'";
+}
+
+std::string on_one_line(std::string_view message) {
+  std::string out;
+  for (char c : message)
+    append_shown(c, &out);
+  return out;
 }
 
 std::vector<std::string> split_commas(std::string_view text) {

@@ -14,6 +14,11 @@ namespace clustertwin {
 /// characters as \xNN so that the message stays on one line.
 std::string quote_for_message(std::string_view text);
 
+/// A message as printed on one line: newlines as \n and other control
+/// characters as \xNN, whole (the command line's last guard: a message
+/// built from a user's value unquoted stays one line).
+std::string on_one_line(std::string_view message);
+
 /// The items of a comma-separated list as a user types it ("128,256" ->
 /// {"128", "256"}); empty items stay (",8" -> {"", "8"}) so that the caller's
 /// check can name them. An empty text is one empty item.

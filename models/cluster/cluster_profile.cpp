@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -71,7 +72,7 @@ Status convert(const YAML::Node& yaml, const std::string& source, const std::str
         for (const auto& [seen, value] : out->fields) {
           if (seen == key) return Status::invalid_argument(source + ": field '" + key_path + "' is given twice");
         }
-        out->fields.emplace_back(key, ConfigNode());
+        out->fields.push_back({key, ConfigNode()});
         CT_RETURN_IF_ERROR(convert(entry.second, source, key_path, depth + 1, nodes, &out->fields.back().second));
       }
       return Status::ok();
@@ -105,8 +106,7 @@ Status read_device_type(const std::string& source, const std::string& path, cons
                                       &out->memory_bandwidth, kRequired));
   CT_RETURN_IF_ERROR(
       section.number("compute_efficiency", FieldReader::kEfficiency, &out->compute_efficiency, kOptional));
-  CT_RETURN_IF_ERROR(
-      section.number("memory_efficiency", FieldReader::kEfficiency, &out->memory_efficiency, kOptional));
+  CT_RETURN_IF_ERROR(section.number("memory_efficiency", FieldReader::kEfficiency, &out->memory_efficiency, kOptional));
   return section.finish();
 }
 
@@ -420,10 +420,48 @@ Status read_profile(const ConfigNode& root, const std::string& source, ClusterPr
 
 #undef CT_ASSIGN_OR_RETURN
 
+// yaml-cpp 0.7 loops forever on a ',' that begins a line outside any flow collection (",a" as a document, or
+// after "- a"); no configuration of ours has one. Refused before yaml-cpp sees the text: the line's first
+// character outside quotes and comments, at flow depth 0.
+Status check_stray_commas(const std::string& text, const std::string& source) {
+  int depth = 0, line = 1;
+  bool line_start = true;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      line_start = true;
+      continue;
+    }
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+      while (i + 1 < text.size() && text[i + 1] != '\n')
+        ++i;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\r') continue;
+    if (line_start && depth == 0 && c == ',') {
+      return Status::invalid_argument(source + ": not valid YAML: line " + std::to_string(line) +
+                                      ": a line cannot begin with ',' outside [ ] or { }");
+    }
+    const bool token_start = line_start || std::strchr(" \t:[{,-", text[i - 1]) != nullptr;
+    line_start = false;
+    if ((c == '\'' || c == '"') && token_start) quote = c;  // not the apostrophe in "paper's
+    if (c == '[' || c == '{') ++depth;
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 StatusOr<ConfigNode> parse_config_yaml(const std::string& yaml_text, const std::string& source) {
   ConfigNode root;
+  CT_RETURN_IF_ERROR(check_stray_commas(yaml_text, source));
   try {
     const std::vector<YAML::Node> documents = YAML::LoadAll(yaml_text);
     if (documents.size() > 1) {

@@ -139,6 +139,17 @@ TEST(HostileInputsTest, APlanOfNoTasksHasNoStepToMeasure) {
                          "the plan has no tasks (a step of nothing has no time to measure)");
 }
 
+TEST(HostileInputsTest, AChakraFileWithInvalidUtf8IsOneLineWithoutProtobufsLog) {
+  std::string et = read_file(kSource + "/tests/data/chakra/text_dp.0.et");
+  const size_t at = et.find("COMP_NODE_layer0_FWD");
+  ASSERT_NE(at, std::string::npos);
+  et[at] = static_cast<char>(0xFF);  // the same length: the protobuf framing still holds
+  const std::string path = write_temp("ct_h_utf8.0.et", et);
+  const auto r = run_clustertwin({"trace", "import-chakra", path, "-o", ::testing::TempDir() + "ct_h_utf8.json"});
+  expect_one_line_exit_2(r, "does not parse as a Chakra");
+  EXPECT_EQ(r.err.find("libprotobuf"), std::string::npos) << r.err;
+}
+
 TEST(HostileInputsTest, TraceRanksMustMatchTheFilesGiven) {
   const std::string chakra = kSource + "/tests/data/chakra/";
   const std::string out = ::testing::TempDir() + "ct_h_plan.json";

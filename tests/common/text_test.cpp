@@ -11,6 +11,12 @@ TEST(QuoteForMessageTest, KeepsMessagesOnOneLine) {
   EXPECT_EQ(quote_for_message(std::string(61, 'x')), "'" + std::string(60, 'x') + "...'");  // cut after 60
 }
 
+TEST(OnOneLineTest, EscapesWhatWouldBreakTheLineAndKeepsTheRestWhole) {
+  EXPECT_EQ(on_one_line("node 96 ('a\nb'): bad"), "node 96 ('a\\nb'): bad");
+  EXPECT_EQ(on_one_line(std::string(100, 'x')), std::string(100, 'x'));  // not cut
+  EXPECT_EQ(on_one_line("caf\xC3\xA9\r"), "caf\xC3\xA9\\x0D");           // UTF-8 kept, \r escaped
+}
+
 TEST(SplitCommasTest, KeepsEmptyItemsForTheCallerToName) {
   EXPECT_EQ(split_commas("128,256,1536"), (std::vector<std::string>{"128", "256", "1536"}));
   EXPECT_EQ(split_commas("8"), (std::vector<std::string>{"8"}));

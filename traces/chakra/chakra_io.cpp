@@ -2,6 +2,7 @@
 // this file; the rest of clustertwin sees chakra_trace.h's plain structs.
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <cstdint>
 #include <limits>
@@ -221,6 +222,13 @@ Status read_message(std::string_view bytes, size_t* pos, const std::string& what
     return Status::invalid_argument("truncated: " + at + " declares " + std::to_string(length) + " bytes, but " +
                                     std::to_string(bytes.size() - *pos) + " remain");
   }
+  // libprotobuf logs what it refuses ("[libprotobuf ERROR ...] String field ... contains invalid UTF-8") besides
+  // failing the parse; the failure below is the one line a user sees.
+  static const bool quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)quiet;
   if (!message->ParseFromArray(bytes.data() + *pos, static_cast<int>(length))) {
     return Status::invalid_argument(at + " (" + std::to_string(length) + " bytes) does not parse as a Chakra " +
                                     Message::descriptor()->name() + ": not a Chakra execution trace");

@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/text.h"
 #include "models/plan/import/chakra_node.h"
 #include "models/plan/import/chakra_plan.h"
 #include "models/plan/plan_validator.h"
@@ -121,20 +122,22 @@ StatusOr<std::map<std::string, std::vector<int>>> metadata_process_groups(const 
   if (node.name.find("process_group:init") == std::string::npos || v.size() < 4) return out;
   const nlohmann::json groups = nlohmann::json::parse(v.substr(2, v.size() - 4), nullptr, false);
   if (groups.is_discarded() || !groups.is_array()) {
-    return Status::invalid_argument("'" + node.name +
-                                    "': inputs.values is not the process-group list the PyTorch converter writes");
+    return Status::invalid_argument(quote_for_message(node.name) +
+                                    ": inputs.values is not the process-group list the PyTorch converter writes");
   }
   for (const nlohmann::json& g : groups) {
     if (!g.is_object() || !g.contains("pg_name") || !g["pg_name"].is_string() || !g.contains("ranks") ||
         !g["ranks"].is_array()) {
-      return Status::invalid_argument("'" + node.name + "': a process group without pg_name and ranks: " + g.dump());
+      return Status::invalid_argument(
+          quote_for_message(node.name) + ": a process group without pg_name and ranks: " +
+          quote_for_message(g.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
     }
     std::vector<int> ranks;
     for (const nlohmann::json& r : g["ranks"]) {
       if (!r.is_number_integer() || r.get<int64_t>() < 0 || r.get<int64_t>() >= world) {
-        return Status::invalid_argument("'" + node.name + "': process group '" + g["pg_name"].get<std::string>() +
-                                        "': rank " + r.dump() + " is outside the world of " + std::to_string(world) +
-                                        " rank(s)");
+        return Status::invalid_argument(quote_for_message(node.name) + ": process group " +
+                                        quote_for_message(g["pg_name"].get<std::string>()) + ": rank " + r.dump() +
+                                        " is outside the world of " + std::to_string(world) + " rank(s)");
       }
       ranks.push_back(r.get<int>());
     }

@@ -9,6 +9,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/text.h"
+
 namespace clustertwin::models::chakra_detail {
 namespace {
 
@@ -342,7 +344,7 @@ bool skipped_type(int type) {
 StatusOr<RankTask> convert_node(const ch::Node& node, const std::string& name, int rank, int world,
                                 const std::vector<std::string>& ct_streams, const ChakraImportOptions& options,
                                 const std::string& path, FileCounts* counts) {
-  const NodeReader in(node, path + ": node " + std::to_string(node.id) + " ('" + node.name + "')");
+  const NodeReader in(node, path + ": node " + std::to_string(node.id) + " (" + quote_for_message(node.name) + ")");
   RankTask out;
   out.node_id = node.id;
   out.task.name = name;

@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/text.h"
 #include "models/plan/import/chakra_node.h"
 
 namespace clustertwin::models::chakra_detail {
@@ -14,7 +15,7 @@ namespace ch = traces::chakra;
 using Positions = std::unordered_map<uint64_t, size_t>;  // node id -> its position in the file
 
 std::string node_where(const std::string& path, const ch::Node& n) {
-  return path + ": node " + std::to_string(n.id) + " ('" + n.name + "')";
+  return path + ": node " + std::to_string(n.id) + " (" + quote_for_message(n.name) + ")";
 }
 
 StatusOr<Positions> node_positions(const std::vector<ch::Node>& nodes, const std::string& path) {
