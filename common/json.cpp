@@ -1,6 +1,7 @@
 #include "common/json.h"
 
 #include "common/file_io.h"
+#include "common/text.h"
 
 namespace clustertwin {
 
@@ -14,6 +15,9 @@ StatusOr<nlohmann::ordered_json> parse_json(const std::string& text, const std::
     if (const size_t tag = detail.find("] "); tag != std::string::npos) detail = detail.substr(tag + 2);
     if (detail.rfind("parse error ", 0) == 0) detail = detail.substr(12);
     return Status::invalid_argument(name + ": not valid JSON " + (detail.rfind("at ", 0) == 0 ? "" : ": ") + detail);
+  } catch (const nlohmann::json::exception& e) {
+    // Thrown however the parse is asked: a number beyond a double ("1e99999": out_of_range.406).
+    return Status::invalid_argument(name + ": not valid JSON: " + quote_for_message(e.what()));
   }
 }
 

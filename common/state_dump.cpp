@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "common/file_io.h"
+#include "common/text.h"
 
 namespace clustertwin {
 namespace {
@@ -35,6 +36,7 @@ class Cursor {
   }
   const Status& status() const { return status_; }
   bool at_end() const { return at_ == bytes_.size(); }
+  size_t remaining() const { return bytes_.size() - at_; }
 
  private:
   bool take(size_t n, const char* what) {
@@ -124,16 +126,29 @@ StatusOr<StateDump> decode_state_dump(const std::string& bytes, const std::strin
         !c.get(&dims, "a shape rank")) {
       return c.status();
     }
-    if (type > 2) return Status::invalid_argument(name + ": tensor '" + t.name + "': dtype " + std::to_string(type));
+    const std::string tensor = name + ": tensor " + quote_for_message(t.name);
+    if (type > 2) return Status::invalid_argument(tensor + ": dtype " + std::to_string(type));
     t.type = static_cast<DumpTensor::Type>(type);
+    // Each dimension is 8 bytes of the file: a shape longer than what is left is refused before it is allocated.
+    if (dims > c.remaining() / sizeof(int64_t)) {
+      return Status::invalid_argument(tensor + ": a shape of " + std::to_string(dims) +
+                                      " dimensions runs past the end");
+    }
     t.shape.resize(dims);
-    for (int64_t& d : t.shape)
+    const uint64_t element_bytes = t.type == DumpTensor::Type::kFloat32 ? 4 : 8;
+    uint64_t want = element_bytes;
+    for (int64_t& d : t.shape) {
       if (!c.get(&d, "a dimension")) return c.status();
+      if (d < 0 || (d > 0 && want > bytes.size() / static_cast<uint64_t>(d))) {
+        return Status::invalid_argument(tensor + ": dimension " + std::to_string(d) + " is negative or more than the " +
+                                        std::to_string(bytes.size()) + " bytes of the file hold");
+      }
+      want *= static_cast<uint64_t>(d);
+    }
     if (!c.get(&size, "a byte count") || !c.get_bytes(size, &t.bytes, "the elements")) return c.status();
-    const uint64_t want = static_cast<uint64_t>(t.elements()) * (t.type == DumpTensor::Type::kFloat32 ? 4 : 8);
     if (size != want) {
-      return Status::invalid_argument(name + ": tensor '" + t.name + "': " + std::to_string(size) +
-                                      " bytes for its shape's " + std::to_string(want));
+      return Status::invalid_argument(tensor + ": " + std::to_string(size) + " bytes for its shape's " +
+                                      std::to_string(want));
     }
     dump.tensors.push_back(std::move(t));
   }

@@ -15,7 +15,7 @@ while read -r target globs; do
   [[ -z "$target" || "$target" == \#* ]] && continue
   corpus="$build/corpus/$target"
   artifacts="$build/artifacts/$target"
-  rm -rf "$corpus" && mkdir -p "$corpus" "$artifacts"
+  rm -rf "$corpus" "$artifacts" && mkdir -p "$corpus" "$artifacts"
   for glob in $globs; do
     for f in $root/$glob; do [[ -f "$f" ]] && cp "$f" "$corpus/"; done
   done

@@ -199,6 +199,8 @@ StatusOr<KernelTrace> parse_kernel_trace(const std::string& text, const std::str
     doc = Json::parse(text);
   } catch (const Json::parse_error& e) {
     return Status::invalid_argument(source + ": not valid JSON at byte " + std::to_string(e.byte) + "");
+  } catch (const Json::exception& e) {  // a number beyond a double ("1e99999")
+    return Status::invalid_argument(source + ": not valid JSON: a number out of range");
   }
   CT_RETURN_IF_ERROR(check_kernel_trace_format(doc, source));
   KernelTrace t;

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "common/file_io.h"
+#include "common/text.h"
 #include "models/cluster/field_reader.h"
 #include "models/cluster/units.h"
 #include "models/plan/plan.h"
@@ -474,7 +475,7 @@ StatusOr<ConfigNode> parse_config_yaml(const std::string& yaml_text, const std::
     const std::string where = e.mark.is_null() ? std::string()
                                                : "line " + std::to_string(e.mark.line + 1) + ", column " +
                                                      std::to_string(e.mark.column + 1) + ": ";
-    return Status::invalid_argument(source + ": not valid YAML: " + where + e.msg);
+    return Status::invalid_argument(source + ": not valid YAML: " + where + on_one_line(e.msg));
   }
   return root;
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/text.h"
+
 namespace clustertwin::cluster {
 
 std::string ConfigNode::describe() const {
@@ -12,7 +14,7 @@ std::string ConfigNode::describe() const {
     case Kind::kNull:
       return "nothing";
     case Kind::kScalar:
-      return "the single value '" + text + "'";
+      return "the single value " + quote_for_message(text);
     case Kind::kList:
       return "a list";
     case Kind::kMap:

@@ -131,7 +131,12 @@ StatusOr<int64_t> int_field(const Json& m, const std::string& file, const std::s
 StatusOr<Json> read_manifest(const std::string& path, const std::string& want_format) {
   auto text = read_file(path);
   if (!text.is_ok()) return Status::invalid_argument(path + ": unreadable: " + text.status().message());
-  Json m = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  Json m;
+  try {  // nlohmann throws on a number beyond a double even when asked not to
+    m = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  } catch (const Json::exception&) {
+    return Status::invalid_argument(path + ": not a JSON object (a number out of range)");
+  }
   if (m.is_discarded() || !m.is_object()) return Status::invalid_argument(path + ": not a JSON object");
   auto format = string_field(m, path, "format");
   if (!format.is_ok()) return format.status();

@@ -120,7 +120,12 @@ StatusOr<std::map<std::string, std::vector<int>>> metadata_process_groups(const 
   std::map<std::string, std::vector<int>> out;
   const std::string& v = node.inputs.values;
   if (node.name.find("process_group:init") == std::string::npos || v.size() < 4) return out;
-  const nlohmann::json groups = nlohmann::json::parse(v.substr(2, v.size() - 4), nullptr, false);
+  nlohmann::json groups;
+  try {  // nlohmann throws on a number beyond a double even when asked not to
+    groups = nlohmann::json::parse(v.substr(2, v.size() - 4), nullptr, false);
+  } catch (const nlohmann::json::exception&) {
+    groups = nlohmann::json(nlohmann::json::value_t::discarded);
+  }
   if (groups.is_discarded() || !groups.is_array()) {
     return Status::invalid_argument(quote_for_message(node.name) +
                                     ": inputs.values is not the process-group list the PyTorch converter writes");
@@ -325,7 +330,12 @@ StatusOr<ChakraImport> plan_from_chakra(const std::vector<ChakraInput>& inputs, 
 
 StatusOr<std::map<std::string, std::vector<int>>> parse_comm_groups(const std::string& json_text,
                                                                     const std::string& name) {
-  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json j;
+  try {  // nlohmann throws on a number beyond a double even when asked not to
+    j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  } catch (const nlohmann::json::exception&) {
+    j = nlohmann::json(nlohmann::json::value_t::discarded);
+  }
   if (j.is_discarded() || !j.is_object()) {
     return Status::invalid_argument(name + ": not a communicator-group file (a JSON object: {\"1\": [0, 1], ...})");
   }

@@ -243,7 +243,12 @@ void add_host_pieces(const traces::Trace& trace, const RankSteps& ranks, const s
 
 StatusOr<DerivedRun> derive_plan(const traces::Trace& trace, const std::string& path,
                                  const DerivePlanOptions& options) {
-  const nlohmann::json config = nlohmann::json::parse(trace.metadata.config_json, nullptr, false);
+  nlohmann::json config;
+  try {  // the trace's own config; nlohmann throws on a number beyond a double even when asked not to
+    config = nlohmann::json::parse(trace.metadata.config_json, nullptr, false);
+  } catch (const nlohmann::json::exception&) {
+    config = nlohmann::json(nlohmann::json::value_t::discarded);
+  }
   if (config.is_object() && config.contains("plan")) {
     return Status::invalid_argument(
         path + ": field 'metadata.config.plan': the trace already carries its plan; calibrate it as it is");
