@@ -422,14 +422,21 @@ Status read_profile(const ConfigNode& root, const std::string& source, ClusterPr
 #undef CT_ASSIGN_OR_RETURN
 
 // yaml-cpp 0.7 loops forever on a ',' that begins a line outside any flow collection (",a" as a document, or
-// after "- a"); no configuration of ours has one. Refused before yaml-cpp sees the text: the line's first
-// character outside quotes and comments, at flow depth 0.
-Status check_stray_commas(const std::string& text, const std::string& source) {
+// after "- a"), also behind control characters; no configuration of ours has one. Refused before yaml-cpp sees
+// the text: a control character YAML does not allow (all of C0 but tab, LF and CR, and DEL), and a line's first
+// character outside quotes and comments, at flow depth 0, that is ','.
+Status check_yaml_text(const std::string& text, const std::string& source) {
   int depth = 0, line = 1;
   bool line_start = true;
   char quote = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(c));
+      return Status::invalid_argument(source + ": not valid YAML: line " + std::to_string(line) +
+                                      ": control character " + hex);
+    }
     if (c == '\n') {
       ++line;
       line_start = true;
@@ -462,7 +469,7 @@ Status check_stray_commas(const std::string& text, const std::string& source) {
 
 StatusOr<ConfigNode> parse_config_yaml(const std::string& yaml_text, const std::string& source) {
   ConfigNode root;
-  CT_RETURN_IF_ERROR(check_stray_commas(yaml_text, source));
+  CT_RETURN_IF_ERROR(check_yaml_text(yaml_text, source));
   try {
     const std::vector<YAML::Node> documents = YAML::LoadAll(yaml_text);
     if (documents.size() > 1) {

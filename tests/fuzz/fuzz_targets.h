@@ -18,7 +18,8 @@
 
 namespace clustertwin::fuzz {
 
-/// What a reader's refusal must be: exit code 2 and one line.
+/// What a reader's refusal must be: exit code 2, a user's error (printed on
+/// one line by the command line, whatever the message holds).
 void check_user_error(const Status& status, const char* target);
 
 int fuzz_trace(const uint8_t* data, size_t size);                // Chrome trace JSON (traces/FORMAT.md)

@@ -137,6 +137,9 @@ TEST(FieldReaderTest, NumbersAreWholeTextOrNothing) {
 
 // yaml-cpp 0.7 loops forever on these (found by the profile fuzz target); they are refused before it reads them.
 TEST(FieldReaderTest, ALineBeginningWithACommaOutsideBracketsIsRefused) {
+  auto control = parse_config_yaml(std::string("a: 1\nb: \0,\n", 9), "c.yaml");
+  ASSERT_FALSE(control.is_ok());
+  EXPECT_EQ(control.status().message(), "c.yaml: not valid YAML: line 2: control character \\x00");
   for (const char* text : {",dea", "# a comment\n\n  ,a", "- a\n,b", "a: 1\n---\n,b"}) {
     auto node = parse_config_yaml(text, "c.yaml");
     ASSERT_FALSE(node.is_ok()) << text;
