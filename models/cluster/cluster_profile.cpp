@@ -421,10 +421,33 @@ Status read_profile(const ConfigNode& root, const std::string& source, ClusterPr
 
 #undef CT_ASSIGN_OR_RETURN
 
-// yaml-cpp 0.7 loops forever on a ',' that begins a line outside any flow collection (",a" as a document, or
-// after "- a"), also behind control characters; no configuration of ours has one. Refused before yaml-cpp sees
-// the text: a control character YAML does not allow (all of C0 but tab, LF and CR, and DEL), and a line's first
-// character outside quotes and comments, at flow depth 0, that is ','.
+// Whether the ',' at `comma` (outside brackets and quotes) stands where a node begins: first on its line, or
+// after a "- ", ": " or "? " indicator, with only tags (!t) and anchors (&a) between.
+bool comma_begins_node(const std::string& text, size_t comma) {
+  size_t at = comma;
+  const auto skip_spaces = [&] {
+    while (at > 0 && (text[at - 1] == ' ' || text[at - 1] == '\t'))
+      --at;
+  };
+  skip_spaces();
+  for (;;) {  // the properties before it, last first
+    size_t word = at;
+    while (word > 0 && text[word - 1] != ' ' && text[word - 1] != '\t' && text[word - 1] != '\n')
+      --word;
+    if (word == at || (text[word] != '!' && text[word] != '&')) break;
+    at = word;
+    skip_spaces();
+  }
+  if (at == 0 || text[at - 1] == '\n') return true;
+  const char indicator = text[at - 1];
+  return (indicator == '-' || indicator == ':' || indicator == '?') &&
+         (at == 1 || text[at - 2] == ' ' || text[at - 2] == '\t' || text[at - 2] == '\n');
+}
+
+// yaml-cpp 0.7 loops forever on a ',' that stands where a node begins outside any flow collection (",a" as a
+// document, after "- a", "!h#," or "&y ,"), also behind control characters; no configuration of ours has one.
+// Refused before yaml-cpp sees the text: a control character YAML does not allow (all of C0 but tab, LF and
+// CR, and DEL), and such a ',' outside quotes and comments (comma_begins_node).
 Status check_yaml_text(const std::string& text, const std::string& source) {
   int depth = 0, line = 1;
   bool line_start = true;
@@ -452,9 +475,9 @@ Status check_yaml_text(const std::string& text, const std::string& source) {
       continue;
     }
     if (c == ' ' || c == '\t' || c == '\r') continue;
-    if (line_start && depth == 0 && c == ',') {
+    if (depth == 0 && c == ',' && comma_begins_node(text, i)) {
       return Status::invalid_argument(source + ": not valid YAML: line " + std::to_string(line) +
-                                      ": a line cannot begin with ',' outside [ ] or { }");
+                                      ": a ',' where a value begins, outside [ ] or { }");
     }
     const bool token_start = line_start || std::strchr(" \t:[{,-", text[i - 1]) != nullptr;
     line_start = false;

@@ -170,7 +170,7 @@ StatusOr<double> parse_quantity(std::string_view text, Quantity quantity) {
 QuantityRange quantity_range(Quantity quantity) {
   switch (quantity) {
     case Quantity::kBandwidth:
-      return {1, 1e15, "1 B/s .. 1 PB/s"};
+      return {1, 1e18, "1 B/s .. 1 EB/s"};
     case Quantity::kSize:
       return {1, 1e18, "1 B .. 1 EB"};
     case Quantity::kTime:

@@ -38,12 +38,12 @@ StatusOr<double> parse_quantity(std::string_view text, Quantity quantity);
 
 /// The magnitudes a nonzero quantity may take, in SI base units: far beyond
 /// any machine at either end, so a unit slip is refused where it is read.
-///   bandwidth  1 B/s .. 1 PB/s      size       1 B .. 1 EB
+///   bandwidth  1 B/s .. 1 EB/s      size       1 B .. 1 EB
 ///   time       1 ps .. 1e8 s (3 years)   FLOP rate  1 FLOP/s .. 1 EFLOP/s
 struct QuantityRange {
   double lowest = 0;
   double highest = 0;
-  std::string_view text;  // "1 B/s .. 1 PB/s"
+  std::string_view text;  // "1 B/s .. 1 EB/s"
 };
 QuantityRange quantity_range(Quantity quantity);
 

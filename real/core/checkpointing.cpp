@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace clustertwin::real {
@@ -124,6 +125,23 @@ void announce_resume(const ResumePoint& point, int rank) {
   if (rank != 0) return;
   if (!point.fallback_note.empty()) std::fprintf(stderr, "# resume: %s\n", point.fallback_note.c_str());
   std::fprintf(stderr, "# resume: from %s (step %lld)\n", point.step_dir.c_str(), static_cast<long long>(point.step));
+}
+
+StatusOr<int64_t> checkpoint_next_step(const ResumeState& state) {
+  const std::string& path = state.point.rank_path;
+  for (const DumpTensor& t : state.dump.tensors) {
+    if (t.name != "data.next_step") continue;
+    if (t.type != DumpTensor::Type::kInt64 || t.bytes.size() != sizeof(int64_t))
+      return Status::invalid_argument(path + ": data.next_step: not one int64");
+    int64_t n = 0;
+    std::memcpy(&n, t.bytes.data(), sizeof n);
+    if (n != state.point.step) {
+      return Status::invalid_argument(path + ": data.next_step " + std::to_string(n) + ", its manifest says step " +
+                                      std::to_string(state.point.step));
+    }
+    return n;
+  }
+  return Status::invalid_argument(path + ": data.next_step: missing");
 }
 
 }  // namespace clustertwin::real

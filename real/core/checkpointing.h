@@ -62,6 +62,11 @@ struct ResumeState {
   StateDump dump;  // the rank file, decoded
 };
 
+/// The step a checkpoint's rank file says the run goes on from (its int64
+/// tensor "data.next_step"), checked against the manifest's step.
+/// InvalidArgument naming the rank file when it is missing or differs.
+StatusOr<int64_t> checkpoint_next_step(const ResumeState& state);
+
 /// The newest complete checkpoint of `dir` for this run (checkpoint.h's
 /// find_resume_point), with this rank's file decoded. nullopt on a launch's
 /// restart (CT_LAUNCH_ATTEMPT > 0) when the folder has no complete

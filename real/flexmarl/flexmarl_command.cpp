@@ -370,7 +370,7 @@ Status run_controller(const FlexMarlArgs& a, Communicator& comm, Group& control,
   Controller controller(comm, links, tracer, options);
   if (extras.resume) {
     const ResumeState& state = *extras.resume;
-    auto next = next_step_of(state);
+    auto next = checkpoint_next_step(state);
     if (!next.is_ok()) return next.status();
     CT_RETURN_IF_ERROR(controller.restore(state.dump, state.point.rank_path, *next));
     announce_resume(state.point, comm.rank());

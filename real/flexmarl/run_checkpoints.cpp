@@ -42,22 +42,11 @@ CheckpointWriter checkpoint_writer(const FlexMarlArgs& a, Communicator& comm, Gr
   };
 }
 
-StatusOr<int64_t> next_step_of(const ResumeState& state) {
-  auto next = restore_tensor(state.dump, state.point.rank_path, "data.next_step", at::kLong, {1});
-  if (!next.is_ok()) return next.status();
-  const int64_t n = next->item<int64_t>();
-  if (n != state.point.step) {
-    return Status::invalid_argument(state.point.rank_path + ": data.next_step " + std::to_string(n) +
-                                    ", its manifest says step " + std::to_string(state.point.step));
-  }
-  return n;
-}
-
 StatusOr<std::optional<ResumeState>> read_resume(const FlexMarlArgs& a, int rank, int world, int trainers) {
   if (!a.resume) return std::optional<ResumeState>();
   auto state = read_resume_state(a.checkpoint_dir, checkpoint_identity(a, world, trainers), rank);
   if (!state.is_ok() || !state->has_value()) return state;
-  auto next = next_step_of(**state);
+  auto next = checkpoint_next_step(**state);
   if (!next.is_ok()) return next.status();
   if (*next > a.steps) {
     return Status::invalid_argument("steps " + std::to_string(a.steps) + ": fewer than the " + std::to_string(*next) +

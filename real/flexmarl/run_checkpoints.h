@@ -45,8 +45,4 @@ CheckpointWriter checkpoint_writer(const FlexMarlArgs& a, Communicator& comm, Gr
 /// restart before the first checkpoint.
 StatusOr<std::optional<ResumeState>> read_resume(const FlexMarlArgs& a, int rank, int world, int trainers);
 
-/// The step a checkpoint's rank file says comes next; InvalidArgument when
-/// it disagrees with the manifest.
-StatusOr<int64_t> next_step_of(const ResumeState& state);
-
 }  // namespace clustertwin::real::flexmarl

@@ -9,21 +9,6 @@
 #include "real/flowtrain/worker.h"
 
 namespace clustertwin::real::flowtrain {
-namespace {
-
-// The checkpoint's step count: what "data.next_step" says.
-StatusOr<int64_t> next_step_of(const ResumeState& state) {
-  auto next = restore_tensor(state.dump, state.point.rank_path, "data.next_step", at::kLong, {1});
-  if (!next.is_ok()) return next.status();
-  const int64_t n = next->item<int64_t>();
-  if (n != state.point.step) {
-    return Status::invalid_argument(state.point.rank_path + ": data.next_step " + std::to_string(n) +
-                                    ", its manifest says step " + std::to_string(state.point.step));
-  }
-  return n;
-}
-
-}  // namespace
 
 CheckpointFlags checkpoint_flags(const FlowTrainRunArgs& a) {
   return {a.checkpoint_dir, a.checkpoint_every, a.resume};
@@ -62,7 +47,7 @@ StatusOr<std::optional<ResumeState>> read_resume(const FlowTrainRunArgs& a, int 
   if (!a.resume) return std::optional<ResumeState>();
   auto state = read_resume_state(a.checkpoint_dir, checkpoint_identity(a, world), rank);
   if (!state.is_ok() || !state->has_value()) return state;
-  auto next = next_step_of(**state);
+  auto next = checkpoint_next_step(**state);
   if (!next.is_ok()) return next.status();
   if (*next > a.steps) {
     return Status::invalid_argument("steps " + std::to_string(a.steps) + ": fewer than the " + std::to_string(*next) +
@@ -73,7 +58,7 @@ StatusOr<std::optional<ResumeState>> read_resume(const FlowTrainRunArgs& a, int 
 
 StatusOr<int64_t> resume_worker(const ResumeState& state, Worker& worker, RunReport& report) {
   const std::string& file = state.point.rank_path;
-  auto next = next_step_of(state);
+  auto next = checkpoint_next_step(state);
   if (!next.is_ok()) return next.status();
   CT_RETURN_IF_ERROR(worker.restore_state(state.dump, file, *next));
   auto losses = restore_tensor(state.dump, file, "results.losses", at::kDouble, {*next});

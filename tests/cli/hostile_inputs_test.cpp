@@ -43,7 +43,7 @@ testing::CommandResult sim_plan_on(const std::string& profile) {
 
 TEST(HostileInputsTest, AProfileQuantityBeyondAnyMachineNamesItsRange) {
   expect_one_line_exit_2(sim_plan_on(profile_with("ct_h_bw.yaml", "bandwidth: 450GB/s", "bandwidth: 1e308GB/s")),
-                         "field 'intra_node.bandwidth': '1e308GB/s' is outside the bandwidth range 1 B/s .. 1 PB/s");
+                         "field 'intra_node.bandwidth': '1e308GB/s' is outside the bandwidth range 1 B/s .. 1 EB/s");
   expect_one_line_exit_2(sim_plan_on(profile_with("ct_h_peak.yaml", "bf16: 989.5TFLOPS", "bf16: 1e-300TFLOPS")),
                          "is outside the FLOP rate range 1 FLOP/s .. 1 EFLOP/s");
   expect_one_line_exit_2(sim_plan_on(profile_with("ct_h_lat.yaml", "latency: 0.2us", "latency: 1e308us")),
