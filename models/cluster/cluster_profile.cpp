@@ -444,14 +444,16 @@ bool comma_begins_node(const std::string& text, size_t comma) {
          (at == 1 || text[at - 2] == ' ' || text[at - 2] == '\t' || text[at - 2] == '\n');
 }
 
-// yaml-cpp 0.7 loops forever on a ',' that stands where a node begins outside any flow collection (",a" as a
-// document, after "- a", "!h#," or "&y ,"), also behind control characters; no configuration of ours has one.
+// yaml-cpp 0.7 loops forever on a ',' that stands where a node begins or after a whole one outside any flow
+// collection (",a" as a document, after "- a", "!h#,", "&y ,", '"a",' or "[a],"), also behind control characters;
+// no configuration of ours has one.
 // Refused before yaml-cpp sees the text: a control character YAML does not allow (all of C0 but tab, LF and
 // CR, and DEL), and such a ',' outside quotes and comments (comma_begins_node).
 Status check_yaml_text(const std::string& text, const std::string& source) {
   int depth = 0, line = 1;
   bool line_start = true;
   char quote = 0;
+  size_t closed = std::string::npos;  // the last closing quote, or bracket back to depth 0
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
@@ -466,7 +468,10 @@ Status check_yaml_text(const std::string& text, const std::string& source) {
       continue;
     }
     if (quote != 0) {
-      if (c == quote) quote = 0;
+      if (c == quote) {
+        quote = 0;
+        closed = i;
+      }
       continue;
     }
     if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
@@ -475,15 +480,21 @@ Status check_yaml_text(const std::string& text, const std::string& source) {
       continue;
     }
     if (c == ' ' || c == '\t' || c == '\r') continue;
-    if (depth == 0 && c == ',' && comma_begins_node(text, i)) {
+    size_t before = i;  // the comma's previous character but spaces, plus one
+    while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\t'))
+      --before;
+    const bool after_node = closed != std::string::npos && before == closed + 1;  // '"a",' and '[a],'
+    if (depth == 0 && c == ',' && (after_node || comma_begins_node(text, i))) {
       return Status::invalid_argument(source + ": not valid YAML: line " + std::to_string(line) +
                                       ": a ',' where a value begins, outside [ ] or { }");
     }
     const bool token_start = line_start || std::strchr(" \t:[{,-", text[i - 1]) != nullptr;
     line_start = false;
-    if ((c == '\'' || c == '"') && token_start) quote = c;  // not the apostrophe in "paper's
+    // A quoted scalar starts a token (not the apostrophe in "paper's"), or follows a closed one at once (four
+    // double quotes are two).
+    if ((c == '\'' || c == '"') && (token_start || (closed != std::string::npos && i == closed + 1))) quote = c;
     if (c == '[' || c == '{') ++depth;
-    if ((c == ']' || c == '}') && depth > 0) --depth;
+    if ((c == ']' || c == '}') && depth > 0 && --depth == 0) closed = i;
   }
   return Status::ok();
 }

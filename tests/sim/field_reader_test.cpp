@@ -140,7 +140,8 @@ TEST(FieldReaderTest, ALineBeginningWithACommaOutsideBracketsIsRefused) {
   auto control = parse_config_yaml(std::string("a: 1\nb: \0,\n", 9), "c.yaml");
   ASSERT_FALSE(control.is_ok());
   EXPECT_EQ(control.status().message(), "c.yaml: not valid YAML: line 2: control character \\x00");
-  for (const char* text : {",dea", "# a comment\n\n  ,a", "- a\n,b", "a: 1\n---\n,b", "!h#, ", "- &y ,b"}) {
+  for (const char* text :
+       {",dea", "# a comment\n\n  ,a", "- a\n,b", "a: 1\n---\n,b", "!h#, ", "- &y ,b", "\"a\" ,b", "'a',b", "[a],b"}) {
     auto node = parse_config_yaml(text, "c.yaml");
     ASSERT_FALSE(node.is_ok()) << text;
     EXPECT_NE(node.status().message().find("c.yaml: not valid YAML: line "), std::string::npos) << text;
