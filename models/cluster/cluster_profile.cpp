@@ -454,6 +454,7 @@ Status check_yaml_text(const std::string& text, const std::string& source) {
   bool line_start = true;
   char quote = 0;
   size_t closed = std::string::npos;  // the last closing quote, or bracket back to depth 0
+  size_t value_start = 0;             // where the line's current value begins (after "key: ", "- ", "? ")
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) {
@@ -465,6 +466,7 @@ Status check_yaml_text(const std::string& text, const std::string& source) {
     if (c == '\n') {
       ++line;
       line_start = true;
+      value_start = i + 1;
       continue;
     }
     if (quote != 0) {
@@ -484,12 +486,20 @@ Status check_yaml_text(const std::string& text, const std::string& source) {
     while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\t'))
       --before;
     const bool after_node = closed != std::string::npos && before == closed + 1;  // '"a",' and '[a],'
-    if (depth == 0 && c == ',' && (after_node || comma_begins_node(text, i))) {
+    // A comma in a value that is not a plain scalar (it begins with an indicator: a quote, a bracket, a tag, an
+    // anchor, an alias, a block scalar's | or >) is a token of its own there.
+    size_t value = value_start;
+    while (value < i && (text[value] == ' ' || text[value] == '\t'))
+      ++value;
+    const bool not_plain = value == i || std::strchr("&!*\"'[{|>%@`", text[value]) != nullptr;
+    if (depth == 0 && c == ',' && (after_node || not_plain || comma_begins_node(text, i))) {
       return Status::invalid_argument(source + ": not valid YAML: line " + std::to_string(line) +
                                       ": a ',' where a value begins, outside [ ] or { }");
     }
     const bool token_start = line_start || std::strchr(" \t:[{,-", text[i - 1]) != nullptr;
     line_start = false;
+    const bool spaced = i + 1 == text.size() || std::strchr(" \t\r\n", text[i + 1]) != nullptr;
+    if (depth == 0 && spaced && (c == ':' || ((c == '-' || c == '?') && token_start))) value_start = i + 1;
     // A quoted scalar starts a token (not the apostrophe in "paper's"), or follows a closed one at once (four
     // double quotes are two).
     if ((c == '\'' || c == '"') && (token_start || (closed != std::string::npos && i == closed + 1))) quote = c;
